@@ -1,0 +1,58 @@
+# edgelock - the one entry point.
+#
+#   make            build the core, ports, tools (host)
+#   make run        install missing packages, build, start a local 3-node cluster
+#   make test       install missing packages, build, run every test layer
+#   make sim SEED=n | make sim START=s COUNT=n    replay / sweep the simulator
+#   make bench      benchmarks (figures, never pass/fail on speed)
+#   make size       flash/RAM per board; fails over a board's budget
+#   make BOARD=name firmware for one board (see boards/)
+#
+# Each area adds its own rules in mk/*.mk; a test suite registers itself by
+# appending a phony target to TESTS (see mk/README.md).
+
+.DEFAULT_GOAL := all
+SHELL := /bin/bash
+
+BUILD ?= build
+CC ?= cc
+ifeq ($(origin CC),default)
+CC := gcc
+endif
+
+WARN := -Wall -Wextra -Werror -Wshadow -Wvla -Wpointer-arith -Wstrict-prototypes
+CSTD := -std=c11
+OPT ?= -O2 -g
+SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+# Host flags for code outside core/ (may use POSIX).
+HOST_CFLAGS := $(CSTD) $(WARN) $(OPT) -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
+# core/ is freestanding on every target.
+CORE_CFLAGS := $(CSTD) $(WARN) -ffreestanding
+INCLUDES := -Icore -Itests/lib
+
+TESTS :=
+BENCHES :=
+ALL_TARGETS :=
+
+include $(sort $(wildcard mk/*.mk))
+
+.PHONY: all deps test test-suites bench clean run sim size
+
+all: $(ALL_TARGETS)
+
+deps:
+	@tools/deps.sh
+
+# The suites run one after another, each writing its closing line to
+# $(BUILD)/results; the summary prints the total and fails on any failure.
+test: deps
+	@rm -rf $(BUILD)/results && mkdir -p $(BUILD)/results
+	@$(MAKE) --no-print-directory -k test-suites || echo "build 0 1 2 0" >$(BUILD)/results/build-failed
+	@tests/summary.sh $(BUILD)/results
+
+test-suites: $(TESTS)
+
+bench: $(BENCHES)
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,131 @@
+/*
+ * el_config.h - every capacity limit of the edgelock core, in one place.
+ *
+ * The core never allocates: each table and queue below is a fixed array whose
+ * size is one of these limits, so sizeof(struct el_node) is the node's whole
+ * RAM cost. A board overrides any limit by defining it before this header is
+ * read, usually with -include boards/<name>/el_board_config.h, or by pointing
+ * EL_CONFIG_FILE at its own header. Limits are checked at compile time below.
+ *
+ * Note: every node of one cluster must agree on EL_ENTRY_DATA_MAX and on the
+ * limits of the lock table (a snapshot from a big node must fit a small one);
+ * the daemon refuses a peer whose advertised limits differ.
+ */
+#ifndef EL_CONFIG_H
+#define EL_CONFIG_H
+
+#ifdef EL_CONFIG_FILE
+#include EL_CONFIG_FILE
+#endif
+
+/* ---- Raft ---------------------------------------------------------------- */
+
+/* Voters plus learners the configuration can name. */
+#ifndef EL_NODES_MAX
+#define EL_NODES_MAX 7
+#endif
+
+/* Entries kept in RAM between the snapshot and the last index. The leader
+ * refuses proposals (EL_EFULL) once the window is full and waits for the
+ * state machine to compact. */
+#ifndef EL_LOG_WINDOW
+#define EL_LOG_WINDOW 512
+#endif
+
+/* Largest command a log entry carries, in bytes. */
+#ifndef EL_ENTRY_DATA_MAX
+#define EL_ENTRY_DATA_MAX 256
+#endif
+
+/* Entries one AppendEntries message carries at most (batching). */
+#ifndef EL_MSG_ENTRIES_MAX
+#define EL_MSG_ENTRIES_MAX 32
+#endif
+
+/* AppendEntries messages in flight to one follower (pipelining). */
+#ifndef EL_INFLIGHT_MAX
+#define EL_INFLIGHT_MAX 8
+#endif
+
+/* Messages one ready batch can hold. */
+#ifndef EL_OUTBOX_MAX
+#define EL_OUTBOX_MAX (4 * EL_NODES_MAX + 8)
+#endif
+
+/* Largest state-machine snapshot, in bytes. */
+#ifndef EL_SNAPSHOT_MAX
+#define EL_SNAPSHOT_MAX (64 * 1024)
+#endif
+
+/* Bytes of snapshot one InstallSnapshot message carries. */
+#ifndef EL_SNAPSHOT_CHUNK
+#define EL_SNAPSHOT_CHUNK 1024
+#endif
+
+/* Linearizable reads waiting for a quorum heartbeat round. */
+#ifndef EL_READS_MAX
+#define EL_READS_MAX 16
+#endif
+
+/* Compact the log once this many applied entries sit above the snapshot. */
+#ifndef EL_COMPACT_THRESHOLD
+#define EL_COMPACT_THRESHOLD (EL_LOG_WINDOW / 2)
+#endif
+
+/* ---- Lock service ------------------------------------------------------- */
+
+#ifndef EL_SESSIONS_MAX
+#define EL_SESSIONS_MAX 128
+#endif
+
+#ifndef EL_LOCKS_MAX
+#define EL_LOCKS_MAX 256
+#endif
+
+/* Holders of one lock at once (shared mode). */
+#ifndef EL_HOLDERS_MAX
+#define EL_HOLDERS_MAX 8
+#endif
+
+/* Queued acquires across all locks. */
+#ifndef EL_WAITERS_MAX
+#define EL_WAITERS_MAX 256
+#endif
+
+/* Watches on lock holder changes across all locks. */
+#ifndef EL_WATCHES_MAX
+#define EL_WATCHES_MAX 64
+#endif
+
+#ifndef EL_NAME_MAX
+#define EL_NAME_MAX 64
+#endif
+
+/* Value published with an election (campaign). */
+#ifndef EL_VALUE_MAX
+#define EL_VALUE_MAX 64
+#endif
+
+/* Client name a session carries (who holds a lock, for operators). */
+#ifndef EL_CLIENT_NAME_MAX
+#define EL_CLIENT_NAME_MAX 32
+#endif
+
+/* Client requests the node holds while they commit. */
+#ifndef EL_PENDING_MAX
+#define EL_PENDING_MAX 64
+#endif
+
+/* ---- Compile-time checks ------------------------------------------------ */
+
+_Static_assert(EL_NODES_MAX >= 1 && EL_NODES_MAX <= 15, "EL_NODES_MAX out of range");
+_Static_assert(EL_LOG_WINDOW >= 8, "EL_LOG_WINDOW too small");
+_Static_assert((EL_LOG_WINDOW & (EL_LOG_WINDOW - 1)) == 0, "EL_LOG_WINDOW must be a power of two");
+_Static_assert(EL_MSG_ENTRIES_MAX >= 1 && EL_MSG_ENTRIES_MAX <= EL_LOG_WINDOW, "bad batch size");
+_Static_assert(EL_INFLIGHT_MAX >= 1 && EL_INFLIGHT_MAX <= 64, "bad EL_INFLIGHT_MAX");
+_Static_assert(EL_ENTRY_DATA_MAX >= 32 && EL_ENTRY_DATA_MAX <= 65535, "bad EL_ENTRY_DATA_MAX");
+_Static_assert(EL_SNAPSHOT_CHUNK >= 16 && EL_SNAPSHOT_CHUNK <= EL_SNAPSHOT_MAX, "bad chunk");
+_Static_assert(EL_OUTBOX_MAX >= 2 * EL_NODES_MAX, "outbox must fit a broadcast");
+_Static_assert(EL_COMPACT_THRESHOLD >= 1 && EL_COMPACT_THRESHOLD < EL_LOG_WINDOW, "bad threshold");
+
+#endif /* EL_CONFIG_H */

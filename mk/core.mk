@@ -1,0 +1,76 @@
+# mk/core.mk - the freestanding core: host, sanitizer and Cortex-M3 builds,
+# its unit tests, and the checks that keep it freestanding.
+
+CORE_SRCS := $(sort $(wildcard core/*.c))
+CORE_HDRS := $(wildcard core/*.h)
+
+# Host (release-like) and sanitizer builds of the core.
+CORE_OBJS := $(patsubst core/%.c,$(BUILD)/host/core/%.o,$(CORE_SRCS))
+CORE_SAN_OBJS := $(patsubst core/%.c,$(BUILD)/san/core/%.o,$(CORE_SRCS))
+CORE_LIB := $(BUILD)/host/libedgelock_core.a
+CORE_SAN_LIB := $(BUILD)/san/libedgelock_core.a
+
+$(BUILD)/host/core/%.o: core/%.c $(CORE_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(CORE_CFLAGS) $(OPT) $(CORE_EXTRA) -Icore -c $< -o $@
+
+$(BUILD)/san/core/%.o: core/%.c $(CORE_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(CORE_CFLAGS) -O1 -g $(SANFLAGS) $(CORE_EXTRA) -Icore -c $< -o $@
+
+$(CORE_LIB): $(CORE_OBJS)
+	@rm -f $@; ar rcs $@ $^
+
+$(CORE_SAN_LIB): $(CORE_SAN_OBJS)
+	@rm -f $@; ar rcs $@ $^
+
+# Cortex-M3, freestanding, the flags of the Raft core issue.
+ARM_CC := arm-none-eabi-gcc
+ARM_CORE_CFLAGS := $(CORE_CFLAGS) -mcpu=cortex-m3 -mthumb -Os -g -ffunction-sections -fdata-sections
+CORE_ARM_OBJS := $(patsubst core/%.c,$(BUILD)/arm/core/%.o,$(CORE_SRCS))
+
+$(BUILD)/arm/core/%.o: core/%.c $(CORE_HDRS)
+	@mkdir -p $(@D)
+	$(ARM_CC) $(ARM_CORE_CFLAGS) $(ARM_CORE_EXTRA) -Icore -c $< -o $@
+
+.PHONY: core core-arm check-core
+core: $(CORE_LIB)
+core-arm: $(CORE_ARM_OBJS)
+ALL_TARGETS += core
+
+# Unit tests: every tests/unit/test_NAME.c defines `void el_suite_NAME(void)`;
+# the main that calls them all is generated, so adding a module adds no edit.
+UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
+UNIT_NAMES := $(patsubst tests/unit/test_%.c,%,$(UNIT_SRCS))
+UNIT_MAIN := $(BUILD)/gen/unit_main.c
+TEST_LIB_SRCS := tests/lib/panic_host.c
+
+$(UNIT_MAIN): $(UNIT_SRCS)
+	@mkdir -p $(@D)
+	@{ echo '#include "el_test.h"'; echo 'EL_TEST_MAIN_DEFINITIONS'; \
+	   for n in $(UNIT_NAMES); do echo "void el_suite_$$n(void);"; done; \
+	   echo 'int main(void) {'; \
+	   for n in $(UNIT_NAMES); do echo "  el_suite_$$n();"; done; \
+	   echo '  return el_test_end(); }'; } >$@
+
+$(BUILD)/host/unit: $(UNIT_SRCS) $(UNIT_MAIN) $(TEST_LIB_SRCS) $(CORE_LIB) tests/lib/el_test.h
+	$(CC) $(HOST_CFLAGS) $(INCLUDES) $(UNIT_SRCS) $(UNIT_MAIN) $(TEST_LIB_SRCS) $(CORE_LIB) -o $@
+
+$(BUILD)/san/unit: $(UNIT_SRCS) $(UNIT_MAIN) $(TEST_LIB_SRCS) $(CORE_SAN_LIB) tests/lib/el_test.h
+	$(CC) $(HOST_CFLAGS) -O1 $(SANFLAGS) $(INCLUDES) $(UNIT_SRCS) $(UNIT_MAIN) $(TEST_LIB_SRCS) $(CORE_SAN_LIB) -o $@
+
+ALL_TARGETS += $(BUILD)/host/unit
+
+.PHONY: test-unit test-unit-san test-core-freestanding
+test-unit: $(BUILD)/host/unit
+	@tests/run-suite.sh $(BUILD)/results unit $(BUILD)/host/unit
+test-unit-san: $(BUILD)/san/unit
+	@tests/run-suite.sh $(BUILD)/results unit-asan-ubsan $(BUILD)/san/unit
+test-core-freestanding: $(CORE_OBJS) $(CORE_ARM_OBJS)
+	@tests/run-suite.sh $(BUILD)/results core-freestanding tests/check-core.sh $(BUILD)
+TESTS += test-core-freestanding test-unit test-unit-san
+
+# sizeof(struct el_node) (or el_raft until the node exists) per config.
+.PHONY: sizes
+sizes:
+	@tests/sizes.sh $(BUILD)

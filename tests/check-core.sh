@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# check-core.sh BUILD - prove core/ is freestanding and allocation-free:
+#  1. core includes only <stdint.h> <stddef.h> <stdbool.h> <string.h> and its own headers;
+#  2. the host and Cortex-M3 objects reference no symbol outside the core but
+#     the mem*/str* builtins, el_panic and the compiler's helper routines
+#     (so no malloc/free, no stdio, no clock, no rand, no abort);
+#  3. the Cortex-M3 objects exist (they are built with -Werror, so zero warnings).
+set -u
+build=$1
+pass=0 fail=0
+ok() { pass=$((pass + 1)); echo "ok   $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL $1"; }
+
+incs=$(grep -hE '^[[:space:]]*#[[:space:]]*include' core/*.c core/*.h |
+	sed -E 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*//' | sort -u)
+badinc=$(grep -vE '^(<(stdint|stddef|stdbool|string)\.h>|"el_[a-z0-9_]+\.h"|EL_CONFIG_FILE)$' <<<"$incs")
+if [ -z "$badinc" ]; then ok "core includes only freestanding headers"; else bad "core includes: $badinc"; fi
+
+check_syms() { # label objs...
+	local label=$1; shift
+	local defined undefined extra
+	defined=$(nm --defined-only "$@" 2>/dev/null | awk 'NF>=3 {print $3}' | sort -u)
+	undefined=$(nm -u "$@" 2>/dev/null | awk 'NF>=2 {print $2}' | sort -u)
+	extra=$(comm -23 <(echo "$undefined") <(echo "$defined") |
+		grep -vE '^(mem(cpy|set|cmp|move)|str(len|cmp|ncmp|nlen)|el_panic|__aeabi_[a-z0-9]+|__gnu_thumb1_case_[a-z0-9]+|__(u?div|u?mod|ashl|ashr|lshr|mul|clz|ctz|popcount|bswap)[sd]i3|__udivmoddi4|__divmoddi4)$')
+	if [ -z "$extra" ]; then ok "$label: no platform symbols"; else bad "$label uses: $(echo $extra)"; fi
+	local forbidden
+	forbidden=$(grep -Ew 'malloc|calloc|realloc|free|printf|fprintf|puts|fopen|clock_gettime|time|gettimeofday|rand|abort' <<<"$undefined")
+	if [ -z "$forbidden" ]; then ok "$label: no malloc/free/stdio/clock"; else bad "$label: $forbidden"; fi
+}
+
+host_objs=$(ls "$build"/host/core/*.o 2>/dev/null)
+arm_objs=$(ls "$build"/arm/core/*.o 2>/dev/null)
+srcs=$(ls core/*.c | wc -l)
+if [ "$(echo "$arm_objs" | grep -c .)" -eq "$srcs" ]; then ok "every core file builds for cortex-m3 with -Werror"; else bad "missing cortex-m3 objects"; fi
+check_syms host $host_objs
+check_syms cortex-m3 $arm_objs
+if arm-none-eabi-readelf -h $arm_objs 2>/dev/null | grep -q 'Machine:.*ARM'; then ok "objects are ARM ELF"; else bad "objects are not ARM"; fi
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,14 @@
+/*
+ * panic_host.c - el_panic() for host test programs: print the broken
+ * invariant and abort, so the test run fails loudly.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "el_assert.h"
+
+_Noreturn void el_panic(const char *file, int line, const char *expr)
+{
+	fprintf(stderr, "edgelock: assertion failed at %s:%d: %s\n", file, line, expr);
+	abort();
+}
