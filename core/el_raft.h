@@ -10,9 +10,14 @@
  *   el_raft_ready(r, &rd);
  *   1. if rd.snapshot: write the snapshot (meta + bytes) durably, then drop
  *      every stored entry at or below rd.snapshot->index;
- *   2. drop stored entries >= rd.persist_first, then append entries
- *      persist_first..persist_last (el_raft_entry()), and the hard state if
- *      rd.hard_state_changed; one fsync for all of it (group commit);
+ *   2. drop stored entries >= rd.persist_first (a no-op when none are
+ *      stored there), write the hard state if rd.hard_state_changed, then
+ *      append entries persist_first..persist_last (el_raft_entry()); one
+ *      fsync for all of it (group commit). The hard state goes first so that
+ *      a batch torn by a crash never leaves entries of a term newer than the
+ *      stored term; a torn batch may leave a commit beyond the stored
+ *      entries, which el_raft_load_hard_state clamps (nothing of a batch is
+ *      sent or applied before all of it is durable);
  *   3. only then send rd.msgs (a vote or an append acknowledgement promises
  *      that what it acknowledges is on disk);
  *   4. if rd.restore: load the state machine from rd.snapshot;
@@ -251,8 +256,6 @@ struct el_raft {
 	struct el_conf conf;
 	uint32_t votes_granted;    /* bit per conf slot */
 	uint32_t votes_rejected;
-	bool campaign_forced;
-	bool stopped;              /* removed from the cluster */
 
 	/* log window: (snap.index, last_index] in a ring */
 	uint64_t last_index;
@@ -276,6 +279,7 @@ struct el_raft {
 
 	/* ready batch */
 	bool in_ready;
+	bool flush_pending;        /* leader: new entries or commit to send */
 	uint32_t n_msgs;
 	struct el_msg outbox[EL_OUTBOX_MAX];
 	uint32_t n_reads;
@@ -292,7 +296,8 @@ int el_raft_init(struct el_raft *r, const struct el_raft_config *cfg, uint64_t s
  * index 0 (persisted through the first ready batch). Only on empty state. */
 int el_raft_bootstrap(struct el_raft *r, const struct el_conf *conf);
 /* Restart: hand back what storage holds, in this order, then el_raft_start.
- * Each returns EL_ECORRUPT when the stored state is inconsistent. */
+ * Each returns EL_ECORRUPT when the stored state is inconsistent (entries out
+ * of order, a term older than the last entry's, an invalid configuration). */
 int el_raft_load_snapshot(struct el_raft *r, const struct el_snapshot_meta *meta,
 			  const uint8_t *data);
 int el_raft_load_entry(struct el_raft *r, const struct el_entry *e);
@@ -306,7 +311,7 @@ void el_raft_start(struct el_raft *r, uint64_t now_ms);
 int el_raft_step(struct el_raft *r, const struct el_msg *m, uint64_t now_ms);
 /* Fire due timers. Call at (or after) el_raft_deadline(). */
 void el_raft_tick(struct el_raft *r, uint64_t now_ms);
-/* Leader only: append a command; *index_out/*term_out identify it. */
+/* Leader only: append a command; index_out and term_out identify it. */
 int el_raft_propose(struct el_raft *r, const uint8_t *data, uint16_t len, uint64_t now_ms,
 		    uint64_t *index_out, uint64_t *term_out);
 /* Leader only: a single-server configuration change. */

@@ -1,0 +1,485 @@
+/*
+ * raft.c - the replica's lifecycle, its log window, the ready/advance loop
+ * and the entry points that dispatch input to the role-specific files.
+ *
+ * The log lives in a ring of EL_LOG_WINDOW entries covering
+ * (snap.index, last_index]. Entries up to persisted_index are durable; the
+ * ready batch asks the caller to store (persisted_index, last_index].
+ */
+#include <string.h>
+
+#include "el_assert.h"
+#include "el_error.h"
+#include "el_raft_internal.h"
+
+/* ---- Randomness (xorshift64*, seeded through splitmix64) ---------------- */
+
+static uint64_t splitmix64(uint64_t x)
+{
+	x += 0x9E3779B97F4A7C15ull;
+	x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+	x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+	return x ^ (x >> 31);
+}
+
+static uint64_t rng_next(uint64_t *state)
+{
+	uint64_t x = *state;
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*state = x;
+	return x * 2685821657736338717ull;
+}
+
+void el_raft__reset_election_timer(struct el_raft *r)
+{
+	uint32_t min = r->cfg.election_ms_min;
+	r->election_deadline_ms = r->now_ms + min + rng_next(&r->rng) % min;
+}
+
+/* ---- Configuration ------------------------------------------------------ */
+
+int el_raft__slot_of(const struct el_conf *c, el_id_t id)
+{
+	for (uint32_t i = 0; i < c->n; i++)
+		if (c->m[i].id == id)
+			return (int)i;
+	return -1;
+}
+
+const struct el_member *el_conf_find(const struct el_conf *c, el_id_t id)
+{
+	int slot = el_raft__slot_of(c, id);
+	return slot < 0 ? NULL : &c->m[slot];
+}
+
+uint32_t el_raft__voters(const struct el_conf *c)
+{
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < c->n; i++)
+		n += c->m[i].role == EL_MEMBER_VOTER;
+	return n;
+}
+
+bool el_raft__is_voter(const struct el_raft *r, el_id_t id)
+{
+	const struct el_member *m = el_conf_find(&r->conf, id);
+	return m != NULL && m->role == EL_MEMBER_VOTER;
+}
+
+bool el_raft__conf_valid(const struct el_conf *c)
+{
+	if (c->n > EL_NODES_MAX)
+		return false;
+	for (uint32_t i = 0; i < c->n; i++) {
+		if (c->m[i].id == 0 || c->m[i].role < EL_MEMBER_VOTER ||
+		    c->m[i].role > EL_MEMBER_CATCHING_UP)
+			return false;
+		for (uint32_t j = 0; j < i; j++)
+			if (c->m[j].id == c->m[i].id)
+				return false;
+	}
+	return true;
+}
+
+int el_conf_encode(const struct el_conf *c, uint8_t *buf, uint32_t cap)
+{
+	uint32_t len = 1u + 5u * c->n;
+	if (!el_raft__conf_valid(c))
+		return EL_EINVAL;
+	if (cap < len)
+		return EL_EFULL;
+	buf[0] = c->n;
+	for (uint32_t i = 0; i < c->n; i++) {
+		uint8_t *p = buf + 1 + 5 * i;
+		p[0] = (uint8_t)c->m[i].id;
+		p[1] = (uint8_t)(c->m[i].id >> 8);
+		p[2] = (uint8_t)(c->m[i].id >> 16);
+		p[3] = (uint8_t)(c->m[i].id >> 24);
+		p[4] = c->m[i].role;
+	}
+	return (int)len;
+}
+
+int el_conf_decode(struct el_conf *c, const uint8_t *buf, uint32_t len)
+{
+	struct el_conf tmp;
+	if (len < 1 || buf[0] > EL_NODES_MAX || len != 1u + 5u * buf[0])
+		return EL_EDECODE;
+	memset(&tmp, 0, sizeof(tmp));
+	tmp.n = buf[0];
+	for (uint32_t i = 0; i < tmp.n; i++) {
+		const uint8_t *p = buf + 1 + 5 * i;
+		tmp.m[i].id = (el_id_t)p[0] | (el_id_t)p[1] << 8 | (el_id_t)p[2] << 16 |
+			      (el_id_t)p[3] << 24;
+		tmp.m[i].role = p[4];
+	}
+	if (!el_raft__conf_valid(&tmp))
+		return EL_EDECODE;
+	*c = tmp;
+	return 0;
+}
+
+void el_raft__set_conf(struct el_raft *r, const struct el_conf *conf, uint64_t index)
+{
+	r->conf = *conf;
+	r->conf_index = index;
+	if (r->state == EL_LEADER)
+		el_raft__remap_progress(r);
+}
+
+/* The configuration in force is the last one in the log, else the snapshot's.
+ * Called after the log lost its suffix (truncation) or on load. */
+void el_raft__refresh_conf(struct el_raft *r)
+{
+	for (uint64_t i = r->last_index; i > r->snap.index; i--) {
+		const struct el_entry *e = el_raft__slot(r, i);
+		struct el_conf c;
+		if (e->type == EL_ENTRY_CONF && el_conf_decode(&c, e->data, e->len) == 0) {
+			el_raft__set_conf(r, &c, i);
+			return;
+		}
+	}
+	el_raft__set_conf(r, &r->snap.conf, r->snap.index);
+}
+
+/* ---- Log window --------------------------------------------------------- */
+
+struct el_entry *el_raft__slot(struct el_raft *r, uint64_t index)
+{
+	EL_ASSERT(index > r->snap.index && index <= r->last_index);
+	return &r->log[EL_RAFT_SLOT(index)];
+}
+
+const struct el_entry *el_raft_entry(const struct el_raft *r, uint64_t index)
+{
+	if (index <= r->snap.index || index > r->last_index)
+		return NULL;
+	return &r->log[EL_RAFT_SLOT(index)];
+}
+
+uint64_t el_raft_term_at(const struct el_raft *r, uint64_t index)
+{
+	if (index == r->snap.index)
+		return r->snap.term;
+	const struct el_entry *e = el_raft_entry(r, index);
+	return e == NULL ? 0 : e->term;
+}
+
+bool el_raft__log_full(const struct el_raft *r)
+{
+	return r->last_index - r->snap.index >= EL_LOG_WINDOW;
+}
+
+uint64_t el_raft__append_local(struct el_raft *r, uint8_t type, const uint8_t *data, uint16_t len)
+{
+	EL_ASSERT(!el_raft__log_full(r) && len <= EL_ENTRY_DATA_MAX);
+	uint64_t index = r->last_index + 1;
+	struct el_entry *e = &r->log[EL_RAFT_SLOT(index)];
+	e->term = r->term;
+	e->index = index;
+	e->type = type;
+	e->len = len;
+	if (len > 0)
+		memcpy(e->data, data, len);
+	r->last_index = index;
+	return index;
+}
+
+void el_raft__truncate_from(struct el_raft *r, uint64_t index)
+{
+	/* Committed entries are never overwritten: callers check first. */
+	EL_ASSERT(index > r->commit && index <= r->last_index);
+	r->last_index = index - 1;
+	if (r->persisted_index > index - 1)
+		r->persisted_index = index - 1;
+	if (r->conf_index >= index)
+		el_raft__refresh_conf(r);
+}
+
+/* ---- Outbox ------------------------------------------------------------- */
+
+struct el_msg *el_raft__msg(struct el_raft *r, uint8_t type, el_id_t to)
+{
+	if (r->n_msgs >= EL_OUTBOX_MAX) {
+		/* Messages are unreliable anyway; Raft retries. */
+		r->stats.msgs_dropped++;
+		return NULL;
+	}
+	struct el_msg *m = &r->outbox[r->n_msgs++];
+	memset(m, 0, sizeof(*m));
+	m->type = type;
+	m->from = r->cfg.id;
+	m->to = to;
+	m->term = r->term;
+	return m;
+}
+
+/* Drop queued messages that point into memory about to change: appends of
+ * entries at or below compacted_through and snapshot chunks (the snapshot
+ * buffer is being rewritten), or every leader message on a step-down. */
+void el_raft__purge_outbox(struct el_raft *r, uint64_t compacted_through, bool leader_msgs)
+{
+	uint32_t kept = 0;
+	for (uint32_t i = 0; i < r->n_msgs; i++) {
+		const struct el_msg *m = &r->outbox[i];
+		bool leader_msg = m->type == EL_MSG_APPEND || m->type == EL_MSG_SNAPSHOT ||
+				  m->type == EL_MSG_HEARTBEAT || m->type == EL_MSG_TIMEOUT_NOW;
+		bool drop = (leader_msgs && leader_msg) || m->type == EL_MSG_SNAPSHOT ||
+			    (m->type == EL_MSG_APPEND && m->n_entries > 0 &&
+			     m->entries[0].index <= compacted_through);
+		if (!drop)
+			r->outbox[kept++] = *m;
+	}
+	r->n_msgs = kept;
+}
+
+/* ---- Lifecycle ---------------------------------------------------------- */
+
+int el_raft_init(struct el_raft *r, const struct el_raft_config *cfg, uint64_t seed)
+{
+	if (cfg->id == 0 || cfg->election_ms_min < 2 || cfg->heartbeat_ms == 0 ||
+	    cfg->heartbeat_ms >= cfg->election_ms_min)
+		return EL_EINVAL;
+	memset(r, 0, sizeof(*r));
+	r->cfg = *cfg;
+	r->rng = splitmix64(seed ^ ((uint64_t)cfg->id << 32));
+	if (r->rng == 0)
+		r->rng = 0x2545F4914F6CDD1Dull;
+	return 0;
+}
+
+static bool raft_is_empty(const struct el_raft *r)
+{
+	return r->term == 0 && r->last_index == 0 && r->snap.index == 0 && r->conf.n == 0;
+}
+
+int el_raft_bootstrap(struct el_raft *r, const struct el_conf *conf)
+{
+	if (!raft_is_empty(r))
+		return EL_EBUSY;
+	if (!el_raft__conf_valid(conf) || el_raft__voters(conf) == 0)
+		return EL_EINVAL;
+	r->snap.conf = *conf;
+	r->snap_dirty = true;
+	el_raft__set_conf(r, conf, 0);
+	return 0;
+}
+
+int el_raft_load_snapshot(struct el_raft *r, const struct el_snapshot_meta *meta,
+			  const uint8_t *data)
+{
+	if (!raft_is_empty(r))
+		return EL_EBUSY;
+	if (meta->len > EL_SNAPSHOT_MAX || !el_raft__conf_valid(&meta->conf) ||
+	    (meta->index == 0) != (meta->term == 0))
+		return EL_ECORRUPT;
+	r->snap = *meta;
+	if (meta->len > 0)
+		memcpy(r->snap_data, data, meta->len);
+	r->last_index = r->persisted_index = r->commit = meta->index;
+	r->restore_pending = meta->index > 0 || meta->len > 0;
+	el_raft__set_conf(r, &meta->conf, meta->index);
+	return 0;
+}
+
+int el_raft_load_entry(struct el_raft *r, const struct el_entry *e)
+{
+	struct el_conf c;
+	if (e->index != r->last_index + 1 || e->term < el_raft_term_at(r, r->last_index) ||
+	    e->term == 0 || e->len > EL_ENTRY_DATA_MAX || e->type > EL_ENTRY_CONF)
+		return EL_ECORRUPT;
+	if (e->type == EL_ENTRY_CONF && el_conf_decode(&c, e->data, e->len) != 0)
+		return EL_ECORRUPT;
+	if (el_raft__log_full(r))
+		return EL_EFULL;
+	r->log[EL_RAFT_SLOT(e->index)] = *e;
+	r->last_index = r->persisted_index = e->index;
+	if (e->type == EL_ENTRY_CONF)
+		el_raft__set_conf(r, &c, e->index);
+	return 0;
+}
+
+int el_raft_load_hard_state(struct el_raft *r, const struct el_hard_state *hs)
+{
+	if (hs->term < el_raft_term_at(r, r->last_index))
+		return EL_ECORRUPT;
+	r->term = hs->term;
+	r->vote = hs->vote;
+	/* The snapshot is committed by definition, even if commit lagged; a
+	 * commit beyond the stored log comes from a torn batch (see the ready
+	 * loop) and is relearned from the leader. */
+	uint64_t commit = hs->commit > r->snap.index ? hs->commit : r->snap.index;
+	r->commit = commit < r->last_index ? commit : r->last_index;
+	r->hs_persisted = *hs;
+	r->hs_persisted.commit = r->commit;
+	return 0;
+}
+
+void el_raft_start(struct el_raft *r, uint64_t now_ms)
+{
+	r->now_ms = now_ms;
+	r->state = EL_FOLLOWER;
+	r->leader = 0;
+	r->leader_contact_ms = 0;
+	el_raft__reset_election_timer(r);
+	el_raft__after_commit(r);
+}
+
+/* ---- Ready loop --------------------------------------------------------- */
+
+static bool hard_state_changed(const struct el_raft *r)
+{
+	return r->term != r->hs_persisted.term || r->vote != r->hs_persisted.vote ||
+	       r->commit != r->hs_persisted.commit;
+}
+
+static uint64_t apply_from(const struct el_raft *r)
+{
+	uint64_t base = r->restore_pending && r->snap.index > r->applied ? r->snap.index : r->applied;
+	return base + 1;
+}
+
+bool el_raft_has_ready(const struct el_raft *r)
+{
+	if (r->in_ready)
+		return false;
+	return r->snap_dirty || r->restore_pending || hard_state_changed(r) ||
+	       r->persisted_index < r->last_index || r->n_msgs > 0 || r->n_reads > 0 ||
+	       r->flush_pending || apply_from(r) <= r->commit;
+}
+
+void el_raft_ready(struct el_raft *r, struct el_ready *rd)
+{
+	EL_ASSERT(!r->in_ready);
+	if (r->flush_pending && r->state == EL_LEADER)
+		el_raft__broadcast_append(r, true);
+	r->flush_pending = false;
+	memset(rd, 0, sizeof(*rd));
+	if (r->snap_dirty || r->restore_pending) {
+		rd->snapshot = &r->snap;
+		rd->snapshot_data = r->snap_data;
+	}
+	rd->restore = r->restore_pending;
+	rd->hard_state_changed = hard_state_changed(r);
+	rd->hs.term = r->term;
+	rd->hs.vote = r->vote;
+	rd->hs.commit = r->commit;
+	rd->persist_first = r->persisted_index + 1;
+	rd->persist_last = r->last_index;
+	rd->n_msgs = r->n_msgs;
+	rd->msgs = r->outbox;
+	rd->apply_first = apply_from(r);
+	rd->apply_last = r->commit;
+	rd->n_reads = r->n_reads;
+	rd->reads = r->reads;
+	r->in_ready = true;
+}
+
+void el_raft_advance(struct el_raft *r, const struct el_ready *rd, uint64_t now_ms)
+{
+	EL_ASSERT(r->in_ready);
+	EL_ASSERT(rd->persist_last == r->last_index && rd->hs.commit == r->commit);
+	r->in_ready = false;
+	if (now_ms > r->now_ms)
+		r->now_ms = now_ms;
+	r->persisted_index = rd->persist_last;
+	r->hs_persisted = rd->hs;
+	r->snap_dirty = false;
+	if (rd->restore && r->applied < r->snap.index)
+		r->applied = r->snap.index;
+	r->restore_pending = false;
+	if (rd->apply_last >= rd->apply_first) {
+		EL_ASSERT(rd->apply_last >= r->applied);
+		r->applied = rd->apply_last;
+	}
+	r->n_msgs = 0;
+	r->n_reads = 0;
+	if (r->state == EL_LEADER && el_raft__maybe_commit(r))
+		r->flush_pending = true;
+	el_raft__after_commit(r);
+}
+
+/* ---- Time --------------------------------------------------------------- */
+
+/* Whether this node is a voter in the last committed configuration: the
+ * one at or below the commit index. */
+static bool voter_in_committed_conf(const struct el_raft *r)
+{
+	for (uint64_t i = r->commit; i > r->snap.index; i--) {
+		const struct el_entry *e = el_raft_entry(r, i);
+		struct el_conf c;
+		if (e->type == EL_ENTRY_CONF && el_conf_decode(&c, e->data, e->len) == 0) {
+			const struct el_member *m = el_conf_find(&c, r->cfg.id);
+			return m != NULL && m->role == EL_MEMBER_VOTER;
+		}
+	}
+	const struct el_member *m = el_conf_find(&r->snap.conf, r->cfg.id);
+	return m != NULL && m->role == EL_MEMBER_VOTER;
+}
+
+/* A voter campaigns. So does a node whose removal is appended but not yet
+ * committed: otherwise, had it led and lost leadership before the removal
+ * committed, no one could win (its log is the newest, it would refuse to
+ * run, and it would refuse others its vote). As leader it then commits its
+ * own removal without counting itself, and steps down. */
+bool el_raft__can_campaign(const struct el_raft *r)
+{
+	if (el_raft__is_voter(r, r->cfg.id))
+		return true;
+	return r->conf_index > r->commit && voter_in_committed_conf(r);
+}
+
+uint64_t el_raft_deadline(const struct el_raft *r)
+{
+	if (r->state == EL_LEADER) {
+		uint64_t d = r->heartbeat_deadline_ms;
+		if (r->cfg.check_quorum && r->quorum_check_ms < d)
+			d = r->quorum_check_ms;
+		if (r->transferee != 0 && r->transfer_deadline_ms < d)
+			d = r->transfer_deadline_ms;
+		return d;
+	}
+	return el_raft__can_campaign(r) ? r->election_deadline_ms : UINT64_MAX;
+}
+
+static void leader_check_quorum(struct el_raft *r)
+{
+	uint32_t active = 0;
+	for (uint32_t i = 0; i < r->conf.n; i++) {
+		if (r->conf.m[i].role != EL_MEMBER_VOTER)
+			continue;
+		if (r->conf.m[i].id == r->cfg.id || r->pr[i].active)
+			active++;
+		r->pr[i].active = false;
+	}
+	r->quorum_check_ms = r->now_ms + r->cfg.election_ms_min;
+	if (active < el_raft__quorum(&r->conf)) {
+		r->stats.stepdowns_quorum++;
+		el_raft__become_follower(r, r->term, 0);
+	}
+}
+
+void el_raft_tick(struct el_raft *r, uint64_t now_ms)
+{
+	EL_ASSERT(!r->in_ready);
+	if (now_ms > r->now_ms)
+		r->now_ms = now_ms;
+	if (r->state != EL_LEADER) {
+		if (el_raft__can_campaign(r) && r->now_ms >= r->election_deadline_ms)
+			el_raft__campaign(r, false);
+		return;
+	}
+	if (r->transferee != 0 && r->now_ms >= r->transfer_deadline_ms)
+		r->transferee = 0; /* the target did not take over in time */
+	if (r->cfg.check_quorum && r->now_ms >= r->quorum_check_ms) {
+		leader_check_quorum(r);
+		if (r->state != EL_LEADER)
+			return;
+	}
+	if (r->now_ms >= r->heartbeat_deadline_ms) {
+		r->heartbeat_deadline_ms = r->now_ms + r->cfg.heartbeat_ms;
+		el_raft__broadcast_heartbeat(r);
+	}
+}

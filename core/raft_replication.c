@@ -1,0 +1,408 @@
+/*
+ * raft_replication.c - log replication: the leader's per-peer progress
+ * (probe one message at a time, then pipeline up to EL_INFLIGHT_MAX batched
+ * appends), the follower's consistency check with fast backtracking hints,
+ * the commit rule (a quorum of voters and an entry of the current term,
+ * Raft paper 5.4.2), heartbeats and ReadIndex rounds.
+ */
+#include "el_assert.h"
+#include "el_error.h"
+#include "el_raft_internal.h"
+
+struct el_progress *el_raft__progress(struct el_raft *r, el_id_t id)
+{
+	int slot = el_raft__slot_of(&r->conf, id);
+	if (slot < 0 || id == r->cfg.id)
+		return NULL;
+	EL_ASSERT(r->pr[slot].id == id);
+	return &r->pr[slot];
+}
+
+bool el_raft__committed_in_term(const struct el_raft *r)
+{
+	return el_raft_term_at(r, r->commit) == r->term;
+}
+
+/* ---- Leader: sending ---------------------------------------------------- */
+
+static void inflight_add(struct el_progress *pr, uint64_t last)
+{
+	EL_ASSERT(pr->inflight_n < EL_INFLIGHT_MAX);
+	pr->inflight[(pr->inflight_head + pr->inflight_n) % EL_INFLIGHT_MAX] = last;
+	pr->inflight_n++;
+}
+
+static void inflight_free_through(struct el_progress *pr, uint64_t index)
+{
+	while (pr->inflight_n > 0 && pr->inflight[pr->inflight_head] <= index) {
+		pr->inflight_head = (uint8_t)((pr->inflight_head + 1) % EL_INFLIGHT_MAX);
+		pr->inflight_n--;
+	}
+}
+
+static void become_probe(struct el_progress *pr)
+{
+	pr->state = EL_PR_PROBE;
+	pr->probe_sent = false;
+	pr->inflight_n = 0;
+	pr->inflight_head = 0;
+	pr->next = pr->match + 1;
+}
+
+void el_raft__send_append(struct el_raft *r, struct el_progress *pr, bool allow_empty)
+{
+	if (pr->state == EL_PR_SNAPSHOT ||
+	    (pr->state == EL_PR_PROBE && pr->probe_sent) ||
+	    (pr->state == EL_PR_REPLICATE && pr->inflight_n >= EL_INFLIGHT_MAX))
+		return;
+	uint64_t prev = pr->next - 1;
+	if (prev < r->snap.index) {
+		/* The entries it needs are compacted: send the snapshot. */
+		pr->state = EL_PR_SNAPSHOT;
+		pr->snap_index = 0;
+		el_raft__send_snapshot_chunk(r, pr);
+		return;
+	}
+	uint64_t n = pr->next <= r->last_index ? r->last_index - pr->next + 1 : 0;
+	if (n > EL_MSG_ENTRIES_MAX)
+		n = EL_MSG_ENTRIES_MAX;
+	/* Entries travel as one contiguous run of the ring: stop at its end. */
+	uint64_t to_ring_end = EL_LOG_WINDOW - EL_RAFT_SLOT(pr->next);
+	if (n > to_ring_end)
+		n = to_ring_end;
+	if (n == 0 && !allow_empty && pr->state == EL_PR_REPLICATE)
+		return;
+	struct el_msg *m = el_raft__msg(r, EL_MSG_APPEND, pr->id);
+	if (m == NULL)
+		return;
+	m->index = prev;
+	m->log_term = el_raft_term_at(r, prev);
+	m->commit = r->commit;
+	m->n_entries = (uint32_t)n;
+	m->entries = n > 0 ? el_raft_entry(r, pr->next) : NULL;
+	if (pr->state == EL_PR_PROBE) {
+		pr->probe_sent = true;
+	} else if (n > 0) {
+		pr->next += n;
+		inflight_add(pr, pr->next - 1);
+	}
+}
+
+void el_raft__broadcast_append(struct el_raft *r, bool allow_empty)
+{
+	for (uint32_t i = 0; i < r->conf.n; i++)
+		if (r->conf.m[i].id != r->cfg.id)
+			el_raft__send_append(r, &r->pr[i], allow_empty);
+}
+
+void el_raft__broadcast_heartbeat(struct el_raft *r)
+{
+	for (uint32_t i = 0; i < r->conf.n; i++) {
+		struct el_progress *pr = &r->pr[i];
+		if (pr->id == r->cfg.id)
+			continue;
+		if (pr->state == EL_PR_SNAPSHOT) {
+			el_raft__send_snapshot_chunk(r, pr); /* resend a lost chunk */
+			continue;
+		}
+		struct el_msg *m = el_raft__msg(r, EL_MSG_HEARTBEAT, pr->id);
+		if (m == NULL)
+			continue;
+		/* Only what this peer is known to share with us may commit there. */
+		m->commit = pr->match < r->commit && !EL_BUG_ON(5) ? pr->match : r->commit;
+		m->ctx = r->read_round;
+	}
+}
+
+/* ---- Leader: commit ----------------------------------------------------- */
+
+bool el_raft__maybe_commit(struct el_raft *r)
+{
+	uint64_t matches[EL_NODES_MAX];
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < r->conf.n; i++) {
+		if (r->conf.m[i].role != EL_MEMBER_VOTER)
+			continue;
+		matches[n++] = r->conf.m[i].id == r->cfg.id ? r->persisted_index : r->pr[i].match;
+	}
+	if (n == 0)
+		return false;
+	for (uint32_t i = 1; i < n; i++) { /* insertion sort, descending; n <= 15 */
+		uint64_t v = matches[i];
+		uint32_t j = i;
+		for (; j > 0 && matches[j - 1] < v; j--)
+			matches[j] = matches[j - 1];
+		matches[j] = v;
+	}
+	uint64_t index = matches[el_raft__quorum(&r->conf) - 1];
+	if (index <= r->commit || (el_raft_term_at(r, index) != r->term && !EL_BUG_ON(2)))
+		return false; /* only current-term entries commit by counting */
+	el_raft__commit_to(r, index);
+	el_raft__start_reads(r);
+	return true;
+}
+
+void el_raft__commit_to(struct el_raft *r, uint64_t commit)
+{
+	if (commit <= r->commit)
+		return;
+	EL_ASSERT(commit <= r->last_index);
+	r->commit = commit;
+}
+
+/* ---- Follower: receiving appends --------------------------------------- */
+
+static bool match_term(const struct el_raft *r, uint64_t index, uint64_t term)
+{
+	if (index > r->last_index || index < r->snap.index)
+		return false;
+	return el_raft_term_at(r, index) == term;
+}
+
+/* The largest index <= index whose term is <= term: where our logs may agree. */
+static uint64_t find_conflict_by_term(const struct el_raft *r, uint64_t index, uint64_t term)
+{
+	if (index > r->last_index)
+		index = r->last_index;
+	while (index > r->snap.index && el_raft_term_at(r, index) > term)
+		index--;
+	return index;
+}
+
+static void reply_append(struct el_raft *r, const struct el_msg *m, uint64_t index, bool reject)
+{
+	struct el_msg *out = el_raft__msg(r, EL_MSG_APPEND_RESP, m->from);
+	if (out == NULL)
+		return;
+	out->index = index;
+	if (reject) {
+		out->flags = EL_MSG_REJECT;
+		out->hint_index = find_conflict_by_term(r, m->index, m->log_term);
+		out->hint_term = el_raft_term_at(r, out->hint_index);
+	}
+}
+
+/* Returns how many of the message's entries the log now holds in order, or
+ * -1 when the message would overwrite a committed entry (impossible from a
+ * real leader: refused as hostile). */
+static int append_entries(struct el_raft *r, const struct el_msg *m)
+{
+	uint32_t k = 0;
+	for (; k < m->n_entries; k++) { /* skip what we already hold */
+		const struct el_entry *e = &m->entries[k];
+		if (e->index > r->last_index || el_raft_term_at(r, e->index) != e->term)
+			break;
+	}
+	if (k < m->n_entries && m->entries[k].index <= r->last_index) {
+		if (m->entries[k].index <= r->commit)
+			return -1;
+		el_raft__truncate_from(r, m->entries[k].index);
+	}
+	for (; k < m->n_entries; k++) {
+		const struct el_entry *e = &m->entries[k];
+		if (el_raft__log_full(r))
+			break; /* accept what fits; the leader resends the rest */
+		r->log[EL_RAFT_SLOT(e->index)] = *e;
+		r->last_index = e->index;
+		if (e->type == EL_ENTRY_CONF) {
+			struct el_conf c;
+			int err = el_conf_decode(&c, e->data, e->len);
+			EL_ASSERT(err == 0); /* validated in el_raft_step */
+			el_raft__set_conf(r, &c, e->index);
+		}
+	}
+	return (int)k;
+}
+
+void el_raft__handle_append(struct el_raft *r, const struct el_msg *m)
+{
+	if (m->index < r->commit) {
+		reply_append(r, m, r->commit, false); /* already committed here */
+		return;
+	}
+	if (!match_term(r, m->index, m->log_term)) {
+		reply_append(r, m, m->index, true);
+		return;
+	}
+	int accepted = append_entries(r, m);
+	if (accepted < 0) {
+		r->stats.msgs_rejected++;
+		return;
+	}
+	uint64_t last_new = m->index + (uint64_t)accepted;
+	el_raft__commit_to(r, m->commit < last_new ? m->commit : last_new);
+	reply_append(r, m, last_new, false);
+}
+
+void el_raft__handle_heartbeat(struct el_raft *r, const struct el_msg *m)
+{
+	el_raft__commit_to(r, m->commit < r->last_index ? m->commit : r->last_index);
+	struct el_msg *out = el_raft__msg(r, EL_MSG_HEARTBEAT_RESP, m->from);
+	if (out != NULL)
+		out->ctx = m->ctx;
+}
+
+/* ---- Leader: responses -------------------------------------------------- */
+
+static bool maybe_decrease(struct el_raft *r, struct el_progress *pr, const struct el_msg *m)
+{
+	if (pr->state == EL_PR_REPLICATE) {
+		if (m->index <= pr->match)
+			return false; /* stale */
+		become_probe(pr);
+		return true;
+	}
+	if (pr->state != EL_PR_PROBE || m->index != pr->next - 1)
+		return false; /* stale */
+	uint64_t hint = m->hint_index;
+	if (m->hint_term > 0)
+		hint = find_conflict_by_term(r, m->hint_index, m->hint_term);
+	uint64_t next = hint + 1 < m->index ? hint + 1 : m->index;
+	pr->next = next > pr->match + 1 ? next : pr->match + 1;
+	pr->probe_sent = false;
+	return true;
+}
+
+static void on_ack(struct el_raft *r, struct el_progress *pr, uint64_t index)
+{
+	if (index > pr->match) {
+		pr->match = index;
+		if (pr->state == EL_PR_PROBE)
+			pr->state = EL_PR_REPLICATE;
+	}
+	if (pr->next <= pr->match)
+		pr->next = pr->match + 1;
+	pr->probe_sent = false;
+	inflight_free_through(pr, index);
+	if (el_raft__maybe_commit(r))
+		el_raft__broadcast_append(r, true); /* tell everyone the new commit */
+	el_raft__send_append(r, pr, false);
+	el_raft__maybe_finish_transfer(r, pr);
+	el_raft__maybe_promote(r, pr);
+}
+
+void el_raft__handle_append_resp(struct el_raft *r, const struct el_msg *m)
+{
+	struct el_progress *pr;
+	if (r->state != EL_LEADER || (pr = el_raft__progress(r, m->from)) == NULL)
+		return;
+	if (m->index > r->last_index)
+		return; /* acknowledges what we never sent: refuse */
+	pr->active = true;
+	if (m->flags & EL_MSG_REJECT) {
+		if (maybe_decrease(r, pr, m))
+			el_raft__send_append(r, pr, true);
+		return;
+	}
+	if (pr->state == EL_PR_SNAPSHOT)
+		return; /* wait for the snapshot to finish */
+	on_ack(r, pr, m->index);
+}
+
+static void confirm_reads(struct el_raft *r)
+{
+	uint32_t kept = 0, quorum = el_raft__quorum(&r->conf);
+	for (uint32_t k = 0; k < r->n_pending_reads; k++) {
+		struct el_pending_read *p = &r->pending_reads[k];
+		uint32_t acks = 0;
+		for (uint32_t i = 0; p->round > 0 && i < r->conf.n; i++)
+			acks += r->conf.m[i].role == EL_MEMBER_VOTER &&
+				(r->conf.m[i].id == r->cfg.id || r->pr[i].read_acked >= p->round);
+		if (p->round > 0 && acks >= quorum && r->n_reads < EL_READS_MAX) {
+			r->reads[r->n_reads].ctx = p->ctx;
+			r->reads[r->n_reads].index = p->index;
+			r->n_reads++;
+		} else {
+			r->pending_reads[kept++] = *p;
+		}
+	}
+	r->n_pending_reads = kept;
+}
+
+void el_raft__handle_heartbeat_resp(struct el_raft *r, const struct el_msg *m)
+{
+	struct el_progress *pr;
+	if (r->state != EL_LEADER || (pr = el_raft__progress(r, m->from)) == NULL)
+		return;
+	pr->active = true;
+	if (m->ctx > pr->read_acked && m->ctx <= r->read_round)
+		pr->read_acked = m->ctx;
+	confirm_reads(r);
+	if (pr->match < r->last_index && pr->state != EL_PR_SNAPSHOT) {
+		/* A lost append must not stall the pipeline forever. */
+		if (pr->state == EL_PR_REPLICATE && pr->inflight_n >= EL_INFLIGHT_MAX)
+			inflight_free_through(pr, pr->inflight[pr->inflight_head]);
+		pr->probe_sent = false;
+		el_raft__send_append(r, pr, true);
+	}
+}
+
+/* ---- ReadIndex ---------------------------------------------------------- */
+
+/* Reads wait until the leader has committed in its own term (only then is
+ * its commit index known to be the cluster's); then one heartbeat round
+ * confirms it is still the leader. */
+void el_raft__start_reads(struct el_raft *r)
+{
+	if (r->state != EL_LEADER || !el_raft__committed_in_term(r))
+		return;
+	bool started = false;
+	for (uint32_t k = 0; k < r->n_pending_reads; k++) {
+		struct el_pending_read *p = &r->pending_reads[k];
+		if (p->round != 0)
+			continue;
+		if (!started) {
+			r->read_round++;
+			started = true;
+		}
+		p->index = r->commit;
+		p->round = r->read_round;
+	}
+	if (!started)
+		return;
+	confirm_reads(r); /* a single voter needs no round */
+	if (r->n_pending_reads > 0)
+		el_raft__broadcast_heartbeat(r);
+}
+
+int el_raft_read_index(struct el_raft *r, uint64_t ctx, uint64_t now_ms)
+{
+	EL_ASSERT(!r->in_ready);
+	if (now_ms > r->now_ms)
+		r->now_ms = now_ms;
+	if (r->state != EL_LEADER)
+		return EL_ENOTLEADER;
+	if (r->n_pending_reads >= EL_READS_MAX)
+		return EL_EFULL;
+	struct el_pending_read *p = &r->pending_reads[r->n_pending_reads++];
+	p->ctx = ctx;
+	p->index = 0;
+	p->round = 0;
+	el_raft__start_reads(r);
+	return 0;
+}
+
+int el_raft_propose(struct el_raft *r, const uint8_t *data, uint16_t len, uint64_t now_ms,
+		    uint64_t *index_out, uint64_t *term_out)
+{
+	EL_ASSERT(!r->in_ready);
+	if (now_ms > r->now_ms)
+		r->now_ms = now_ms;
+	if (r->state != EL_LEADER)
+		return EL_ENOTLEADER;
+	if (r->transferee != 0)
+		return EL_EBUSY;
+	if (len > EL_ENTRY_DATA_MAX || (len > 0 && data == NULL))
+		return EL_EINVAL;
+	/* At most half the window may be uncommitted, so a later leader almost
+	 * always finds room for its no-op (it needs one to commit anything). */
+	if (el_raft__log_full(r) || r->last_index - r->commit >= EL_LOG_WINDOW / 2)
+		return EL_EFULL;
+	uint64_t index = el_raft__append_local(r, EL_ENTRY_NORMAL, data, len);
+	r->flush_pending = true;
+	if (index_out != NULL)
+		*index_out = index;
+	if (term_out != NULL)
+		*term_out = r->term;
+	return 0;
+}

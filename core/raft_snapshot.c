@@ -1,0 +1,153 @@
+/*
+ * raft_snapshot.c - log compaction and InstallSnapshot in chunks.
+ *
+ * The replica keeps one snapshot (the base of its log window) and, on a
+ * follower, a second buffer that assembles an incoming snapshot chunk by
+ * chunk; the held snapshot is replaced only when the last chunk arrives, so a
+ * transfer cut short leaves the node exactly as it was. The leader sends one
+ * chunk at a time and resends on each heartbeat until acknowledged.
+ */
+#include <string.h>
+
+#include "el_assert.h"
+#include "el_error.h"
+#include "el_raft_internal.h"
+
+int el_raft_compact(struct el_raft *r, uint64_t index, el_snapshot_writer write, void *ctx)
+{
+	EL_ASSERT(!r->in_ready);
+	if (index <= r->snap.index)
+		return 0;
+	if (index > r->applied)
+		return EL_EINVAL;
+	/* The snapshot buffer is about to change under queued chunks. */
+	el_raft__purge_outbox(r, index, false);
+	int len = write(ctx, r->snap_data, EL_SNAPSHOT_MAX);
+	if (len < 0)
+		return len;
+	if (len > EL_SNAPSHOT_MAX)
+		return EL_EFULL;
+	/* The configuration in force at index: the last one at or below it. */
+	struct el_conf conf = r->snap.conf;
+	for (uint64_t i = index; i > r->snap.index; i--) {
+		const struct el_entry *e = el_raft__slot(r, i);
+		if (e->type == EL_ENTRY_CONF && el_conf_decode(&conf, e->data, e->len) == 0)
+			break;
+	}
+	r->snap.term = el_raft_term_at(r, index);
+	r->snap.index = index;
+	r->snap.conf = conf;
+	r->snap.len = (uint32_t)len;
+	r->snap_dirty = true;
+	return 0;
+}
+
+void el_raft__send_snapshot_chunk(struct el_raft *r, struct el_progress *pr)
+{
+	EL_ASSERT(pr->state == EL_PR_SNAPSHOT);
+	if (pr->snap_index != r->snap.index) { /* a newer snapshot: start over */
+		pr->snap_index = r->snap.index;
+		pr->snap_offset = 0;
+	}
+	struct el_msg *m = el_raft__msg(r, EL_MSG_SNAPSHOT, pr->id);
+	if (m == NULL)
+		return;
+	uint32_t left = r->snap.len - pr->snap_offset;
+	m->index = r->snap.index;
+	m->log_term = r->snap.term;
+	m->conf = r->snap.conf;
+	m->offset = pr->snap_offset;
+	m->total = r->snap.len;
+	m->data_len = left < EL_SNAPSHOT_CHUNK ? left : EL_SNAPSHOT_CHUNK;
+	m->data = r->snap_data + pr->snap_offset;
+	m->commit = r->commit;
+	pr->snap_sent_ms = r->now_ms;
+}
+
+/* The assembled snapshot replaces our state, unless our log already holds
+ * its last entry, in which case only the commit index moves. */
+static void install(struct el_raft *r)
+{
+	if (el_raft_entry(r, r->rx.index) != NULL &&
+	    el_raft_term_at(r, r->rx.index) == r->rx.term) {
+		el_raft__commit_to(r, r->rx.index);
+		return;
+	}
+	EL_ASSERT(r->rx.index > r->commit);
+	r->snap = r->rx;
+	memcpy(r->snap_data, r->rx_data, r->rx.len);
+	r->last_index = r->snap.index;
+	r->persisted_index = r->snap.index;
+	r->commit = r->snap.index;
+	r->snap_dirty = true;
+	r->restore_pending = true;
+	el_raft__set_conf(r, &r->snap.conf, r->snap.index);
+}
+
+static void reply_snapshot(struct el_raft *r, const struct el_msg *m, uint32_t offset, bool reject)
+{
+	struct el_msg *out = el_raft__msg(r, EL_MSG_SNAPSHOT_RESP, m->from);
+	if (out == NULL)
+		return;
+	out->index = m->index;
+	out->offset = offset;
+	out->total = m->total;
+	out->flags = reject ? EL_MSG_REJECT : 0;
+}
+
+void el_raft__handle_snapshot(struct el_raft *r, const struct el_msg *m)
+{
+	if (m->index <= r->commit) {
+		reply_snapshot(r, m, m->total, false); /* we already have all of it */
+		return;
+	}
+	if (m->offset == 0) {
+		r->rx.index = m->index;
+		r->rx.term = m->log_term;
+		r->rx.conf = m->conf;
+		r->rx.len = m->total;
+		r->rx_offset = 0;
+	}
+	if (r->rx.index != m->index || r->rx.term != m->log_term || r->rx.len != m->total ||
+	    m->offset != r->rx_offset) {
+		/* Out of order or another snapshot: tell the leader where we are. */
+		bool same = r->rx.index == m->index && r->rx.term == m->log_term;
+		reply_snapshot(r, m, same ? r->rx_offset : 0, false);
+		return;
+	}
+	if (m->data_len > 0)
+		memcpy(r->rx_data + m->offset, m->data, m->data_len);
+	r->rx_offset += m->data_len;
+	if (r->rx_offset == r->rx.len)
+		install(r);
+	reply_snapshot(r, m, r->rx_offset, false);
+}
+
+void el_raft__handle_snapshot_resp(struct el_raft *r, const struct el_msg *m)
+{
+	struct el_progress *pr;
+	if (r->state != EL_LEADER || (pr = el_raft__progress(r, m->from)) == NULL)
+		return;
+	pr->active = true;
+	if (pr->state != EL_PR_SNAPSHOT || m->index != pr->snap_index)
+		return; /* stale */
+	if ((m->flags & EL_MSG_REJECT) || m->offset > r->snap.len) {
+		pr->state = EL_PR_PROBE;
+		pr->probe_sent = false;
+		pr->next = pr->match + 1;
+		return;
+	}
+	pr->snap_offset = m->offset;
+	if (m->offset < r->snap.len) {
+		el_raft__send_snapshot_chunk(r, pr);
+		return;
+	}
+	/* Done: the follower holds everything up to the snapshot. */
+	if (pr->snap_index > pr->match)
+		pr->match = pr->snap_index;
+	pr->state = EL_PR_PROBE;
+	pr->probe_sent = false;
+	pr->inflight_n = 0;
+	pr->next = pr->match + 1;
+	el_raft__send_append(r, pr, true);
+}

@@ -1,0 +1,146 @@
+/*
+ * sim_check.c - the invariants the simulator checks after every step:
+ *  - election safety: at most one leader per term;
+ *  - log matching: two logs holding an entry of one index and term hold the
+ *    same entry and agree on the term before it (so, inductively, on the
+ *    whole prefix);
+ *  - leader completeness: a new leader holds every entry any node applied;
+ *  - state-machine safety: no two nodes apply different entries at an index
+ *    (checked in sim_sm.c on every apply);
+ *  - term, commit and applied never move back within a node's life, and on
+ *    disk the term never moves back and a vote never changes within a term;
+ * and, once faults heal, liveness within the stated bounds.
+ */
+#include "sim.h"
+
+static uint64_t hash_entry(const struct el_entry *e, uint64_t prev_term)
+{
+	uint64_t h = 1469598103934665603ull ^ prev_term;
+	h = (h ^ e->type) * 1099511628211ull;
+	for (uint32_t i = 0; i < e->len; i++)
+		h = (h ^ e->data[i]) * 1099511628211ull;
+	return h | 1; /* 0 marks an empty slot */
+}
+
+static void check_log_matching(struct sim *s, struct sim_node *n)
+{
+	const struct el_raft *r = &n->raft;
+	uint64_t prev_term = el_raft_term_at(r, r->snap.index);
+	for (uint64_t i = r->snap.index + 1; i <= r->last_index; i++) {
+		const struct el_entry *e = el_raft_entry(r, i);
+		if (e->index != i || e->term < prev_term || e->term > r->term) {
+			sim_fail(s, "node %u: malformed log at %llu", n->id, (unsigned long long)i);
+			return;
+		}
+		uint64_t key = i * SIM_TERMS_MAX + e->term, h = hash_entry(e, prev_term);
+		uint32_t slot = (uint32_t)(key * 0x9E3779B97F4A7C15ull >> 49) & (SIM_LM_SLOTS - 1);
+		for (uint32_t probe = 0; probe < SIM_LM_SLOTS; probe++) {
+			struct sim_lm_slot *l = &s->lm[(slot + probe) & (SIM_LM_SLOTS - 1)];
+			if (l->hash == 0) {
+				l->key = key;
+				l->hash = h;
+				break;
+			}
+			if (l->key == key) {
+				if (l->hash != h)
+					sim_fail(s, "log matching: node %u differs at index %llu term %llu",
+						 n->id, (unsigned long long)i,
+						 (unsigned long long)e->term);
+				break;
+			}
+		}
+		prev_term = e->term;
+	}
+}
+
+static void check_leader_completeness(struct sim *s, struct sim_node *n)
+{
+	const struct el_raft *r = &n->raft;
+	for (uint64_t i = r->snap.index + 1; i <= s->max_committed; i++) {
+		if (s->committed_term[i] == 0)
+			continue;
+		if (el_raft_term_at(r, i) != s->committed_term[i]) {
+			sim_fail(s, "leader completeness: leader %u of term %llu lacks committed entry %llu",
+				 n->id, (unsigned long long)r->term, (unsigned long long)i);
+			return;
+		}
+	}
+}
+
+void sim_check_node(struct sim *s, struct sim_node *n)
+{
+	const struct el_raft *r = &n->raft;
+	if (r->term < n->seen_term || r->commit < n->seen_commit || n->sm.applied < n->seen_applied)
+		sim_fail(s, "node %u: term/commit/applied moved back", n->id);
+	if (r->commit > r->last_index || r->applied > r->commit || r->snap.index > r->applied)
+		sim_fail(s, "node %u: applied <= commit <= last broken", n->id);
+	n->seen_term = r->term;
+	n->seen_commit = r->commit;
+	n->seen_applied = n->sm.applied;
+	bool leader = el_raft_state(r) == EL_LEADER;
+	if (leader) {
+		if (r->term >= SIM_TERMS_MAX) {
+			sim_fail(s, "term %llu beyond the simulator's table", (unsigned long long)r->term);
+			return;
+		}
+		el_id_t *who = &s->leader_of_term[r->term];
+		if (*who == 0)
+			*who = n->id;
+		else if (*who != n->id)
+			sim_fail(s, "election safety: nodes %u and %u both led term %llu", *who, n->id,
+				 (unsigned long long)r->term);
+		if (!n->was_leader)
+			check_leader_completeness(s, n);
+	}
+	n->was_leader = leader;
+	check_log_matching(s, n);
+}
+
+void sim_check_disk(struct sim *s, struct sim_node *n, const struct el_hard_state *before)
+{
+	const struct el_hard_state *hs = &n->disk.hs;
+	if (hs->term < before->term)
+		sim_fail(s, "node %u: durable term moved back", n->id);
+	if (hs->term == before->term && before->vote != 0 && hs->vote != before->vote)
+		sim_fail(s, "node %u: voted twice in term %llu", n->id, (unsigned long long)hs->term);
+	if (hs->commit < before->commit)
+		sim_fail(s, "node %u: durable commit moved back", n->id);
+}
+
+void sim_check_liveness(struct sim *s)
+{
+	if (s->failed)
+		return;
+	if (s->heal_leader_ms == 0)
+		sim_fail(s, "liveness: no leader within %u ms of the heal", SIM_LEADER_BOUND_MS);
+	else if (s->heal_commit_ms == 0)
+		sim_fail(s, "liveness: no proposal committed within %u ms of the heal",
+			 SIM_COMMIT_BOUND_MS);
+}
+
+void sim_check_durable_before_send(struct sim *s, struct sim_node *n, const struct el_msg *m)
+{
+	const struct sim_disk *d = &n->disk;
+	if (m->flags & EL_MSG_REJECT)
+		return;
+	if (m->type == EL_MSG_VOTE_RESP && (d->hs.term != m->term || d->hs.vote != m->to))
+		sim_fail(s, "node %u granted its vote in term %llu before storing it", n->id,
+			 (unsigned long long)m->term);
+	if (m->type == EL_MSG_APPEND_RESP && m->index > d->last && m->index > d->snap.index)
+		sim_fail(s, "node %u acknowledged index %llu before storing it", n->id,
+			 (unsigned long long)m->index);
+}
+
+struct sim_log_mark sim_log_mark(const struct el_raft *r)
+{
+	struct sim_log_mark mark = { r->last_index, el_raft_term_at(r, r->last_index), r->snap.index };
+	return mark;
+}
+
+void sim_check_log_unchanged(struct sim *s, struct sim_node *n, const struct sim_log_mark *mark)
+{
+	struct sim_log_mark now = sim_log_mark(&n->raft);
+	if (now.last_index != mark->last_index || now.last_term != mark->last_term ||
+	    now.snap_index != mark->snap_index)
+		sim_fail(s, "node %u changed its log on a message from an older term", n->id);
+}

@@ -1,0 +1,567 @@
+/*
+ * sim_cluster.c - one simulated run: nodes with their own drifting clocks and
+ * disks, a lossy network, faults until the heal time, then a liveness check.
+ *
+ * Each node runs the real ready loop of the core contract: persist (the
+ * batch may be torn by a crash), then send, then apply, then advance. Time
+ * is virtual and jumps from event to event, so a run of tens of virtual
+ * seconds takes milliseconds.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sim.h"
+
+/* ---- Clock -------------------------------------------------------------- */
+
+uint64_t sim_local_ms(const struct sim *s, const struct sim_node *n)
+{
+	return n->boot_local_ms + (s->now_ms - n->boot_global_ms) * n->clock_rate / 1000;
+}
+
+/* Global time at which node n's clock reads local. */
+static uint64_t to_global(const struct sim *s, const struct sim_node *n, uint64_t local)
+{
+	if (local == UINT64_MAX)
+		return UINT64_MAX;
+	if (local <= n->boot_local_ms)
+		return s->now_ms;
+	uint64_t g = n->boot_global_ms + ((local - n->boot_local_ms) * 1000 + n->clock_rate - 1) /
+						 n->clock_rate;
+	return g < s->now_ms ? s->now_ms : g;
+}
+
+static bool runnable(const struct sim *s, const struct sim_node *n)
+{
+	return n->up && s->now_ms >= n->paused_until;
+}
+
+/* ---- Disk --------------------------------------------------------------- */
+
+static void disk_truncate(struct sim_disk *d, uint64_t first)
+{
+	if (d->last >= first)
+		d->last = first - 1;
+}
+
+static void disk_write_snapshot(struct sim_disk *d, const struct el_snapshot_meta *meta,
+				const uint8_t *data)
+{
+	d->has_snapshot = true;
+	d->snap = *meta;
+	memcpy(d->snap_data, data, meta->len);
+	if (d->last < meta->index)
+		d->last = meta->index; /* stored entries cover (snap.index, last] */
+}
+
+/* Steps 1-2 of the ready loop. Returns false if the node crashed mid-batch. */
+static bool persist(struct sim *s, struct sim_node *n, const struct el_ready *rd)
+{
+	struct sim_disk *d = &n->disk;
+	struct el_hard_state before = d->hs;
+	bool torn = s->now_ms < s->p.heal_ms && sim_pct(s, s->p.torn_pct);
+	if (rd->snapshot != NULL)
+		disk_write_snapshot(d, rd->snapshot, rd->snapshot_data);
+	disk_truncate(d, rd->persist_first);
+	if (rd->hard_state_changed) {
+		d->hs = rd->hs;
+		d->has_hs = true;
+	}
+	uint64_t last = rd->persist_last;
+	if (torn && last >= rd->persist_first)
+		last = rd->persist_first - 1 + sim_rand(s) % (last - rd->persist_first + 1);
+	for (uint64_t i = rd->persist_first; i <= last; i++) {
+		d->log[i & (EL_LOG_WINDOW - 1)] = *el_raft_entry(&n->raft, i);
+		d->last = i;
+	}
+	if (!torn)
+		sim_check_disk(s, n, &before);
+	return !torn;
+}
+
+/* ---- Network ------------------------------------------------------------ */
+
+static void enqueue(struct sim *s, const struct el_msg *m, uint64_t deliver_ms)
+{
+	for (uint32_t i = 0; i < SIM_MSGS_MAX; i++) {
+		struct sim_msg *q = &s->msgs[i];
+		if (q->used)
+			continue;
+		q->used = true;
+		q->deliver_ms = deliver_ms;
+		q->seq = s->msg_seq++;
+		q->m = *m;
+		if (m->n_entries > 0)
+			memcpy(q->entries, m->entries, m->n_entries * sizeof(struct el_entry));
+		if (m->data_len > 0)
+			memcpy(q->data, m->data, m->data_len);
+		return;
+	}
+	/* The network is full: the message is lost, as on a congested link. */
+}
+
+static void send_all(struct sim *s, struct sim_node *n, const struct el_ready *rd)
+{
+	for (uint32_t i = 0; i < rd->n_msgs; i++) {
+		const struct el_msg *m = &rd->msgs[i];
+		sim_check_durable_before_send(s, n, m);
+		if (m->to == 0 || m->to > s->p.n_nodes || s->cut[n->id - 1][m->to - 1])
+			continue;
+		if (sim_pct(s, s->p.drop_pct))
+			continue;
+		int copies = 1 + (int)sim_pct(s, s->p.dup_pct);
+		for (int c = 0; c < copies; c++)
+			enqueue(s, m, s->now_ms + 1 + sim_rand(s) % s->p.delay_ms_max);
+	}
+}
+
+/* ---- The ready loop ----------------------------------------------------- */
+
+static void crash(struct sim *s, struct sim_node *n);
+
+static void check_reads(struct sim *s, const struct el_ready *rd)
+{
+	for (uint32_t i = 0; i < rd->n_reads; i++) {
+		uint64_t ctx = rd->reads[i].ctx;
+		/* ctx carries the highest index known committed when the read began */
+		if (rd->reads[i].index < ctx)
+			sim_fail(s, "ReadIndex: read at %llu misses a write committed at %llu",
+				 (unsigned long long)rd->reads[i].index, (unsigned long long)ctx);
+	}
+}
+
+static void maybe_compact(struct sim *s, struct sim_node *n)
+{
+	struct el_raft *r = &n->raft;
+	uint64_t above = r->applied - r->snap.index;
+	if (above == 0 || (above < EL_COMPACT_THRESHOLD && !sim_pct(s, s->p.compact_pct)))
+		return;
+	struct sim_snap_ctx ctx = { s, n };
+	if (el_raft_compact(r, r->applied, sim_sm_write_snapshot, &ctx) != 0)
+		sim_fail(s, "node %u: compaction failed", n->id);
+}
+
+static void drain(struct sim *s, struct sim_node *n)
+{
+	struct el_raft *r = &n->raft;
+	for (int round = 0; round < 8 && n->up && el_raft_has_ready(r) && !s->failed; round++) {
+		struct el_ready rd;
+		el_raft_ready(r, &rd);
+		if (!persist(s, n, &rd)) {
+			crash(s, n);
+			return;
+		}
+		send_all(s, n, &rd);
+		if (rd.restore) {
+			sim_sm_restore(s, n, rd.snapshot, rd.snapshot_data);
+			s->snapshots_installed++;
+		}
+		for (uint64_t i = rd.apply_first; i <= rd.apply_last && !s->failed; i++)
+			sim_sm_apply(s, n, el_raft_entry(r, i));
+		check_reads(s, &rd);
+		el_raft_advance(r, &rd, sim_local_ms(s, n));
+		maybe_compact(s, n);
+		sim_check_node(s, n);
+	}
+}
+
+/* ---- Node lifecycle ----------------------------------------------------- */
+
+static void boot(struct sim *s, struct sim_node *n)
+{
+	struct el_raft_config cfg = {
+		.id = n->id,
+		.election_ms_min = SIM_ELECTION_MS,
+		.heartbeat_ms = SIM_HEARTBEAT_MS,
+		.prevote = true,
+		.check_quorum = true,
+	};
+	struct el_raft *r = &n->raft;
+	struct sim_disk *d = &n->disk;
+	n->boot_global_ms = s->now_ms;
+	n->boot_local_ms = sim_rand(s) % 100000; /* a reboot restarts the monotonic clock */
+	n->up = true;
+	n->started = true;
+	n->paused_until = 0;
+	n->seen_term = n->seen_commit = n->seen_applied = 0;
+	n->was_leader = false;
+	memset(&n->sm, 0, sizeof(n->sm));
+	if (el_raft_init(r, &cfg, sim_rand(s)) != 0)
+		sim_fail(s, "node %u: init failed", n->id);
+	int err = 0;
+	if (d->has_snapshot)
+		err = el_raft_load_snapshot(r, &d->snap, d->snap_data);
+	for (uint64_t i = d->snap.index + 1; err == 0 && i <= d->last; i++)
+		err = el_raft_load_entry(r, &d->log[i & (EL_LOG_WINDOW - 1)]);
+	if (err == 0 && d->has_hs)
+		err = el_raft_load_hard_state(r, &d->hs);
+	if (err != 0)
+		sim_fail(s, "node %u: recovery refused its own disk (%d)", n->id, err);
+	/* A torn batch may have stored a commit beyond its entries; recovery
+	 * clamps it, and that clamped value is the durable floor from now on. */
+	if (d->hs.commit > r->commit)
+		d->hs.commit = r->commit;
+	el_raft_start(r, sim_local_ms(s, n));
+	drain(s, n);
+}
+
+static void crash(struct sim *s, struct sim_node *n)
+{
+	sim_log(s, "crash node %u", n->id);
+	n->up = false;
+	s->crashes++;
+}
+
+/* ---- Workload ----------------------------------------------------------- */
+
+static struct sim_node *find_leader(struct sim *s)
+{
+	struct sim_node *best = NULL;
+	for (uint32_t i = 0; i < s->p.n_nodes; i++) {
+		struct sim_node *n = &s->nodes[i];
+		if (runnable(s, n) && el_raft_state(&n->raft) == EL_LEADER &&
+		    (best == NULL || n->raft.term > best->raft.term))
+			best = n;
+	}
+	return best;
+}
+
+static void propose(struct sim *s, struct sim_node *l)
+{
+	uint8_t data[EL_ENTRY_DATA_MAX];
+	uint16_t len = (uint16_t)(sim_rand(s) % (EL_ENTRY_DATA_MAX + 1));
+	for (uint16_t i = 0; i < len; i++)
+		data[i] = (uint8_t)sim_rand(s);
+	uint64_t index, term;
+	if (el_raft_propose(&l->raft, data, len, sim_local_ms(s, l), &index, &term) != 0)
+		return;
+	s->proposals++;
+	if (s->now_ms >= s->p.heal_ms && s->heal_commit_ms == 0 &&
+	    (s->heal_proposal_index == 0 || s->heal_proposal_term != term)) {
+		s->heal_proposal_index = index;
+		s->heal_proposal_term = term;
+	}
+}
+
+static void change_membership(struct sim *s, struct sim_node *l)
+{
+	const struct el_conf *c = el_raft_conf(&l->raft);
+	el_id_t id = (el_id_t)(1 + sim_rand(s) % s->p.n_nodes);
+	const struct el_member *m = el_conf_find(c, id);
+	enum el_conf_op op;
+	if (m == NULL) {
+		struct sim_node *n = &s->nodes[id - 1];
+		if (!n->started)
+			boot(s, n); /* a brand-new, empty node joins */
+		op = sim_pct(s, 75) ? EL_CONF_ADD_VOTER : EL_CONF_ADD_LEARNER;
+	} else if (m->role == EL_MEMBER_LEARNER) {
+		op = sim_pct(s, 50) ? EL_CONF_PROMOTE : EL_CONF_REMOVE;
+	} else {
+		op = EL_CONF_REMOVE;
+	}
+	if (el_raft_propose_conf(&l->raft, op, id, sim_local_ms(s, l), NULL) == 0) {
+		s->conf_changes++;
+		sim_log(s, "conf change op %d node %u via leader %u", op, id, l->id);
+	}
+}
+
+static void do_work(struct sim *s)
+{
+	struct sim_node *l = find_leader(s);
+	if (l == NULL)
+		return;
+	if (sim_pct(s, s->p.propose_pct) && l->raft.last_index + 8 < SIM_INDEX_MAX)
+		propose(s, l);
+	if (s->now_ms < s->p.heal_ms && sim_pct(s, s->p.conf_pct))
+		change_membership(s, l);
+	if (s->now_ms < s->p.heal_ms && sim_pct(s, s->p.transfer_pct)) {
+		el_id_t to = (el_id_t)(1 + sim_rand(s) % s->p.n_nodes);
+		if (el_raft_transfer(&l->raft, to, sim_local_ms(s, l)) == 0)
+			s->transfers++;
+	}
+	if (sim_pct(s, 20))
+		el_raft_read_index(&l->raft, s->max_committed, sim_local_ms(s, l));
+	drain(s, l);
+}
+
+/* ---- Faults ------------------------------------------------------------- */
+
+static void partition(struct sim *s)
+{
+	uint32_t n = s->p.n_nodes;
+	uint32_t side = (uint32_t)sim_rand(s); /* bit i: node i on side B */
+	bool one_way = sim_pct(s, 30);
+	for (uint32_t a = 0; a < n; a++)
+		for (uint32_t b = 0; b < n; b++)
+			if (((side >> a) & 1) != ((side >> b) & 1) && (!one_way || ((side >> a) & 1)))
+				s->cut[a][b] = true;
+	sim_log(s, "partition mask %x%s", side & ((1u << n) - 1), one_way ? " one-way" : "");
+}
+
+/* Faults aimed at the leader: the ones that leave uncommitted tails from
+ * several terms behind (Raft paper, figure 8). */
+static void leader_fault(struct sim *s)
+{
+	struct sim_node *l = find_leader(s);
+	if (l == NULL)
+		return;
+	if (sim_pct(s, 50)) {
+		crash(s, l);
+		return;
+	}
+	for (uint32_t i = 0; i < s->p.n_nodes; i++) /* isolate it, maybe with one peer */
+		if (i != l->id - 1 && (i & 1u) != (uint32_t)(sim_rand(s) & 1u))
+			s->cut[l->id - 1][i] = s->cut[i][l->id - 1] = true;
+	sim_log(s, "isolate leader %u", l->id);
+}
+
+static void do_fault(struct sim *s)
+{
+	struct sim_node *n = &s->nodes[sim_rand(s) % s->p.n_nodes];
+	if (sim_pct(s, s->p.partition_pct))
+		partition(s);
+	if (sim_pct(s, s->p.leader_fault_pct))
+		leader_fault(s);
+	if (sim_pct(s, 30))
+		memset(s->cut, 0, sizeof(s->cut));
+	if (n->started && n->up && sim_pct(s, s->p.crash_pct)) {
+		crash(s, n);
+	} else if (n->started && !n->up && sim_pct(s, 50)) {
+		boot(s, n);
+	} else if (n->up && sim_pct(s, s->p.pause_pct)) {
+		/* Longer than an election timeout: the rest of the cluster moves on. */
+		n->paused_until = s->now_ms + sim_rand(s) % (4 * SIM_ELECTION_MS);
+	}
+}
+
+static void heal(struct sim *s)
+{
+	memset(s->cut, 0, sizeof(s->cut));
+	s->p.drop_pct = 0;
+	s->p.dup_pct = 0;
+	for (uint32_t i = 0; i < s->p.n_nodes; i++) {
+		struct sim_node *n = &s->nodes[i];
+		n->paused_until = 0;
+		if (n->started && !n->up)
+			boot(s, n);
+	}
+	sim_log(s, "heal");
+}
+
+/* ---- Event loop --------------------------------------------------------- */
+
+static struct sim_msg *next_msg(struct sim *s)
+{
+	struct sim_msg *best = NULL;
+	for (uint32_t i = 0; i < SIM_MSGS_MAX; i++) {
+		struct sim_msg *q = &s->msgs[i];
+		if (!q->used)
+			continue;
+		const struct sim_node *to = &s->nodes[q->m.to - 1];
+		if (to->up && s->now_ms < to->paused_until)
+			continue; /* waits in the paused node's socket buffer */
+		if (best == NULL || q->deliver_ms < best->deliver_ms ||
+		    (q->deliver_ms == best->deliver_ms && q->seq < best->seq))
+			best = q;
+	}
+	return best;
+}
+
+static void deliver(struct sim *s, struct sim_msg *q)
+{
+	struct sim_node *to = &s->nodes[q->m.to - 1];
+	q->used = false;
+	if (!to->up)
+		return;
+	struct el_msg m = q->m;
+	m.entries = m.n_entries > 0 ? q->entries : NULL;
+	m.data = m.data_len > 0 ? q->data : NULL;
+	struct sim_log_mark mark = sim_log_mark(&to->raft);
+	bool stale = m.term < to->raft.term;
+	int err = el_raft_step(&to->raft, &m, sim_local_ms(s, to));
+	if (stale)
+		sim_check_log_unchanged(s, to, &mark);
+	if (err != 0)
+		sim_log(s, "node %u refused a message type %u: %d", to->id, m.type, err);
+	drain(s, to);
+	s->steps++;
+}
+
+static uint64_t next_event_ms(struct sim *s, uint64_t fault_ms, uint64_t work_ms)
+{
+	uint64_t t = fault_ms < work_ms ? fault_ms : work_ms;
+	struct sim_msg *q = next_msg(s);
+	if (q != NULL && q->deliver_ms < t)
+		t = q->deliver_ms;
+	for (uint32_t i = 0; i < s->p.n_nodes; i++) {
+		const struct sim_node *n = &s->nodes[i];
+		if (!n->up)
+			continue;
+		uint64_t g = s->now_ms < n->paused_until ? n->paused_until
+							 : to_global(s, n, el_raft_deadline(&n->raft));
+		if (g < t)
+			t = g;
+	}
+	return t < s->now_ms ? s->now_ms : t;
+}
+
+static void tick_due(struct sim *s)
+{
+	for (uint32_t i = 0; i < s->p.n_nodes && !s->failed; i++) {
+		struct sim_node *n = &s->nodes[i];
+		if (!runnable(s, n))
+			continue;
+		uint64_t local = sim_local_ms(s, n);
+		if (local >= el_raft_deadline(&n->raft)) {
+			el_raft_tick(&n->raft, local);
+			drain(s, n);
+		}
+	}
+}
+
+static void track_liveness(struct sim *s)
+{
+	if (s->now_ms < s->p.heal_ms)
+		return;
+	struct sim_node *l = find_leader(s);
+	if (s->heal_leader_ms == 0 && l != NULL) {
+		s->heal_leader_ms = s->now_ms;
+		sim_log(s, "leader %u after heal", l->id);
+	}
+	uint64_t i = s->heal_proposal_index;
+	if (s->heal_commit_ms == 0 && i != 0 && s->committed_term[i] == s->heal_proposal_term)
+		s->heal_commit_ms = s->now_ms;
+}
+
+static void run_loop(struct sim *s)
+{
+	uint64_t fault_ms = 50, work_ms = 10;
+	bool healed = false;
+	while (!s->failed && s->now_ms < s->p.end_ms) {
+		s->now_ms = next_event_ms(s, fault_ms, work_ms);
+		if (!healed && s->now_ms >= s->p.heal_ms) {
+			healed = true;
+			heal(s);
+		}
+		struct sim_msg *q = next_msg(s);
+		if (q != NULL && q->deliver_ms <= s->now_ms)
+			deliver(s, q);
+		tick_due(s);
+		if (s->now_ms >= fault_ms) {
+			if (!healed)
+				do_fault(s);
+			fault_ms = s->now_ms + 20 + sim_rand(s) % 200;
+		}
+		if (s->now_ms >= work_ms) {
+			do_work(s);
+			work_ms = s->now_ms + 1 + sim_rand(s) % 40;
+		}
+		track_liveness(s);
+		if (s->heal_commit_ms != 0 && s->now_ms > s->heal_commit_ms + 500)
+			break; /* proven live; a little more traffic was checked */
+		if (!healed && s->now_ms + 1 >= s->p.end_ms)
+			break;
+	}
+	if (s->heal_leader_ms > s->p.heal_ms + SIM_LEADER_BOUND_MS)
+		s->heal_leader_ms = 0;
+	if (s->heal_commit_ms > s->p.heal_ms + SIM_COMMIT_BOUND_MS)
+		s->heal_commit_ms = 0;
+	sim_check_liveness(s);
+}
+
+/* ---- Setup -------------------------------------------------------------- */
+
+static void draw_params(struct sim *s)
+{
+	struct sim_params *p = &s->p;
+	p->n_nodes = 1 + (uint32_t)(sim_rand(s) % SIM_NODES_MAX);
+	p->n_initial = 1 + (uint32_t)(sim_rand(s) % p->n_nodes);
+	p->drop_pct = (uint32_t)(sim_rand(s) % 25);
+	p->dup_pct = (uint32_t)(sim_rand(s) % 10);
+	p->delay_ms_max = 1 + (uint32_t)(sim_rand(s) % 60);
+	p->partition_pct = (uint32_t)(sim_rand(s) % 40);
+	p->crash_pct = (uint32_t)(sim_rand(s) % 30);
+	p->pause_pct = (uint32_t)(sim_rand(s) % 15);
+	p->propose_pct = 30 + (uint32_t)(sim_rand(s) % 70);
+	p->conf_pct = (uint32_t)(sim_rand(s) % 4);
+	p->transfer_pct = (uint32_t)(sim_rand(s) % 3);
+	p->compact_pct = (uint32_t)(sim_rand(s) % 20);
+	p->snapshot_pad = (uint32_t)(sim_rand(s) % (EL_SNAPSHOT_MAX - 16));
+	p->torn_pct = (uint32_t)(sim_rand(s) % 5);
+	p->leader_fault_pct = (uint32_t)(sim_rand(s) % 40);
+	p->heal_ms = 2000 + sim_rand(s) % 6000;
+	p->end_ms = p->heal_ms + SIM_COMMIT_BOUND_MS + 1;
+}
+
+int sim_run(struct sim *s, uint64_t seed, bool verbose)
+{
+	memset(s, 0, sizeof(*s));
+	s->seed = seed;
+	s->rng = seed ^ 0x6A09E667F3BCC909ull;
+	s->verbose = verbose;
+	for (int i = 0; i < 4; i++)
+		sim_rand(s);
+	draw_params(s);
+	struct el_conf conf = { .n = (uint8_t)s->p.n_initial };
+	for (uint32_t i = 0; i < s->p.n_nodes; i++) {
+		struct sim_node *n = &s->nodes[i];
+		n->id = i + 1;
+		n->clock_rate = 980 + (uint32_t)(sim_rand(s) % 41); /* +-2% drift */
+		if (i < s->p.n_initial) {
+			conf.m[i].id = n->id;
+			conf.m[i].role = EL_MEMBER_VOTER;
+		}
+	}
+	for (uint32_t i = 0; i < s->p.n_initial; i++) {
+		struct sim_node *n = &s->nodes[i];
+		boot(s, n);
+		if (el_raft_bootstrap(&n->raft, &conf) != 0)
+			sim_fail(s, "bootstrap failed");
+		drain(s, n);
+	}
+	sim_log(s, "nodes %u initial %u drop %u%% dup %u%% delay %u crash %u%% heal at %llu",
+		s->p.n_nodes, s->p.n_initial, s->p.drop_pct, s->p.dup_pct, s->p.delay_ms_max,
+		s->p.crash_pct, (unsigned long long)s->p.heal_ms);
+	run_loop(s);
+	return s->failed ? 1 : 0;
+}
+
+/* ---- Utilities ---------------------------------------------------------- */
+
+uint64_t sim_rand(struct sim *s)
+{
+	/* splitmix64: every seed, including 0, gives a full-quality stream */
+	uint64_t z = (s->rng += 0x9E3779B97F4A7C15ull);
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+	return z ^ (z >> 31);
+}
+
+uint32_t sim_pct(struct sim *s, uint32_t pct)
+{
+	return sim_rand(s) % 100 < pct;
+}
+
+void sim_fail(struct sim *s, const char *fmt, ...)
+{
+	if (s->failed)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(s->why, sizeof(s->why), fmt, ap);
+	va_end(ap);
+	s->failed = true;
+}
+
+void sim_log(struct sim *s, const char *fmt, ...)
+{
+	if (!s->verbose)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	printf("[%8llu] ", (unsigned long long)s->now_ms);
+	vprintf(fmt, ap);
+	printf("\n");
+	va_end(ap);
+}
