@@ -74,3 +74,10 @@ TESTS += test-core-freestanding test-unit test-unit-san
 .PHONY: sizes
 sizes:
 	@tests/sizes.sh $(BUILD)
+
+# Static analysis of everything we ship (core, ports, net, cmd).
+CPPCHECK_DIRS := $(wildcard core port net cmd)
+.PHONY: test-cppcheck
+test-cppcheck:
+	@tests/run-suite.sh $(BUILD)/results cppcheck tests/cppcheck.sh $(CPPCHECK_DIRS)
+TESTS += test-cppcheck

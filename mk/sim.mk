@@ -6,7 +6,7 @@
 # The simulator builds the core with small limits so that window-full,
 # compaction and chunked snapshots happen in every run.
 
-SIM_CONFIG := -DEL_LOG_WINDOW=64 -DEL_ENTRY_DATA_MAX=48 -DEL_MSG_ENTRIES_MAX=8 \
+SIM_CONFIG := -DEL_LOG_WINDOW=64 -DEL_ENTRY_DATA_MAX=48 -DEL_MSG_ENTRIES_MAX=4 \
 	-DEL_SNAPSHOT_MAX=1024 -DEL_SNAPSHOT_CHUNK=128 -DEL_INFLIGHT_MAX=4 \
 	-DEL_COMPACT_THRESHOLD=24 -DEL_READS_MAX=8
 SIM_CORE_SRCS := core/error.c $(sort $(wildcard core/raft*.c))

@@ -108,7 +108,8 @@ struct sim {
 	bool cut[SIM_NODES_MAX][SIM_NODES_MAX];
 	/* what the cluster has committed, learned from every apply */
 	uint64_t chain[SIM_INDEX_MAX];        /* state-machine hash after index */
-	uint64_t committed_term[SIM_INDEX_MAX];
+	uint64_t committed_term[SIM_INDEX_MAX]; /* term of the entry at index */
+	uint64_t commit_term[SIM_INDEX_MAX];    /* earliest term whose leader committed it */
 	uint64_t max_committed;
 	el_id_t leader_of_term[SIM_TERMS_MAX];
 	/* log matching: (index, term) -> hash of entry and its predecessor's term */

@@ -53,11 +53,25 @@ static void check_log_matching(struct sim *s, struct sim_node *n)
 	}
 }
 
+/* A leader records the term in which each index it commits became
+ * committed (the earliest such term wins). */
+static void record_commit_term(struct sim *s, const struct el_raft *r)
+{
+	for (uint64_t i = r->commit; i > 0 && i < SIM_INDEX_MAX; i--) {
+		if (s->commit_term[i] != 0 && s->commit_term[i] <= r->term)
+			break;
+		s->commit_term[i] = r->term;
+	}
+}
+
+/* Leader completeness (Raft paper, 5.4): an entry committed in a term is in
+ * the log of every leader of a higher term. A leader of an older, stale term
+ * (possible: late vote grants) need not hold it. */
 static void check_leader_completeness(struct sim *s, struct sim_node *n)
 {
 	const struct el_raft *r = &n->raft;
 	for (uint64_t i = r->snap.index + 1; i <= s->max_committed; i++) {
-		if (s->committed_term[i] == 0)
+		if (s->committed_term[i] == 0 || s->commit_term[i] == 0 || s->commit_term[i] >= r->term)
 			continue;
 		if (el_raft_term_at(r, i) != s->committed_term[i]) {
 			sim_fail(s, "leader completeness: leader %u of term %llu lacks committed entry %llu",
@@ -89,8 +103,13 @@ void sim_check_node(struct sim *s, struct sim_node *n)
 		else if (*who != n->id)
 			sim_fail(s, "election safety: nodes %u and %u both led term %llu", *who, n->id,
 				 (unsigned long long)r->term);
-		if (!n->was_leader)
+		record_commit_term(s, r);
+		if (!n->was_leader) {
+			sim_log(s, "node %u leads term %llu (last %llu, commit %llu)", n->id,
+				(unsigned long long)r->term, (unsigned long long)r->last_index,
+				(unsigned long long)r->commit);
 			check_leader_completeness(s, n);
+		}
 	}
 	n->was_leader = leader;
 	check_log_matching(s, n);

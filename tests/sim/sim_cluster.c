@@ -266,9 +266,21 @@ static void change_membership(struct sim *s, struct sim_node *l)
 	}
 }
 
+/* Any node that believes it leads, as a client would find one: stale
+ * leaders too, so uncommitted tails of old terms pile up. */
+static struct sim_node *any_leader(struct sim *s)
+{
+	struct sim_node *found[SIM_NODES_MAX];
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < s->p.n_nodes; i++)
+		if (runnable(s, &s->nodes[i]) && el_raft_state(&s->nodes[i].raft) == EL_LEADER)
+			found[n++] = &s->nodes[i];
+	return n == 0 ? NULL : found[sim_rand(s) % n];
+}
+
 static void do_work(struct sim *s)
 {
-	struct sim_node *l = find_leader(s);
+	struct sim_node *l = any_leader(s);
 	if (l == NULL)
 		return;
 	if (sim_pct(s, s->p.propose_pct) && l->raft.last_index + 8 < SIM_INDEX_MAX)

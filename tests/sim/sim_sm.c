@@ -43,6 +43,8 @@ void sim_sm_apply(struct sim *s, struct sim_node *n, const struct el_entry *e)
 		s->committed_term[e->index] = e->term;
 		if (e->index > s->max_committed)
 			s->max_committed = e->index;
+		sim_log(s, "index %llu term %llu committed (first applied by node %u)",
+			(unsigned long long)e->index, (unsigned long long)e->term, n->id);
 	} else if (s->chain[e->index] != n->sm.hash || s->committed_term[e->index] != e->term) {
 		sim_fail(s, "state machine safety: node %u applied a different entry at %llu (term %llu vs %llu)",
 			 n->id, (unsigned long long)e->index, (unsigned long long)e->term,

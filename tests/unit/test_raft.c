@@ -1,0 +1,574 @@
+/*
+ * test_raft.c - unit tests of the Raft replica: each feature driven by hand
+ * through a tiny in-test cluster whose network the test controls message by
+ * message. Static buffers only: these tests also run on a Cortex-M.
+ */
+#include <string.h>
+
+#include "el_error.h"
+#include "el_raft.h"
+#include "el_test.h"
+
+#define N 3
+#define QMAX 64
+#define ELECTION_MS 100
+#define HEARTBEAT_MS 20
+
+struct qmsg {
+	struct el_msg m;
+	struct el_entry entries[EL_MSG_ENTRIES_MAX];
+	uint8_t data[EL_SNAPSHOT_CHUNK];
+};
+
+static struct el_raft nodes[N + 1]; /* ids 1..N; node[0] unused */
+static struct qmsg queue[QMAX];
+static uint32_t queued;
+static bool cut[N + 1][N + 1];
+static uint64_t now;
+static uint64_t applied_count[N + 1];
+
+static struct el_raft *node(el_id_t id) { return &nodes[id]; }
+
+static void enqueue(const struct el_msg *m)
+{
+	if (queued >= QMAX || cut[m->from][m->to])
+		return;
+	struct qmsg *q = &queue[queued++];
+	q->m = *m;
+	if (m->n_entries > 0)
+		memcpy(q->entries, m->entries, m->n_entries * sizeof(struct el_entry));
+	if (m->data_len > 0)
+		memcpy(q->data, m->data, m->data_len);
+}
+
+/* The ready loop, with "persisting" implicit (the test's nodes never crash). */
+static void drain(el_id_t id)
+{
+	struct el_raft *r = node(id);
+	while (el_raft_has_ready(r)) {
+		struct el_ready rd;
+		el_raft_ready(r, &rd);
+		for (uint32_t i = 0; i < rd.n_msgs; i++)
+			enqueue(&rd.msgs[i]);
+		if (rd.apply_last >= rd.apply_first)
+			applied_count[id] += rd.apply_last - rd.apply_first + 1;
+		el_raft_advance(r, &rd, now);
+	}
+}
+
+/* Deliver every queued message (and the replies they cause). */
+static void deliver_all(void)
+{
+	for (int rounds = 0; rounds < 200 && queued > 0; rounds++) {
+		struct qmsg q = queue[0];
+		memmove(queue, queue + 1, (queued - 1) * sizeof(queue[0]));
+		queued--;
+		q.m.entries = q.entries;
+		q.m.data = q.data;
+		el_raft_step(node(q.m.to), &q.m, now);
+		drain(q.m.to);
+	}
+}
+
+static void tick_all(uint64_t ms)
+{
+	for (uint64_t t = 0; t < ms; t++) {
+		now++;
+		for (el_id_t id = 1; id <= N; id++) {
+			if (el_raft_deadline(node(id)) <= now) {
+				el_raft_tick(node(id), now);
+				drain(id);
+			}
+		}
+		deliver_all();
+	}
+}
+
+static void setup(uint32_t voters, bool prevote)
+{
+	memset(nodes, 0, sizeof(nodes));
+	memset(cut, 0, sizeof(cut));
+	memset(applied_count, 0, sizeof(applied_count));
+	queued = 0;
+	now = 1000;
+	struct el_conf conf = { .n = (uint8_t)voters };
+	for (uint32_t i = 0; i < voters; i++) {
+		conf.m[i].id = i + 1;
+		conf.m[i].role = EL_MEMBER_VOTER;
+	}
+	for (el_id_t id = 1; id <= N; id++) {
+		struct el_raft_config cfg = { id, ELECTION_MS, HEARTBEAT_MS, prevote, true };
+		el_raft_init(node(id), &cfg, 42 + id);
+		if (id <= voters)
+			el_raft_bootstrap(node(id), &conf);
+		el_raft_start(node(id), now);
+		drain(id);
+	}
+}
+
+static el_id_t leader_id(void)
+{
+	el_id_t found = 0;
+	for (el_id_t id = 1; id <= N; id++)
+		if (el_raft_state(node(id)) == EL_LEADER && (found == 0 || node(id)->term > node(found)->term))
+			found = id;
+	return found;
+}
+
+static void isolate(el_id_t id, bool on)
+{
+	for (el_id_t j = 1; j <= N; j++)
+		cut[id][j] = cut[j][id] = on;
+}
+
+static int propose_str(el_id_t id, const char *s, uint64_t *index)
+{
+	return el_raft_propose(node(id), (const uint8_t *)s, (uint16_t)strlen(s), now, index, NULL);
+}
+
+/* ---- Tests -------------------------------------------------------------- */
+
+static void test_init_rejects_bad_config(void)
+{
+	struct el_raft_config bad_id = { 0, 100, 10, true, true };
+	struct el_raft_config bad_hb = { 1, 100, 100, true, true };
+	EL_CHECK_EQ(el_raft_init(node(1), &bad_id, 1), EL_EINVAL);
+	EL_CHECK_EQ(el_raft_init(node(1), &bad_hb, 1), EL_EINVAL);
+}
+
+static void test_single_node_elects_itself_and_commits(void)
+{
+	setup(1, true);
+	EL_CHECK_EQ(el_raft_deadline(node(1)) >= now + ELECTION_MS, 1);
+	tick_all(2 * ELECTION_MS);
+	EL_CHECK_EQ(leader_id(), 1);
+	uint64_t index;
+	EL_CHECK_EQ(propose_str(1, "hello", &index), 0);
+	drain(1);
+	EL_CHECK_EQ(el_raft_commit(node(1)), index);
+	EL_CHECK_EQ(el_raft_applied(node(1)), index);
+	EL_CHECK(memcmp(el_raft_entry(node(1), index)->data, "hello", 5) == 0);
+}
+
+static void test_three_nodes_elect_one_leader_and_replicate(void)
+{
+	setup(3, true);
+	tick_all(3 * ELECTION_MS);
+	el_id_t l = leader_id();
+	EL_CHECK(l != 0);
+	uint32_t leaders = 0;
+	for (el_id_t id = 1; id <= N; id++)
+		leaders += el_raft_state(node(id)) == EL_LEADER;
+	EL_CHECK_EQ(leaders, 1);
+	uint64_t index;
+	EL_CHECK_EQ(propose_str(l, "x", &index), 0);
+	drain(l);
+	deliver_all();
+	tick_all(HEARTBEAT_MS * 2);
+	for (el_id_t id = 1; id <= N; id++) {
+		EL_CHECK_EQ(el_raft_commit(node(id)), index);
+		EL_CHECK_EQ(el_raft_applied(node(id)), index);
+	}
+	/* followers refuse proposals and name the leader */
+	el_id_t f = l == 1 ? 2 : 1;
+	EL_CHECK_EQ(propose_str(f, "y", NULL), EL_ENOTLEADER);
+	EL_CHECK_EQ(el_raft_leader(node(f)), l);
+}
+
+static void test_prevote_keeps_partitioned_node_term(void)
+{
+	setup(3, true);
+	tick_all(3 * ELECTION_MS);
+	el_id_t l = leader_id();
+	el_id_t f = l == 3 ? 2 : 3;
+	uint64_t term = node(f)->term;
+	isolate(f, true);
+	tick_all(10 * ELECTION_MS);
+	EL_CHECK_EQ(node(f)->term, term); /* pre-votes failed: no term inflation */
+	EL_CHECK(node(f)->stats.elections > 0);
+	isolate(f, false);
+	tick_all(3 * ELECTION_MS);
+	EL_CHECK_EQ(leader_id(), l); /* the returning node did not disrupt the leader */
+	EL_CHECK_EQ(node(l)->term, term);
+}
+
+static void test_without_prevote_partitioned_node_inflates_term(void)
+{
+	setup(3, false);
+	tick_all(3 * ELECTION_MS);
+	el_id_t l = leader_id();
+	el_id_t f = l == 3 ? 2 : 3;
+	uint64_t term = node(f)->term;
+	isolate(f, true);
+	tick_all(10 * ELECTION_MS);
+	EL_CHECK(node(f)->term > term); /* the behaviour PreVote prevents */
+}
+
+static void test_check_quorum_steps_down_isolated_leader(void)
+{
+	setup(3, true);
+	tick_all(3 * ELECTION_MS);
+	el_id_t l = leader_id();
+	isolate(l, true);
+	tick_all(3 * ELECTION_MS);
+	EL_CHECK(el_raft_state(node(l)) != EL_LEADER);
+	EL_CHECK(node(l)->stats.stepdowns_quorum > 0);
+	el_id_t other = leader_id();
+	EL_CHECK(other != 0 && other != l);
+}
+
+static void test_leader_steps_down_on_higher_term(void)
+{
+	setup(3, true);
+	tick_all(3 * ELECTION_MS);
+	el_id_t l = leader_id();
+	el_id_t f = l == 1 ? 2 : 1;
+	struct el_msg m = { .type = EL_MSG_APPEND_RESP, .from = f, .to = l, .term = node(l)->term + 5 };
+	m.index = 0;
+	EL_CHECK_EQ(el_raft_step(node(l), &m, now), 0);
+	EL_CHECK_EQ(el_raft_state(node(l)), EL_FOLLOWER);
+	EL_CHECK_EQ(node(l)->term, m.term);
+}
+
+static void test_stale_term_append_is_refused(void)
+{
+	setup(3, true);
+	tick_all(3 * ELECTION_MS);
+	el_id_t l = leader_id();
+	el_id_t f = l == 1 ? 2 : 1;
+	struct el_raft *r = node(f);
+	uint64_t old_term = r->term;
+	/* f learns of a newer term ... */
+	struct el_msg hb = { .type = EL_MSG_HEARTBEAT, .from = l, .to = f, .term = old_term + 1 };
+	EL_CHECK_EQ(el_raft_step(r, &hb, now), 0);
+	drain(f);
+	queued = 0;
+	/* ... then an append of the old term arrives late: nothing changes. */
+	uint64_t last = r->last_index;
+	static struct el_entry e;
+	e.term = old_term;
+	e.index = last + 1;
+	struct el_msg m = { .type = EL_MSG_APPEND, .from = l, .to = f, .term = old_term };
+	m.index = last;
+	m.log_term = el_raft_term_at(r, last);
+	m.n_entries = 1;
+	m.entries = &e;
+	EL_CHECK_EQ(el_raft_step(r, &m, now), 0);
+	EL_CHECK_EQ(r->last_index, last);
+	EL_CHECK_EQ(r->term, old_term + 1);
+	/* and the stale leader is told the newer term */
+	struct el_ready rd;
+	el_raft_ready(r, &rd);
+	EL_CHECK(rd.n_msgs == 1 && rd.msgs[0].type == EL_MSG_APPEND_RESP && rd.msgs[0].term == old_term + 1);
+	el_raft_advance(r, &rd, now);
+}
+
+static void test_follower_truncates_conflicting_suffix(void)
+{
+	setup(3, true);
+	tick_all(3 * ELECTION_MS);
+	el_id_t l = leader_id();
+	/* The old leader, cut off, appends entries nobody else sees. */
+	isolate(l, true);
+	EL_CHECK_EQ(propose_str(l, "lost1", NULL), 0);
+	EL_CHECK_EQ(propose_str(l, "lost2", NULL), 0);
+	drain(l);
+	uint64_t stale_last = node(l)->last_index;
+	tick_all(4 * ELECTION_MS);
+	el_id_t l2 = leader_id();
+	EL_CHECK(l2 != 0 && l2 != l);
+	uint64_t index;
+	EL_CHECK_EQ(propose_str(l2, "kept", &index), 0);
+	drain(l2);
+	deliver_all();
+	isolate(l, false);
+	tick_all(4 * ELECTION_MS);
+	EL_CHECK(el_raft_commit(node(l)) >= index);
+	const struct el_entry *e = el_raft_entry(node(l), index);
+	EL_CHECK(e != NULL && e->len == 4 && memcmp(e->data, "kept", 4) == 0);
+	EL_CHECK(stale_last >= index - 1);
+}
+
+static void test_previous_term_entry_not_committed_by_counting(void)
+{
+	setup(3, true);
+	tick_all(3 * ELECTION_MS);
+	el_id_t l = leader_id();
+	el_id_t f = l == 1 ? 2 : 1;
+	/* The leader, cut off, appends an entry a follower will not ack yet. */
+	isolate(l, true);
+	uint64_t index;
+	EL_CHECK_EQ(propose_str(l, "old", &index), 0);
+	drain(l);
+	struct el_raft *r = node(l);
+	uint64_t commit = el_raft_commit(r);
+	/* Raft paper figure 8: the same node leads again in a later term
+	 * before its own new entry exists; a quorum acks the old entry. */
+	r->term++;
+	r->vote = l;
+	struct el_msg ack = { .type = EL_MSG_APPEND_RESP, .from = f, .to = l, .term = r->term };
+	ack.index = index;
+	EL_CHECK_EQ(el_raft_step(r, &ack, now), 0);
+	EL_CHECK_EQ(el_raft_commit(r), commit); /* counted a quorum, still not committed */
+}
+
+static void test_malformed_messages_are_refused_without_change(void)
+{
+	setup(3, true);
+	tick_all(3 * ELECTION_MS);
+	el_id_t l = leader_id();
+	el_id_t f = l == 1 ? 2 : 1;
+	struct el_raft *r = node(f);
+	uint64_t term = r->term, last = r->last_index;
+	static struct el_entry e[2];
+	struct el_msg m = { .type = EL_MSG_APPEND, .from = l, .to = f, .term = term };
+	m.index = last;
+	m.log_term = el_raft_term_at(r, last);
+	m.n_entries = 2;
+	m.entries = e;
+	e[0].index = last + 1;
+	e[0].term = term;
+	e[1].index = last + 3; /* not consecutive */
+	e[1].term = term;
+	EL_CHECK_EQ(el_raft_step(r, &m, now), EL_EDECODE);
+	e[1].index = last + 2;
+	e[1].len = EL_ENTRY_DATA_MAX + 1; /* too long */
+	EL_CHECK_EQ(el_raft_step(r, &m, now), EL_EDECODE);
+	m.n_entries = EL_MSG_ENTRIES_MAX + 1;
+	EL_CHECK_EQ(el_raft_step(r, &m, now), EL_EDECODE);
+	struct el_msg bad = { .type = 99, .from = l, .to = f, .term = term };
+	EL_CHECK_EQ(el_raft_step(r, &bad, now), EL_EDECODE);
+	struct el_msg wrong_to = { .type = EL_MSG_HEARTBEAT, .from = l, .to = 7, .term = term };
+	EL_CHECK_EQ(el_raft_step(r, &wrong_to, now), EL_EINVAL);
+	struct el_msg snap = { .type = EL_MSG_SNAPSHOT, .from = l, .to = f, .term = term };
+	snap.index = 100;
+	snap.log_term = term;
+	snap.total = EL_SNAPSHOT_MAX + 1;
+	EL_CHECK_EQ(el_raft_step(r, &snap, now), EL_EDECODE);
+	EL_CHECK_EQ(r->term, term);
+	EL_CHECK_EQ(r->last_index, last);
+	EL_CHECK(r->stats.msgs_rejected >= 6);
+}
+
+static int write_state(void *ctx, uint8_t *buf, uint32_t cap)
+{
+	uint32_t len = *(uint32_t *)ctx;
+	if (len > cap)
+		return EL_EFULL;
+	for (uint32_t i = 0; i < len; i++)
+		buf[i] = (uint8_t)(i * 7 + 3);
+	return (int)len;
+}
+
+static void test_lagging_follower_gets_chunked_snapshot(void)
+{
+	setup(3, true);
+	tick_all(3 * ELECTION_MS);
+	el_id_t l = leader_id();
+	el_id_t f = l == 3 ? 2 : 3;
+	isolate(f, true);
+	for (int i = 0; i < 10; i++) {
+		EL_CHECK_EQ(propose_str(l, "entry", NULL), 0);
+		drain(l);
+		deliver_all();
+	}
+	tick_all(HEARTBEAT_MS);
+	uint32_t len = 3 * EL_SNAPSHOT_CHUNK + 5; /* several chunks */
+	if (len > EL_SNAPSHOT_MAX)
+		len = EL_SNAPSHOT_MAX;
+	uint64_t at = el_raft_applied(node(l));
+	EL_CHECK_EQ(el_raft_compact(node(l), at, write_state, &len), 0);
+	drain(l);
+	EL_CHECK_EQ(el_raft_snapshot(node(l))->index, at);
+	EL_CHECK(el_raft_entry(node(l), at) == NULL); /* compacted */
+	isolate(f, false);
+	tick_all(4 * ELECTION_MS);
+	EL_CHECK_EQ(el_raft_snapshot(node(f))->index, at);
+	EL_CHECK_EQ(el_raft_snapshot(node(f))->len, len);
+	EL_CHECK(memcmp(el_raft_snapshot_data(node(f)), el_raft_snapshot_data(node(l)), len) == 0);
+	EL_CHECK(el_raft_commit(node(f)) >= at);
+	EL_CHECK_EQ(el_raft_compact(node(l), el_raft_applied(node(l)) + 1, write_state, &len), EL_EINVAL);
+}
+
+static void test_add_voter_joins_as_learner_then_promoted(void)
+{
+	setup(2, true); /* nodes 1,2 voters; node 3 starts empty */
+	tick_all(3 * ELECTION_MS);
+	el_id_t l = leader_id();
+	EL_CHECK(l != 0);
+	uint64_t index;
+	EL_CHECK_EQ(el_raft_propose_conf(node(l), EL_CONF_ADD_VOTER, 3, now, &index), 0);
+	EL_CHECK_EQ(el_conf_find(el_raft_conf(node(l)), 3)->role, EL_MEMBER_CATCHING_UP);
+	EL_CHECK_EQ(el_raft_propose_conf(node(l), EL_CONF_REMOVE, 2, now, NULL), EL_EBUSY);
+	drain(l);
+	tick_all(4 * HEARTBEAT_MS);
+	EL_CHECK_EQ(el_conf_find(el_raft_conf(node(l)), 3)->role, EL_MEMBER_VOTER);
+	EL_CHECK_EQ(el_conf_find(el_raft_conf(node(3)), 3)->role, EL_MEMBER_VOTER);
+	EL_CHECK_EQ(el_raft_commit(node(3)), el_raft_commit(node(l)));
+}
+
+static void test_removed_leader_steps_down(void)
+{
+	setup(3, true);
+	tick_all(3 * ELECTION_MS);
+	el_id_t l = leader_id();
+	EL_CHECK_EQ(el_raft_propose_conf(node(l), EL_CONF_REMOVE, l, now, NULL), 0);
+	drain(l);
+	tick_all(2 * HEARTBEAT_MS);
+	EL_CHECK(el_raft_state(node(l)) != EL_LEADER);
+	EL_CHECK(el_conf_find(el_raft_conf(node(l)), l) == NULL);
+	tick_all(4 * ELECTION_MS);
+	el_id_t l2 = leader_id();
+	EL_CHECK(l2 != 0 && l2 != l);
+	EL_CHECK_EQ(el_raft_deadline(node(l)), UINT64_MAX); /* it never campaigns again */
+}
+
+static void test_leadership_transfer(void)
+{
+	setup(3, true);
+	tick_all(3 * ELECTION_MS);
+	el_id_t l = leader_id();
+	el_id_t target = l == 3 ? 1 : 3;
+	EL_CHECK_EQ(el_raft_transfer(node(l), l, now), EL_EINVAL);
+	EL_CHECK_EQ(el_raft_transfer(node(l), target, now), 0);
+	EL_CHECK_EQ(propose_str(l, "during", NULL), EL_EBUSY);
+	drain(l);
+	deliver_all();
+	tick_all(HEARTBEAT_MS);
+	EL_CHECK_EQ(leader_id(), target);
+	EL_CHECK_EQ(el_raft_state(node(l)), EL_FOLLOWER);
+}
+
+static void test_read_index_confirms_after_heartbeat_round(void)
+{
+	setup(3, true);
+	tick_all(3 * ELECTION_MS);
+	el_id_t l = leader_id();
+	el_id_t f = l == 1 ? 2 : 1;
+	EL_CHECK_EQ(el_raft_read_index(node(f), 1, now), EL_ENOTLEADER);
+	EL_CHECK_EQ(el_raft_read_index(node(l), 77, now), 0);
+	struct el_ready rd;
+	el_raft_ready(node(l), &rd);
+	EL_CHECK_EQ(rd.n_reads, 0); /* not before a quorum answered */
+	for (uint32_t i = 0; i < rd.n_msgs; i++)
+		enqueue(&rd.msgs[i]);
+	el_raft_advance(node(l), &rd, now);
+	/* deliver heartbeats and their responses, but watch the ready batches */
+	bool seen = false;
+	for (int i = 0; i < 50 && queued > 0 && !seen; i++) {
+		struct qmsg q = queue[0];
+		memmove(queue, queue + 1, (queued - 1) * sizeof(queue[0]));
+		queued--;
+		q.m.entries = q.entries;
+		q.m.data = q.data;
+		el_raft_step(node(q.m.to), &q.m, now);
+		if (q.m.to == l && el_raft_has_ready(node(l))) {
+			el_raft_ready(node(l), &rd);
+			for (uint32_t k = 0; k < rd.n_reads; k++)
+				if (rd.reads[k].ctx == 77 && rd.reads[k].index == el_raft_commit(node(l)))
+					seen = true;
+			for (uint32_t k = 0; k < rd.n_msgs; k++)
+				enqueue(&rd.msgs[k]);
+			el_raft_advance(node(l), &rd, now);
+		} else {
+			drain(q.m.to);
+		}
+	}
+	EL_CHECK(seen);
+}
+
+static void test_window_full_backpressure(void)
+{
+	setup(3, true);
+	tick_all(3 * ELECTION_MS);
+	el_id_t l = leader_id();
+	isolate(l, true); /* nothing commits */
+	int err = 0;
+	uint32_t accepted = 0;
+	for (uint32_t i = 0; i < EL_LOG_WINDOW + 4 && err == 0; i++) {
+		err = propose_str(l, "p", NULL);
+		accepted += err == 0;
+		drain(l);
+	}
+	EL_CHECK_EQ(err, EL_EFULL);
+	EL_CHECK(accepted <= EL_LOG_WINDOW / 2);
+	EL_CHECK(node(l)->last_index - node(l)->snap.index <= EL_LOG_WINDOW);
+}
+
+static void test_conf_encoding_round_trip_and_rejects(void)
+{
+	struct el_conf c = { .n = 2 }, d;
+	c.m[0].id = 7;
+	c.m[0].role = EL_MEMBER_VOTER;
+	c.m[1].id = 0x01020304;
+	c.m[1].role = EL_MEMBER_LEARNER;
+	uint8_t buf[EL_CONF_ENCODED_MAX];
+	int len = el_conf_encode(&c, buf, sizeof(buf));
+	EL_CHECK_EQ(len, 11);
+	EL_CHECK_EQ(el_conf_decode(&d, buf, (uint32_t)len), 0);
+	EL_CHECK(d.n == 2 && d.m[1].id == 0x01020304 && d.m[1].role == EL_MEMBER_LEARNER);
+	EL_CHECK_EQ(el_conf_decode(&d, buf, (uint32_t)len - 1), EL_EDECODE);
+	buf[5] = 9; /* unknown role */
+	EL_CHECK_EQ(el_conf_decode(&d, buf, (uint32_t)len), EL_EDECODE);
+	c.m[1].id = 7; /* duplicate */
+	EL_CHECK_EQ(el_conf_encode(&c, buf, sizeof(buf)), EL_EINVAL);
+}
+
+static void test_restart_loads_state_and_rejects_corruption(void)
+{
+	static struct el_raft r;
+	struct el_raft_config cfg = { 1, ELECTION_MS, HEARTBEAT_MS, true, true };
+	struct el_snapshot_meta meta = { .index = 5, .term = 2, .len = 3 };
+	meta.conf.n = 1;
+	meta.conf.m[0].id = 1;
+	meta.conf.m[0].role = EL_MEMBER_VOTER;
+	const uint8_t data[3] = { 1, 2, 3 };
+	static struct el_entry e;
+	EL_CHECK_EQ(el_raft_init(&r, &cfg, 1), 0);
+	EL_CHECK_EQ(el_raft_load_snapshot(&r, &meta, data), 0);
+	e.index = 7; /* gap */
+	e.term = 2;
+	EL_CHECK_EQ(el_raft_load_entry(&r, &e), EL_ECORRUPT);
+	e.index = 6;
+	e.term = 1; /* older than the snapshot's term */
+	EL_CHECK_EQ(el_raft_load_entry(&r, &e), EL_ECORRUPT);
+	e.term = 3;
+	EL_CHECK_EQ(el_raft_load_entry(&r, &e), 0);
+	struct el_hard_state hs = { .term = 2, .vote = 1, .commit = 6 };
+	EL_CHECK_EQ(el_raft_load_hard_state(&r, &hs), EL_ECORRUPT); /* term < last entry's */
+	hs.term = 3;
+	hs.commit = 9; /* beyond the log: a torn batch, clamped */
+	EL_CHECK_EQ(el_raft_load_hard_state(&r, &hs), 0);
+	EL_CHECK_EQ(el_raft_commit(&r), 6);
+	el_raft_start(&r, 0);
+	struct el_ready rd;
+	el_raft_ready(&r, &rd);
+	EL_CHECK(rd.restore && rd.snapshot->index == 5);
+	EL_CHECK_EQ(rd.apply_first, 6);
+	EL_CHECK_EQ(rd.apply_last, 6);
+	el_raft_advance(&r, &rd, 0);
+	EL_CHECK_EQ(el_raft_applied(&r), 6);
+}
+
+void el_suite_raft(void)
+{
+	EL_RUN(test_init_rejects_bad_config);
+	EL_RUN(test_single_node_elects_itself_and_commits);
+	EL_RUN(test_three_nodes_elect_one_leader_and_replicate);
+	EL_RUN(test_prevote_keeps_partitioned_node_term);
+	EL_RUN(test_without_prevote_partitioned_node_inflates_term);
+	EL_RUN(test_check_quorum_steps_down_isolated_leader);
+	EL_RUN(test_leader_steps_down_on_higher_term);
+	EL_RUN(test_stale_term_append_is_refused);
+	EL_RUN(test_follower_truncates_conflicting_suffix);
+	EL_RUN(test_previous_term_entry_not_committed_by_counting);
+	EL_RUN(test_malformed_messages_are_refused_without_change);
+	EL_RUN(test_lagging_follower_gets_chunked_snapshot);
+	EL_RUN(test_add_voter_joins_as_learner_then_promoted);
+	EL_RUN(test_removed_leader_steps_down);
+	EL_RUN(test_leadership_transfer);
+	EL_RUN(test_read_index_confirms_after_heartbeat_round);
+	EL_RUN(test_window_full_backpressure);
+	EL_RUN(test_conf_encoding_round_trip_and_rejects);
+	EL_RUN(test_restart_loads_state_and_rejects_corruption);
+}
