@@ -1,0 +1,33 @@
+/*
+ * el_platform.h - the Linux platform services the daemon hands to the core:
+ * a monotonic clock, a random seed, leveled logging to stderr, and the
+ * el_panic() hook of el_assert.h (log, then abort).
+ */
+#ifndef EL_PLATFORM_H
+#define EL_PLATFORM_H
+
+#include <stdint.h>
+
+/* Milliseconds of CLOCK_MONOTONIC: never jumps with wall-clock changes. */
+uint64_t el_now_ms(void);
+
+/* 64 random bits from getrandom(); *seed is set and 0 returned, or EL_EIO. */
+int el_random_seed(uint64_t *seed);
+
+enum el_log_level {
+	EL_LOG_DEBUG = 0,
+	EL_LOG_INFO = 1,
+	EL_LOG_WARN = 2,
+	EL_LOG_ERROR = 3,
+	EL_LOG_OFF = 4,
+};
+
+/* One line to stderr: "edgelock: LEVEL: message". Lines below the current
+ * level (default INFO) are dropped. */
+void el_log(enum el_log_level level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void el_log_set_level(enum el_log_level level);
+/* Lines logged so far at each level, dropped or not (tests read this). */
+unsigned long el_log_count(enum el_log_level level);
+
+#endif /* EL_PLATFORM_H */

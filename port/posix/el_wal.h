@@ -1,0 +1,61 @@
+/*
+ * el_wal.h - the write-ahead log's segment files: DIR/wal-<seq, 16 hex>.log,
+ * appended to in whole batches, one fdatasync per batch (group commit).
+ * A new segment is started at a batch boundary once the current one has
+ * reached segment_bytes, so a batch never spans two files and every sealed
+ * segment was fully synced before its successor existed. Segments whose
+ * entries are all covered by a snapshot are deleted, oldest first.
+ */
+#ifndef EL_WAL_H
+#define EL_WAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "el_wal_record.h"
+
+struct el_wal_segment {
+	uint64_t seq;
+	uint64_t max_index; /* highest entry index written to it (0: none) */
+	uint64_t size;      /* bytes of whole batches */
+};
+
+struct el_wal {
+	const char *dir;
+	int dir_fd;
+	int fd;               /* the last segment, open for appending; -1: none */
+	uint64_t segment_bytes;
+	bool dir_dirty;       /* a segment was created: fsync the directory */
+	struct el_wal_segment *segs; /* on disk, oldest first; the last is fd's */
+	size_t n_segs, cap_segs;
+	uint8_t *buf;         /* the batch being built */
+	size_t len, cap;
+	uint64_t batch_max_index;
+};
+
+/* Path of segment seq in out; EL_EINVAL when it does not fit. */
+int el_wal_segment_path(const char *dir, uint64_t seq, char *out, size_t cap);
+/* Parse a directory entry name; true and *seq for a segment name. */
+bool el_wal_segment_name(const char *name, uint64_t *seq);
+
+void el_wal_init(struct el_wal *w, const char *dir, int dir_fd, uint64_t segment_bytes);
+/* Remember a segment found on disk (recovery, oldest first). */
+int el_wal_add_segment(struct el_wal *w, uint64_t seq, uint64_t max_index, uint64_t size);
+/* Open the last known segment for appending after its size bytes. */
+int el_wal_open_last(struct el_wal *w);
+/* True when the next batch must go to a new segment (none yet, or full). */
+bool el_wal_wants_segment(const struct el_wal *w);
+/* Seal the current segment and create the next one (empty). */
+int el_wal_new_segment(struct el_wal *w);
+/* Append one record to the batch in memory. */
+int el_wal_add(struct el_wal *w, const struct el_rec *rec);
+/* Write the batch and fdatasync it (and the directory after a new segment).
+ * Returns 0, EL_ENOSPC or EL_EIO; on error the batch is not acknowledged. */
+int el_wal_commit(struct el_wal *w);
+/* Delete sealed segments, oldest first, whose entries are all <= index
+ * (a failure is logged and harmless: recovery ignores covered entries). */
+void el_wal_drop_covered(struct el_wal *w, uint64_t index);
+void el_wal_close(struct el_wal *w);
+
+#endif /* EL_WAL_H */

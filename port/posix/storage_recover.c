@@ -1,0 +1,251 @@
+/*
+ * storage_recover.c - opening a data directory: read the snapshot, read every
+ * WAL segment, keep the log up to the last whole batch, cut a torn or corrupt
+ * tail off the newest segment (one log line), and replay the records into the
+ * final log: entries at or below the snapshot are ignored, TRUNCATE drops a
+ * suffix, the last HARD_STATE wins.
+ *
+ * A damaged sealed segment (any but the newest) is not a torn write: it was
+ * fully synced before its successor was created. Cutting there would silently
+ * drop acknowledged entries and votes, so the node refuses to start instead.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "el_error.h"
+#include "el_io.h"
+#include "el_platform.h"
+#include "el_snapshot_file.h"
+#include "el_storage_impl.h"
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Sequence numbers of the segments in dir, sorted. */
+static int list_segments(const char *dir, uint64_t **out, size_t *n_out)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	uint64_t *seqs = NULL, seq;
+	size_t n = 0, cap = 0;
+
+	if (!d)
+		return EL_EIO;
+	while ((de = readdir(d)) != NULL) {
+		if (!el_wal_segment_name(de->d_name, &seq))
+			continue;
+		if (n == cap) {
+			uint64_t *s = realloc(seqs, (cap = cap ? 2 * cap : 16) * sizeof *s);
+			if (!s) {
+				free(seqs);
+				closedir(d);
+				return EL_EIO;
+			}
+			seqs = s;
+		}
+		seqs[n++] = seq;
+	}
+	closedir(d);
+	if (n > 0)
+		qsort(seqs, n, sizeof *seqs, cmp_u64);
+	*out = seqs;
+	*n_out = n;
+	return EL_OK;
+}
+
+static int read_whole(const char *path, uint8_t **buf_out, size_t *len_out)
+{
+	struct stat sb;
+	uint8_t *buf;
+	size_t n = 0;
+	int fd = el_io.open(path, O_RDONLY, 0);
+
+	if (fd < 0 || fstat(fd, &sb) != 0) {
+		el_log(EL_LOG_ERROR, "wal: cannot read %s: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return EL_EIO;
+	}
+	buf = malloc((size_t)sb.st_size + 1);
+	while (buf && n < (size_t)sb.st_size) {
+		ssize_t got = read(fd, buf + n, (size_t)sb.st_size - n);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			break;
+		n += (size_t)got;
+	}
+	close(fd);
+	if (!buf || n != (size_t)sb.st_size) {
+		el_log(EL_LOG_ERROR, "wal: cannot read %s", path);
+		free(buf);
+		return EL_EIO;
+	}
+	*buf_out = buf;
+	*len_out = n;
+	return EL_OK;
+}
+
+static int replay_entry(struct el_storage *st, const struct el_entry *e, const uint8_t *rec)
+{
+	uint64_t base = el_storage__base(st);
+	if (e->index <= base)
+		return EL_OK; /* covered by the snapshot */
+	if (e->index != st->last + 1)
+		return EL_ECORRUPT;
+	if (el_storage__reserve(st, e->index, true) != EL_OK)
+		return EL_EIO;
+	st->terms[e->index - base - 1] = e->term;
+	st->locs[e->index - base - 1] = rec;
+	st->last = e->index;
+	return EL_OK;
+}
+
+/* Apply the records of buf[0, len) (whole batches) to the recovered state. */
+static int replay(struct el_storage *st, const char *path, const uint8_t *buf, size_t len,
+		  uint64_t *max_index)
+{
+	struct el_rec rec;
+	struct el_entry e;
+	size_t off = 0, used;
+
+	while (off < len) {
+		int rc = el_rec_decode(buf + off, len - off, &rec, &e, &used);
+		if (rc == EL_OK && rec.type == EL_REC_ENTRY) {
+			rc = replay_entry(st, &e, buf + off);
+			if (e.index > *max_index)
+				*max_index = e.index;
+		} else if (rc == EL_OK && rec.type == EL_REC_TRUNCATE) {
+			uint64_t base = el_storage__base(st);
+			if (rec.value <= st->last)
+				st->last = rec.value > base ? rec.value - 1 : base;
+		} else if (rc == EL_OK && rec.type == EL_REC_HARD_STATE) {
+			st->hs = rec.hs;
+		} else if (rc == EL_OK && rec.type == EL_REC_BATCH_END) {
+			st->batch_seq = rec.value;
+		}
+		if (rc == EL_EIO)
+			return rc; /* out of memory */
+		if (rc != EL_OK) {
+			el_log(EL_LOG_ERROR, "wal: %s: entry at offset %zu does not continue the log; "
+			       "refusing to start", path, off);
+			return EL_ECORRUPT;
+		}
+		off += used;
+	}
+	return EL_OK;
+}
+
+/* Cut the newest segment back to its last whole batch, durably. */
+static int cut_tail(const char *path, size_t valid, size_t len)
+{
+	int fd, rc = EL_OK;
+	el_log(EL_LOG_WARN, "wal: %s: torn or corrupt record at the tail; truncating %zu bytes "
+	       "at offset %zu (never acknowledged)", path, len - valid, valid);
+	fd = el_io.open(path, O_WRONLY, 0);
+	if (fd < 0)
+		return el_io_error(errno);
+	if (el_io.ftruncate(fd, (off_t)valid) != 0 || el_io.fsync(fd) != 0) {
+		rc = el_io_error(errno);
+		el_log(EL_LOG_ERROR, "wal: cannot truncate %s: %s", path, strerror(errno));
+	}
+	close(fd);
+	return rc;
+}
+
+static int keep_buffer(struct el_storage *st, uint8_t *buf)
+{
+	uint8_t **b = realloc(st->seg_bufs, (st->n_seg_bufs + 1) * sizeof *b);
+	if (!b) {
+		free(buf);
+		return EL_EIO;
+	}
+	st->seg_bufs = b;
+	st->seg_bufs[st->n_seg_bufs++] = buf;
+	return EL_OK;
+}
+
+static int recover_segment(struct el_storage *st, uint64_t seq, bool newest)
+{
+	char path[PATH_MAX];
+	uint8_t *buf;
+	size_t len, stop, valid;
+	uint64_t max_index = 0;
+	int rc;
+
+	if (el_wal_segment_path(st->dir, seq, path, sizeof path) != EL_OK)
+		return EL_EINVAL;
+	rc = read_whole(path, &buf, &len);
+	if (rc == EL_OK)
+		rc = keep_buffer(st, buf);
+	if (rc != EL_OK)
+		return rc;
+	valid = el_wal_valid_end(buf, len, &stop);
+	if (valid < len && !newest) {
+		el_log(EL_LOG_ERROR, "wal: sealed segment %s is corrupt at offset %zu; "
+		       "refusing to start", path, stop < len ? stop : valid);
+		return EL_ECORRUPT;
+	}
+	rc = replay(st, path, buf, valid, &max_index);
+	if (rc == EL_OK && valid < len)
+		rc = cut_tail(path, valid, len);
+	if (rc == EL_OK)
+		rc = el_wal_add_segment(&st->wal, seq, max_index, valid);
+	return rc;
+}
+
+/* A newer snapshot than the log's last batch (a crash between the snapshot
+ * rename and the WAL batch) still rules: it is committed state. */
+static void reconcile_hard_state(struct el_storage *st)
+{
+	if (!st->have_snap)
+		return;
+	if (st->hs.term < st->snap.term) {
+		st->hs.term = st->snap.term; /* never voted in a term we never saw */
+		st->hs.vote = 0;
+	}
+	if (st->hs.commit < st->snap.index)
+		st->hs.commit = st->snap.index;
+}
+
+int el_storage__recover(struct el_storage *st)
+{
+	char tmp[PATH_MAX];
+	uint64_t *seqs = NULL;
+	size_t n = 0;
+	int rc;
+
+	st->snap_data = malloc(EL_SNAPSHOT_MAX);
+	if (!st->snap_data)
+		return EL_EIO;
+	if (snprintf(tmp, sizeof tmp, "%s/" EL_SNAPSHOT_TMP, st->dir) >= (int)sizeof tmp)
+		return EL_EINVAL;
+	if (unlink(tmp) == 0)
+		el_log(EL_LOG_INFO, "removed %s left by an interrupted snapshot", tmp);
+	rc = el_snapshot_file_read(st->dir, &st->snap, st->snap_data, &st->have_snap);
+	if (rc != EL_OK)
+		return rc;
+	st->last = el_storage__base(st);
+	rc = list_segments(st->dir, &seqs, &n);
+	for (size_t i = 0; rc == EL_OK && i < n; i++)
+		rc = recover_segment(st, seqs[i], i + 1 == n);
+	free(seqs);
+	if (rc != EL_OK)
+		return rc;
+	reconcile_hard_state(st);
+	st->recovered = true;
+	el_log(EL_LOG_INFO, "storage %s: snapshot at %llu, log to %llu, term %llu, %zu segment(s)",
+	       st->dir, (unsigned long long)el_storage__base(st), (unsigned long long)st->last,
+	       (unsigned long long)st->hs.term, n);
+	return el_wal_open_last(&st->wal);
+}

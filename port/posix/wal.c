@@ -1,0 +1,186 @@
+/*
+ * wal.c - appending batches to WAL segments, rotating and deleting them.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "el_error.h"
+#include "el_io.h"
+#include "el_platform.h"
+#include "el_wal.h"
+
+#define SEG_PREFIX "wal-"
+#define SEG_SUFFIX ".log"
+#define SEG_NAME_LEN (4 + 16 + 4)
+
+int el_wal_segment_path(const char *dir, uint64_t seq, char *out, size_t cap)
+{
+	int n = snprintf(out, cap, "%s/" SEG_PREFIX "%016" PRIx64 SEG_SUFFIX, dir, seq);
+	return (n < 0 || (size_t)n >= cap) ? EL_EINVAL : EL_OK;
+}
+
+bool el_wal_segment_name(const char *name, uint64_t *seq)
+{
+	uint64_t v = 0;
+	if (strlen(name) != SEG_NAME_LEN || strncmp(name, SEG_PREFIX, 4) != 0 ||
+	    strcmp(name + 20, SEG_SUFFIX) != 0)
+		return false;
+	for (int i = 4; i < 20; i++) {
+		char c = name[i];
+		int d = (c >= '0' && c <= '9') ? c - '0' : (c >= 'a' && c <= 'f') ? c - 'a' + 10 : -1;
+		if (d < 0)
+			return false;
+		v = (v << 4) | (uint64_t)d;
+	}
+	*seq = v;
+	return true;
+}
+
+void el_wal_init(struct el_wal *w, const char *dir, int dir_fd, uint64_t segment_bytes)
+{
+	memset(w, 0, sizeof *w);
+	w->dir = dir;
+	w->dir_fd = dir_fd;
+	w->fd = -1;
+	w->segment_bytes = segment_bytes;
+}
+
+int el_wal_add_segment(struct el_wal *w, uint64_t seq, uint64_t max_index, uint64_t size)
+{
+	if (w->n_segs == w->cap_segs) {
+		size_t cap = w->cap_segs ? 2 * w->cap_segs : 16;
+		struct el_wal_segment *s = realloc(w->segs, cap * sizeof *s);
+		if (!s)
+			return el_io_failure("allocation", "the segment list", ENOMEM);
+		w->segs = s;
+		w->cap_segs = cap;
+	}
+	w->segs[w->n_segs++] = (struct el_wal_segment){ seq, max_index, size };
+	return EL_OK;
+}
+
+static int open_segment(struct el_wal *w, uint64_t seq, int flags)
+{
+	char path[PATH_MAX];
+	if (el_wal_segment_path(w->dir, seq, path, sizeof path) != EL_OK)
+		return EL_EINVAL;
+	w->fd = el_io.open(path, O_WRONLY | flags, 0600);
+	return w->fd < 0 ? el_io_failure("open", path, errno) : EL_OK;
+}
+
+int el_wal_open_last(struct el_wal *w)
+{
+	if (w->n_segs == 0)
+		return EL_OK; /* the first batch creates segment 1 */
+	return open_segment(w, w->segs[w->n_segs - 1].seq, 0);
+}
+
+bool el_wal_wants_segment(const struct el_wal *w)
+{
+	return w->fd < 0 || w->segs[w->n_segs - 1].size >= w->segment_bytes;
+}
+
+int el_wal_new_segment(struct el_wal *w)
+{
+	uint64_t seq = w->n_segs ? w->segs[w->n_segs - 1].seq + 1 : 1;
+	int rc;
+
+	if (w->fd >= 0) {
+		close(w->fd); /* already synced by the batch that filled it */
+		w->fd = -1;
+	}
+	rc = el_wal_add_segment(w, seq, 0, 0);
+	if (rc == EL_OK)
+		rc = open_segment(w, seq, O_CREAT | O_EXCL);
+	if (rc != EL_OK)
+		return rc;
+	w->dir_dirty = true;
+	return EL_OK;
+}
+
+int el_wal_add(struct el_wal *w, const struct el_rec *rec)
+{
+	if (w->cap - w->len < EL_REC_SIZE_MAX) {
+		size_t cap = w->cap ? 2 * w->cap : 64 * 1024;
+		while (cap - w->len < EL_REC_SIZE_MAX)
+			cap *= 2;
+		uint8_t *b = realloc(w->buf, cap);
+		if (!b)
+			return el_io_failure("allocation", "the batch buffer", ENOMEM);
+		w->buf = b;
+		w->cap = cap;
+	}
+	size_t n = el_rec_encode(rec, w->buf + w->len);
+	if (n == 0)
+		return EL_EINVAL;
+	w->len += n;
+	if (rec->type == EL_REC_ENTRY && rec->entry->index > w->batch_max_index)
+		w->batch_max_index = rec->entry->index;
+	return EL_OK;
+}
+
+static int fail(const struct el_wal *w, const char *what, int err)
+{
+	char path[PATH_MAX];
+	if (el_wal_segment_path(w->dir, w->segs[w->n_segs - 1].seq, path, sizeof path) != EL_OK)
+		snprintf(path, sizeof path, "%s", w->dir);
+	return el_io_failure(what, path, err);
+}
+
+int el_wal_commit(struct el_wal *w)
+{
+	struct el_wal_segment *seg = &w->segs[w->n_segs - 1];
+
+	if (el_io_pwrite_all(w->fd, w->buf, w->len, (off_t)seg->size) != 0)
+		return fail(w, "write", errno);
+	/* fdatasync also makes the new file size durable, which reading needs. */
+	if (el_io.fdatasync(w->fd) != 0)
+		return fail(w, "fdatasync", errno);
+	if (w->dir_dirty && el_io.fsync(w->dir_fd) != 0)
+		return el_io_failure("fsync", w->dir, errno);
+	w->dir_dirty = false;
+	seg->size += w->len;
+	if (w->batch_max_index > seg->max_index)
+		seg->max_index = w->batch_max_index;
+	w->len = 0;
+	w->batch_max_index = 0;
+	return EL_OK;
+}
+
+void el_wal_drop_covered(struct el_wal *w, uint64_t index)
+{
+	char path[PATH_MAX];
+	size_t n = 0;
+
+	/* Never the last segment: it is the one being appended to. */
+	while (n + 1 < w->n_segs && w->segs[n].max_index <= index) {
+		if (el_wal_segment_path(w->dir, w->segs[n].seq, path, sizeof path) != EL_OK ||
+		    (el_io.unlink(path) != 0 && errno != ENOENT)) {
+			/* Harmless: recovery ignores entries the snapshot covers. */
+			el_log(EL_LOG_WARN, "wal: cannot delete %s: %s", path, strerror(errno));
+			break;
+		}
+		n++;
+	}
+	if (n == 0)
+		return;
+	memmove(w->segs, w->segs + n, (w->n_segs - n) * sizeof *w->segs);
+	w->n_segs -= n;
+}
+
+void el_wal_close(struct el_wal *w)
+{
+	if (w->fd >= 0)
+		close(w->fd);
+	free(w->segs);
+	free(w->buf);
+	memset(w, 0, sizeof *w);
+	w->fd = -1;
+	w->dir_fd = -1;
+}

@@ -1,0 +1,222 @@
+/*
+ * test_posix_faults.c - storage faults through the el_io seam. ENOSPC and EIO
+ * are injected into the Nth write, pwrite, fdatasync, fsync, open and rename
+ * of a workload with hard-state changes, truncations, snapshots and segment
+ * rotation. Each must: fail that persist with the matching code, log an
+ * error, stay failed without touching the disk again (no fsync retry), and
+ * leave a directory that recovers every acknowledged batch.
+ *
+ * usage: test_posix_faults SCRATCH_DIR
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "el_error.h"
+#include "el_io.h"
+#include "el_platform.h"
+#include "el_test.h"
+#include "port_test_util.h"
+
+EL_TEST_MAIN_DEFINITIONS
+
+#define SEGMENT_BYTES 2048
+#define MAX_BATCHES 400
+
+static const char *scratch;
+static const struct pt_gen_opts opts = { .max_entries = 6, .snapshots = true, .truncations = true };
+
+static unsigned total_calls(void)
+{
+	unsigned n = 0;
+	for (int op = 0; op < PT_OP_COUNT; op++)
+		n += pt_fault_calls((enum pt_op)op);
+	return n;
+}
+
+/* Does the recovered state match the acknowledged one, or the failed batch
+ * (whole or in one of its crash stages)? */
+static bool acceptable(const struct pt_model *got, const struct pt_model *acked,
+		       const struct pt_batch *failed)
+{
+	struct pt_model alt = *acked;
+	if (pt_model_equal(got, acked))
+		return true;
+	pt_model_apply(&alt, failed);
+	if (pt_model_equal(got, &alt))
+		return true;
+	for (int stage = 1; stage <= 2; stage++)
+		if (pt_model_partial(acked, failed, stage, &alt) && pt_model_equal(got, &alt))
+			return true;
+	return false;
+}
+
+/* After recovery the node goes on: one more batch persists and reloads. */
+static int resume(const char *dir, struct pt_model *m, uint64_t seed)
+{
+	const struct el_storage_options o = { .segment_bytes = SEGMENT_BYTES };
+	struct el_storage *st;
+	struct pt_batch b;
+	struct pt_model got;
+	int rc = el_storage_open(&st, dir, &o);
+	if (rc != EL_OK)
+		return rc;
+	pt_gen_batch(m, seed, 100000, &opts, &b);
+	rc = pt_persist(st, &b);
+	el_storage_close(st);
+	pt_model_apply(m, &b);
+	if (rc == EL_OK)
+		rc = pt_open_load(dir, SEGMENT_BYTES, &got);
+	return rc == EL_OK && !pt_model_equal(&got, m) ? EL_ECORRUPT : rc;
+}
+
+/* One run: fault op's nth call with err. Returns false on any violation. */
+static bool run_fault(enum pt_op op, unsigned nth, int err, uint64_t seed)
+{
+	const struct el_storage_options o = { .segment_bytes = SEGMENT_BYTES };
+	const int want = err == ENOSPC ? EL_ENOSPC : EL_EIO;
+	static struct pt_model acked, got;
+	struct el_storage *st;
+	struct pt_batch b;
+	char dir[PATH_MAX];
+	int rc = EL_OK;
+	unsigned long errors = el_log_count(EL_LOG_ERROR);
+
+	pt_tmpdir(scratch, "fault", dir, sizeof dir);
+	pt_model_init(&acked);
+	if (el_storage_open(&st, dir, &o) != EL_OK)
+		return false;
+	pt_fault_arm(op, nth, err);
+	for (uint64_t i = 0; i < MAX_BATCHES && rc == EL_OK; i++) {
+		pt_gen_batch(&acked, seed, i, &opts, &b);
+		rc = pt_persist(st, &b);
+		if (rc == EL_OK)
+			pt_model_apply(&acked, &b);
+	}
+	bool ok = pt_fault_fired() && rc == want && el_storage_failed(st) == want &&
+		  el_log_count(EL_LOG_ERROR) > errors;
+	/* Sticky: later batches fail the same way and never reach the disk. */
+	unsigned calls = total_calls();
+	struct pt_batch next;
+	pt_gen_batch(&acked, seed, 5000, &opts, &next);
+	ok = ok && pt_persist(st, &next) == want && pt_persist(st, &b) == want &&
+	     total_calls() == calls;
+	el_storage_close(st);
+	el_io_reset();
+	rc = pt_open_load(dir, SEGMENT_BYTES, &got);
+	ok = ok && rc == EL_OK && acceptable(&got, &acked, &b);
+	ok = ok && resume(dir, &got, seed) == EL_OK;
+	if (!ok) {
+		printf("  %s #%u %s: persist rc %d, reload rc %d\n", pt_op_names[op], nth,
+		       strerror(err), el_storage_failed(st) ? want : 0, rc);
+		pt_model_print("acked", &acked);
+		pt_model_print("got  ", &got);
+	}
+	pt_rmrf(dir);
+	return ok;
+}
+
+static void sweep(enum pt_op op)
+{
+	static const unsigned nths[] = { 1, 2, 3, 5, 8, 13 };
+	static const int errs[] = { ENOSPC, EIO };
+	for (unsigned e = 0; e < 2; e++)
+		for (unsigned i = 0; i < sizeof nths / sizeof nths[0]; i++)
+			EL_CHECK(run_fault(op, nths[i], errs[e], 1000 + nths[i]));
+}
+
+static void test_fault_pwrite(void) { sweep(PT_OP_PWRITE); }
+static void test_fault_fdatasync(void) { sweep(PT_OP_FDATASYNC); }
+static void test_fault_fsync(void) { sweep(PT_OP_FSYNC); }
+static void test_fault_write(void) { sweep(PT_OP_WRITE); }
+static void test_fault_open(void) { sweep(PT_OP_OPEN); }
+static void test_fault_rename(void) { sweep(PT_OP_RENAME); }
+
+/* A fault during recovery (cutting a torn tail) fails the open cleanly. */
+static void test_fault_while_cutting_tail(void)
+{
+	const struct el_storage_options o = { .segment_bytes = SEGMENT_BYTES };
+	struct el_storage *st;
+	struct pt_model m, got;
+	struct pt_batch b;
+	char dir[PATH_MAX];
+
+	pt_tmpdir(scratch, "fault-cut", dir, sizeof dir);
+	pt_model_init(&m);
+	EL_CHECK_EQ(el_storage_open(&st, dir, &o), EL_OK);
+	for (uint64_t i = 0; i < 5; i++) {
+		pt_gen_batch(&m, 3, i, &opts, &b);
+		b.hs_changed = true;
+		EL_CHECK_EQ(pt_persist(st, &b), EL_OK);
+		pt_model_apply(&m, &b);
+	}
+	pt_gen_batch(&m, 3, 5, &opts, &b);
+	b.hs_changed = true;
+	pt_fault_arm(PT_OP_PWRITE, 1, EIO); /* half a batch stays on disk */
+	EL_CHECK_EQ(pt_persist(st, &b), EL_EIO);
+	el_storage_close(st);
+	pt_fault_arm(PT_OP_FTRUNCATE, 1, EIO);
+	EL_CHECK_EQ(pt_open_load(dir, SEGMENT_BYTES, &got), EL_EIO);
+	el_io_reset();
+	EL_CHECK_EQ(pt_open_load(dir, SEGMENT_BYTES, &got), EL_OK);
+	EL_CHECK(pt_model_equal(&got, &m));
+	pt_rmrf(dir);
+}
+
+/* Deleting covered segments may fail (EIO, EROFS ...): that is harmless,
+ * recovery ignores covered entries, so the node keeps acknowledging. */
+static void test_unlink_failure_is_not_fatal(void)
+{
+	const struct el_storage_options o = { .segment_bytes = 512 };
+	struct el_storage *st;
+	struct pt_model m, got;
+	struct pt_batch b;
+	char dir[PATH_MAX];
+	unsigned segs = 0;
+
+	pt_tmpdir(scratch, "fault-unlink", dir, sizeof dir);
+	pt_model_init(&m);
+	EL_CHECK_EQ(el_storage_open(&st, dir, &o), EL_OK);
+	pt_fault_arm(PT_OP_UNLINK, 1, EIO);
+	for (uint64_t i = 0; i < 300; i++) {
+		pt_gen_batch(&m, 11, i, &opts, &b);
+		EL_CHECK_EQ(pt_persist(st, &b), EL_OK);
+		pt_model_apply(&m, &b);
+	}
+	EL_CHECK(pt_fault_fired());
+	EL_CHECK_EQ(el_storage_failed(st), 0);
+	segs = el_storage_segments(st);
+	el_storage_close(st);
+	el_io_reset();
+	EL_CHECK_EQ(pt_open_load(dir, 512, &got), EL_OK);
+	EL_CHECK(pt_model_equal(&got, &m));
+	/* With unlink working again, the next snapshot deletes the backlog. */
+	EL_CHECK_EQ(el_storage_open(&st, dir, &o), EL_OK);
+	for (uint64_t i = 300; i < 600 && el_storage_segments(st) >= segs; i++) {
+		pt_gen_batch(&m, 11, i, &opts, &b);
+		EL_CHECK_EQ(pt_persist(st, &b), EL_OK);
+		pt_model_apply(&m, &b);
+	}
+	EL_CHECK(el_storage_segments(st) < segs);
+	el_storage_close(st);
+	EL_CHECK_EQ(pt_open_load(dir, 512, &got), EL_OK);
+	EL_CHECK(pt_model_equal(&got, &m));
+	pt_rmrf(dir);
+}
+
+int main(int argc, char **argv)
+{
+	scratch = argc > 1 ? argv[1] : "/tmp";
+	el_log_set_level(EL_LOG_OFF); /* hundreds of expected error lines */
+	EL_RUN(test_fault_pwrite);
+	EL_RUN(test_fault_fdatasync);
+	EL_RUN(test_fault_fsync);
+	EL_RUN(test_fault_write);
+	EL_RUN(test_fault_open);
+	EL_RUN(test_fault_rename);
+	EL_RUN(test_fault_while_cutting_tail);
+	EL_RUN(test_unlink_failure_is_not_fatal);
+	return el_test_end();
+}

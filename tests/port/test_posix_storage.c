@@ -1,0 +1,502 @@
+/*
+ * test_posix_storage.c - unit tests of port/posix: CRC-32C vectors, WAL
+ * records, snapshot files, the storage round trip, hard state, truncation,
+ * segment rotation and deletion, a damaged sealed segment, the directory
+ * lock, and the clock/seed/log services.
+ *
+ * usage: test_posix_storage SCRATCH_DIR
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "el_crc32c.h"
+#include "el_error.h"
+#include "el_io.h"
+#include "el_platform.h"
+#include "el_snapshot_file.h"
+#include "el_storage.h"
+#include "el_test.h"
+#include "el_wal.h"
+#include "port_test_util.h"
+
+EL_TEST_MAIN_DEFINITIONS
+
+static const char *scratch;
+static char dir[PATH_MAX];
+
+static void fresh_dir(const char *tag) { pt_tmpdir(scratch, tag, dir, sizeof dir); }
+
+static void test_crc32c_vectors(void)
+{
+	uint8_t buf[32];
+	EL_CHECK_EQ(el_crc32c(0, "123456789", 9), 0xe3069283u);
+	memset(buf, 0, sizeof buf); /* RFC 3720 B.4 */
+	EL_CHECK_EQ(el_crc32c(0, buf, 32), 0x8a9136aau);
+	memset(buf, 0xff, sizeof buf);
+	EL_CHECK_EQ(el_crc32c(0, buf, 32), 0x62a8ab43u);
+	for (int i = 0; i < 32; i++)
+		buf[i] = (uint8_t)i;
+	EL_CHECK_EQ(el_crc32c(0, buf, 32), 0x46dd794eu);
+	/* Chaining equals one pass. */
+	EL_CHECK_EQ(el_crc32c(el_crc32c(0, buf, 10), buf + 10, 22), 0x46dd794eu);
+	EL_CHECK_EQ(el_crc32c(0, buf, 0), 0u);
+}
+
+static void test_record_round_trip(void)
+{
+	uint8_t buf[EL_REC_SIZE_MAX];
+	struct el_entry e, out;
+	struct el_rec rec, got;
+	size_t n, used;
+
+	pt_fill_entry(&e, 77, 5);
+	e.len = EL_ENTRY_DATA_MAX; /* the largest record */
+	rec = (struct el_rec){ .type = EL_REC_ENTRY, .entry = &e };
+	n = el_rec_encode(&rec, buf);
+	EL_CHECK_EQ(n, EL_REC_SIZE_MAX);
+	EL_CHECK_EQ(el_rec_decode(buf, n, &got, &out, &used), EL_OK);
+	EL_CHECK_EQ(used, n);
+	EL_CHECK_EQ(got.type, EL_REC_ENTRY);
+	EL_CHECK(got.entry == &out);
+	EL_CHECK_EQ(out.index, 77);
+	EL_CHECK_EQ(out.term, 5);
+	EL_CHECK_EQ(out.len, EL_ENTRY_DATA_MAX);
+	EL_CHECK(memcmp(out.data, e.data, e.len) == 0);
+
+	rec = (struct el_rec){ .type = EL_REC_HARD_STATE, .hs = { 9, 3, 41 } };
+	n = el_rec_encode(&rec, buf);
+	EL_CHECK_EQ(el_rec_decode(buf, n, &got, &out, &used), EL_OK);
+	EL_CHECK(got.hs.term == 9 && got.hs.vote == 3 && got.hs.commit == 41);
+	e.len = EL_ENTRY_DATA_MAX + 1;
+	rec = (struct el_rec){ .type = EL_REC_ENTRY, .entry = &e };
+	EL_CHECK_EQ(el_rec_encode(&rec, buf), 0);
+}
+
+static void test_record_rejects_damage(void)
+{
+	uint8_t buf[EL_REC_SIZE_MAX], bad[EL_REC_SIZE_MAX];
+	struct el_entry e, out;
+	struct el_rec rec = { .type = EL_REC_ENTRY, .entry = &e }, got;
+	size_t n, used;
+
+	pt_fill_entry(&e, 12, 3);
+	n = el_rec_encode(&rec, buf);
+	for (size_t cut = 0; cut < n; cut++) /* every torn length */
+		EL_CHECK_EQ(el_rec_decode(buf, cut, &got, &out, &used), EL_ECORRUPT);
+	for (size_t bit = 0; bit < n * 8; bit++) { /* every single-bit flip */
+		memcpy(bad, buf, n);
+		bad[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+		EL_CHECK_EQ(el_rec_decode(bad, n, &got, &out, &used), EL_ECORRUPT);
+	}
+	memset(bad, 0, sizeof bad); /* a zero-filled tail */
+	EL_CHECK_EQ(el_rec_decode(bad, sizeof bad, &got, &out, &used), EL_ECORRUPT);
+	/* A valid checksum over an unknown type is still refused. */
+	memcpy(bad, buf, n);
+	bad[EL_REC_HEADER] = 99;
+	uint32_t crc = el_crc32c(el_crc32c(0, bad, 4), bad + EL_REC_HEADER, n - EL_REC_HEADER);
+	memcpy(bad + 4, &crc, 4); /* host is little-endian in CI */
+	EL_CHECK_EQ(el_rec_decode(bad, n, &got, &out, &used), EL_ECORRUPT);
+	bad[EL_REC_HEADER] = EL_REC_ENTRY;
+	crc = el_crc32c(el_crc32c(0, bad, 4), bad + EL_REC_HEADER, n - EL_REC_HEADER);
+	memcpy(bad + 4, &crc, 4);
+	EL_CHECK_EQ(el_rec_decode(bad, n, &got, &out, &used), EL_OK);
+}
+
+static void test_valid_end_stops_at_incomplete_batch(void)
+{
+	uint8_t buf[4 * EL_REC_SIZE_MAX];
+	struct el_entry e;
+	struct el_rec rec = { .type = EL_REC_ENTRY, .entry = &e };
+	size_t n = 0, end1, stop;
+
+	pt_fill_entry(&e, 1, 1);
+	n += el_rec_encode(&rec, buf + n);
+	rec = (struct el_rec){ .type = EL_REC_BATCH_END, .value = 1 };
+	n += el_rec_encode(&rec, buf + n);
+	end1 = n;
+	pt_fill_entry(&e, 2, 1);
+	rec = (struct el_rec){ .type = EL_REC_ENTRY, .entry = &e };
+	n += el_rec_encode(&rec, buf + n); /* no BATCH_END: incomplete */
+	EL_CHECK_EQ(el_wal_valid_end(buf, n, &stop), end1);
+	EL_CHECK_EQ(stop, n);
+	buf[end1 + 9] ^= 1;
+	EL_CHECK_EQ(el_wal_valid_end(buf, n, &stop), end1);
+	EL_CHECK_EQ(stop, end1);
+}
+
+static void test_segment_names(void)
+{
+	char path[64];
+	uint64_t seq;
+	EL_CHECK_EQ(el_wal_segment_path("d", 0x1a, path, sizeof path), EL_OK);
+	EL_CHECK(strcmp(path, "d/wal-000000000000001a.log") == 0);
+	EL_CHECK(el_wal_segment_name(path + 2, &seq) && seq == 0x1a);
+	EL_CHECK(!el_wal_segment_name("wal-000000000000001A.log", &seq));
+	EL_CHECK(!el_wal_segment_name("wal-1a.log", &seq));
+	EL_CHECK(!el_wal_segment_name("wal-000000000000001a.logx", &seq));
+	EL_CHECK_EQ(el_wal_segment_path("d", 1, path, 10), EL_EINVAL);
+}
+
+static void test_snapshot_file_round_trip_and_damage(void)
+{
+	struct el_snapshot_meta m, got;
+	static uint8_t data[512], out[EL_SNAPSHOT_MAX];
+	char path[PATH_MAX + 16];
+	bool found;
+	int dfd;
+
+	fresh_dir("snapfile");
+	dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	EL_CHECK_EQ(el_snapshot_file_read(dir, &got, out, &found), EL_OK);
+	EL_CHECK(!found);
+	pt_fill_snapshot(&m, data, 321, 4);
+	EL_CHECK_EQ(el_snapshot_file_write(dir, dfd, &m, data), EL_OK);
+	EL_CHECK_EQ(el_snapshot_file_read(dir, &got, out, &found), EL_OK);
+	EL_CHECK(found);
+	EL_CHECK(memcmp(&got, &m, sizeof m) == 0);
+	EL_CHECK(memcmp(out, data, m.len) == 0);
+	close(dfd);
+
+	/* Any flipped bit makes it corrupt, and open refuses to start. */
+	snprintf(path, sizeof path, "%s/snapshot", dir);
+	long size = pt_file_size(path);
+	for (long off = 0; off < size; off += 7) {
+		int fd = open(path, O_RDWR);
+		uint8_t b;
+		EL_CHECK(pread(fd, &b, 1, off) == 1);
+		b ^= 0x10;
+		EL_CHECK(pwrite(fd, &b, 1, off) == 1);
+		EL_CHECK_EQ(el_snapshot_file_read(dir, &got, out, &found), EL_ECORRUPT);
+		b ^= 0x10;
+		EL_CHECK(pwrite(fd, &b, 1, off) == 1);
+		close(fd);
+	}
+	EL_CHECK(truncate(path, size - 1) == 0);
+	struct pt_model model;
+	unsigned long errors = el_log_count(EL_LOG_ERROR);
+	EL_CHECK_EQ(pt_open_load(dir, 0, &model), EL_ECORRUPT);
+	EL_CHECK(el_log_count(EL_LOG_ERROR) > errors);
+	EL_CHECK(truncate(path, 0) == 0);
+	EL_CHECK_EQ(pt_open_load(dir, 0, &model), EL_ECORRUPT);
+	pt_rmrf(dir);
+}
+
+/* Run the workload for n batches, checking every batch persists. */
+static int run_batches(struct el_storage *st, struct pt_model *m, uint64_t seed, uint64_t from,
+		       uint64_t n, const struct pt_gen_opts *o)
+{
+	struct pt_batch b;
+	for (uint64_t i = from; i < from + n; i++) {
+		pt_gen_batch(m, seed, i, o, &b);
+		int rc = pt_persist(st, &b);
+		if (rc != EL_OK)
+			return rc;
+		pt_model_apply(m, &b);
+	}
+	return EL_OK;
+}
+
+static void test_storage_round_trip(void)
+{
+	const struct pt_gen_opts o = { .max_entries = 8, .snapshots = false, .truncations = true };
+	struct el_storage *st;
+	struct pt_model m, got;
+
+	fresh_dir("roundtrip");
+	pt_model_init(&m);
+	EL_CHECK_EQ(el_storage_open(&st, dir, NULL), EL_OK);
+	EL_CHECK_EQ(pt_load(st, &got), EL_OK); /* empty directory: empty state */
+	EL_CHECK(pt_model_equal(&got, &m));
+	EL_CHECK_EQ(run_batches(st, &m, 1, 0, 300, &o), EL_OK);
+	EL_CHECK_EQ(el_storage_last_index(st), m.last);
+	el_storage_close(st);
+	/* A half-written snapshot.tmp (crash during a snapshot) is discarded. */
+	char tmp[PATH_MAX + 16];
+	snprintf(tmp, sizeof tmp, "%s/snapshot.tmp", dir);
+	int fd = open(tmp, O_WRONLY | O_CREAT, 0600);
+	EL_CHECK(fd >= 0 && write(fd, "junk", 4) == 4);
+	close(fd);
+	EL_CHECK_EQ(pt_open_load(dir, 0, &got), EL_OK);
+	EL_CHECK(pt_model_equal(&got, &m));
+	EL_CHECK_EQ(pt_file_size(tmp), -1);
+	/* Reopen, go on, reopen again. */
+	EL_CHECK_EQ(el_storage_open(&st, dir, NULL), EL_OK);
+	EL_CHECK_EQ(run_batches(st, &m, 1, 300, 100, &o), EL_OK);
+	el_storage_close(st);
+	EL_CHECK_EQ(pt_open_load(dir, 0, &got), EL_OK);
+	EL_CHECK(pt_model_equal(&got, &m));
+	pt_rmrf(dir);
+}
+
+static const struct el_entry *fill_term_ctx(void *ctx, uint64_t index)
+{
+	static struct el_entry e;
+	pt_fill_entry(&e, index, *(uint64_t *)ctx);
+	return &e;
+}
+
+static int put(struct el_storage *st, uint64_t first, uint64_t last, uint64_t term,
+	       const struct el_hard_state *hs)
+{
+	struct el_storage_batch b = { .hs = hs, .first = first, .last = last,
+				      .entry = fill_term_ctx, .ctx = &term };
+	return el_storage_persist(st, &b);
+}
+
+static void test_truncation_and_hard_state(void)
+{
+	struct el_storage *st;
+	struct pt_model got;
+	struct el_hard_state hs = { 2, 7, 3 };
+
+	fresh_dir("trunc");
+	EL_CHECK_EQ(el_storage_open(&st, dir, NULL), EL_OK);
+	EL_CHECK_EQ(put(st, 1, 10, 1, &hs), EL_OK);
+	hs = (struct el_hard_state){ 3, 0, 3 };
+	EL_CHECK_EQ(put(st, 6, 8, 3, &hs), EL_OK); /* overwrite 6..10 with 6..8 */
+	EL_CHECK_EQ(el_storage_last_index(st), 8);
+	/* A gap and a write below the log are refused, and nothing changes. */
+	EL_CHECK_EQ(put(st, 10, 12, 3, NULL), EL_EINVAL);
+	EL_CHECK_EQ(put(st, 0, 2, 3, NULL), EL_EINVAL);
+	EL_CHECK_EQ(el_storage_failed(st), 0);
+	EL_CHECK_EQ(put(st, 9, 8, 3, NULL), EL_OK); /* nothing to do: no write */
+	el_storage_close(st);
+	EL_CHECK_EQ(pt_open_load(dir, 0, &got), EL_OK);
+	EL_CHECK_EQ(got.last, 8);
+	EL_CHECK_EQ(got.terms[4], 1);
+	EL_CHECK_EQ(got.terms[5], 3);
+	EL_CHECK_EQ(got.terms[7], 3);
+	EL_CHECK(got.hs.term == 3 && got.hs.vote == 0 && got.hs.commit == 3);
+
+	/* Dropping a suffix without new entries (first > last) is durable too. */
+	EL_CHECK_EQ(el_storage_open(&st, dir, NULL), EL_OK);
+	EL_CHECK_EQ(put(st, 5, 4, 3, NULL), EL_OK);
+	EL_CHECK_EQ(el_storage_last_index(st), 4);
+	el_storage_close(st);
+	EL_CHECK_EQ(pt_open_load(dir, 0, &got), EL_OK);
+	EL_CHECK_EQ(got.last, 4);
+	pt_rmrf(dir);
+}
+
+/* Hard state written once, then only entries: rotation and deletion of old
+ * segments must keep it (each segment starts with the hard state). */
+static void test_rotation_and_deletion_keep_hard_state(void)
+{
+	const struct el_storage_options opt = { .segment_bytes = 1024 };
+	struct el_storage *st;
+	struct pt_model got;
+	struct el_hard_state hs = { 5, 2, 0 };
+	struct el_snapshot_meta snap;
+	static uint8_t data[512];
+
+	fresh_dir("rotate");
+	EL_CHECK_EQ(el_storage_open(&st, dir, &opt), EL_OK);
+	EL_CHECK_EQ(put(st, 1, 1, 5, &hs), EL_OK);
+	for (uint64_t i = 2; i <= 200; i++)
+		EL_CHECK_EQ(put(st, i, i, 5, NULL), EL_OK);
+	unsigned segs = el_storage_segments(st);
+	EL_CHECK(segs > 10);
+	el_storage_close(st);
+	EL_CHECK_EQ(pt_open_load(dir, 1024, &got), EL_OK);
+	EL_CHECK_EQ(got.last, 200);
+	EL_CHECK(got.hs.term == 5 && got.hs.vote == 2);
+
+	EL_CHECK_EQ(el_storage_open(&st, dir, &opt), EL_OK);
+	EL_CHECK_EQ(el_storage_segments(st), segs);
+	pt_fill_snapshot(&snap, data, 190, 5);
+	struct el_storage_batch b = { .snapshot = &snap, .snapshot_data = data, .first = 201, .last = 200 };
+	EL_CHECK_EQ(el_storage_persist(st, &b), EL_OK);
+	EL_CHECK(el_storage_segments(st) <= 3);
+	el_storage_close(st);
+	EL_CHECK_EQ(pt_open_load(dir, 1024, &got), EL_OK);
+	EL_CHECK(got.have_snap && got.snap_index == 190);
+	EL_CHECK_EQ(got.last, 200);
+	EL_CHECK(got.hs.term == 5 && got.hs.vote == 2);
+	pt_rmrf(dir);
+}
+
+/* Group commit: a whole batch (hard state, truncation, 64 entries) costs one
+ * write and one fdatasync; a new segment adds one directory fsync; an
+ * empty batch touches nothing. */
+static void test_one_sync_per_batch(void)
+{
+	const struct el_storage_options opt = { .segment_bytes = 8192 };
+	struct el_storage *st;
+	struct el_hard_state hs = { 1, 1, 0 };
+
+	fresh_dir("groupcommit");
+	EL_CHECK_EQ(el_storage_open(&st, dir, &opt), EL_OK);
+	pt_fault_count_only();
+	EL_CHECK_EQ(put(st, 1, 64, 1, &hs), EL_OK); /* creates segment 1 */
+	EL_CHECK_EQ(pt_fault_calls(PT_OP_PWRITE), 1);
+	EL_CHECK_EQ(pt_fault_calls(PT_OP_FDATASYNC), 1);
+	EL_CHECK_EQ(pt_fault_calls(PT_OP_FSYNC), 1);
+	pt_fault_count_only();
+	hs = (struct el_hard_state){ 2, 0, 59 };
+	EL_CHECK_EQ(put(st, 60, 70, 2, &hs), EL_OK); /* truncate + append + hard state */
+	EL_CHECK_EQ(pt_fault_calls(PT_OP_PWRITE), 1);
+	EL_CHECK_EQ(pt_fault_calls(PT_OP_FDATASYNC), 1);
+	EL_CHECK_EQ(pt_fault_calls(PT_OP_FSYNC), 0);
+	pt_fault_count_only();
+	EL_CHECK_EQ(put(st, 71, 70, 2, NULL), EL_OK);
+	EL_CHECK_EQ(pt_fault_calls(PT_OP_PWRITE) + pt_fault_calls(PT_OP_FDATASYNC) +
+		    pt_fault_calls(PT_OP_FSYNC), 0);
+	el_io_reset();
+	el_storage_close(st);
+	pt_rmrf(dir);
+}
+
+static void flip_byte(const char *path, long off)
+{
+	int fd = open(path, O_RDWR);
+	uint8_t b = 0;
+	if (pread(fd, &b, 1, off) == 1) {
+		b ^= 0x40;
+		if (pwrite(fd, &b, 1, off) != 1)
+			perror(path);
+	}
+	close(fd);
+}
+
+static void test_corrupt_sealed_segment_refuses_start(void)
+{
+	const struct el_storage_options opt = { .segment_bytes = 512 };
+	struct el_storage *st;
+	struct pt_model got;
+	char path[PATH_MAX];
+
+	const struct el_hard_state hs = { 1, 0, 0 };
+	fresh_dir("sealed");
+	EL_CHECK_EQ(el_storage_open(&st, dir, &opt), EL_OK);
+	for (uint64_t i = 1; i <= 40; i++)
+		EL_CHECK_EQ(put(st, i, i, 1, i == 1 ? &hs : NULL), EL_OK);
+	EL_CHECK(el_storage_segments(st) >= 3);
+	el_storage_close(st);
+	EL_CHECK_EQ(el_wal_segment_path(dir, 2, path, sizeof path), EL_OK);
+	flip_byte(path, pt_file_size(path) / 2);
+	EL_CHECK_EQ(pt_open_load(dir, 512, &got), EL_ECORRUPT);
+	flip_byte(path, pt_file_size(path) / 2);
+	EL_CHECK_EQ(pt_open_load(dir, 512, &got), EL_OK);
+	EL_CHECK_EQ(got.last, 40);
+	/* A torn tail in the newest segment is cut, logged, and the rest kept. */
+	EL_CHECK_EQ(el_storage_open(&st, dir, &opt), EL_OK);
+	unsigned last_seq = el_storage_segments(st);
+	el_storage_close(st);
+	EL_CHECK_EQ(el_wal_segment_path(dir, last_seq, path, sizeof path), EL_OK);
+	long size = pt_file_size(path);
+	EL_CHECK(truncate(path, size - 3) == 0);
+	unsigned long warns = el_log_count(EL_LOG_WARN);
+	EL_CHECK_EQ(pt_open_load(dir, 512, &got), EL_OK);
+	EL_CHECK_EQ(el_log_count(EL_LOG_WARN), warns + 1);
+	EL_CHECK_EQ(got.last, 39);
+	EL_CHECK(pt_file_size(path) < size - 3); /* the torn batch is gone from disk */
+	EL_CHECK_EQ(pt_open_load(dir, 512, &got), EL_OK);
+	EL_CHECK_EQ(el_log_count(EL_LOG_WARN), warns + 1); /* nothing left to cut */
+	pt_rmrf(dir);
+}
+
+/* A snapshot from a leader whose history differs from our stored suffix:
+ * even when the batch after the snapshot never reaches the disk, the old
+ * suffix must not come back next to the new snapshot. */
+static void test_installed_snapshot_drops_conflicting_suffix(void)
+{
+	struct el_storage *st;
+	struct pt_model got;
+	struct el_snapshot_meta snap;
+	static uint8_t data[512];
+	struct el_hard_state hs = { 1, 1, 2 };
+
+	fresh_dir("install");
+	EL_CHECK_EQ(el_storage_open(&st, dir, NULL), EL_OK);
+	EL_CHECK_EQ(put(st, 1, 10, 1, &hs), EL_OK);
+	pt_fill_snapshot(&snap, data, 6, 2);
+	hs = (struct el_hard_state){ 2, 0, 6 };
+	uint64_t term = 2;
+	struct el_storage_batch b = { .snapshot = &snap, .snapshot_data = data, .hs = &hs,
+				      .first = 7, .last = 9, .entry = fill_term_ctx, .ctx = &term };
+	/* pwrite #1: the suffix drop; #2: the batch after the snapshot. */
+	pt_fault_arm(PT_OP_PWRITE, 2, EIO);
+	EL_CHECK_EQ(el_storage_persist(st, &b), EL_EIO);
+	el_io_reset();
+	EL_CHECK_EQ(el_storage_persist(st, &b), EL_EIO); /* sticky */
+	el_storage_close(st);
+	EL_CHECK_EQ(pt_open_load(dir, 0, &got), EL_OK);
+	EL_CHECK(got.have_snap && got.snap_index == 6 && got.snap_term == 2);
+	EL_CHECK_EQ(got.last, 6);
+	EL_CHECK(got.hs.term == 2 && got.hs.vote == 0 && got.hs.commit == 6);
+
+	EL_CHECK_EQ(el_storage_open(&st, dir, NULL), EL_OK);
+	EL_CHECK_EQ(el_storage_persist(st, &b), EL_OK);
+	el_storage_close(st);
+	EL_CHECK_EQ(pt_open_load(dir, 0, &got), EL_OK);
+	EL_CHECK_EQ(got.last, 9);
+	EL_CHECK_EQ(got.terms[0], 2);
+	pt_rmrf(dir);
+}
+
+static void test_dir_lock(void)
+{
+	struct el_storage *a, *b;
+	int status;
+	pid_t pid;
+
+	fresh_dir("lock");
+	EL_CHECK_EQ(el_storage_open(&a, dir, NULL), EL_OK);
+	unsigned long errors = el_log_count(EL_LOG_ERROR);
+	EL_CHECK_EQ(el_storage_open(&b, dir, NULL), EL_ELOCKED);
+	EL_CHECK(b == NULL);
+	EL_CHECK_EQ(el_log_count(EL_LOG_ERROR), errors + 1);
+	pid = fork();
+	if (pid == 0) /* another process: refused as well */
+		_exit(el_storage_open(&b, dir, NULL) == EL_ELOCKED ? 0 : 1);
+	EL_CHECK(waitpid(pid, &status, 0) == pid);
+	EL_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	el_storage_close(a);
+	EL_CHECK_EQ(el_storage_open(&b, dir, NULL), EL_OK);
+	el_storage_close(b);
+	pt_rmrf(dir);
+}
+
+static void test_platform_services(void)
+{
+	uint64_t a, b, t0 = el_now_ms();
+	struct timespec ts = { 0, 20 * 1000 * 1000 };
+	nanosleep(&ts, NULL);
+	uint64_t t1 = el_now_ms();
+	EL_CHECK(t1 >= t0 + 19 && t1 < t0 + 5000);
+	EL_CHECK_EQ(el_random_seed(&a), EL_OK);
+	EL_CHECK_EQ(el_random_seed(&b), EL_OK);
+	EL_CHECK(a != b);
+	unsigned long infos = el_log_count(EL_LOG_INFO), debugs = el_log_count(EL_LOG_DEBUG);
+	el_log(EL_LOG_INFO, "test line %d", 1);
+	el_log(EL_LOG_DEBUG, "dropped below the level");
+	EL_CHECK_EQ(el_log_count(EL_LOG_INFO), infos + 1);
+	EL_CHECK_EQ(el_log_count(EL_LOG_DEBUG), debugs + 1);
+}
+
+int main(int argc, char **argv)
+{
+	scratch = argc > 1 ? argv[1] : "/tmp";
+	EL_RUN(test_crc32c_vectors);
+	EL_RUN(test_record_round_trip);
+	EL_RUN(test_record_rejects_damage);
+	EL_RUN(test_valid_end_stops_at_incomplete_batch);
+	EL_RUN(test_segment_names);
+	EL_RUN(test_snapshot_file_round_trip_and_damage);
+	EL_RUN(test_storage_round_trip);
+	EL_RUN(test_truncation_and_hard_state);
+	EL_RUN(test_rotation_and_deletion_keep_hard_state);
+	EL_RUN(test_one_sync_per_batch);
+	EL_RUN(test_corrupt_sealed_segment_refuses_start);
+	EL_RUN(test_installed_snapshot_drops_conflicting_suffix);
+	EL_RUN(test_dir_lock);
+	EL_RUN(test_platform_services);
+	return el_test_end();
+}
