@@ -111,6 +111,24 @@
 #define EL_CLIENT_NAME_MAX 32
 #endif
 
+/* Lock holds across all locks (a shared lock has up to EL_HOLDERS_MAX).
+ * Holds and queued acquires share one pool of EL_HOLDS_MAX + EL_WAITERS_MAX
+ * claims (granting a waiter must never fail), of which at most
+ * EL_WAITERS_MAX may wait; holds may use the slots waiters leave free. */
+#ifndef EL_HOLDS_MAX
+#define EL_HOLDS_MAX 256
+#endif
+
+/* Election values held at once (elected leaders plus queued campaigns). */
+#ifndef EL_VALUES_MAX
+#define EL_VALUES_MAX 32
+#endif
+
+/* Events (grants to waiters, watch notifications) one applied command reports. */
+#ifndef EL_LOCK_EVENTS_MAX
+#define EL_LOCK_EVENTS_MAX 32
+#endif
+
 /* Client requests the node holds while they commit. */
 #ifndef EL_PENDING_MAX
 #define EL_PENDING_MAX 64

@@ -1,0 +1,46 @@
+/*
+ * el_small_config.h - the "small" capacity limits of edgelock for
+ * microcontrollers: 5 nodes, 16 sessions, 16 locks, a 32-entry log window.
+ * A board's el_board_config.h includes it (and may override more before).
+ *
+ * The target is one node (core + port/baremetal) in 32 KiB of flash and
+ * 16 KiB of RAM; `make size` checks it per board. RAM is dominated by the
+ * replica: its log window (32 x 120 B) and its two snapshot buffers (held
+ * and being received, 2 x EL_SNAPSHOT_MAX), which must hold a full lock
+ * table (EL_LOCK_SNAPSHOT_BOUND); fewer holds and waiters shrink that bound.
+ *
+ * Every node of one cluster must agree on EL_ENTRY_DATA_MAX and the
+ * lock-table limits, and a sender's batch (EL_MSG_ENTRIES_MAX) and snapshot
+ * chunk (EL_SNAPSHOT_CHUNK) must not exceed what a receiver accepts, so a
+ * fleet with a small node uses these on all its members.
+ */
+#ifndef EL_SMALL_CONFIG_H
+#define EL_SMALL_CONFIG_H
+
+/* Raft */
+#define EL_NODES_MAX 5
+#define EL_LOG_WINDOW 32
+#define EL_ENTRY_DATA_MAX 96       /* >= EL_LOCK_CMD_ENCODED_MAX (94 here) */
+#define EL_MSG_ENTRIES_MAX 8
+#define EL_INFLIGHT_MAX 2          /* pipelining depth per follower */
+#define EL_OUTBOX_MAX (2 * EL_NODES_MAX) /* the least el_config.h allows */
+#define EL_SNAPSHOT_MAX 2528       /* >= EL_LOCK_SNAPSHOT_BOUND (2521) */
+#define EL_SNAPSHOT_CHUNK 512
+#define EL_READS_MAX 2
+#define EL_COMPACT_THRESHOLD 16
+
+/* Lock service */
+#define EL_SESSIONS_MAX 16
+#define EL_LOCKS_MAX 16
+#define EL_HOLDERS_MAX 2
+#define EL_HOLDS_MAX 8             /* at most 8 of the 16 locks held at once */
+#define EL_WAITERS_MAX 4           /* queued acquires, all locks together */
+#define EL_WATCHES_MAX 4
+#define EL_VALUES_MAX 4
+#define EL_LOCK_EVENTS_MAX 4
+#define EL_NAME_MAX 16
+#define EL_VALUE_MAX 8
+#define EL_CLIENT_NAME_MAX 8
+#define EL_PENDING_MAX 8
+
+#endif /* EL_SMALL_CONFIG_H */

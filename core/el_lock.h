@@ -1,0 +1,336 @@
+/*
+ * el_lock.h - the replicated lock table: sessions, locks with fencing tokens,
+ * fair FIFO wait queues, lock-delay, elections and watches.
+ *
+ * A pure, deterministic state machine. Every replica applies the same
+ * committed commands in the same order and ends with byte-identical tables
+ * (and byte-identical snapshots). Nothing here reads a clock or decides by
+ * time: deadlines (session expiry, bounded waits, lock-delay ends) live in the
+ * leader's volatile timer table (el_node.h); when one passes, the leader
+ * proposes EXPIRE_SESSION / WAIT_TIMEOUT / DELAY_END and every replica
+ * applies it. Commands carry the proposer's now_ms only as information (grant
+ * time shown to operators).
+ *
+ * Stale-timer guards: a timer command names exactly what it is about, so a
+ * command the leader proposed just before a racing renewal applies as a
+ * no-op (EL_ESTALE) instead of doing harm:
+ *   EXPIRE_SESSION(session, renew_index)  renew_index = index of the OPEN or
+ *       KEEPALIVE entry the leader's deadline was counted from; a keepalive
+ *       applied in between makes the expiry stale;
+ *   WAIT_TIMEOUT(session, seq, name)      the seq of the queued request;
+ *   DELAY_END(name, token)                the token of the expired hold.
+ *
+ * Keepalives are log entries (KEEPALIVE through Raft): a keepalive extends a
+ * lease only once the current leader has committed it, and a deposed leader
+ * cannot renew anything. The leader restarts a session's deadline when it
+ * applies the keepalive (>= the time the client sent it, so the client's own
+ * deadline, counted from sending, always ends first).
+ *
+ * Exactly-once: every client request but OPEN_SESSION, KEEPALIVE and
+ * CLOSE_SESSION carries (session, seq), seq >= 1 and increasing. The table
+ * keeps each session's last seq and its reply; a retry of the last seq gets
+ * that reply again (also after a leader change or a snapshot), an older seq
+ * gets EL_ESTALE; neither acts again. A queued acquire's stored reply is
+ * updated when it is granted or times out, so a retry also learns the end.
+ *
+ * A reply is final for its seq, errors included: after EL_EFULL or EL_EBUSY a
+ * client tries again with a new seq. OPEN_SESSION has no seq: a retried open
+ * may leave an orphan session behind, which simply expires after its TTL.
+ * When a session queues a request and then sends another, the queued one's
+ * outcome reaches it only as an event (or by a query), not by a retry.
+ *
+ * Errors a command applies with (the table is unchanged unless EL_OK):
+ *   EL_EEXPIRED  the session does not exist (expired, closed, never opened)
+ *   EL_ESTALE    an older token or seq, or a timer command that lost a race
+ *   EL_EBUSY     held (try-acquire), or this session already waits for it
+ *   EL_EDELAYED  the lock is in its lock-delay (try-acquire)
+ *   EL_EFULL     a table is full (sessions, locks, claims, waiters, values,
+ *                watches); nothing granted is disturbed
+ *   EL_ENOTFOUND the session holds no such lock / no such watch or lock
+ *   EL_EINVAL    a command that does not validate; re-acquire in the other
+ *                mode; proclaim on a plain (non-election) lock
+ *   EL_EDECODE / EL_EVERSION  bytes that are not a command of this version
+ *
+ * Elections are exclusive locks whose holder publishes a value: observers
+ * WATCH the election's name and get EL_EV_HOLDER_CHANGED on every change of
+ * leader (and EL_EV_VALUE_CHANGED on PROCLAIM); observe = el_lock_query.
+ *
+ * Tables are fixed pools linked by 16-bit slot indices; a new record takes the
+ * lowest free slot, so allocation is deterministic too.
+ */
+#ifndef EL_LOCK_H
+#define EL_LOCK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "el_config.h"
+
+/* Longest lock-delay a holder may ask for; longer requests are capped. */
+#ifndef EL_LOCK_DELAY_MAX_MS
+#define EL_LOCK_DELAY_MAX_MS 60000u
+#endif
+
+/* Waiters one el_lock_query() lists (the total count is always given). */
+#ifndef EL_QUERY_WAITERS_MAX
+#define EL_QUERY_WAITERS_MAX 16
+#endif
+
+/* Holds and waits share one pool; at most EL_WAITERS_MAX of it may wait. */
+#define EL_CLAIMS_MAX (EL_HOLDS_MAX + EL_WAITERS_MAX)
+
+#define EL_LOCK_CMD_VERSION 1
+#define EL_LOCK_SNAPSHOT_VERSION 1
+#define EL_LOCK_NONE 0xFFFFu /* no slot */
+#define EL_WAIT_FOREVER UINT32_MAX
+
+_Static_assert(EL_SESSIONS_MAX < EL_LOCK_NONE && EL_LOCKS_MAX < EL_LOCK_NONE, "slot index");
+_Static_assert(EL_CLAIMS_MAX < EL_LOCK_NONE, "slot index");
+_Static_assert(EL_WATCHES_MAX < EL_LOCK_NONE && EL_VALUES_MAX < EL_LOCK_NONE, "slot index");
+_Static_assert(EL_NAME_MAX >= 1 && EL_NAME_MAX <= 255, "EL_NAME_MAX out of range");
+_Static_assert(EL_VALUE_MAX <= 255 && EL_CLIENT_NAME_MAX <= 255, "value/client too long");
+_Static_assert(EL_HOLDERS_MAX >= 1 && EL_HOLDERS_MAX <= 255, "EL_HOLDERS_MAX out of range");
+
+/* ---- Commands (log entry data) ------------------------------------------- */
+
+enum el_lock_cmd_type {
+	EL_CMD_OPEN_SESSION = 1,   /* ttl_ms, client -> session id = entry index */
+	EL_CMD_KEEPALIVE = 2,      /* session */
+	EL_CMD_CLOSE_SESSION = 3,  /* session: release everything, no lock-delay */
+	EL_CMD_EXPIRE_SESSION = 4, /* leader: session, renew_index (in token) */
+	EL_CMD_ACQUIRE = 5,        /* session seq name mode wait_ms delay_ms */
+	EL_CMD_RELEASE = 6,        /* session seq name token */
+	EL_CMD_WAIT_TIMEOUT = 7,   /* leader: session seq name */
+	EL_CMD_DELAY_END = 8,      /* leader: name token */
+	EL_CMD_CAMPAIGN = 9,       /* session seq name wait_ms delay_ms value */
+	EL_CMD_RESIGN = 10,        /* session seq name token */
+	EL_CMD_PROCLAIM = 11,      /* session seq name token value: new value */
+	EL_CMD_WATCH = 12,         /* session seq name */
+	EL_CMD_UNWATCH = 13,       /* session seq name */
+};
+#define EL_CMD_TYPE_MAX 13
+
+enum el_lock_mode { EL_LOCK_EXCLUSIVE = 0, EL_LOCK_SHARED = 1 };
+
+/* One command, decoded. Fields a type does not use must be zero. */
+struct el_lock_cmd {
+	uint8_t type;
+	uint8_t mode;
+	uint8_t name_len;
+	uint8_t value_len;
+	uint8_t client_len;
+	uint32_t ttl_ms;
+	uint32_t wait_ms;  /* 0: try; EL_WAIT_FOREVER: no bound */
+	uint32_t delay_ms; /* lock-delay asked for if this holder's session expires */
+	uint64_t session;
+	uint64_t seq;
+	uint64_t token;    /* release/resign/proclaim/delay-end token; expire renew_index */
+	uint64_t now_ms;   /* proposer's clock: information only (grant time) */
+	char name[EL_NAME_MAX];
+	uint8_t value[EL_VALUE_MAX];
+	char client[EL_CLIENT_NAME_MAX];
+};
+
+/* Largest encoded command: [ver type session seq token now ttl wait delay
+ * mode name value client], every integer at its widest head. */
+#define EL_LOCK_CMD_ENCODED_MAX \
+	(1 + 2 + 4 * 9 + 3 * 5 + 2 + (2 + EL_NAME_MAX) + (2 + EL_VALUE_MAX) + \
+	 (2 + EL_CLIENT_NAME_MAX))
+_Static_assert(EL_LOCK_CMD_ENCODED_MAX <= EL_ENTRY_DATA_MAX, "a command must fit an entry");
+
+/* Encode into buf; returns the length or a negative EL_E* code (EL_EINVAL for
+ * a command that does not validate, EL_EFULL when cap is too small). */
+int el_lock_cmd_encode(const struct el_lock_cmd *c, uint8_t *buf, uint32_t cap);
+/* Strict decode and validate; EL_EDECODE / EL_EVERSION / EL_EINVAL. */
+int el_lock_cmd_decode(struct el_lock_cmd *c, const uint8_t *buf, uint32_t len);
+/* 0 when the fields are in range for the type, else EL_EINVAL. */
+int el_lock_cmd_check(const struct el_lock_cmd *c);
+
+/* ---- Apply results and events -------------------------------------------- */
+
+enum el_lock_event_kind {
+	EL_EV_GRANTED = 1,        /* a queued acquire/campaign was granted: token */
+	EL_EV_WAIT_TIMEOUT = 2,   /* a queued request's bound ran out */
+	EL_EV_CANCELED = 3,       /* a queued request dropped (session closed/expired) */
+	EL_EV_HOLDER_CHANGED = 4, /* to a watcher: the lock's holders changed; token = newest */
+	EL_EV_VALUE_CHANGED = 5,  /* to a watcher: the election value changed (proclaim) */
+};
+
+/* For the client of `session`; seq = its request (0 for watch events). */
+struct el_lock_event {
+	uint8_t kind;
+	uint8_t name_len;
+	uint64_t session;
+	uint64_t seq;
+	uint64_t token;
+	char name[EL_NAME_MAX];
+};
+
+/* What applying one command did. Events beyond EL_LOCK_EVENTS_MAX are counted
+ * in events_dropped; the affected client still learns the outcome by
+ * retrying its last seq (the stored reply is updated) or by a query. */
+struct el_lock_result {
+	int32_t err;        /* EL_OK or EL_E* */
+	bool queued;        /* acquire/campaign queued: an EL_EV_GRANTED follows */
+	uint32_t count;     /* reentrancy count after acquire/release */
+	uint64_t token;     /* fencing token of the grant (or of the hold) */
+	uint64_t session;   /* OPEN_SESSION: the new id; else the command's session */
+	uint16_t n_events;
+	uint16_t events_dropped;
+	struct el_lock_event events[EL_LOCK_EVENTS_MAX];
+};
+
+/* ---- The table (fields private to lock*.c and node*.c) ------------------- */
+
+struct el_lock_reply {
+	int32_t err;
+	uint32_t count;
+	uint64_t token;
+	uint8_t queued;
+	uint8_t pad_[7];
+};
+
+struct el_lock_session {
+	uint64_t id;          /* 0: a free slot */
+	uint64_t renew_index; /* entry of the OPEN or last KEEPALIVE */
+	uint64_t last_seq;
+	struct el_lock_reply last_reply;
+	uint32_t ttl_ms;
+	uint8_t client_len;
+	char client[EL_CLIENT_NAME_MAX];
+};
+
+/* One lock request: a hold (granted) or a wait (queued). Holds and waits
+ * share one pool so that granting a waiter flips its state in place and can
+ * never fail for want of a free slot. */
+enum el_claim_state { EL_CLAIM_FREE = 0, EL_CLAIM_HOLD = 1, EL_CLAIM_WAIT = 2 };
+
+struct el_lock_claim {
+	uint64_t seq;      /* WAIT: the queued request (0 once held) */
+	uint64_t token;    /* HOLD: fencing token */
+	uint64_t grant_ms; /* HOLD: the granting leader's clock, information only */
+	uint32_t count;    /* HOLD: reentrancy count */
+	uint32_t wait_ms;  /* WAIT: its bound (0 once held) */
+	uint32_t delay_ms; /* lock-delay asked for, capped */
+	uint16_t lock;
+	uint16_t session;
+	uint16_t next;     /* WAIT: next in this lock's queue */
+	uint16_t value;    /* election value slot or EL_LOCK_NONE */
+	uint8_t state;
+	uint8_t mode;
+	uint8_t pad_[2];
+};
+
+struct el_lock_watch {
+	uint16_t lock;    /* EL_LOCK_NONE: a free slot */
+	uint16_t session;
+};
+
+struct el_lock_value {
+	uint8_t used;
+	uint8_t len;
+	uint8_t data[EL_VALUE_MAX];
+};
+
+struct el_lock_entry {
+	uint64_t delay_token; /* token of the expired hold while delayed */
+	uint64_t last_token;  /* token of the latest grant */
+	uint32_t delay_ms;
+	uint16_t wait_head;
+	uint16_t wait_tail;
+	uint16_t n_watches;   /* derived */
+	uint8_t n_holders;    /* derived */
+	uint8_t mode;
+	uint8_t delayed;
+	uint8_t name_len;     /* 0: a free slot */
+	char name[EL_NAME_MAX];
+};
+
+struct el_lock_table {
+	uint64_t last_index; /* index of the last command applied */
+	struct el_lock_session sessions[EL_SESSIONS_MAX];
+	struct el_lock_entry locks[EL_LOCKS_MAX];
+	uint32_t n_waiting;  /* derived: claims in EL_CLAIM_WAIT */
+	struct el_lock_claim claims[EL_CLAIMS_MAX];
+	struct el_lock_watch watches[EL_WATCHES_MAX];
+	struct el_lock_value values[EL_VALUES_MAX];
+};
+
+/* ---- Applying commands ----------------------------------------------------- */
+
+void el_lock_init(struct el_lock_table *t);
+/* Apply the NORMAL entry at index (index > every index applied before).
+ * A malformed command applies as a no-op with res->err = EL_EDECODE etc. */
+void el_lock_apply(struct el_lock_table *t, uint64_t index, const uint8_t *data, uint32_t len,
+		   struct el_lock_result *res);
+/* The same for a command already decoded by el_lock_cmd_decode (its text
+ * fields are valid UTF-8, which the snapshot encoder relies on). */
+void el_lock_apply_cmd(struct el_lock_table *t, uint64_t index, const struct el_lock_cmd *c,
+		       struct el_lock_result *res);
+
+/* ---- Queries ------------------------------------------------------------- */
+
+struct el_lock_query_holder {
+	uint64_t session;
+	uint64_t token;
+	uint64_t grant_ms; /* the granting leader's clock: information only */
+	uint32_t count;
+	uint8_t client_len;
+	char client[EL_CLIENT_NAME_MAX];
+};
+
+struct el_lock_query_waiter {
+	uint64_t session;
+	uint64_t seq;
+	uint32_t wait_ms;
+	uint8_t mode;
+};
+
+struct el_lock_query {
+	uint8_t mode;
+	bool delayed;
+	uint8_t n_holders;
+	uint8_t value_len;
+	uint16_t n_waiters;       /* all of them */
+	uint16_t n_waiters_listed;
+	uint16_t n_watches;
+	uint64_t delay_token;
+	struct el_lock_query_holder holders[EL_HOLDERS_MAX];
+	struct el_lock_query_waiter waiters[EL_QUERY_WAITERS_MAX]; /* queue order */
+	uint8_t value[EL_VALUE_MAX];
+};
+
+/* Fill q for the lock name; EL_ENOTFOUND when no such lock exists. */
+int el_lock_query(const struct el_lock_table *t, const char *name, uint32_t name_len,
+		  struct el_lock_query *q);
+/* The session slot of id, or EL_LOCK_NONE. */
+uint16_t el_lock_session_slot(const struct el_lock_table *t, uint64_t id);
+/* Records in use, for metrics and tests. */
+struct el_lock_usage {
+	uint32_t sessions, locks, holds, waits, watches, values;
+};
+void el_lock_usage(const struct el_lock_table *t, struct el_lock_usage *u);
+
+/* ---- Snapshot -------------------------------------------------------------- */
+
+/* Worst-case snapshot bytes of a full table (every integer at its widest
+ * head, every string at its limit); see lock_snapshot.c for the layout. */
+#define EL_LOCK_SNAP_SESSION_MAX (1 + 3 + 9 + 5 + 9 + 9 + 5 + 9 + 5 + 1 + (2 + EL_CLIENT_NAME_MAX))
+#define EL_LOCK_SNAP_LOCK_MAX (1 + 3 + (2 + EL_NAME_MAX) + 1 + 1 + 5 + 9 + 9 + 3 * 3)
+#define EL_LOCK_SNAP_CLAIM_MAX (1 + 3 + 3 + 9 + 5 + 9 + 5 + 3)
+#define EL_LOCK_SNAP_VALUE_MAX (1 + 3 + (2 + EL_VALUE_MAX))
+#define EL_LOCK_SNAP_WATCH_MAX (1 + 3 + 3)
+#define EL_LOCK_SNAPSHOT_BOUND                                                      \
+	(1 + 1 + 9 + 9 + 3 * 3 + EL_SESSIONS_MAX * EL_LOCK_SNAP_SESSION_MAX +         \
+	 EL_LOCKS_MAX * EL_LOCK_SNAP_LOCK_MAX + EL_CLAIMS_MAX * EL_LOCK_SNAP_CLAIM_MAX + \
+	 EL_VALUES_MAX * EL_LOCK_SNAP_VALUE_MAX + EL_WATCHES_MAX * EL_LOCK_SNAP_WATCH_MAX)
+_Static_assert(EL_LOCK_SNAPSHOT_BOUND <= EL_SNAPSHOT_MAX, "a full lock table must fit a snapshot");
+
+/* Write the table as deterministic CBOR; returns the length or EL_EFULL. */
+int el_lock_snapshot(const struct el_lock_table *t, uint8_t *buf, uint32_t cap);
+/* Replace the table by a snapshot. Strict: on any error (EL_EDECODE,
+ * EL_EVERSION, EL_EINVAL) the table is left exactly as it was. */
+int el_lock_restore(struct el_lock_table *t, const uint8_t *buf, uint32_t len);
+
+#endif /* EL_LOCK_H */

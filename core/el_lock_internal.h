@@ -1,0 +1,60 @@
+/*
+ * el_lock_internal.h - helpers shared by the lock table's source files
+ * (lock.c, lock_table.c, lock_snapshot.c). Not part of the API.
+ */
+#ifndef EL_LOCK_INTERNAL_H
+#define EL_LOCK_INTERNAL_H
+
+#include "el_lock.h"
+
+/* Deliberate bugs of the lock service, for the simulator's self-test (the
+ * EL_BUG switch of el_raft_internal.h; numbered from 11 to stay apart from
+ * the Raft bugs). Product builds leave EL_BUG at 0: EL_BUG_ON() is false.
+ *   11 a release wakes every waiter, not only those it can grant
+ *   12 the fencing token is not the granting entry's index (it wraps at 8)
+ *   13 a new leader keeps the old deadlines: it counts each lease from the
+ *      renewing entry's clock stamp (another node's clock) instead of
+ *      restarting it from its own now (see node_timer.c)
+ */
+#ifndef EL_BUG
+#define EL_BUG 0
+#endif
+#ifndef EL_BUG_ON
+#define EL_BUG_ON(n) (EL_BUG == (n))
+#endif
+
+/* Lookups; EL_LOCK_NONE when absent. */
+uint16_t lk_find(const struct el_lock_table *t, const char *name, uint32_t name_len);
+uint16_t lk_find_claim(const struct el_lock_table *t, uint16_t lock, uint16_t session,
+		       uint8_t state);
+/* Allocation of the lowest free slot; EL_LOCK_NONE when the pool is full. */
+uint16_t lk_alloc_lock(struct el_lock_table *t, const char *name, uint32_t name_len);
+uint16_t lk_alloc_claim(struct el_lock_table *t, uint16_t lock, uint16_t session);
+uint16_t lk_alloc_value(struct el_lock_table *t, const uint8_t *data, uint32_t len);
+uint16_t lk_alloc_session(struct el_lock_table *t);
+/* Free a lock slot that nothing refers to any more (no holder, waiter,
+ * delay or watch); otherwise nothing happens. */
+void lk_maybe_free_lock(struct el_lock_table *t, uint16_t lock);
+/* Free a claim (and its value); unlinks it first if it waits. */
+void lk_free_claim(struct el_lock_table *t, uint16_t claim);
+
+/* Record an event for a client; counted in events_dropped when full. */
+void lk_emit(const struct el_lock_table *t, struct el_lock_result *res, uint8_t kind,
+	     uint16_t session, uint64_t seq, uint64_t token, uint16_t lock);
+/* Tell each watcher of lock that its holders (or value) changed. */
+void lk_notify_watchers(const struct el_lock_table *t, uint16_t lock, uint8_t kind,
+			struct el_lock_result *res);
+
+/* True when a request of mode could be granted now without passing anyone. */
+bool lk_grantable(const struct el_lock_table *t, uint16_t lock, uint8_t mode);
+/* Turn claim into a hold granted by entry index; returns its token. */
+uint64_t lk_grant(struct el_lock_table *t, uint16_t claim, uint64_t index, uint64_t now_ms);
+/* Append claim to its lock's queue. */
+void lk_enqueue(struct el_lock_table *t, uint16_t claim);
+/* After holders/waiters of lock changed: grant whoever is next in FIFO order,
+ * tell watchers, free the lock if unused. holders_changed forces a watcher
+ * notification even when nobody was granted. */
+void lk_settle(struct el_lock_table *t, uint16_t lock, uint64_t index, uint64_t now_ms,
+	       bool holders_changed, struct el_lock_result *res);
+
+#endif /* EL_LOCK_INTERNAL_H */

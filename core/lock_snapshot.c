@@ -1,0 +1,494 @@
+/*
+ * lock_snapshot.c - the whole lock table as deterministic CBOR bytes, and a
+ * strict restore that leaves the table untouched on any error.
+ *
+ * Layout (every record carries its slot, so a restored table is laid out,
+ * and so behaves, exactly like the original):
+ *   [version, last_index,
+ *    sessions: [[slot, id, ttl_ms, renew_index, last_seq, err, token, count,
+ *                queued, client], ...]                    slots ascending
+ *    values:   [[slot, bytes], ...]                       slots ascending
+ *    locks:    [[slot, name, mode, delayed, delay_ms, delay_token, last_token,
+ *                holders: [[claim, session, token, count, grant_ms, delay_ms,
+ *                           value|null], ...]            claims ascending
+ *                waiters: [[claim, session, seq, wait_ms, delay_ms, mode,
+ *                           value|null], ...]            queue order
+ *                watches: [[watch, session], ...]], ...]  slots ascending
+ *   ]
+ * Holds and waits reference sessions and values by slot, so the decoder
+ * checks every reference against what it has already read.
+ *
+ * Restore runs the decoder twice over the bytes: a validating pass that
+ * writes nothing, then (only if it passed) a pass that fills the table. This
+ * costs a second parse but no second table in RAM.
+ */
+#include <string.h>
+
+#include "el_assert.h"
+#include "el_cbor.h"
+#include "el_error.h"
+#include "el_lock_internal.h"
+
+#define BITS(n) (((n) + 7) / 8)
+
+/* What the decoder has read so far, to check uniqueness and references. */
+struct seen {
+	uint8_t sessions[BITS(EL_SESSIONS_MAX)];
+	uint8_t values[BITS(EL_VALUES_MAX)];
+	uint8_t values_used[BITS(EL_VALUES_MAX)];
+	uint8_t claims[BITS(EL_CLAIMS_MAX)];
+	uint8_t watches[BITS(EL_WATCHES_MAX)];
+	uint8_t lock_sessions[BITS(EL_SESSIONS_MAX)]; /* claims of the current lock */
+	uint8_t lock_watchers[BITS(EL_SESSIONS_MAX)]; /* watches of the current lock */
+	uint32_t n_waiting;
+};
+
+static bool bit_get(const uint8_t *set, uint32_t i) { return (set[i / 8] >> (i % 8)) & 1u; }
+static void bit_set(uint8_t *set, uint32_t i) { set[i / 8] = (uint8_t)(set[i / 8] | (1u << (i % 8))); }
+
+/* ---- Writing ---------------------------------------------------------------- */
+
+static void put_value_ref(struct el_cbor_enc *e, uint16_t value)
+{
+	if (value == EL_LOCK_NONE)
+		el_cbor_put_null(e);
+	else
+		el_cbor_put_uint(e, value);
+}
+
+static void put_sessions(struct el_cbor_enc *e, const struct el_lock_table *t)
+{
+	uint32_t n = 0;
+	for (uint32_t s = 0; s < EL_SESSIONS_MAX; s++)
+		n += t->sessions[s].id != 0;
+	el_cbor_put_array(e, n);
+	for (uint32_t s = 0; s < EL_SESSIONS_MAX; s++) {
+		const struct el_lock_session *S = &t->sessions[s];
+		if (S->id == 0)
+			continue;
+		el_cbor_put_array(e, 10);
+		el_cbor_put_uint(e, s);
+		el_cbor_put_uint(e, S->id);
+		el_cbor_put_uint(e, S->ttl_ms);
+		el_cbor_put_uint(e, S->renew_index);
+		el_cbor_put_uint(e, S->last_seq);
+		el_cbor_put_int(e, S->last_reply.err);
+		el_cbor_put_uint(e, S->last_reply.token);
+		el_cbor_put_uint(e, S->last_reply.count);
+		el_cbor_put_bool(e, S->last_reply.queued != 0);
+		el_cbor_put_text(e, S->client, S->client_len);
+	}
+}
+
+static void put_values(struct el_cbor_enc *e, const struct el_lock_table *t)
+{
+	uint32_t n = 0;
+	for (uint32_t v = 0; v < EL_VALUES_MAX; v++)
+		n += t->values[v].used != 0;
+	el_cbor_put_array(e, n);
+	for (uint32_t v = 0; v < EL_VALUES_MAX; v++) {
+		if (!t->values[v].used)
+			continue;
+		el_cbor_put_array(e, 2);
+		el_cbor_put_uint(e, v);
+		el_cbor_put_bytes(e, t->values[v].data, t->values[v].len);
+	}
+}
+
+static void put_claims(struct el_cbor_enc *e, const struct el_lock_table *t, uint16_t lock)
+{
+	const struct el_lock_entry *L = &t->locks[lock];
+	uint32_t holders = 0;
+	el_cbor_put_array(e, L->n_holders);
+	for (uint16_t c = 0; c < EL_CLAIMS_MAX; c++) {
+		const struct el_lock_claim *C = &t->claims[c];
+		if (C->state != EL_CLAIM_HOLD || C->lock != lock)
+			continue;
+		holders++;
+		el_cbor_put_array(e, 7);
+		el_cbor_put_uint(e, c);
+		el_cbor_put_uint(e, C->session);
+		el_cbor_put_uint(e, C->token);
+		el_cbor_put_uint(e, C->count);
+		el_cbor_put_uint(e, C->grant_ms);
+		el_cbor_put_uint(e, C->delay_ms);
+		put_value_ref(e, C->value);
+	}
+	EL_ASSERT(holders == L->n_holders); /* the derived count matches the pool */
+	uint32_t n = 0;
+	for (uint16_t c = L->wait_head; c != EL_LOCK_NONE && n < EL_CLAIMS_MAX; c = t->claims[c].next)
+		n++;
+	EL_ASSERT(n < EL_CLAIMS_MAX); /* a queue has no cycle */
+	el_cbor_put_array(e, n);
+	uint16_t c = L->wait_head;
+	for (uint32_t i = 0; i < n; i++, c = t->claims[c].next) {
+		const struct el_lock_claim *C = &t->claims[c];
+		EL_ASSERT(C->state == EL_CLAIM_WAIT && C->lock == lock);
+		el_cbor_put_array(e, 7);
+		el_cbor_put_uint(e, c);
+		el_cbor_put_uint(e, C->session);
+		el_cbor_put_uint(e, C->seq);
+		el_cbor_put_uint(e, C->wait_ms);
+		el_cbor_put_uint(e, C->delay_ms);
+		el_cbor_put_uint(e, C->mode);
+		put_value_ref(e, C->value);
+	}
+}
+
+static void put_lock(struct el_cbor_enc *e, const struct el_lock_table *t, uint16_t lock)
+{
+	const struct el_lock_entry *L = &t->locks[lock];
+	el_cbor_put_array(e, 10);
+	el_cbor_put_uint(e, lock);
+	el_cbor_put_text(e, L->name, L->name_len);
+	el_cbor_put_uint(e, L->mode);
+	el_cbor_put_bool(e, L->delayed != 0);
+	el_cbor_put_uint(e, L->delay_ms);
+	el_cbor_put_uint(e, L->delay_token);
+	el_cbor_put_uint(e, L->last_token);
+	put_claims(e, t, lock);
+	uint32_t watches = 0;
+	el_cbor_put_array(e, L->n_watches);
+	for (uint16_t w = 0; w < EL_WATCHES_MAX; w++) {
+		if (t->watches[w].lock != lock)
+			continue;
+		watches++;
+		el_cbor_put_array(e, 2);
+		el_cbor_put_uint(e, w);
+		el_cbor_put_uint(e, t->watches[w].session);
+	}
+	EL_ASSERT(watches == L->n_watches);
+}
+
+int el_lock_snapshot(const struct el_lock_table *t, uint8_t *buf, uint32_t cap)
+{
+	EL_ASSERT(t != NULL && buf != NULL);
+	struct el_cbor_enc e;
+	el_cbor_enc_init(&e, buf, cap);
+	el_cbor_put_array(&e, 5);
+	el_cbor_put_uint(&e, EL_LOCK_SNAPSHOT_VERSION);
+	el_cbor_put_uint(&e, t->last_index);
+	put_sessions(&e, t);
+	put_values(&e, t);
+	uint32_t n = 0;
+	for (uint32_t l = 0; l < EL_LOCKS_MAX; l++)
+		n += t->locks[l].name_len != 0;
+	el_cbor_put_array(&e, n);
+	for (uint16_t l = 0; l < EL_LOCKS_MAX; l++)
+		if (t->locks[l].name_len != 0)
+			put_lock(&e, t, l);
+	const int len = el_cbor_enc_finish(&e);
+	EL_ASSERT(len < 0 || (uint32_t)len <= EL_LOCK_SNAPSHOT_BOUND);
+	return len;
+}
+
+/* ---- Reading ---------------------------------------------------------------- */
+
+/* One decoding pass; out is NULL in the validating pass. */
+struct restore {
+	struct el_cbor_dec d;
+	struct el_lock_table *out;
+	struct seen seen;
+	uint64_t last_index;
+};
+
+static bool rec_head(struct restore *r, uint32_t items)
+{
+	uint32_t n = 0;
+	el_cbor_get_array(&r->d, &n, items);
+	return el_cbor_dec_error(&r->d) == 0 && n == items;
+}
+
+static uint64_t get_u(struct restore *r, uint64_t max)
+{
+	uint64_t v = 0;
+	el_cbor_get_uint_max(&r->d, max, &v);
+	return v;
+}
+
+static bool get_session(struct restore *r, int32_t *prev_slot)
+{
+	if (!rec_head(r, 10))
+		return false;
+	const uint64_t slot = get_u(r, EL_SESSIONS_MAX - 1), id = get_u(r, UINT64_MAX);
+	const uint64_t ttl_ms = get_u(r, UINT32_MAX), renew = get_u(r, UINT64_MAX);
+	const uint64_t seq = get_u(r, UINT64_MAX);
+	int64_t err = 0;
+	el_cbor_get_int(&r->d, &err);
+	const uint64_t token = get_u(r, UINT64_MAX), count = get_u(r, UINT32_MAX);
+	bool queued = false;
+	el_cbor_get_bool(&r->d, &queued);
+	const char *client = NULL;
+	uint32_t client_len = 0;
+	el_cbor_get_text(&r->d, &client, &client_len, EL_CLIENT_NAME_MAX);
+	if (el_cbor_dec_error(&r->d) != 0 || (int64_t)slot <= *prev_slot || id == 0 ||
+	    id > r->last_index || ttl_ms == 0 || renew < id || renew > r->last_index || err > 0 ||
+	    err < EL_ERROR_MIN)
+		return false;
+	*prev_slot = (int32_t)slot;
+	bit_set(r->seen.sessions, (uint32_t)slot);
+	if (r->out) {
+		struct el_lock_session *S = &r->out->sessions[slot];
+		S->id = id;
+		S->ttl_ms = (uint32_t)ttl_ms;
+		S->renew_index = renew;
+		S->last_seq = seq;
+		S->last_reply.err = (int32_t)err;
+		S->last_reply.token = token;
+		S->last_reply.count = (uint32_t)count;
+		S->last_reply.queued = queued ? 1 : 0;
+		S->client_len = (uint8_t)client_len;
+		memcpy(S->client, client, client_len);
+	}
+	return true;
+}
+
+static bool get_value(struct restore *r, int32_t *prev_slot)
+{
+	if (!rec_head(r, 2))
+		return false;
+	const uint64_t slot = get_u(r, EL_VALUES_MAX - 1);
+	const uint8_t *data = NULL;
+	uint32_t len = 0;
+	el_cbor_get_bytes(&r->d, &data, &len, EL_VALUE_MAX);
+	if (el_cbor_dec_error(&r->d) != 0 || (int64_t)slot <= *prev_slot)
+		return false;
+	*prev_slot = (int32_t)slot;
+	bit_set(r->seen.values, (uint32_t)slot);
+	if (r->out) {
+		struct el_lock_value *V = &r->out->values[slot];
+		V->used = 1;
+		V->len = (uint8_t)len;
+		memcpy(V->data, data, len);
+	}
+	return true;
+}
+
+/* A claim's slot and session: each claim once, each session once per lock. */
+static bool get_claim_refs(struct restore *r, uint64_t claim, uint16_t *session)
+{
+	const uint64_t s = get_u(r, EL_SESSIONS_MAX - 1);
+	*session = (uint16_t)s;
+	if (el_cbor_dec_error(&r->d) != 0 || claim >= EL_CLAIMS_MAX ||
+	    bit_get(r->seen.claims, (uint32_t)claim) || !bit_get(r->seen.sessions, (uint32_t)s) ||
+	    bit_get(r->seen.lock_sessions, (uint32_t)s))
+		return false;
+	bit_set(r->seen.claims, (uint32_t)claim);
+	bit_set(r->seen.lock_sessions, (uint32_t)s);
+	return true;
+}
+
+/* The trailing value reference (null or a slot) of a claim record. */
+static bool get_value_ref(struct restore *r, uint8_t mode, uint16_t *value)
+{
+	*value = EL_LOCK_NONE;
+	if (el_cbor_peek(&r->d) == EL_CBOR_NULL) {
+		el_cbor_get_null(&r->d);
+		return el_cbor_dec_error(&r->d) == 0;
+	}
+	const uint64_t v = get_u(r, EL_VALUES_MAX - 1);
+	if (el_cbor_dec_error(&r->d) != 0 || mode != EL_LOCK_EXCLUSIVE ||
+	    !bit_get(r->seen.values, (uint32_t)v) || bit_get(r->seen.values_used, (uint32_t)v))
+		return false;
+	bit_set(r->seen.values_used, (uint32_t)v);
+	*value = (uint16_t)v;
+	return true;
+}
+
+static bool get_holder(struct restore *r, uint16_t lock, uint8_t mode, uint64_t last_token,
+		       int32_t *prev_claim)
+{
+	uint16_t s = 0, value = EL_LOCK_NONE;
+	if (!rec_head(r, 7))
+		return false;
+	const uint64_t claim = get_u(r, EL_CLAIMS_MAX - 1);
+	if (!get_claim_refs(r, claim, &s))
+		return false;
+	const uint64_t token = get_u(r, UINT64_MAX), count = get_u(r, UINT32_MAX);
+	const uint64_t grant_ms = get_u(r, UINT64_MAX), delay_ms = get_u(r, EL_LOCK_DELAY_MAX_MS);
+	if (!get_value_ref(r, mode, &value) || (int64_t)claim <= *prev_claim || token == 0 ||
+	    token > last_token || count == 0)
+		return false;
+	*prev_claim = (int32_t)claim;
+	if (r->out) {
+		struct el_lock_claim *C = &r->out->claims[claim];
+		C->state = EL_CLAIM_HOLD;
+		C->lock = lock;
+		C->session = s;
+		C->next = EL_LOCK_NONE;
+		C->value = value;
+		C->mode = mode;
+		C->token = token;
+		C->count = (uint32_t)count;
+		C->grant_ms = grant_ms;
+		C->delay_ms = (uint32_t)delay_ms;
+		r->out->locks[lock].n_holders++;
+	}
+	return true;
+}
+
+static bool get_waiter(struct restore *r, uint16_t lock, uint8_t *mode_out)
+{
+	uint16_t s = 0, value = EL_LOCK_NONE;
+	if (!rec_head(r, 7))
+		return false;
+	const uint64_t claim = get_u(r, EL_CLAIMS_MAX - 1);
+	if (!get_claim_refs(r, claim, &s))
+		return false;
+	const uint64_t seq = get_u(r, UINT64_MAX), wait_ms = get_u(r, UINT32_MAX);
+	const uint64_t delay_ms = get_u(r, EL_LOCK_DELAY_MAX_MS), mode = get_u(r, EL_LOCK_SHARED);
+	if (!get_value_ref(r, (uint8_t)mode, &value) || seq == 0 || wait_ms == 0 ||
+	    r->seen.n_waiting >= EL_WAITERS_MAX)
+		return false;
+	r->seen.n_waiting++;
+	*mode_out = (uint8_t)mode;
+	if (r->out) {
+		struct el_lock_claim *C = &r->out->claims[claim];
+		C->lock = lock;
+		C->session = s;
+		C->value = value;
+		C->mode = (uint8_t)mode;
+		C->seq = seq;
+		C->wait_ms = (uint32_t)wait_ms;
+		C->delay_ms = (uint32_t)delay_ms;
+		lk_enqueue(r->out, (uint16_t)claim);
+	}
+	return true;
+}
+
+static bool get_watch(struct restore *r, uint16_t lock, int32_t *prev_watch)
+{
+	if (!rec_head(r, 2))
+		return false;
+	const uint64_t w = get_u(r, EL_WATCHES_MAX - 1), s = get_u(r, EL_SESSIONS_MAX - 1);
+	if (el_cbor_dec_error(&r->d) != 0 || (int64_t)w <= *prev_watch ||
+	    !bit_get(r->seen.sessions, (uint32_t)s) || bit_get(r->seen.lock_watchers, (uint32_t)s))
+		return false;
+	*prev_watch = (int32_t)w;
+	bit_set(r->seen.watches, (uint32_t)w);
+	bit_set(r->seen.lock_watchers, (uint32_t)s);
+	if (r->out) {
+		r->out->watches[w].lock = lock;
+		r->out->watches[w].session = (uint16_t)s;
+		r->out->locks[lock].n_watches++;
+	}
+	return true;
+}
+
+/* A lock's fixed fields; *mode and *delayed are what the claims check against. */
+static bool get_lock_head(struct restore *r, int32_t *prev_slot, uint8_t *mode, bool *delayed,
+			  uint64_t *last_token)
+{
+	if (!rec_head(r, 10))
+		return false;
+	const uint64_t slot = get_u(r, EL_LOCKS_MAX - 1);
+	const char *name = NULL;
+	uint32_t name_len = 0;
+	el_cbor_get_text(&r->d, &name, &name_len, EL_NAME_MAX);
+	*mode = (uint8_t)get_u(r, EL_LOCK_SHARED);
+	el_cbor_get_bool(&r->d, delayed);
+	const uint64_t delay_ms = get_u(r, EL_LOCK_DELAY_MAX_MS), delay_token = get_u(r, UINT64_MAX);
+	*last_token = get_u(r, UINT64_MAX);
+	if (el_cbor_dec_error(&r->d) != 0 || (int64_t)slot <= *prev_slot || name_len == 0 ||
+	    *last_token > r->last_index || delay_token > *last_token ||
+	    (*delayed ? (delay_ms == 0 || delay_token == 0) : (delay_ms != 0 || delay_token != 0)))
+		return false;
+	*prev_slot = (int32_t)slot;
+	if (r->out) {
+		struct el_lock_entry *L = &r->out->locks[slot];
+		L->name_len = (uint8_t)name_len;
+		memcpy(L->name, name, name_len);
+		L->mode = *mode;
+		L->delayed = *delayed ? 1 : 0;
+		L->delay_ms = (uint32_t)delay_ms;
+		L->delay_token = delay_token;
+		L->last_token = *last_token;
+	}
+	return true;
+}
+
+static bool get_lock(struct restore *r, int32_t *prev_slot)
+{
+	uint8_t mode = 0, head_mode = 0;
+	bool delayed = false;
+	uint64_t last_token = 0;
+	uint32_t n_holders = 0, n_waiters = 0, n_watches = 0;
+	int32_t prev_claim = -1, prev_watch = -1;
+	if (!get_lock_head(r, prev_slot, &mode, &delayed, &last_token))
+		return false;
+	const uint16_t lock = (uint16_t)*prev_slot;
+	memset(r->seen.lock_sessions, 0, sizeof(r->seen.lock_sessions));
+	memset(r->seen.lock_watchers, 0, sizeof(r->seen.lock_watchers));
+	el_cbor_get_array(&r->d, &n_holders, mode == EL_LOCK_EXCLUSIVE ? 1 : EL_HOLDERS_MAX);
+	for (uint32_t i = 0; i < n_holders && el_cbor_dec_error(&r->d) == 0; i++)
+		if (!get_holder(r, lock, mode, last_token, &prev_claim))
+			return false;
+	el_cbor_get_array(&r->d, &n_waiters, EL_WAITERS_MAX);
+	for (uint32_t i = 0; i < n_waiters && el_cbor_dec_error(&r->d) == 0; i++)
+		if (!get_waiter(r, lock, i == 0 ? &head_mode : &(uint8_t){0}))
+			return false;
+	el_cbor_get_array(&r->d, &n_watches, EL_WATCHES_MAX);
+	for (uint32_t i = 0; i < n_watches && el_cbor_dec_error(&r->d) == 0; i++)
+		if (!get_watch(r, lock, &prev_watch))
+			return false;
+	/* A head that could be granted would have been: the queue must be blocked. */
+	const bool head_grantable =
+		!delayed && (n_holders == 0 || (head_mode == EL_LOCK_SHARED && mode == EL_LOCK_SHARED &&
+						n_holders < EL_HOLDERS_MAX));
+	if (n_waiters > 0 && head_grantable)
+		return false;
+	/* Nobody holds a lock during its delay; an unused lock would have been freed. */
+	return el_cbor_dec_error(&r->d) == 0 && !(delayed && n_holders > 0) &&
+	       (n_holders + n_waiters + n_watches > 0 || delayed);
+}
+
+/* One pass over the bytes; 0, EL_EDECODE or EL_EVERSION. */
+static int decode(struct restore *r, const uint8_t *buf, uint32_t len)
+{
+	uint32_t n = 0;
+	int32_t prev = -1;
+	el_cbor_dec_init(&r->d, buf, len);
+	if (!rec_head(r, 5))
+		return EL_EDECODE;
+	const uint64_t version = get_u(r, UINT64_MAX);
+	if (el_cbor_dec_error(&r->d) != 0)
+		return EL_EDECODE;
+	if (version != EL_LOCK_SNAPSHOT_VERSION)
+		return EL_EVERSION;
+	r->last_index = get_u(r, UINT64_MAX);
+	el_cbor_get_array(&r->d, &n, EL_SESSIONS_MAX);
+	for (uint32_t i = 0; i < n && el_cbor_dec_error(&r->d) == 0; i++)
+		if (!get_session(r, &prev))
+			return EL_EDECODE;
+	prev = -1;
+	el_cbor_get_array(&r->d, &n, EL_VALUES_MAX);
+	for (uint32_t i = 0; i < n && el_cbor_dec_error(&r->d) == 0; i++)
+		if (!get_value(r, &prev))
+			return EL_EDECODE;
+	prev = -1;
+	el_cbor_get_array(&r->d, &n, EL_LOCKS_MAX);
+	for (uint32_t i = 0; i < n && el_cbor_dec_error(&r->d) == 0; i++)
+		if (!get_lock(r, &prev))
+			return EL_EDECODE;
+	/* Every stored value belongs to exactly one claim. */
+	if (memcmp(r->seen.values, r->seen.values_used, sizeof(r->seen.values)) != 0)
+		return EL_EDECODE;
+	return el_cbor_dec_finish(&r->d) == 0 ? EL_OK : EL_EDECODE;
+}
+
+int el_lock_restore(struct el_lock_table *t, const uint8_t *buf, uint32_t len)
+{
+	struct restore r;
+	EL_ASSERT(t != NULL);
+	memset(&r, 0, sizeof(r));
+	const int err = decode(&r, buf, len); /* validate: writes nothing */
+	if (err != EL_OK)
+		return err;
+	el_lock_init(t);
+	memset(&r, 0, sizeof(r));
+	r.out = t;
+	const int again = decode(&r, buf, len);
+	EL_ASSERT(again == EL_OK); /* the same bytes passed a moment ago */
+	t->last_index = r.last_index;
+	return EL_OK;
+}

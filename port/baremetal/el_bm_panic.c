@@ -1,0 +1,37 @@
+/*
+ * el_bm_panic.c - el_panic() on a board: a broken invariant in the core.
+ * Say where (always, even with logging off: this is the last word) and stop
+ * through semihosting with status EL_BM_PANIC_STATUS, so a QEMU run fails.
+ * Continuing could hand one lock to two holders; on a field board a
+ * watchdog or the debugger's reset takes over from the semihosting trap.
+ */
+#include "el_assert.h"
+#include "el_bm_panic.h"
+#include "el_bm_semihost.h"
+
+static void write_decimal(int v)
+{
+	char digits[12];
+	int n = 0;
+	unsigned int u = v < 0 ? 0u : (unsigned int)v;
+	do {
+		digits[n++] = (char)('0' + u % 10u);
+		u /= 10u;
+	} while (u != 0u && n < 11);
+	char out[12];
+	for (int i = 0; i < n; i++)
+		out[i] = digits[n - 1 - i];
+	el_sh_write(out, (size_t)n);
+}
+
+_Noreturn void el_panic(const char *file, int line, const char *expr)
+{
+	el_sh_write0("edgelock: assertion failed at ");
+	el_sh_write0(file);
+	el_sh_write0(":");
+	write_decimal(line);
+	el_sh_write0(": ");
+	el_sh_write0(expr);
+	el_sh_write0("\n");
+	el_sh_exit(EL_BM_PANIC_STATUS);
+}

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# check-harness.sh MACHINE DIR - prove the board test harness reports what
+# happened: each image in DIR must end QEMU with its expected exit status and
+# print its expected line. A harness that swallowed failures would let every
+# target suite pass, so this runs before trusting them.
+set -u
+machine=$1 dir=$2
+here=$(dirname "$0")
+pass=0 fail=0
+
+expect() { # image status pattern
+	local out rc
+	out=$("$here/qemu-run.sh" "$machine" "$dir/$1.elf" 60)
+	rc=$?
+	if [ "$rc" -eq "$2" ] && grep -qE "$3" <<<"$out"; then
+		pass=$((pass + 1)); echo "ok   $1: exit $rc, prints /$3/"
+	else
+		fail=$((fail + 1)); echo "FAIL $1: exit $rc (want $2), output:"; echo "$out" | tail -n 5
+	fi
+}
+
+expect selftest-fail 1 '^1 passed, 1 failed$'
+expect selftest-panic 99 'assertion failed at .*selftest_panic\.c:[0-9]+: term_went_back == 0'
+expect selftest-fault 103 'unhandled exception HardFault'
+expect node 0 'commands applied.*stack used [0-9]+ of [0-9]+ bytes, err 0'
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

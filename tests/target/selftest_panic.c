@@ -1,0 +1,16 @@
+/*
+ * selftest_panic.c - a broken invariant on the board: EL_ASSERT must reach
+ * port/baremetal's el_panic, print where, and end QEMU with status 99
+ * (EL_BM_PANIC_STATUS), never fall through.
+ */
+#include "el_assert.h"
+#include "el_target.h"
+
+int main(void)
+{
+	el_target_begin("selftest-panic");
+	el_target_end(0);
+	volatile int term_went_back = 1;
+	EL_ASSERT(term_went_back == 0);
+	return 0; /* not reached */
+}
