@@ -15,6 +15,8 @@
  *   13 a new leader keeps the old deadlines: it counts each lease from the
  *      renewing entry's clock stamp (another node's clock) instead of
  *      restarting it from its own now (see node_timer.c)
+ *   14 a follower expires sessions by its own clock, into its own table,
+ *      bypassing the log (node_timer.c)
  */
 #ifndef EL_BUG
 #define EL_BUG 0

@@ -177,6 +177,8 @@ int el_node_lease_left(const struct el_node *n, uint64_t session, uint64_t now_m
 
 /* ---- Private: shared by node*.c ----------------------------------------- */
 
+/* The lock table as snapshot bytes (the Raft replica's snapshot writer). */
+int el_node__write_snapshot(void *ctx, uint8_t *buf, uint32_t cap);
 /* Queue the reply of pending slot p (freed), with err. */
 struct el_node_reply *el_node__finish(struct el_node *n, uint32_t p, int32_t err);
 /* Notice a lost or gained leadership: fail requests, reset timers. */
@@ -185,5 +187,6 @@ void el_node__timers_clear(struct el_node *n);
 void el_node__timers_sync(struct el_node *n, uint64_t now_ms);
 void el_node__timers_fire(struct el_node *n, uint64_t now_ms);
 uint64_t el_node__timers_next(const struct el_node *n);
+void el_node__bug_follower_expiry(struct el_node *n, uint64_t now_ms);
 
 #endif /* EL_NODE_H */

@@ -262,14 +262,20 @@ struct el_raft {
 	uint64_t persisted_index;
 	struct el_entry log[EL_LOG_WINDOW];
 
-	/* snapshot held, and one being received */
+	/* The snapshot at the base of the log, and its bytes. One buffer serves
+	 * both the held snapshot and one being received: while receiving, the
+	 * held bytes are gone (snap_valid false) and a leader that needs them
+	 * again regenerates them through snap_writer. */
 	struct el_snapshot_meta snap;
 	bool snap_dirty;
 	bool restore_pending;
+	bool snap_valid;
+	bool rx_active;
 	uint8_t snap_data[EL_SNAPSHOT_MAX];
 	struct el_snapshot_meta rx;
 	uint32_t rx_offset;
-	uint8_t rx_data[EL_SNAPSHOT_MAX];
+	int (*snap_writer)(void *ctx, uint8_t *buf, uint32_t cap);
+	void *snap_writer_ctx;
 
 	/* leader */
 	struct el_progress pr[EL_NODES_MAX];
@@ -325,6 +331,9 @@ int el_raft_read_index(struct el_raft *r, uint64_t ctx, uint64_t now_ms);
  * index (which must be <= applied) and returns its length or a negative code. */
 typedef int (*el_snapshot_writer)(void *ctx, uint8_t *buf, uint32_t cap);
 int el_raft_compact(struct el_raft *r, uint64_t index, el_snapshot_writer write, void *ctx);
+/* The writer a leader uses to regenerate its snapshot bytes at the applied
+ * index when they were overwritten by a snapshot it was receiving. */
+void el_raft_set_snapshot_writer(struct el_raft *r, el_snapshot_writer write, void *ctx);
 
 /* ---- Output ------------------------------------------------------------- */
 

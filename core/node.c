@@ -17,6 +17,7 @@ int el_node_init(struct el_node *n, const struct el_node_config *cfg, uint64_t s
 	if (err != EL_OK)
 		return err;
 	el_lock_init(&n->table);
+	el_raft_set_snapshot_writer(&n->raft, el_node__write_snapshot, n);
 	n->next_read_ctx = 1;
 	n->heartbeat_ms = cfg->raft.heartbeat_ms;
 	EL_ASSERT(n->leader_term == 0 && n->n_pending == 0);

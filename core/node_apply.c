@@ -103,7 +103,7 @@ static void serve_reads(struct el_node *n)
 	}
 }
 
-static int write_snapshot(void *ctx, uint8_t *buf, uint32_t cap)
+int el_node__write_snapshot(void *ctx, uint8_t *buf, uint32_t cap)
 {
 	const struct el_node *n = ctx;
 	return el_lock_snapshot(&n->table, buf, cap);
@@ -114,7 +114,7 @@ static void maybe_compact(struct el_node *n)
 	const uint64_t applied = el_raft_applied(&n->raft);
 	if (applied - el_raft_snapshot(&n->raft)->index <= EL_COMPACT_THRESHOLD)
 		return;
-	const int err = el_raft_compact(&n->raft, applied, write_snapshot, n);
+	const int err = el_raft_compact(&n->raft, applied, el_node__write_snapshot, n);
 	EL_ASSERT(err == EL_OK); /* the snapshot bound is checked at compile time */
 	n->stats.compactions++;
 }
@@ -144,6 +144,7 @@ int el_node_advance(struct el_node *n, const struct el_node_ready *rd, uint64_t 
 		el_node__timers_sync(n, now_ms);
 		el_node__timers_fire(n, now_ms);
 	}
+	el_node__bug_follower_expiry(n, now_ms);
 	maybe_compact(n);
 	return EL_OK;
 }

@@ -106,6 +106,29 @@ static void set_name(struct el_lock_cmd *c, const struct el_lock_entry *L)
 	memcpy(c->name, L->name, L->name_len);
 }
 
+/* Deliberate bug 14 only (the simulator's self-test; compiled out unless
+ * EL_BUG is 14): a follower expires sessions by its own clock, straight into
+ * its own table, without the log. */
+void el_node__bug_follower_expiry(struct el_node *n, uint64_t now_ms)
+{
+	if (!EL_BUG_ON(14) || n->leader_term != 0)
+		return;
+	struct el_lock_table *t = &n->table;
+	for (uint32_t s = 0; s < EL_SESSIONS_MAX; s++) {
+		const struct el_lock_session *S = &t->sessions[s];
+		struct el_node_timer *tm = &n->session_timers[s];
+		sync_one(tm, S->id != 0, S->renew_index, 0, now_ms, S->ttl_ms);
+		if (!due(tm, now_ms))
+			continue;
+		struct el_lock_cmd c = {.type = EL_CMD_EXPIRE_SESSION, .session = S->id,
+					.token = S->renew_index};
+		const uint64_t last = t->last_index;
+		el_lock_apply_cmd(t, last + 1, &c, &n->result);
+		t->last_index = last;
+		memset(tm, 0, sizeof(*tm));
+	}
+}
+
 void el_node__timers_fire(struct el_node *n, uint64_t now_ms)
 {
 	if (n->leader_term == 0 || now_ms < n->timers_retry_ms)

@@ -263,6 +263,7 @@ int el_raft_bootstrap(struct el_raft *r, const struct el_conf *conf)
 		return EL_EINVAL;
 	r->snap.conf = *conf;
 	r->snap_dirty = true;
+	r->snap_valid = true;
 	el_raft__set_conf(r, conf, 0);
 	return 0;
 }
@@ -278,6 +279,7 @@ int el_raft_load_snapshot(struct el_raft *r, const struct el_snapshot_meta *meta
 	r->snap = *meta;
 	if (meta->len > 0)
 		memcpy(r->snap_data, data, meta->len);
+	r->snap_valid = true;
 	r->last_index = r->persisted_index = r->commit = meta->index;
 	r->restore_pending = meta->index > 0 || meta->len > 0;
 	el_raft__set_conf(r, &meta->conf, meta->index);
@@ -358,6 +360,7 @@ void el_raft_ready(struct el_raft *r, struct el_ready *rd)
 	r->flush_pending = false;
 	memset(rd, 0, sizeof(*rd));
 	if (r->snap_dirty || r->restore_pending) {
+		EL_ASSERT(r->snap_valid);
 		rd->snapshot = &r->snap;
 		rd->snapshot_data = r->snap_data;
 	}

@@ -33,6 +33,7 @@ static void become_leader(struct el_raft *r)
 	EL_ASSERT(r->state == EL_CANDIDATE && r->vote == r->cfg.id);
 	r->state = EL_LEADER;
 	r->leader = r->cfg.id;
+	r->rx_active = false; /* a leader receives no snapshot */
 	r->transferee = 0;
 	r->read_round = 0;
 	r->n_pending_reads = 0;
@@ -64,28 +65,6 @@ static void send_vote_requests(struct el_raft *r, uint8_t type, uint64_t term, b
 	}
 }
 
-static void campaign_for_real(struct el_raft *r, bool forced);
-
-/* Counts the votes of this round; wins or loses when a quorum has spoken. */
-static void tally(struct el_raft *r)
-{
-	uint32_t granted = 0, rejected = 0, quorum = el_raft__quorum(&r->conf);
-	for (uint32_t i = 0; i < r->conf.n; i++) {
-		if (r->conf.m[i].role != EL_MEMBER_VOTER)
-			continue;
-		granted += (r->votes_granted >> i) & 1u;
-		rejected += (r->votes_rejected >> i) & 1u;
-	}
-	if (granted >= quorum) {
-		if (r->state == EL_PRECANDIDATE)
-			campaign_for_real(r, false);
-		else
-			become_leader(r);
-	} else if (rejected >= quorum) {
-		el_raft__become_follower(r, r->term, 0);
-	}
-}
-
 static void start_round(struct el_raft *r, uint8_t state)
 {
 	int self = el_raft__slot_of(&r->conf, r->cfg.id);
@@ -103,7 +82,33 @@ static void campaign_for_real(struct el_raft *r, bool forced)
 	r->vote = r->cfg.id;
 	start_round(r, EL_CANDIDATE);
 	send_vote_requests(r, EL_MSG_VOTE, r->term, forced);
-	tally(r); /* a single voter wins at once */
+}
+
+/* Counts the votes of this round; wins or loses once a quorum has spoken.
+ * A won pre-vote starts the real election, which a single voter wins at
+ * once: hence a second pass, and no more (no recursion). */
+static void tally(struct el_raft *r)
+{
+	for (int pass = 0; pass < 2; pass++) {
+		uint32_t granted = 0, rejected = 0, quorum = el_raft__quorum(&r->conf);
+		for (uint32_t i = 0; i < r->conf.n; i++) {
+			if (r->conf.m[i].role != EL_MEMBER_VOTER)
+				continue;
+			granted += (r->votes_granted >> i) & 1u;
+			rejected += (r->votes_rejected >> i) & 1u;
+		}
+		if (rejected >= quorum) {
+			el_raft__become_follower(r, r->term, 0);
+			return;
+		}
+		if (granted < quorum)
+			return;
+		if (r->state != EL_PRECANDIDATE) {
+			become_leader(r);
+			return;
+		}
+		campaign_for_real(r, false);
+	}
 }
 
 /* Start an election round: a pre-vote first unless PreVote is off or this is
@@ -114,11 +119,11 @@ void el_raft__campaign(struct el_raft *r, bool forced)
 	r->stats.elections++;
 	if (!r->cfg.prevote || forced) {
 		campaign_for_real(r, forced);
-		return;
+	} else {
+		start_round(r, EL_PRECANDIDATE);
+		send_vote_requests(r, EL_MSG_PREVOTE, r->term + 1, false);
 	}
-	start_round(r, EL_PRECANDIDATE);
-	send_vote_requests(r, EL_MSG_PREVOTE, r->term + 1, false);
-	tally(r);
+	tally(r); /* a single voter wins at once */
 }
 
 static bool log_up_to_date(const struct el_raft *r, uint64_t index, uint64_t term)

@@ -13,15 +13,26 @@
 #include "el_error.h"
 #include "el_raft_internal.h"
 
+void el_raft_set_snapshot_writer(struct el_raft *r, el_snapshot_writer write, void *ctx)
+{
+	r->snap_writer = write;
+	r->snap_writer_ctx = ctx;
+}
+
 int el_raft_compact(struct el_raft *r, uint64_t index, el_snapshot_writer write, void *ctx)
 {
 	EL_ASSERT(!r->in_ready);
-	if (index <= r->snap.index)
+	if (index < r->snap.index || (index == r->snap.index && r->snap_valid))
 		return 0;
 	if (index > r->applied)
 		return EL_EINVAL;
-	/* The snapshot buffer is about to change under queued chunks. */
+	if (r->snap_dirty || r->restore_pending)
+		return EL_EBUSY; /* the held bytes are not persisted yet */
+	/* The snapshot buffer is about to change under queued chunks and under
+	 * a snapshot being received (the leader resends it from the start). */
 	el_raft__purge_outbox(r, index, false);
+	r->rx_active = false;
+	r->snap_valid = false;
 	int len = write(ctx, r->snap_data, EL_SNAPSHOT_MAX);
 	if (len < 0)
 		return len;
@@ -39,12 +50,17 @@ int el_raft_compact(struct el_raft *r, uint64_t index, el_snapshot_writer write,
 	r->snap.conf = conf;
 	r->snap.len = (uint32_t)len;
 	r->snap_dirty = true;
+	r->snap_valid = true;
 	return 0;
 }
 
 void el_raft__send_snapshot_chunk(struct el_raft *r, struct el_progress *pr)
 {
 	EL_ASSERT(pr->state == EL_PR_SNAPSHOT);
+	if (!r->snap_valid && r->snap_writer != NULL)
+		el_raft_compact(r, r->applied, r->snap_writer, r->snap_writer_ctx);
+	if (!r->snap_valid)
+		return; /* no bytes yet: retried on the next heartbeat */
 	if (pr->snap_index != r->snap.index) { /* a newer snapshot: start over */
 		pr->snap_index = r->snap.index;
 		pr->snap_offset = 0;
@@ -68,14 +84,15 @@ void el_raft__send_snapshot_chunk(struct el_raft *r, struct el_progress *pr)
  * its last entry, in which case only the commit index moves. */
 static void install(struct el_raft *r)
 {
+	r->rx_active = false;
 	if (el_raft_entry(r, r->rx.index) != NULL &&
 	    el_raft_term_at(r, r->rx.index) == r->rx.term) {
-		el_raft__commit_to(r, r->rx.index);
+		el_raft__commit_to(r, r->rx.index); /* our base stays; its bytes are gone */
 		return;
 	}
 	EL_ASSERT(r->rx.index > r->commit);
 	r->snap = r->rx;
-	memcpy(r->snap_data, r->rx_data, r->rx.len);
+	r->snap_valid = true;
 	r->last_index = r->snap.index;
 	r->persisted_index = r->snap.index;
 	r->commit = r->snap.index;
@@ -102,21 +119,27 @@ void el_raft__handle_snapshot(struct el_raft *r, const struct el_msg *m)
 		return;
 	}
 	if (m->offset == 0) {
+		if (r->snap_dirty || r->restore_pending) {
+			reply_snapshot(r, m, 0, false); /* held bytes not yet persisted */
+			return;
+		}
 		r->rx.index = m->index;
 		r->rx.term = m->log_term;
 		r->rx.conf = m->conf;
 		r->rx.len = m->total;
 		r->rx_offset = 0;
+		r->rx_active = true;
+		r->snap_valid = false; /* the buffer now assembles the new one */
 	}
-	if (r->rx.index != m->index || r->rx.term != m->log_term || r->rx.len != m->total ||
-	    m->offset != r->rx_offset) {
+	if (!r->rx_active || r->rx.index != m->index || r->rx.term != m->log_term ||
+	    r->rx.len != m->total || m->offset != r->rx_offset) {
 		/* Out of order or another snapshot: tell the leader where we are. */
-		bool same = r->rx.index == m->index && r->rx.term == m->log_term;
+		bool same = r->rx_active && r->rx.index == m->index && r->rx.term == m->log_term;
 		reply_snapshot(r, m, same ? r->rx_offset : 0, false);
 		return;
 	}
 	if (m->data_len > 0)
-		memcpy(r->rx_data + m->offset, m->data, m->data_len);
+		memcpy(r->snap_data + m->offset, m->data, m->data_len);
 	r->rx_offset += m->data_len;
 	if (r->rx_offset == r->rx.len)
 		install(r);

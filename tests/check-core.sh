@@ -22,7 +22,7 @@ check_syms() { # label objs...
 	defined=$(nm --defined-only "$@" 2>/dev/null | awk 'NF>=3 {print $3}' | sort -u)
 	undefined=$(nm -u "$@" 2>/dev/null | awk 'NF>=2 {print $2}' | sort -u)
 	extra=$(comm -23 <(echo "$undefined") <(echo "$defined") |
-		grep -vE '^(mem(cpy|set|cmp|move)|str(len|cmp|ncmp|nlen)|el_panic|__aeabi_[a-z0-9]+|__gnu_thumb1_case_[a-z0-9]+|__(u?div|u?mod|ashl|ashr|lshr|mul|clz|ctz|popcount|bswap)[sd]i3|__udivmoddi4|__divmoddi4)$')
+		grep -vE '^(_GLOBAL_OFFSET_TABLE_|mem(cpy|set|cmp|move)|str(len|cmp|ncmp|nlen)|el_panic|__aeabi_[a-z0-9]+|__gnu_thumb1_case_[a-z0-9]+|__(u?div|u?mod|ashl|ashr|lshr|mul|clz|ctz|popcount|bswap)[sd]i3|__udivmoddi4|__divmoddi4)$')
 	if [ -z "$extra" ]; then ok "$label: no platform symbols"; else bad "$label uses: $(echo $extra)"; fi
 	local forbidden
 	forbidden=$(grep -Ew 'malloc|calloc|realloc|free|printf|fprintf|puts|fopen|clock_gettime|time|gettimeofday|rand|abort' <<<"$undefined")

@@ -5,9 +5,11 @@
  *
  * The target is one node (core + port/baremetal) in 32 KiB of flash and
  * 16 KiB of RAM; `make size` checks it per board. RAM is dominated by the
- * replica: its log window (32 x 120 B) and its two snapshot buffers (held
- * and being received, 2 x EL_SNAPSHOT_MAX), which must hold a full lock
- * table (EL_LOCK_SNAPSHOT_BOUND); fewer holds and waiters shrink that bound.
+ * replica: its log window (32 x 120 B), its snapshot buffer (EL_SNAPSHOT_MAX,
+ * which must hold a full lock table: EL_LOCK_SNAPSHOT_BOUND; fewer holds and
+ * waiters shrink that bound) and its outbox (EL_OUTBOX_MAX x 144 B). The
+ * capacities the issue states (nodes, sessions, locks, log window) are fixed;
+ * the limits below them are the ones traded for RAM (boards/README.md).
  *
  * Every node of one cluster must agree on EL_ENTRY_DATA_MAX and the
  * lock-table limits, and a sender's batch (EL_MSG_ENTRIES_MAX) and snapshot
@@ -21,12 +23,18 @@
 #define EL_NODES_MAX 5
 #define EL_LOG_WINDOW 32
 #define EL_ENTRY_DATA_MAX 96       /* >= EL_LOCK_CMD_ENCODED_MAX (94 here) */
-#define EL_MSG_ENTRIES_MAX 8
+/* 4 entries per append (not 8): each entry costs 120 B in the link's decode
+ * array and 118 B in its frame. With 2 appends in flight a follower still
+ * has 8 entries on the way, a quarter of the window. */
+#define EL_MSG_ENTRIES_MAX 4
 #define EL_INFLIGHT_MAX 2          /* pipelining depth per follower */
 #define EL_OUTBOX_MAX (2 * EL_NODES_MAX) /* the least el_config.h allows */
 #define EL_SNAPSHOT_MAX 2528       /* >= EL_LOCK_SNAPSHOT_BOUND (2521) */
-#define EL_SNAPSHOT_CHUNK 512
-#define EL_READS_MAX 2
+/* 384 B chunks (7 for a full snapshot): below this an APPEND, not a
+ * SNAPSHOT, is the widest frame, so the link's frame is no bigger than
+ * 4 entries need (port/baremetal/el_bm_link.h). */
+#define EL_SNAPSHOT_CHUNK 384
+#define EL_READS_MAX 1              /* one read barrier at a time (40 B each) */
 #define EL_COMPACT_THRESHOLD 16
 
 /* Lock service */
@@ -41,6 +49,11 @@
 #define EL_NAME_MAX 16
 #define EL_VALUE_MAX 8
 #define EL_CLIENT_NAME_MAX 8
-#define EL_PENDING_MAX 8
+/* Client requests in flight plus undelivered replies (88 B each): a board's
+ * node serves a few local clients, each with one request outstanding. */
+#define EL_PENDING_MAX 4
+/* Events one batch hands out: one command's worth (48 B each); more are
+ * counted as dropped and clients learn by retrying (core/el_node.h). */
+#define EL_NODE_EVENTS_MAX EL_LOCK_EVENTS_MAX
 
 #endif /* EL_SMALL_CONFIG_H */

@@ -4,9 +4,11 @@
 # pull in), against the board's budget; exit 1 when either is passed.
 #   flash = everything loaded: vectors, text, rodata, exidx, .data's initial values
 #   RAM   = .data + .bss + heap + the stack reserve (STACK, from board.mk)
+#   stack = the static worst case of stack-bound.sh, within STACK
 # A breakdown by part comes from the link map (ELF with .map next to it).
 set -eu
 board=$1 elf=$2 flash_budget=$3 ram_budget=$4 stack=$5
+here=$(dirname "$0")
 map=${elf%.elf}.map
 
 sect() { arm-none-eabi-size -A "$elf" | awk -v s="$1" '$1 == s {print $2; f=1} END {if (!f) print 0}'; }
@@ -30,6 +32,10 @@ if [ "$storage" -gt 0 ]; then
 	printf '%-11s storage %4d bytes (the RAM store standing in for flash, not in RAM above)\n' \
 		"$board:" "$storage"
 fi
+
+# The reserve counted above must hold the deepest call chain.
+stack_ok=true
+"$here/stack-bound.sh" "$elf" "$stack" || stack_ok=false
 
 # Per part: sum the input sections the link kept, by the object they came from.
 if [ -f "$map" ]; then
@@ -75,4 +81,4 @@ echo "  largest in RAM:"
 arm-none-eabi-objdump -t "$elf" | awk 'NF >= 4 && ($(NF-2) == ".bss" || $(NF-2) == ".data") {print $(NF-1), $NF}' |
 	while read -r hexsize name; do echo "$((16#$hexsize)) $name"; done | sort -n | tail -n 4 |
 	awk '{printf "    %-20s %8d\n", $2, $1}'
-[ "$flash" -le "$flash_budget" ] && [ "$ram" -le "$ram_budget" ]
+[ "$flash" -le "$flash_budget" ] && [ "$ram" -le "$ram_budget" ] && $stack_ok

@@ -3,21 +3,44 @@
  * frame, radio packet): each message travels as one frame holding its CBOR
  * encoding (core/el_wire.h), the very bytes a Linux node speaks. The link
  * driver is the board's: it overrides the two weak hooks below (the defaults
- * are a link to nothing). Frames are bounded by EL_WIRE_MSG_MAX.
+ * are a link to nothing). Frames are bounded by EL_BM_FRAME_MAX.
+ *
+ * RAM: one frame buffer serves both directions (a received message is
+ * stepped into the node, and dead, before the node's next batch is encoded),
+ * sized for the widest message the codec can produce for this config.
  */
 #ifndef EL_BM_LINK_H
 #define EL_BM_LINK_H
 
 #include <stdint.h>
 
+#include "el_cbor.h"
 #include "el_raft.h"
 #include "el_wire.h"
+
+/* The widest frame. EL_WIRE_MSG_MAX (core/el_wire.h) adds up every field of
+ * every message type, entries and a snapshot chunk together; but the codec
+ * refuses entries outside an APPEND and a chunk or configuration outside a
+ * SNAPSHOT, so no frame carries both payloads, and the smaller of the two can
+ * come off. On the small config: 577 bytes instead of 1,000.
+ * tests/target/test_bm_link.c encodes the widest APPEND and the widest
+ * SNAPSHOT and checks both fit; a frame that did not would be refused by the
+ * encoder (EL_EFULL), never overrun. */
+#define EL_BM_WIRE_ENTRIES_PART                                              \
+	(EL_CBOR_HEAD_SIZE(EL_MSG_ENTRIES_MAX) + EL_MSG_ENTRIES_MAX * EL_WIRE_ENTRY_MAX)
+#define EL_BM_WIRE_SNAPSHOT_PART                                             \
+	(EL_CBOR_HEAD_SIZE(EL_SNAPSHOT_CHUNK) + EL_SNAPSHOT_CHUNK +          \
+	 EL_CBOR_HEAD_SIZE(EL_NODES_MAX) + EL_NODES_MAX * (1 + 5 + 1))
+#define EL_BM_FRAME_MAX                                                      \
+	(EL_WIRE_MSG_MAX - (EL_BM_WIRE_ENTRIES_PART < EL_BM_WIRE_SNAPSHOT_PART \
+				    ? EL_BM_WIRE_ENTRIES_PART : EL_BM_WIRE_SNAPSHOT_PART))
+_Static_assert(EL_BM_FRAME_MAX <= EL_WIRE_MSG_MAX, "a frame never exceeds the codec's bound");
 
 struct el_bm_link {
 	uint32_t sent;
 	uint32_t received;
 	uint32_t refused;  /* frames that did not decode (counted, dropped) */
-	uint8_t frame[EL_WIRE_MSG_MAX];            /* one frame, either way */
+	uint8_t frame[EL_BM_FRAME_MAX];            /* one frame, either way */
 	struct el_entry entries[EL_MSG_ENTRIES_MAX]; /* of the message received */
 	struct el_msg rx;
 };

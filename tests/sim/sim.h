@@ -1,8 +1,8 @@
 /*
- * sim.h - the deterministic cluster simulator: many replicas in one process,
- * a virtual clock, a seeded network and disks, faults, and invariant checks
- * after every step. One 64-bit seed decides everything, so a failing seed
- * replays exactly (`make sim SEED=n`).
+ * sim.h - the deterministic cluster simulator: many edgelock nodes in one
+ * process, a virtual clock, a seeded network and disks, faults, lock clients,
+ * and invariant checks after every step. One 64-bit seed decides everything,
+ * so a failing seed replays exactly (`make sim SEED=n`).
  */
 #ifndef SIM_H
 #define SIM_H
@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "el_node.h"
 #include "el_raft.h"
 
 #define SIM_NODES_MAX EL_NODES_MAX
@@ -29,6 +30,10 @@
  * allow ~15 election timeouts. */
 #define SIM_LEADER_BOUND_MS (20 * SIM_ELECTION_MS)
 #define SIM_COMMIT_BOUND_MS (30 * SIM_ELECTION_MS)
+/* A lock whose holder died is granted to the next waiter within the holder's
+ * TTL + its lock-delay (on a clock up to 3% slow) + an election bound + 1 s
+ * for commits and client polling. */
+#define SIM_LOCK_SLACK_MS 1000
 
 /* A replica's durable state: what survives a crash. */
 struct sim_disk {
@@ -41,7 +46,7 @@ struct sim_disk {
 	struct el_entry log[EL_LOG_WINDOW];
 };
 
-/* The toy state machine: a hash chain over applied entries. */
+/* An observer of what a node applied: a hash chain over its entries. */
 struct sim_sm {
 	uint64_t applied;
 	uint64_t hash;
@@ -55,7 +60,7 @@ struct sim_node {
 	uint32_t clock_rate;     /* local ms per 1000 global ms (drift) */
 	uint64_t boot_global_ms; /* global time of the last boot */
 	uint64_t boot_local_ms;  /* local clock at that boot */
-	struct el_raft raft;
+	struct el_node node; /* node.raft is its Raft replica */
 	struct sim_disk disk;
 	struct sim_sm sm;
 	/* monotonic within one life */
@@ -63,6 +68,90 @@ struct sim_node {
 	uint64_t seen_applied;
 	uint64_t seen_term;
 	bool was_leader;
+};
+
+/* ---- Lock clients -------------------------------------------------------- */
+
+#define SIM_CLIENTS_MAX 6
+#define SIM_LOCKS 4        /* "a" "b" "c" for the workload, "live" for liveness */
+#define SIM_LIVE_LOCK 3
+#define SIM_HOLDS_MAX 4096 /* hold intervals recorded in one run */
+#define SIM_REQ_TIMEOUT_MS 250
+#define SIM_QUEUE_MAX 64
+#define SIM_SEQ_SLOTS 8192
+
+/* A request in flight; retried with the same command (same seq). */
+struct sim_request {
+	bool active;
+	bool queued;          /* acquire queued: waiting for a grant */
+	bool final_seen;      /* a final reply arrived: later ones must match */
+	int32_t final_err;
+	uint64_t final_token;
+	uint64_t gen;         /* identifies the command in req ids */
+	uint64_t first_sent_ms;
+	uint64_t sent_ms;
+	uint64_t read_floor;  /* READ: highest index committed when it began */
+	bool is_read;
+	struct el_lock_cmd cmd;
+};
+
+struct sim_client {
+	uint32_t id;
+	bool alive;
+	uint8_t role;         /* SIM_ROLE_* */
+	uint64_t paused_until;
+	el_id_t target;       /* the node it talks to */
+	uint64_t session;
+	uint32_t ttl_ms;
+	uint64_t lease_end_ms; /* its own deadline, from when keepalives were sent */
+	uint64_t next_keepalive_ms;
+	uint64_t seq;
+	uint64_t gen;
+	struct sim_request main;
+	struct sim_request ka;
+	bool holding;
+	uint32_t lock;
+	uint8_t mode;
+	uint64_t token;
+	uint32_t hold_rec;    /* index into s->holds */
+	uint64_t release_at_ms;
+};
+
+enum { SIM_ROLE_RANDOM = 0, SIM_ROLE_LIVE_HOLDER = 1, SIM_ROLE_LIVE_WAITER = 2 };
+
+/* One interval during which a client treated a lock as held. */
+struct sim_hold {
+	uint32_t client;
+	uint32_t lock;
+	uint8_t mode;
+	bool open;
+	uint64_t token;
+	uint64_t start_ms;
+	uint64_t end_ms;
+};
+
+/* The reference replica: applies each committed entry once, in order, and
+ * checks what the lock service promises (FIFO, tokens, exactly-once). */
+struct sim_ref_waiter {
+	uint64_t session;
+	uint64_t seq;
+	uint64_t index;
+	uint8_t mode;
+};
+
+struct sim_ref {
+	struct el_lock_table table;
+	uint64_t applied;
+	uint64_t last_token[SIM_LOCKS];
+	uint64_t last_token_index[SIM_LOCKS];
+	uint32_t n_queue[SIM_LOCKS];
+	struct sim_ref_waiter queue[SIM_LOCKS][SIM_QUEUE_MAX];
+	bool queue_unknown[SIM_LOCKS]; /* an event was dropped: stop checking FIFO */
+	/* exactly-once: (session, seq) -> applied already */
+	struct sim_seq_slot {
+		uint64_t session;
+		uint64_t seq;
+	} seqs[SIM_SEQ_SLOTS];
 };
 
 struct sim_msg {
@@ -88,8 +177,11 @@ struct sim_params {
 	uint32_t conf_pct;
 	uint32_t transfer_pct;
 	uint32_t compact_pct;
-	uint32_t snapshot_pad;  /* state-machine snapshot size, to exercise chunking */
 	uint32_t torn_pct;      /* a crash lands in the middle of a persist */
+	uint32_t n_clients;
+	uint32_t client_pause_pct;
+	uint32_t client_crash_pct;
+	uint32_t live_delay_ms; /* lock-delay the liveness holder asks for */
 	uint32_t leader_fault_pct; /* crash or isolate the current leader */
 	uint64_t heal_ms;       /* faults stop at this global time */
 	uint64_t end_ms;
@@ -110,6 +202,7 @@ struct sim {
 	uint64_t chain[SIM_INDEX_MAX];        /* state-machine hash after index */
 	uint64_t committed_term[SIM_INDEX_MAX]; /* term of the entry at index */
 	uint64_t commit_term[SIM_INDEX_MAX];    /* earliest term whose leader committed it */
+	uint64_t table_hash[SIM_INDEX_MAX];     /* lock table after applying index */
 	uint64_t max_committed;
 	el_id_t leader_of_term[SIM_TERMS_MAX];
 	/* log matching: (index, term) -> hash of entry and its predecessor's term */
@@ -118,19 +211,27 @@ struct sim {
 		uint64_t hash;
 	} lm[SIM_LM_SLOTS];
 	/* liveness after the heal */
-	uint64_t heal_proposal_index;
-	uint64_t heal_proposal_term;
 	uint64_t heal_leader_ms;
-	uint64_t heal_commit_ms;
+	uint64_t live_holder_dead_ms; /* the holder of "live" died */
+	uint64_t live_bound_ms;       /* its waiter must be granted by then */
+	uint64_t live_granted_ms;
+	/* lock clients and what they saw */
+	struct sim_client clients[SIM_CLIENTS_MAX];
+	uint32_t n_holds;
+	struct sim_hold holds[SIM_HOLDS_MAX];
+	struct sim_ref ref;
 	/* outcome */
 	bool failed;
 	char why[256];
 	uint64_t steps;
-	uint64_t proposals;
 	uint64_t conf_changes;
 	uint64_t transfers;
 	uint64_t snapshots_installed;
 	uint64_t crashes;
+	uint64_t grants_seen;
+	uint64_t expiries_seen;
+	uint64_t client_faults;
+	uint64_t reads_checked;
 };
 
 uint64_t sim_rand(struct sim *s);
@@ -140,17 +241,28 @@ void sim_log(struct sim *s, const char *fmt, ...);
 
 /* sim_cluster.c */
 int sim_run(struct sim *s, uint64_t seed, bool verbose);
+/* Run a node's ready loop until it has nothing more to do. */
+void sim_drain(struct sim *s, struct sim_node *n);
 uint64_t sim_local_ms(const struct sim *s, const struct sim_node *n);
 
-/* sim_sm.c: the toy state machine */
+/* sim_sm.c: the apply observer */
 void sim_sm_apply(struct sim *s, struct sim_node *n, const struct el_entry *e);
-struct sim_snap_ctx {
-	struct sim *s;
-	struct sim_node *n;
-};
-int sim_sm_write_snapshot(void *ctx /* struct sim_snap_ctx */, uint8_t *buf, uint32_t cap);
-void sim_sm_restore(struct sim *s, struct sim_node *n, const struct el_snapshot_meta *meta,
-		    const uint8_t *data);
+void sim_sm_restore(struct sim *s, struct sim_node *n, const struct el_snapshot_meta *meta);
+
+/* sim_clients.c: lock clients */
+void sim_clients_init(struct sim *s);
+void sim_clients_work(struct sim *s);
+void sim_clients_fault(struct sim *s);
+void sim_clients_heal(struct sim *s);
+void sim_clients_deliver(struct sim *s, struct sim_node *n, const struct el_node_ready *rd);
+void sim_clients_finish(struct sim *s);
+
+/* sim_history.c: the reference replica and the history checks */
+void sim_ref_apply(struct sim *s, const struct el_entry *e);
+uint32_t sim_hold_open(struct sim *s, uint32_t client, uint32_t lock, uint8_t mode,
+		       uint64_t token);
+void sim_hold_close(struct sim *s, uint32_t rec, uint64_t end_ms);
+void sim_check_holds(struct sim *s);
 
 /* sim_check.c: invariants */
 void sim_check_node(struct sim *s, struct sim_node *n);

@@ -13,6 +13,30 @@
  */
 #include "sim.h"
 
+/* Every replica's lock table, serialized, must be byte-identical to every
+ * other's at the same applied index: determinism, and correct restores. */
+static void check_table(struct sim *s, struct sim_node *n)
+{
+	static uint8_t buf[EL_SNAPSHOT_MAX];
+	uint64_t applied = n->node.raft.applied;
+	if (applied == n->seen_applied || applied >= SIM_INDEX_MAX)
+		return;
+	int len = el_lock_snapshot(el_node_table(&n->node), buf, sizeof(buf));
+	if (len < 0) {
+		sim_fail(s, "node %u: lock table does not serialize (%d)", n->id, len);
+		return;
+	}
+	uint64_t h = 1469598103934665603ull;
+	for (int i = 0; i < len; i++)
+		h = (h ^ buf[i]) * 1099511628211ull;
+	h |= 1;
+	if (s->table_hash[applied] == 0)
+		s->table_hash[applied] = h;
+	else if (s->table_hash[applied] != h)
+		sim_fail(s, "node %u: lock table differs from another replica's at index %llu", n->id,
+			 (unsigned long long)applied);
+}
+
 static uint64_t hash_entry(const struct el_entry *e, uint64_t prev_term)
 {
 	uint64_t h = 1469598103934665603ull ^ prev_term;
@@ -24,7 +48,7 @@ static uint64_t hash_entry(const struct el_entry *e, uint64_t prev_term)
 
 static void check_log_matching(struct sim *s, struct sim_node *n)
 {
-	const struct el_raft *r = &n->raft;
+	const struct el_raft *r = &n->node.raft;
 	uint64_t prev_term = el_raft_term_at(r, r->snap.index);
 	for (uint64_t i = r->snap.index + 1; i <= r->last_index; i++) {
 		const struct el_entry *e = el_raft_entry(r, i);
@@ -69,7 +93,7 @@ static void record_commit_term(struct sim *s, const struct el_raft *r)
  * (possible: late vote grants) need not hold it. */
 static void check_leader_completeness(struct sim *s, struct sim_node *n)
 {
-	const struct el_raft *r = &n->raft;
+	const struct el_raft *r = &n->node.raft;
 	for (uint64_t i = r->snap.index + 1; i <= s->max_committed; i++) {
 		if (s->committed_term[i] == 0 || s->commit_term[i] == 0 || s->commit_term[i] >= r->term)
 			continue;
@@ -83,14 +107,15 @@ static void check_leader_completeness(struct sim *s, struct sim_node *n)
 
 void sim_check_node(struct sim *s, struct sim_node *n)
 {
-	const struct el_raft *r = &n->raft;
-	if (r->term < n->seen_term || r->commit < n->seen_commit || n->sm.applied < n->seen_applied)
+	const struct el_raft *r = &n->node.raft;
+	check_table(s, n);
+	if (r->term < n->seen_term || r->commit < n->seen_commit || r->applied < n->seen_applied)
 		sim_fail(s, "node %u: term/commit/applied moved back", n->id);
 	if (r->commit > r->last_index || r->applied > r->commit || r->snap.index > r->applied)
 		sim_fail(s, "node %u: applied <= commit <= last broken", n->id);
 	n->seen_term = r->term;
 	n->seen_commit = r->commit;
-	n->seen_applied = n->sm.applied;
+	n->seen_applied = r->applied;
 	bool leader = el_raft_state(r) == EL_LEADER;
 	if (leader) {
 		if (r->term >= SIM_TERMS_MAX) {
@@ -126,15 +151,33 @@ void sim_check_disk(struct sim *s, struct sim_node *n, const struct el_hard_stat
 		sim_fail(s, "node %u: durable commit moved back", n->id);
 }
 
+static void dump_clients(struct sim *s)
+{
+	for (uint32_t i = 0; i < s->p.n_clients; i++) {
+		const struct sim_client *c = &s->clients[i];
+		sim_log(s, "client %u: alive %d role %u target %u session %llu lease_end %llu holding %d "
+			   "main %d (type %u seq %llu queued %d sent %llu) ka %d",
+			c->id, c->alive, c->role, c->target, (unsigned long long)c->session,
+			(unsigned long long)c->lease_end_ms, c->holding, c->main.active, c->main.cmd.type,
+			(unsigned long long)c->main.cmd.seq, c->main.queued,
+			(unsigned long long)c->main.sent_ms, c->ka.active);
+	}
+}
+
 void sim_check_liveness(struct sim *s)
 {
 	if (s->failed)
 		return;
-	if (s->heal_leader_ms == 0)
+	if (s->verbose && s->live_granted_ms == 0)
+		dump_clients(s);
+	if (s->heal_leader_ms == 0 || s->heal_leader_ms > s->p.heal_ms + SIM_LEADER_BOUND_MS)
 		sim_fail(s, "liveness: no leader within %u ms of the heal", SIM_LEADER_BOUND_MS);
-	else if (s->heal_commit_ms == 0)
-		sim_fail(s, "liveness: no proposal committed within %u ms of the heal",
-			 SIM_COMMIT_BOUND_MS);
+	else if (s->live_holder_dead_ms == 0)
+		sim_fail(s, "liveness: the probe client never got the \"live\" lock after the heal");
+	else if (s->live_granted_ms == 0 || s->live_granted_ms > s->live_bound_ms)
+		sim_fail(s, "liveness: \"live\" not granted to the next waiter within TTL + lock-delay "
+			    "+ election bound (holder died at %llu, bound %llu)",
+			 (unsigned long long)s->live_holder_dead_ms, (unsigned long long)s->live_bound_ms);
 }
 
 void sim_check_durable_before_send(struct sim *s, struct sim_node *n, const struct el_msg *m)
@@ -158,7 +201,7 @@ struct sim_log_mark sim_log_mark(const struct el_raft *r)
 
 void sim_check_log_unchanged(struct sim *s, struct sim_node *n, const struct sim_log_mark *mark)
 {
-	struct sim_log_mark now = sim_log_mark(&n->raft);
+	struct sim_log_mark now = sim_log_mark(&n->node.raft);
 	if (now.last_index != mark->last_index || now.last_term != mark->last_term ||
 	    now.snap_index != mark->snap_index)
 		sim_fail(s, "node %u changed its log on a message from an older term", n->id);

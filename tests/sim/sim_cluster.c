@@ -1,11 +1,12 @@
 /*
- * sim_cluster.c - one simulated run: nodes with their own drifting clocks and
- * disks, a lossy network, faults until the heal time, then a liveness check.
+ * sim_cluster.c - one simulated run: edgelock nodes with their own drifting
+ * clocks and disks, a lossy network, lock clients, faults until the heal
+ * time, then liveness checks.
  *
  * Each node runs the real ready loop of the core contract: persist (the
- * batch may be torn by a crash), then send, then apply, then advance. Time
- * is virtual and jumps from event to event, so a run of tens of virtual
- * seconds takes milliseconds.
+ * batch may be torn by a crash), then send, then deliver replies, then
+ * advance. Time is virtual and jumps from event to event, so a run of tens
+ * of virtual seconds takes milliseconds.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -72,7 +73,7 @@ static bool persist(struct sim *s, struct sim_node *n, const struct el_ready *rd
 	if (torn && last >= rd->persist_first)
 		last = rd->persist_first - 1 + sim_rand(s) % (last - rd->persist_first + 1);
 	for (uint64_t i = rd->persist_first; i <= last; i++) {
-		d->log[i & (EL_LOG_WINDOW - 1)] = *el_raft_entry(&n->raft, i);
+		d->log[i & (EL_LOG_WINDOW - 1)] = *el_raft_entry(&n->node.raft, i);
 		d->last = i;
 	}
 	if (!torn)
@@ -120,48 +121,26 @@ static void send_all(struct sim *s, struct sim_node *n, const struct el_ready *r
 
 static void crash(struct sim *s, struct sim_node *n);
 
-static void check_reads(struct sim *s, const struct el_ready *rd)
+void sim_drain(struct sim *s, struct sim_node *n)
 {
-	for (uint32_t i = 0; i < rd->n_reads; i++) {
-		uint64_t ctx = rd->reads[i].ctx;
-		/* ctx carries the highest index known committed when the read began */
-		if (rd->reads[i].index < ctx)
-			sim_fail(s, "ReadIndex: read at %llu misses a write committed at %llu",
-				 (unsigned long long)rd->reads[i].index, (unsigned long long)ctx);
-	}
-}
-
-static void maybe_compact(struct sim *s, struct sim_node *n)
-{
-	struct el_raft *r = &n->raft;
-	uint64_t above = r->applied - r->snap.index;
-	if (above == 0 || (above < EL_COMPACT_THRESHOLD && !sim_pct(s, s->p.compact_pct)))
-		return;
-	struct sim_snap_ctx ctx = { s, n };
-	if (el_raft_compact(r, r->applied, sim_sm_write_snapshot, &ctx) != 0)
-		sim_fail(s, "node %u: compaction failed", n->id);
-}
-
-static void drain(struct sim *s, struct sim_node *n)
-{
-	struct el_raft *r = &n->raft;
-	for (int round = 0; round < 8 && n->up && el_raft_has_ready(r) && !s->failed; round++) {
-		struct el_ready rd;
-		el_raft_ready(r, &rd);
-		if (!persist(s, n, &rd)) {
+	for (int round = 0; round < 8 && n->up && el_node_has_ready(&n->node) && !s->failed; round++) {
+		struct el_node_ready rd;
+		el_node_ready(&n->node, &rd);
+		if (!persist(s, n, &rd.raft)) {
 			crash(s, n);
 			return;
 		}
-		send_all(s, n, &rd);
-		if (rd.restore) {
-			sim_sm_restore(s, n, rd.snapshot, rd.snapshot_data);
+		send_all(s, n, &rd.raft);
+		if (rd.raft.restore) {
+			sim_sm_restore(s, n, rd.raft.snapshot);
 			s->snapshots_installed++;
 		}
-		for (uint64_t i = rd.apply_first; i <= rd.apply_last && !s->failed; i++)
-			sim_sm_apply(s, n, el_raft_entry(r, i));
-		check_reads(s, &rd);
-		el_raft_advance(r, &rd, sim_local_ms(s, n));
-		maybe_compact(s, n);
+		for (uint64_t i = rd.raft.apply_first; i <= rd.raft.apply_last && !s->failed; i++)
+			sim_sm_apply(s, n, el_raft_entry(&n->node.raft, i));
+		sim_clients_deliver(s, n, &rd);
+		int err = el_node_advance(&n->node, &rd, sim_local_ms(s, n));
+		if (err != 0)
+			sim_fail(s, "node %u: advance failed (%d)", n->id, err);
 		sim_check_node(s, n);
 	}
 }
@@ -170,14 +149,13 @@ static void drain(struct sim *s, struct sim_node *n)
 
 static void boot(struct sim *s, struct sim_node *n)
 {
-	struct el_raft_config cfg = {
+	struct el_node_config cfg = { .raft = {
 		.id = n->id,
 		.election_ms_min = SIM_ELECTION_MS,
 		.heartbeat_ms = SIM_HEARTBEAT_MS,
 		.prevote = true,
 		.check_quorum = true,
-	};
-	struct el_raft *r = &n->raft;
+	} };
 	struct sim_disk *d = &n->disk;
 	n->boot_global_ms = s->now_ms;
 	n->boot_local_ms = sim_rand(s) % 100000; /* a reboot restarts the monotonic clock */
@@ -187,8 +165,9 @@ static void boot(struct sim *s, struct sim_node *n)
 	n->seen_term = n->seen_commit = n->seen_applied = 0;
 	n->was_leader = false;
 	memset(&n->sm, 0, sizeof(n->sm));
-	if (el_raft_init(r, &cfg, sim_rand(s)) != 0)
+	if (el_node_init(&n->node, &cfg, sim_rand(s)) != 0)
 		sim_fail(s, "node %u: init failed", n->id);
+	struct el_raft *r = el_node_raft(&n->node);
 	int err = 0;
 	if (d->has_snapshot)
 		err = el_raft_load_snapshot(r, &d->snap, d->snap_data);
@@ -202,8 +181,8 @@ static void boot(struct sim *s, struct sim_node *n)
 	 * clamps it, and that clamped value is the durable floor from now on. */
 	if (d->hs.commit > r->commit)
 		d->hs.commit = r->commit;
-	el_raft_start(r, sim_local_ms(s, n));
-	drain(s, n);
+	el_node_start(&n->node, sim_local_ms(s, n));
+	sim_drain(s, n);
 }
 
 static void crash(struct sim *s, struct sim_node *n)
@@ -220,35 +199,18 @@ static struct sim_node *find_leader(struct sim *s)
 	struct sim_node *best = NULL;
 	for (uint32_t i = 0; i < s->p.n_nodes; i++) {
 		struct sim_node *n = &s->nodes[i];
-		if (runnable(s, n) && el_raft_state(&n->raft) == EL_LEADER &&
-		    (best == NULL || n->raft.term > best->raft.term))
+		if (runnable(s, n) && el_raft_state(&n->node.raft) == EL_LEADER &&
+		    (best == NULL || n->node.raft.term > best->node.raft.term))
 			best = n;
 	}
 	return best;
 }
 
-static void propose(struct sim *s, struct sim_node *l)
-{
-	uint8_t data[EL_ENTRY_DATA_MAX];
-	uint16_t len = (uint16_t)(sim_rand(s) % (EL_ENTRY_DATA_MAX + 1));
-	for (uint16_t i = 0; i < len; i++)
-		data[i] = (uint8_t)sim_rand(s);
-	uint64_t index, term;
-	if (el_raft_propose(&l->raft, data, len, sim_local_ms(s, l), &index, &term) != 0)
-		return;
-	s->proposals++;
-	if (s->now_ms >= s->p.heal_ms && s->heal_commit_ms == 0 &&
-	    (s->heal_proposal_index == 0 || s->heal_proposal_term != term)) {
-		s->heal_proposal_index = index;
-		s->heal_proposal_term = term;
-	}
-}
-
 static void change_membership(struct sim *s, struct sim_node *l)
 {
-	const struct el_conf *c = el_raft_conf(&l->raft);
+	struct el_raft *r = &l->node.raft;
 	el_id_t id = (el_id_t)(1 + sim_rand(s) % s->p.n_nodes);
-	const struct el_member *m = el_conf_find(c, id);
+	const struct el_member *m = el_conf_find(el_raft_conf(r), id);
 	enum el_conf_op op;
 	if (m == NULL) {
 		struct sim_node *n = &s->nodes[id - 1];
@@ -260,41 +222,26 @@ static void change_membership(struct sim *s, struct sim_node *l)
 	} else {
 		op = EL_CONF_REMOVE;
 	}
-	if (el_raft_propose_conf(&l->raft, op, id, sim_local_ms(s, l), NULL) == 0) {
+	if (el_raft_propose_conf(r, op, id, sim_local_ms(s, l), NULL) == 0) {
 		s->conf_changes++;
 		sim_log(s, "conf change op %d node %u via leader %u", op, id, l->id);
 	}
 }
 
-/* Any node that believes it leads, as a client would find one: stale
- * leaders too, so uncommitted tails of old terms pile up. */
-static struct sim_node *any_leader(struct sim *s)
-{
-	struct sim_node *found[SIM_NODES_MAX];
-	uint32_t n = 0;
-	for (uint32_t i = 0; i < s->p.n_nodes; i++)
-		if (runnable(s, &s->nodes[i]) && el_raft_state(&s->nodes[i].raft) == EL_LEADER)
-			found[n++] = &s->nodes[i];
-	return n == 0 ? NULL : found[sim_rand(s) % n];
-}
-
 static void do_work(struct sim *s)
 {
-	struct sim_node *l = any_leader(s);
-	if (l == NULL)
-		return;
-	if (sim_pct(s, s->p.propose_pct) && l->raft.last_index + 8 < SIM_INDEX_MAX)
-		propose(s, l);
-	if (s->now_ms < s->p.heal_ms && sim_pct(s, s->p.conf_pct))
-		change_membership(s, l);
-	if (s->now_ms < s->p.heal_ms && sim_pct(s, s->p.transfer_pct)) {
-		el_id_t to = (el_id_t)(1 + sim_rand(s) % s->p.n_nodes);
-		if (el_raft_transfer(&l->raft, to, sim_local_ms(s, l)) == 0)
-			s->transfers++;
+	struct sim_node *l = find_leader(s);
+	if (l != NULL && s->now_ms < s->p.heal_ms) {
+		if (sim_pct(s, s->p.conf_pct))
+			change_membership(s, l);
+		if (sim_pct(s, s->p.transfer_pct)) {
+			el_id_t to = (el_id_t)(1 + sim_rand(s) % s->p.n_nodes);
+			if (el_raft_transfer(&l->node.raft, to, sim_local_ms(s, l)) == 0)
+				s->transfers++;
+		}
+		sim_drain(s, l);
 	}
-	if (sim_pct(s, 20))
-		el_raft_read_index(&l->raft, s->max_committed, sim_local_ms(s, l));
-	drain(s, l);
+	sim_clients_work(s);
 }
 
 /* ---- Faults ------------------------------------------------------------- */
@@ -337,6 +284,7 @@ static void do_fault(struct sim *s)
 		leader_fault(s);
 	if (sim_pct(s, 30))
 		memset(s->cut, 0, sizeof(s->cut));
+	sim_clients_fault(s);
 	if (n->started && n->up && sim_pct(s, s->p.crash_pct)) {
 		crash(s, n);
 	} else if (n->started && !n->up && sim_pct(s, 50)) {
@@ -358,6 +306,7 @@ static void heal(struct sim *s)
 		if (n->started && !n->up)
 			boot(s, n);
 	}
+	sim_clients_heal(s);
 	sim_log(s, "heal");
 }
 
@@ -389,14 +338,14 @@ static void deliver(struct sim *s, struct sim_msg *q)
 	struct el_msg m = q->m;
 	m.entries = m.n_entries > 0 ? q->entries : NULL;
 	m.data = m.data_len > 0 ? q->data : NULL;
-	struct sim_log_mark mark = sim_log_mark(&to->raft);
-	bool stale = m.term < to->raft.term;
-	int err = el_raft_step(&to->raft, &m, sim_local_ms(s, to));
+	struct sim_log_mark mark = sim_log_mark(&to->node.raft);
+	bool stale = m.term < to->node.raft.term;
+	int err = el_node_step(&to->node, &m, sim_local_ms(s, to));
 	if (stale)
 		sim_check_log_unchanged(s, to, &mark);
 	if (err != 0)
 		sim_log(s, "node %u refused a message type %u: %d", to->id, m.type, err);
-	drain(s, to);
+	sim_drain(s, to);
 	s->steps++;
 }
 
@@ -411,7 +360,7 @@ static uint64_t next_event_ms(struct sim *s, uint64_t fault_ms, uint64_t work_ms
 		if (!n->up)
 			continue;
 		uint64_t g = s->now_ms < n->paused_until ? n->paused_until
-							 : to_global(s, n, el_raft_deadline(&n->raft));
+							 : to_global(s, n, el_node_deadline(&n->node));
 		if (g < t)
 			t = g;
 	}
@@ -425,25 +374,22 @@ static void tick_due(struct sim *s)
 		if (!runnable(s, n))
 			continue;
 		uint64_t local = sim_local_ms(s, n);
-		if (local >= el_raft_deadline(&n->raft)) {
-			el_raft_tick(&n->raft, local);
-			drain(s, n);
+		if (local >= el_node_deadline(&n->node)) {
+			el_node_tick(&n->node, local);
+			sim_drain(s, n);
 		}
 	}
 }
 
 static void track_liveness(struct sim *s)
 {
-	if (s->now_ms < s->p.heal_ms)
+	if (s->now_ms < s->p.heal_ms || s->heal_leader_ms != 0)
 		return;
 	struct sim_node *l = find_leader(s);
-	if (s->heal_leader_ms == 0 && l != NULL) {
+	if (l != NULL) {
 		s->heal_leader_ms = s->now_ms;
 		sim_log(s, "leader %u after heal", l->id);
 	}
-	uint64_t i = s->heal_proposal_index;
-	if (s->heal_commit_ms == 0 && i != 0 && s->committed_term[i] == s->heal_proposal_term)
-		s->heal_commit_ms = s->now_ms;
 }
 
 static void run_loop(struct sim *s)
@@ -467,18 +413,16 @@ static void run_loop(struct sim *s)
 		}
 		if (s->now_ms >= work_ms) {
 			do_work(s);
-			work_ms = s->now_ms + 1 + sim_rand(s) % 40;
+			work_ms = s->now_ms + 1 + sim_rand(s) % 20;
 		}
 		track_liveness(s);
-		if (s->heal_commit_ms != 0 && s->now_ms > s->heal_commit_ms + 500)
+		if (s->live_granted_ms != 0 && s->now_ms > s->live_granted_ms + 300)
 			break; /* proven live; a little more traffic was checked */
-		if (!healed && s->now_ms + 1 >= s->p.end_ms)
+		if (s->live_bound_ms != 0 && s->now_ms > s->live_bound_ms)
 			break;
 	}
-	if (s->heal_leader_ms > s->p.heal_ms + SIM_LEADER_BOUND_MS)
-		s->heal_leader_ms = 0;
-	if (s->heal_commit_ms > s->p.heal_ms + SIM_COMMIT_BOUND_MS)
-		s->heal_commit_ms = 0;
+	if (!s->failed)
+		sim_clients_finish(s);
 	sim_check_liveness(s);
 }
 
@@ -495,15 +439,17 @@ static void draw_params(struct sim *s)
 	p->partition_pct = (uint32_t)(sim_rand(s) % 40);
 	p->crash_pct = (uint32_t)(sim_rand(s) % 30);
 	p->pause_pct = (uint32_t)(sim_rand(s) % 15);
-	p->propose_pct = 30 + (uint32_t)(sim_rand(s) % 70);
 	p->conf_pct = (uint32_t)(sim_rand(s) % 4);
 	p->transfer_pct = (uint32_t)(sim_rand(s) % 3);
-	p->compact_pct = (uint32_t)(sim_rand(s) % 20);
-	p->snapshot_pad = (uint32_t)(sim_rand(s) % (EL_SNAPSHOT_MAX - 16));
 	p->torn_pct = (uint32_t)(sim_rand(s) % 5);
 	p->leader_fault_pct = (uint32_t)(sim_rand(s) % 40);
+	p->n_clients = 2 + (uint32_t)(sim_rand(s) % (SIM_CLIENTS_MAX - 1));
+	p->client_pause_pct = (uint32_t)(sim_rand(s) % 30);
+	p->client_crash_pct = (uint32_t)(sim_rand(s) % 15);
+	p->live_delay_ms = (uint32_t)(sim_rand(s) % 500);
 	p->heal_ms = 2000 + sim_rand(s) % 6000;
-	p->end_ms = p->heal_ms + SIM_COMMIT_BOUND_MS + 1;
+	/* Room for the liveness probe: the holder must get the lock first. */
+	p->end_ms = p->heal_ms + SIM_LEADER_BOUND_MS + 2 * (1500 + 500) + 4 * SIM_LOCK_SLACK_MS;
 }
 
 int sim_run(struct sim *s, uint64_t seed, bool verbose)
@@ -528,13 +474,15 @@ int sim_run(struct sim *s, uint64_t seed, bool verbose)
 	for (uint32_t i = 0; i < s->p.n_initial; i++) {
 		struct sim_node *n = &s->nodes[i];
 		boot(s, n);
-		if (el_raft_bootstrap(&n->raft, &conf) != 0)
+		if (el_raft_bootstrap(el_node_raft(&n->node), &conf) != 0)
 			sim_fail(s, "bootstrap failed");
-		drain(s, n);
+		sim_drain(s, n);
 	}
-	sim_log(s, "nodes %u initial %u drop %u%% dup %u%% delay %u crash %u%% heal at %llu",
-		s->p.n_nodes, s->p.n_initial, s->p.drop_pct, s->p.dup_pct, s->p.delay_ms_max,
-		s->p.crash_pct, (unsigned long long)s->p.heal_ms);
+	el_lock_init(&s->ref.table);
+	sim_clients_init(s);
+	sim_log(s, "nodes %u initial %u clients %u drop %u%% dup %u%% delay %u crash %u%% heal at %llu",
+		s->p.n_nodes, s->p.n_initial, s->p.n_clients, s->p.drop_pct, s->p.dup_pct,
+		s->p.delay_ms_max, s->p.crash_pct, (unsigned long long)s->p.heal_ms);
 	run_loop(s);
 	return s->failed ? 1 : 0;
 }

@@ -20,7 +20,8 @@
 
 static struct sim the_sim;
 static struct sim_totals {
-	uint64_t steps, proposals, committed, conf_changes, transfers, installs, crashes;
+	uint64_t steps, committed, conf_changes, transfers, installs, crashes;
+	uint64_t grants, expiries, client_faults, reads;
 } totals;
 static jmp_buf panic_jump;
 static char panic_text[256];
@@ -62,17 +63,20 @@ static int run_one(uint64_t seed, int verbose)
 		return 1;
 	}
 	totals.steps += s->steps;
-	totals.proposals += s->proposals;
+	totals.grants += s->grants_seen;
+	totals.expiries += s->expiries_seen;
+	totals.client_faults += s->client_faults;
+	totals.reads += s->reads_checked;
 	totals.committed += s->max_committed;
 	totals.conf_changes += s->conf_changes;
 	totals.transfers += s->transfers;
 	totals.installs += s->snapshots_installed;
 	totals.crashes += s->crashes;
 	if (verbose)
-		printf("seed %llu ok: %llu steps, %llu proposals, %llu conf changes, %llu transfers, "
+		printf("seed %llu ok: %llu steps, %llu grants seen, %llu conf changes, %llu transfers, "
 		       "%llu snapshots installed, %llu crashes\n",
 		       (unsigned long long)seed, (unsigned long long)s->steps,
-		       (unsigned long long)s->proposals, (unsigned long long)s->conf_changes,
+		       (unsigned long long)s->grants_seen, (unsigned long long)s->conf_changes,
 		       (unsigned long long)s->transfers, (unsigned long long)s->snapshots_installed,
 		       (unsigned long long)s->crashes);
 	return 0;
@@ -108,12 +112,14 @@ int main(int argc, char **argv)
 		if (expect_failure && failed > 0)
 			break;
 	}
-	printf("totals: %llu messages delivered, %llu proposals, %llu entries committed, "
-	       "%llu membership changes, %llu transfers, %llu snapshot loads, %llu crashes\n",
-	       (unsigned long long)totals.steps, (unsigned long long)totals.proposals,
-	       (unsigned long long)totals.committed, (unsigned long long)totals.conf_changes,
-	       (unsigned long long)totals.transfers, (unsigned long long)totals.installs,
-	       (unsigned long long)totals.crashes);
+	printf("totals: %llu messages delivered, %llu entries committed, %llu membership changes, "
+	       "%llu transfers, %llu snapshot loads, %llu node crashes, %llu client faults, "
+	       "%llu lock grants seen by clients, %llu sessions expired, %llu reads checked\n",
+	       (unsigned long long)totals.steps, (unsigned long long)totals.committed,
+	       (unsigned long long)totals.conf_changes, (unsigned long long)totals.transfers,
+	       (unsigned long long)totals.installs, (unsigned long long)totals.crashes,
+	       (unsigned long long)totals.client_faults, (unsigned long long)totals.grants,
+	       (unsigned long long)totals.expiries, (unsigned long long)totals.reads);
 	printf("%llu passed, %llu failed\n", (unsigned long long)passed, (unsigned long long)failed);
 	if (expect_failure)
 		return failed > 0 ? 0 : 1;

@@ -1,12 +1,10 @@
 /*
- * sim_sm.c - the simulator's toy state machine: a hash chain over every
- * applied entry. Two replicas that applied the same entries in the same order
- * hold the same hash, so comparing each apply with the cluster-wide record
- * (s->chain) checks state-machine safety, and a restored snapshot must land
- * exactly on the recorded hash of its index.
+ * sim_sm.c - the apply observer: a hash chain over every entry a node
+ * applies. Two nodes that applied the same entries in the same order hold the
+ * same hash, so comparing each apply with the cluster-wide record (s->chain)
+ * checks state-machine safety; the first apply of each index anywhere feeds
+ * the reference replica (sim_history.c), in index order.
  */
-#include <string.h>
-
 #include "sim.h"
 
 static uint64_t mix(uint64_t h, uint64_t v)
@@ -45,6 +43,7 @@ void sim_sm_apply(struct sim *s, struct sim_node *n, const struct el_entry *e)
 			s->max_committed = e->index;
 		sim_log(s, "index %llu term %llu committed (first applied by node %u)",
 			(unsigned long long)e->index, (unsigned long long)e->term, n->id);
+		sim_ref_apply(s, e);
 	} else if (s->chain[e->index] != n->sm.hash || s->committed_term[e->index] != e->term) {
 		sim_fail(s, "state machine safety: node %u applied a different entry at %llu (term %llu vs %llu)",
 			 n->id, (unsigned long long)e->index, (unsigned long long)e->term,
@@ -52,56 +51,15 @@ void sim_sm_apply(struct sim *s, struct sim_node *n, const struct el_entry *e)
 	}
 }
 
-/* Layout: applied (8 bytes LE), hash (8), then filler up to the seed's
- * snapshot size, derived from the hash so a torn copy is detectable. */
-int sim_sm_write_snapshot(void *ctx, uint8_t *buf, uint32_t cap)
+/* A node loaded a snapshot: it now stands where the cluster stood at that
+ * index (the node checks the bytes themselves when it restores its table). */
+void sim_sm_restore(struct sim *s, struct sim_node *n, const struct el_snapshot_meta *meta)
 {
-	const struct sim_snap_ctx *c = ctx;
-	const struct sim_node *n = c->n;
-	uint32_t len = 16 + c->s->p.snapshot_pad;
-	if (len > cap)
-		len = cap;
-	for (int i = 0; i < 8; i++) {
-		buf[i] = (uint8_t)(n->sm.applied >> (8 * i));
-		buf[8 + i] = (uint8_t)(n->sm.hash >> (8 * i));
-	}
-	for (uint32_t i = 16; i < len; i++)
-		buf[i] = (uint8_t)(mix(n->sm.hash, i) & 0xff);
-	return (int)len;
-}
-
-void sim_sm_restore(struct sim *s, struct sim_node *n, const struct el_snapshot_meta *meta,
-		    const uint8_t *data)
-{
-	uint64_t applied = 0, hash = 0;
-	if (meta->len < 16) {
-		/* The bootstrap snapshot: an empty state machine. */
-		if (meta->index != 0)
-			sim_fail(s, "node %u: snapshot at %llu has no state", n->id,
-				 (unsigned long long)meta->index);
-		n->sm.applied = 0;
-		n->sm.hash = 0;
+	if (meta->index >= SIM_INDEX_MAX || (meta->index > 0 && s->chain[meta->index] == 0)) {
+		sim_fail(s, "node %u: snapshot at %llu that nobody applied", n->id,
+			 (unsigned long long)meta->index);
 		return;
 	}
-	for (int i = 0; i < 8; i++) {
-		applied |= (uint64_t)data[i] << (8 * i);
-		hash |= (uint64_t)data[8 + i] << (8 * i);
-	}
-	for (uint32_t i = 16; i < meta->len; i++)
-		if (data[i] != (uint8_t)(mix(hash, i) & 0xff)) {
-			sim_fail(s, "node %u: snapshot bytes damaged at %u", n->id, i);
-			return;
-		}
-	if (applied != meta->index) {
-		sim_fail(s, "node %u: snapshot meta index %llu but state at %llu", n->id,
-			 (unsigned long long)meta->index, (unsigned long long)applied);
-		return;
-	}
-	if (applied >= SIM_INDEX_MAX || (s->chain[applied] != 0 && s->chain[applied] != hash)) {
-		sim_fail(s, "node %u: restored snapshot at %llu disagrees with the cluster", n->id,
-			 (unsigned long long)applied);
-		return;
-	}
-	n->sm.applied = applied;
-	n->sm.hash = hash;
+	n->sm.applied = meta->index;
+	n->sm.hash = meta->index > 0 ? s->chain[meta->index] : 0;
 }

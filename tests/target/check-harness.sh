@@ -12,6 +12,7 @@ expect() { # image status pattern
 	local out rc
 	out=$("$here/qemu-run.sh" "$machine" "$dir/$1.elf" 60)
 	rc=$?
+	last_out=$out
 	if [ "$rc" -eq "$2" ] && grep -qE "$3" <<<"$out"; then
 		pass=$((pass + 1)); echo "ok   $1: exit $rc, prints /$3/"
 	else
@@ -23,5 +24,17 @@ expect selftest-fail 1 '^1 passed, 1 failed$'
 expect selftest-panic 99 'assertion failed at .*selftest_panic\.c:[0-9]+: term_went_back == 0'
 expect selftest-fault 103 'unhandled exception HardFault'
 expect node 0 'commands applied.*stack used [0-9]+ of [0-9]+ bytes, err 0'
+
+# The node's measured stack must not pass the static bound the reserve is
+# sized from (boards/common/stack-bound.sh): a bound below a real run would
+# mean the bound misses something.
+used=$(sed -nE 's/.*stack used ([0-9]+) of ([0-9]+) bytes.*/\1 \2/p' <<<"$last_out" | tail -n 1)
+bound=$("$here/../../boards/common/stack-bound.sh" "$dir/node.elf" 1000000 |
+	sed -nE 's/.*stack bound ([0-9]+) of.*/\1/p')
+if [ -n "$used" ] && [ -n "$bound" ] && [ "${used% *}" -le "$bound" ] && [ "$bound" -le "${used#* }" ]; then
+	pass=$((pass + 1)); echo "ok   node: stack used ${used% *} <= static bound $bound <= reserve ${used#* }"
+else
+	fail=$((fail + 1)); echo "FAIL node: stack used/reserve '$used', static bound '$bound'"
+fi
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

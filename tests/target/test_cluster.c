@@ -382,6 +382,11 @@ static int table_writer(void *ctx, uint8_t *buf, uint32_t cap)
 	return el_lock_snapshot(el_node_table(ctx), buf, cap);
 }
 
+/* More than the new leader appends before it compacts (a no-op, a session,
+ * one acquire and release), within half the log window. */
+#define ORPHANS 8u
+_Static_assert(ORPHANS <= EL_LOG_WINDOW / 2, "orphans must fit the uncommitted half");
+
 /* An old leader appends entries nobody else sees, loses its leadership, and
  * is brought back by a snapshot that replaces its whole log. Its store must
  * not keep the orphaned entries: after a power cycle it has to load cleanly
@@ -394,11 +399,21 @@ static void test_diverged_node_restarts_after_snapshot(void)
 	run(100);
 	c.node[old].isolated = true;
 	/* orphans: appended and persisted, never committed (at most half the
-	 * window may be uncommitted, and EL_PENDING_MAX requests in flight) */
+	 * window may be uncommitted). EL_PENDING_MAX client requests in flight,
+	 * and the rest proposed to the replica directly: the small config holds
+	 * only 4 requests, fewer than the new leader's own entries below, and
+	 * the snapshot must end inside the orphaned tail. */
 	el_id_t hint;
-	for (uint64_t k = 0; k < EL_PENDING_MAX; k++) {
-		struct el_lock_cmd cmd = { .type = EL_CMD_OPEN_SESSION, .ttl_ms = 1000 };
+	struct el_lock_cmd cmd = { .type = EL_CMD_OPEN_SESSION, .ttl_ms = 1000 };
+	for (uint64_t k = 0; k < EL_PENDING_MAX; k++)
 		EL_CHECK_EQ(el_node_submit(&c.node[old].node, 9000 + k, &cmd, now_ms, &hint), EL_OK);
+	uint8_t data[EL_ENTRY_DATA_MAX];
+	int len = el_lock_cmd_encode(&cmd, data, sizeof data);
+	EL_CHECK(len > 0);
+	for (uint64_t k = EL_PENDING_MAX; k < ORPHANS; k++) {
+		uint64_t index, term;
+		EL_CHECK_EQ(el_raft_propose(raft_of(old), data, (uint16_t)len, now_ms, &index, &term),
+			    EL_OK);
 	}
 	run(1500);
 	uint64_t orphan_end = el_raft_last_index(raft_of(old));

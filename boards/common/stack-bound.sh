@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# stack-bound.sh ELF STACK - a static worst case of the main stack of one node
+# image, from its own machine code, against the reserve STACK; exit 1 over it.
+#
+# Why: the QEMU run of node.elf measures the stack the one-member demo
+# touches (tests/target/check-harness.sh), but a real node also decodes peer
+# messages, installs snapshots and may panic; those paths never run there.
+# So the reserve is sized against this bound, and the run stays as a check
+# that the reserve is real (and that the bound is not below what was used).
+#
+# How: every function's frame is the sum of what its code takes off sp
+# (push, stmdb sp!, vpush, sub sp, a store to [sp, #-N]!: every one of them, so shrink-wrapped
+# prologues on two paths are both counted); the deepest chain of direct calls
+# (bl, and b/b.w tail branches, counted as calls) from el_reset_handler; plus
+# the deepest interrupt handler and the exception frame the CPU pushes
+# (8 words, 26 with a floating-point context, + 4 bytes of alignment).
+# Indirect calls (blx rN) are allowed only where listed below, with their
+# targets in this image; anything else fails, so a new function pointer
+# cannot slip past (a new target of a listed caller must be added by hand:
+# e.g. an event hook in node_main.c). A call cycle is followed at most twice (reported).
+set -eu
+elf=$1 stack=$2
+
+# caller=callee,... for every indirect call in a node image.
+#   el_bm_drive_node: the ready loop's io hooks (node_main.c: hook_send,
+#     hook_reply; its event hook is NULL)
+#   el_raft_compact: the snapshot writer, the lock table's (el_node)
+indirect="el_bm_drive_node=hook_send,hook_reply el_raft_compact=el_node__write_snapshot"
+
+# A floating-point context makes the exception frame 26 words, not 8.
+if arm-none-eabi-readelf -A "$elf" | grep -q 'Tag_FP_arch'; then frame=108; else frame=36; fi
+
+arm-none-eabi-objdump -d --no-show-raw-insn "$elf" | awk -v indirect="$indirect" -v exc="$frame" \
+	-v stack="$stack" '
+function regs(s,    n) { # registers in "{r4, r5, lr}" or "{d8-d9}"
+	sub(/^[^{]*\{/, "", s); sub(/\}.*$/, "", s)
+	n = split(s, r, ",")
+	return n
+}
+function imm(s) { sub(/^.*#/, "", s); sub(/[^0-9].*$/, "", s); return s + 0 }
+/^[0-9a-f]+ <[^>]+>:$/ { f = $2; gsub(/[<>:]/, "", f); fr[f] += 0; next }
+f == "" { next }
+# sp adjustments
+/\t(push|stmdb\tsp!,)/ { fr[f] += 4 * regs($0); next }
+/\tvpush/ { fr[f] += 8 * regs($0); next }
+/\tsub(\.w|w)?\tsp, (sp, )?#/ { fr[f] += imm($0); next }
+/\[sp, #-[0-9]+\]!/ { match($0, /#-[0-9]+/); fr[f] += substr($0, RSTART + 2, RLENGTH - 2); next }
+# calls and tail branches to a function start (<name>, not <name+0x..>)
+/\t(bl|b|b\.w|b\.n|b[a-z][a-z](\.w|\.n)?)\t[0-9a-f]+ <[^>+]+>$/ {
+	t = $NF; gsub(/[<>]/, "", t)
+	if (t != f && !((f SUBSEP t) in edge)) { edge[f, t] = 1; calls[f] = calls[f] " " t }
+	next
+}
+/\tblx\tr[0-9]/ { ind[f] = 1 }
+function depth(fn,    n, i, c, d, best, list, cut0) {
+	if (fn in memo) return memo[fn]
+	if (onpath[fn] >= 2) { cut = 1; cyc[fn] = 1; return 0 }
+	onpath[fn]++
+	cut0 = cut; cut = 0
+	best = 0
+	n = split(calls[fn], list, " ")
+	for (i = 1; i <= n; i++) {
+		d = depth(list[i])
+		if (d > best) { best = d; nxt[fn] = list[i] }
+	}
+	onpath[fn]--
+	if (!cut) memo[fn] = fr[fn] + best
+	cut = cut || cut0
+	return fr[fn] + best
+}
+END {
+	n = split(indirect, spec, " ")
+	for (i = 1; i <= n; i++) {
+		split(spec[i], kv, "="); ok[kv[1]] = 1
+		m = split(kv[2], tg, ",")
+		for (j = 1; j <= m; j++) {
+			if (!(tg[j] in fr)) { print "  stack: indirect target " tg[j] " not in the image"; bad = 1 }
+			else if (kv[1] in fr) calls[kv[1]] = calls[kv[1]] " " tg[j]
+		}
+	}
+	for (g in ind) if (!(g in ok)) { print "  stack: unlisted indirect call in " g; bad = 1 }
+	if (!("el_reset_handler" in fr)) { print "  stack: no el_reset_handler"; exit 1 }
+	main = depth("el_reset_handler")
+	isr = 0
+	for (g in fr) if (g ~ /_handler$/ && g != "el_reset_handler") {
+		d = depth(g); if (d > isr) { isr = d; isrname = g }
+	}
+	total = main + exc + isr
+	path = "el_reset_handler"; g = "el_reset_handler"; k = 0
+	while ((g in nxt) && k++ < 40) { g = nxt[g]; path = path " > " g }
+	for (g in cyc) printf "  stack: call cycle through %s (followed at most twice)\n", g
+	printf "  stack bound %d of %d reserved (main %d + exception frame %d + %s %d)%s\n", \
+		total, stack, main, exc, isrname, isr, total <= stack ? "" : "  OVER THE RESERVE"
+	printf "    deepest: %s\n", path
+	exit (bad || total > stack) ? 1 : 0
+}'
