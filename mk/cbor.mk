@@ -5,6 +5,8 @@
 #   make test-cbor-conformance      differential tests against libcbor (ASan/UBSan)
 #   make fuzz FUZZ_SECONDS=n        fuzz each target for n seconds (default 60)
 #   make test-fuzz-cbor             seed-corpus regression + a fixed seeded run
+#   make fuzz-corpus                rewrite tests/fuzz/corpus (after a wire format change)
+# FUZZ_CC and FUZZ_SECONDS are defined here; mk/posix.mk uses them as well.
 
 CBOR_SRCS := core/cbor.c core/wire.c
 CBOR_SAN_OBJS := $(BUILD)/san/core/cbor.o $(BUILD)/san/core/wire.o

@@ -21,7 +21,7 @@ for t in wire cbor oracle; do
 	if [ -n "$secs" ]; then limit=(-max_total_time="$secs"); else limit=(-seed=1 -runs=300000); fi
 	if "$bin" "${limit[@]}" -max_len=12000 -artifact_prefix="$work/" "$work" "$corpus" \
 		>"$work/fuzz.log" 2>&1; then
-		pass=$((pass + 1)); echo "ok   $t: $(grep -E '^Done [0-9]+ runs' "$work/fuzz.log")"
+		pass=$((pass + 1)); echo "ok   $t: $(grep -aE '^Done [0-9]+ runs' "$work/fuzz.log" | tail -n 1)"
 	else
 		fail=$((fail + 1)); echo "FAIL $t: fuzzing found a crash (see $work/fuzz.log)"; tail -n 30 "$work/fuzz.log"
 	fi

@@ -131,7 +131,7 @@ static bool seq_applied(struct sim_ref *ref, uint64_t session, uint64_t seq)
 }
 
 static void queue_remove(struct sim_ref *ref, uint32_t lock, uint64_t session, uint64_t seq,
-			 uint64_t *index_out)
+			 uint64_t *index_out, uint8_t *mode_out)
 {
 	for (uint32_t i = 0; i < ref->n_queue[lock]; i++) {
 		struct sim_ref_waiter *w = &ref->queue[lock][i];
@@ -139,6 +139,8 @@ static void queue_remove(struct sim_ref *ref, uint32_t lock, uint64_t session, u
 			continue;
 		if (index_out != NULL)
 			*index_out = w->index;
+		if (mode_out != NULL)
+			*mode_out = w->mode;
 		memmove(w, w + 1, (ref->n_queue[lock] - i - 1) * sizeof(*w));
 		ref->n_queue[lock]--;
 		return;
@@ -158,26 +160,47 @@ static void check_token(struct sim *s, uint32_t lock, uint64_t token, uint64_t i
 	ref->last_token_index[lock] = index;
 }
 
+/* A shared grant takes every shared waiter at the head of the queue with
+ * it (up to the holder limit): none may be left waiting behind it. */
+static void check_shared_batch(struct sim *s, const bool shared_granted[SIM_LOCKS])
+{
+	static struct el_lock_query q;
+	for (uint32_t lock = 0; lock < SIM_LOCKS; lock++) {
+		const struct sim_ref *ref = &s->ref;
+		if (!shared_granted[lock] || ref->n_queue[lock] == 0 || ref->queue_unknown[lock] ||
+		    ref->queue[lock][0].mode != EL_LOCK_SHARED)
+			continue;
+		if (el_lock_query(&ref->table, names[lock], (uint32_t)strlen(names[lock]), &q) == 0 &&
+		    q.n_holders < EL_HOLDERS_MAX)
+			sim_fail(s, "FIFO: lock %u granted shared waiters but left the next shared one waiting",
+				 lock);
+	}
+}
+
 /* Waiters left behind by this entry's grants must all have queued later. */
 static void check_fifo(struct sim *s, const struct el_lock_result *res, uint64_t index)
 {
 	struct sim_ref *ref = &s->ref;
 	uint64_t newest_granted[SIM_LOCKS] = { 0 };
+	bool shared_granted[SIM_LOCKS] = { false };
 	for (uint32_t i = 0; i < res->n_events; i++) {
 		const struct el_lock_event *ev = &res->events[i];
 		uint32_t lock = lock_index(ev->name, ev->name_len);
 		if (lock == SIM_LOCKS)
 			continue;
 		if (ev->kind == EL_EV_WAIT_TIMEOUT || ev->kind == EL_EV_CANCELED)
-			queue_remove(ref, lock, ev->session, ev->seq, NULL);
+			queue_remove(ref, lock, ev->session, ev->seq, NULL, NULL);
 		if (ev->kind != EL_EV_GRANTED)
 			continue;
 		uint64_t queued_at = 0;
-		queue_remove(ref, lock, ev->session, ev->seq, &queued_at);
+		uint8_t mode = EL_LOCK_EXCLUSIVE;
+		queue_remove(ref, lock, ev->session, ev->seq, &queued_at, &mode);
 		if (queued_at > newest_granted[lock])
 			newest_granted[lock] = queued_at;
+		shared_granted[lock] |= queued_at != 0 && mode == EL_LOCK_SHARED;
 		check_token(s, lock, ev->token, index);
 	}
+	check_shared_batch(s, shared_granted);
 	for (uint32_t lock = 0; lock < SIM_LOCKS; lock++)
 		for (uint32_t i = 0; i < ref->n_queue[lock] && !ref->queue_unknown[lock]; i++)
 			if (ref->queue[lock][i].index < newest_granted[lock])
