@@ -54,5 +54,11 @@ test-suites: $(TESTS)
 
 bench: $(BENCHES)
 
+# The local three-node cluster. Until edgelockd (TLS on loopback) lands with
+# the daemon issue, it is the firmware example: three real edgelock nodes on
+# an emulated Cortex-M3 electing a leader and granting locks.
+run: deps
+	@$(MAKE) --no-print-directory BOARD=mps2-an385 run-firmware
+
 clean:
 	rm -rf $(BUILD)

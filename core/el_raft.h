@@ -196,7 +196,7 @@ struct el_ready {
 	const struct el_read *reads;
 };
 
-/* Why the replica last changed role; for logs and tests. */
+/* Counters for metrics, logs and tests. */
 struct el_raft_stats {
 	uint64_t elections;     /* campaigns started */
 	uint64_t msgs_dropped;  /* outbox full */

@@ -1,11 +1,15 @@
 /*
  * raft_snapshot.c - log compaction and InstallSnapshot in chunks.
  *
- * The replica keeps one snapshot (the base of its log window) and, on a
- * follower, a second buffer that assembles an incoming snapshot chunk by
- * chunk; the held snapshot is replaced only when the last chunk arrives, so a
- * transfer cut short leaves the node exactly as it was. The leader sends one
- * chunk at a time and resends on each heartbeat until acknowledged.
+ * One buffer holds the snapshot at the base of the log window. A follower
+ * assembles an incoming snapshot in that same buffer (RAM is the scarce
+ * resource on a microcontroller): its snapshot *meta* and log stay as they
+ * were until the last chunk arrives, so a transfer cut short changes nothing
+ * but the bytes, which are marked invalid. Only a leader needs the bytes (to
+ * send them); one that finds them invalid regenerates them from the state
+ * machine through the registered writer. Bytes not yet persisted are never
+ * overwritten. The leader sends one chunk at a time and resends on each
+ * heartbeat until acknowledged.
  */
 #include <string.h>
 

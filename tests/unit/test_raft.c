@@ -390,6 +390,78 @@ static void test_lagging_follower_gets_chunked_snapshot(void)
 	EL_CHECK_EQ(el_raft_compact(node(l), el_raft_applied(node(l)) + 1, write_state, &len), EL_EINVAL);
 }
 
+static void drain_one(struct el_raft *r, struct el_ready *rd)
+{
+	el_raft_ready(r, rd);
+	el_raft_advance(r, rd, now);
+}
+
+/* A node whose snapshot bytes were overwritten by a snapshot it was still
+ * receiving, and which then leads, rebuilds them from its state machine. */
+static void test_leader_regenerates_overwritten_snapshot_bytes(void)
+{
+	struct el_raft *rp = &nodes[1]; /* reuse: a replica is large */
+	static uint8_t chunk[EL_SNAPSHOT_CHUNK];
+	struct el_ready rd;
+	struct el_raft_config cfg = { 1, ELECTION_MS, HEARTBEAT_MS, true, true };
+	struct el_snapshot_meta meta = { .index = 5, .term = 1, .len = 3 };
+	meta.conf.n = 2;
+	meta.conf.m[0].id = 1;
+	meta.conf.m[0].role = EL_MEMBER_VOTER;
+	meta.conf.m[1].id = 2;
+	meta.conf.m[1].role = EL_MEMBER_VOTER;
+	const uint8_t old_state[3] = { 9, 9, 9 };
+	struct el_hard_state hs = { .term = 1 };
+	now = 0;
+	EL_CHECK_EQ(el_raft_init(rp, &cfg, 7), 0);
+	EL_CHECK_EQ(el_raft_load_snapshot(rp, &meta, old_state), 0);
+	EL_CHECK_EQ(el_raft_load_hard_state(rp, &hs), 0);
+	el_raft_start(rp, now);
+	drain_one(rp, &rd);
+	EL_CHECK_EQ(el_raft_applied(rp), 5);
+	/* node 2 starts sending a two-chunk snapshot at index 10 */
+	struct el_msg snap = { .type = EL_MSG_SNAPSHOT, .from = 2, .to = 1, .term = 2 };
+	snap.index = 10;
+	snap.log_term = 2;
+	snap.conf = meta.conf;
+	snap.total = EL_SNAPSHOT_CHUNK + 1;
+	snap.data_len = EL_SNAPSHOT_CHUNK;
+	snap.data = chunk;
+	EL_CHECK_EQ(el_raft_step(rp, &snap, now), 0);
+	drain_one(rp, &rd);
+	EL_CHECK(!rp->snap_valid); /* the buffer holds half of the new snapshot */
+	EL_CHECK_EQ(el_raft_snapshot(rp)->index, 5); /* the base is unchanged */
+	/* node 2 goes silent; node 1 wins an election */
+	now += 3 * ELECTION_MS;
+	el_raft_tick(rp, now);
+	drain_one(rp, &rd);
+	struct el_msg grant = { .type = EL_MSG_PREVOTE_RESP, .from = 2, .to = 1, .term = 3 };
+	EL_CHECK_EQ(el_raft_step(rp, &grant, now), 0);
+	grant.type = EL_MSG_VOTE_RESP;
+	EL_CHECK_EQ(el_raft_step(rp, &grant, now), 0);
+	EL_CHECK_EQ(el_raft_state(rp), EL_LEADER);
+	uint32_t len = 40;
+	el_raft_set_snapshot_writer(rp, write_state, &len);
+	drain_one(rp, &rd);
+	/* node 2 turns out to have nothing: it needs a snapshot */
+	struct el_msg reject = { .type = EL_MSG_APPEND_RESP, .from = 2, .to = 1, .term = 3,
+				 .flags = EL_MSG_REJECT };
+	reject.index = 5;
+	EL_CHECK_EQ(el_raft_step(rp, &reject, now), 0);
+	el_raft_ready(rp, &rd);
+	const struct el_msg *sent = NULL;
+	for (uint32_t i = 0; i < rd.n_msgs; i++)
+		if (rd.msgs[i].type == EL_MSG_SNAPSHOT)
+			sent = &rd.msgs[i];
+	EL_CHECK(sent != NULL);
+	EL_CHECK_EQ(sent->index, 5);
+	EL_CHECK_EQ(sent->total, len);
+	EL_CHECK(sent->data_len > 0 && sent->data[0] == 3 && sent->data[1] == 10);
+	EL_CHECK(rd.snapshot != NULL && rd.snapshot->len == len); /* persisted again */
+	el_raft_advance(rp, &rd, now);
+	EL_CHECK(rp->snap_valid);
+}
+
 static void test_add_voter_joins_as_learner_then_promoted(void)
 {
 	setup(2, true); /* nodes 1,2 voters; node 3 starts empty */
@@ -516,7 +588,7 @@ static void test_conf_encoding_round_trip_and_rejects(void)
 
 static void test_restart_loads_state_and_rejects_corruption(void)
 {
-	static struct el_raft r;
+	struct el_raft *rp = &nodes[1]; /* reuse: a replica is large */
 	struct el_raft_config cfg = { 1, ELECTION_MS, HEARTBEAT_MS, true, true };
 	struct el_snapshot_meta meta = { .index = 5, .term = 2, .len = 3 };
 	meta.conf.n = 1;
@@ -524,30 +596,30 @@ static void test_restart_loads_state_and_rejects_corruption(void)
 	meta.conf.m[0].role = EL_MEMBER_VOTER;
 	const uint8_t data[3] = { 1, 2, 3 };
 	static struct el_entry e;
-	EL_CHECK_EQ(el_raft_init(&r, &cfg, 1), 0);
-	EL_CHECK_EQ(el_raft_load_snapshot(&r, &meta, data), 0);
+	EL_CHECK_EQ(el_raft_init(rp, &cfg, 1), 0);
+	EL_CHECK_EQ(el_raft_load_snapshot(rp, &meta, data), 0);
 	e.index = 7; /* gap */
 	e.term = 2;
-	EL_CHECK_EQ(el_raft_load_entry(&r, &e), EL_ECORRUPT);
+	EL_CHECK_EQ(el_raft_load_entry(rp, &e), EL_ECORRUPT);
 	e.index = 6;
 	e.term = 1; /* older than the snapshot's term */
-	EL_CHECK_EQ(el_raft_load_entry(&r, &e), EL_ECORRUPT);
+	EL_CHECK_EQ(el_raft_load_entry(rp, &e), EL_ECORRUPT);
 	e.term = 3;
-	EL_CHECK_EQ(el_raft_load_entry(&r, &e), 0);
+	EL_CHECK_EQ(el_raft_load_entry(rp, &e), 0);
 	struct el_hard_state hs = { .term = 2, .vote = 1, .commit = 6 };
-	EL_CHECK_EQ(el_raft_load_hard_state(&r, &hs), EL_ECORRUPT); /* term < last entry's */
+	EL_CHECK_EQ(el_raft_load_hard_state(rp, &hs), EL_ECORRUPT); /* term < last entry's */
 	hs.term = 3;
 	hs.commit = 9; /* beyond the log: a torn batch, clamped */
-	EL_CHECK_EQ(el_raft_load_hard_state(&r, &hs), 0);
-	EL_CHECK_EQ(el_raft_commit(&r), 6);
-	el_raft_start(&r, 0);
+	EL_CHECK_EQ(el_raft_load_hard_state(rp, &hs), 0);
+	EL_CHECK_EQ(el_raft_commit(rp), 6);
+	el_raft_start(rp, 0);
 	struct el_ready rd;
-	el_raft_ready(&r, &rd);
+	el_raft_ready(rp, &rd);
 	EL_CHECK(rd.restore && rd.snapshot->index == 5);
 	EL_CHECK_EQ(rd.apply_first, 6);
 	EL_CHECK_EQ(rd.apply_last, 6);
-	el_raft_advance(&r, &rd, 0);
-	EL_CHECK_EQ(el_raft_applied(&r), 6);
+	el_raft_advance(rp, &rd, 0);
+	EL_CHECK_EQ(el_raft_applied(rp), 6);
 }
 
 void el_suite_raft(void)
@@ -564,6 +636,7 @@ void el_suite_raft(void)
 	EL_RUN(test_previous_term_entry_not_committed_by_counting);
 	EL_RUN(test_malformed_messages_are_refused_without_change);
 	EL_RUN(test_lagging_follower_gets_chunked_snapshot);
+	EL_RUN(test_leader_regenerates_overwritten_snapshot_bytes);
 	EL_RUN(test_add_voter_joins_as_learner_then_promoted);
 	EL_RUN(test_removed_leader_steps_down);
 	EL_RUN(test_leadership_transfer);
