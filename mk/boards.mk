@@ -63,7 +63,7 @@ define bm_board_rules
 BM_DIR_$(1) := $$(BUILD)/boards/$(1)
 BM_CORE_OBJS_$(1) := $$(patsubst %.c,$$(BM_DIR_$(1))/fs/%.o,$$(BM_CORE_SRCS))
 BM_PORT_OBJS_$(1) := $$(patsubst %.c,$$(BM_DIR_$(1))/fs/%.o,$$(BM_PORT_SRCS) \
-	boards/common/cortex_m_reset.c boards/$(1)/startup.c)
+	boards/common/cortex_m_reset.c boards/common/cortex_m_vectors.c)
 BM_FW_OBJS_$(1) := $$(patsubst %.c,$$(BM_DIR_$(1))/fs/%.o,$$(BM_FW_LIB_SRCS))
 
 # Freestanding: the core, the port, the board and the firmware example.
@@ -110,7 +110,7 @@ $$(BM_DIR_$(1))/dtest/gen/%.o: $$(BM_DIR_$(1))/gen/%.c $$(BM_HDRS)
 	$$(BM_CC) $$(call bm_cflags_default,$(1)) $$(call BM_INCLUDES,$(1)) -Itests/lib -Itests/target \
 		-c $$< -o $$@
 $$(BM_DIR_$(1))/unit.elf: $$(patsubst %.c,$$(BM_DIR_$(1))/dfs/%.o,$$(BM_CORE_SRCS) $$(BM_PORT_SRCS) \
-		boards/common/cortex_m_reset.c boards/$(1)/startup.c) \
+		boards/common/cortex_m_reset.c boards/common/cortex_m_vectors.c) \
 		$$(BM_DIR_$(1))/dtest/tests/target/newlib_stubs.o $$(BM_DIR_$(1))/dtest/gen/unit_main.o \
 		$$(patsubst %.c,$$(BM_DIR_$(1))/dtest/%.o,$$(BM_UNIT_SRCS)) boards/$(1)/linker.ld
 	$$(call bm_link,$(1),0x40000,0x40000,-lc)

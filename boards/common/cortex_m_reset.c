@@ -1,6 +1,6 @@
 /*
  * cortex_m_reset.c - the reset handler and default exception handlers every
- * Cortex-M board shares. A board's startup.c holds its vector table and
+ * Cortex-M board shares. The vector table is in cortex_m_vectors.c and
  * points it at these.
  *
  * Reset: copy .data from flash to RAM, zero .bss, switch the FPU on when the

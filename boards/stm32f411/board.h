@@ -7,6 +7,8 @@
 
 #include <stdint.h>
 
+/* External interrupts in the vector table (boards/common/cortex_m_vectors.c). */
+#define EL_BOARD_EXTERNAL_IRQS 86
 #define EL_BOARD_NAME "stm32f411"
 /* After reset the F411 runs on its 16 MHz HSI; firmware that switches to the
  * PLL (up to 100 MHz) redefines this before the clock starts. */

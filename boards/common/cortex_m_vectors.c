@@ -1,13 +1,15 @@
 /*
- * startup.c - vector table of the STM32F411xE (Cortex-M4F, 86 external
- * interrupts). Only reset and SysTick have real handlers; the rest go to
- * el_default_handler, which ends the run with a status naming the exception.
+ * cortex_m_vectors.c - the vector table of every Cortex-M board; the board's
+ * board.h gives its number of external interrupts. Only reset and SysTick
+ * have real handlers; the rest go to el_default_handler, which ends the run
+ * with a status naming the exception.
  */
 #include <stdint.h>
 
+#include "board.h"
 #include "cortex_m.h"
 
-#define EXTERNAL_IRQS 86
+#define EXTERNAL_IRQS EL_BOARD_EXTERNAL_IRQS
 
 typedef void (*el_vector)(void);
 
