@@ -28,6 +28,7 @@
 #define EL_RAFT_SLOT(index) ((uint32_t)((index) & (EL_LOG_WINDOW - 1)))
 
 /* raft.c */
+void el_raft__enter(struct el_raft *r, uint64_t now_ms);
 struct el_entry *el_raft__slot(struct el_raft *r, uint64_t index);
 bool el_raft__log_full(const struct el_raft *r);
 uint64_t el_raft__append_local(struct el_raft *r, uint8_t type, const uint8_t *data, uint16_t len);

@@ -235,6 +235,16 @@ void el_raft__purge_outbox(struct el_raft *r, uint64_t compacted_through, bool l
 	r->n_msgs = kept;
 }
 
+/* Every input call starts here: none may come between el_raft_ready and
+ * el_raft_advance, and the clock only moves forward (a port whose clock
+ * stepped back is clamped rather than trusted). */
+void el_raft__enter(struct el_raft *r, uint64_t now_ms)
+{
+	EL_ASSERT(!r->in_ready);
+	if (now_ms > r->now_ms)
+		r->now_ms = now_ms;
+}
+
 /* ---- Lifecycle ---------------------------------------------------------- */
 
 int el_raft_init(struct el_raft *r, const struct el_raft_config *cfg, uint64_t seed)
@@ -385,8 +395,7 @@ void el_raft_advance(struct el_raft *r, const struct el_ready *rd, uint64_t now_
 	EL_ASSERT(r->in_ready);
 	EL_ASSERT(rd->persist_last == r->last_index && rd->hs.commit == r->commit);
 	r->in_ready = false;
-	if (now_ms > r->now_ms)
-		r->now_ms = now_ms;
+	el_raft__enter(r, now_ms);
 	r->persisted_index = rd->persist_last;
 	r->hs_persisted = rd->hs;
 	r->snap_dirty = false;
@@ -466,9 +475,7 @@ static void leader_check_quorum(struct el_raft *r)
 
 void el_raft_tick(struct el_raft *r, uint64_t now_ms)
 {
-	EL_ASSERT(!r->in_ready);
-	if (now_ms > r->now_ms)
-		r->now_ms = now_ms;
+	el_raft__enter(r, now_ms);
 	if (r->state != EL_LEADER) {
 		if (el_raft__can_campaign(r) && r->now_ms >= r->election_deadline_ms)
 			el_raft__campaign(r, false);

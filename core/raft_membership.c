@@ -89,9 +89,7 @@ static int change_conf(const struct el_raft *r, struct el_conf *c, enum el_conf_
 int el_raft_propose_conf(struct el_raft *r, enum el_conf_op op, el_id_t id, uint64_t now_ms,
 			 uint64_t *index_out)
 {
-	EL_ASSERT(!r->in_ready);
-	if (now_ms > r->now_ms)
-		r->now_ms = now_ms;
+	el_raft__enter(r, now_ms);
 	if (r->state != EL_LEADER)
 		return EL_ENOTLEADER;
 	if (id == 0)
@@ -143,9 +141,7 @@ void el_raft__maybe_finish_transfer(struct el_raft *r, struct el_progress *pr)
 
 int el_raft_transfer(struct el_raft *r, el_id_t target, uint64_t now_ms)
 {
-	EL_ASSERT(!r->in_ready);
-	if (now_ms > r->now_ms)
-		r->now_ms = now_ms;
+	el_raft__enter(r, now_ms);
 	if (r->state != EL_LEADER)
 		return EL_ENOTLEADER;
 	if (target == r->cfg.id || !el_raft__is_voter(r, target))

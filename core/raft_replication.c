@@ -367,9 +367,7 @@ void el_raft__start_reads(struct el_raft *r)
 
 int el_raft_read_index(struct el_raft *r, uint64_t ctx, uint64_t now_ms)
 {
-	EL_ASSERT(!r->in_ready);
-	if (now_ms > r->now_ms)
-		r->now_ms = now_ms;
+	el_raft__enter(r, now_ms);
 	if (r->state != EL_LEADER)
 		return EL_ENOTLEADER;
 	if (r->n_pending_reads >= EL_READS_MAX)
@@ -385,9 +383,7 @@ int el_raft_read_index(struct el_raft *r, uint64_t ctx, uint64_t now_ms)
 int el_raft_propose(struct el_raft *r, const uint8_t *data, uint16_t len, uint64_t now_ms,
 		    uint64_t *index_out, uint64_t *term_out)
 {
-	EL_ASSERT(!r->in_ready);
-	if (now_ms > r->now_ms)
-		r->now_ms = now_ms;
+	el_raft__enter(r, now_ms);
 	if (r->state != EL_LEADER)
 		return EL_ENOTLEADER;
 	if (r->transferee != 0)

@@ -158,9 +158,7 @@ static int dispatch(struct el_raft *r, const struct el_msg *m)
 
 int el_raft_step(struct el_raft *r, const struct el_msg *m, uint64_t now_ms)
 {
-	EL_ASSERT(!r->in_ready);
-	if (now_ms > r->now_ms)
-		r->now_ms = now_ms;
+	el_raft__enter(r, now_ms);
 	int err = validate(r, m);
 	if (err != 0) {
 		r->stats.msgs_rejected++;

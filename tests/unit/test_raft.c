@@ -115,6 +115,14 @@ static el_id_t leader_id(void)
 	return found;
 }
 
+/* Three voters with PreVote, run until they have elected a leader. */
+static el_id_t start_three(void)
+{
+	setup(3, true);
+	tick_all(3 * ELECTION_MS);
+	return leader_id();
+}
+
 static void isolate(el_id_t id, bool on)
 {
 	for (el_id_t j = 1; j <= N; j++)
@@ -152,9 +160,7 @@ static void test_single_node_elects_itself_and_commits(void)
 
 static void test_three_nodes_elect_one_leader_and_replicate(void)
 {
-	setup(3, true);
-	tick_all(3 * ELECTION_MS);
-	el_id_t l = leader_id();
+	el_id_t l = start_three();
 	EL_CHECK(l != 0);
 	uint32_t leaders = 0;
 	for (el_id_t id = 1; id <= N; id++)
@@ -177,9 +183,7 @@ static void test_three_nodes_elect_one_leader_and_replicate(void)
 
 static void test_prevote_keeps_partitioned_node_term(void)
 {
-	setup(3, true);
-	tick_all(3 * ELECTION_MS);
-	el_id_t l = leader_id();
+	el_id_t l = start_three();
 	el_id_t f = l == 3 ? 2 : 3;
 	uint64_t term = node(f)->term;
 	isolate(f, true);
@@ -206,9 +210,7 @@ static void test_without_prevote_partitioned_node_inflates_term(void)
 
 static void test_check_quorum_steps_down_isolated_leader(void)
 {
-	setup(3, true);
-	tick_all(3 * ELECTION_MS);
-	el_id_t l = leader_id();
+	el_id_t l = start_three();
 	isolate(l, true);
 	tick_all(3 * ELECTION_MS);
 	EL_CHECK(el_raft_state(node(l)) != EL_LEADER);
@@ -219,9 +221,7 @@ static void test_check_quorum_steps_down_isolated_leader(void)
 
 static void test_leader_steps_down_on_higher_term(void)
 {
-	setup(3, true);
-	tick_all(3 * ELECTION_MS);
-	el_id_t l = leader_id();
+	el_id_t l = start_three();
 	el_id_t f = l == 1 ? 2 : 1;
 	struct el_msg m = { .type = EL_MSG_APPEND_RESP, .from = f, .to = l, .term = node(l)->term + 5 };
 	m.index = 0;
@@ -232,9 +232,7 @@ static void test_leader_steps_down_on_higher_term(void)
 
 static void test_stale_term_append_is_refused(void)
 {
-	setup(3, true);
-	tick_all(3 * ELECTION_MS);
-	el_id_t l = leader_id();
+	el_id_t l = start_three();
 	el_id_t f = l == 1 ? 2 : 1;
 	struct el_raft *r = node(f);
 	uint64_t old_term = r->term;
@@ -265,9 +263,7 @@ static void test_stale_term_append_is_refused(void)
 
 static void test_follower_truncates_conflicting_suffix(void)
 {
-	setup(3, true);
-	tick_all(3 * ELECTION_MS);
-	el_id_t l = leader_id();
+	el_id_t l = start_three();
 	/* The old leader, cut off, appends entries nobody else sees. */
 	isolate(l, true);
 	EL_CHECK_EQ(propose_str(l, "lost1", NULL), 0);
@@ -291,9 +287,7 @@ static void test_follower_truncates_conflicting_suffix(void)
 
 static void test_previous_term_entry_not_committed_by_counting(void)
 {
-	setup(3, true);
-	tick_all(3 * ELECTION_MS);
-	el_id_t l = leader_id();
+	el_id_t l = start_three();
 	el_id_t f = l == 1 ? 2 : 1;
 	/* The leader, cut off, appends an entry a follower will not ack yet. */
 	isolate(l, true);
@@ -314,9 +308,7 @@ static void test_previous_term_entry_not_committed_by_counting(void)
 
 static void test_malformed_messages_are_refused_without_change(void)
 {
-	setup(3, true);
-	tick_all(3 * ELECTION_MS);
-	el_id_t l = leader_id();
+	el_id_t l = start_three();
 	el_id_t f = l == 1 ? 2 : 1;
 	struct el_raft *r = node(f);
 	uint64_t term = r->term, last = r->last_index;
@@ -362,9 +354,7 @@ static int write_state(void *ctx, uint8_t *buf, uint32_t cap)
 
 static void test_lagging_follower_gets_chunked_snapshot(void)
 {
-	setup(3, true);
-	tick_all(3 * ELECTION_MS);
-	el_id_t l = leader_id();
+	el_id_t l = start_three();
 	el_id_t f = l == 3 ? 2 : 3;
 	isolate(f, true);
 	for (int i = 0; i < 10; i++) {
@@ -481,9 +471,7 @@ static void test_add_voter_joins_as_learner_then_promoted(void)
 
 static void test_removed_leader_steps_down(void)
 {
-	setup(3, true);
-	tick_all(3 * ELECTION_MS);
-	el_id_t l = leader_id();
+	el_id_t l = start_three();
 	EL_CHECK_EQ(el_raft_propose_conf(node(l), EL_CONF_REMOVE, l, now, NULL), 0);
 	drain(l);
 	tick_all(2 * HEARTBEAT_MS);
@@ -497,9 +485,7 @@ static void test_removed_leader_steps_down(void)
 
 static void test_leadership_transfer(void)
 {
-	setup(3, true);
-	tick_all(3 * ELECTION_MS);
-	el_id_t l = leader_id();
+	el_id_t l = start_three();
 	el_id_t target = l == 3 ? 1 : 3;
 	EL_CHECK_EQ(el_raft_transfer(node(l), l, now), EL_EINVAL);
 	EL_CHECK_EQ(el_raft_transfer(node(l), target, now), 0);
@@ -513,9 +499,7 @@ static void test_leadership_transfer(void)
 
 static void test_read_index_confirms_after_heartbeat_round(void)
 {
-	setup(3, true);
-	tick_all(3 * ELECTION_MS);
-	el_id_t l = leader_id();
+	el_id_t l = start_three();
 	el_id_t f = l == 1 ? 2 : 1;
 	EL_CHECK_EQ(el_raft_read_index(node(f), 1, now), EL_ENOTLEADER);
 	EL_CHECK_EQ(el_raft_read_index(node(l), 77, now), 0);
@@ -551,9 +535,7 @@ static void test_read_index_confirms_after_heartbeat_round(void)
 
 static void test_window_full_backpressure(void)
 {
-	setup(3, true);
-	tick_all(3 * ELECTION_MS);
-	el_id_t l = leader_id();
+	el_id_t l = start_three();
 	isolate(l, true); /* nothing commits */
 	int err = 0;
 	uint32_t accepted = 0;
