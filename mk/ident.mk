@@ -1,6 +1,8 @@
-# mk/ident.mk - the signed-challenge identity proof of net/ident.c (issue 12):
-# its tests with real certificates (made by tests/net/make-test-certs.sh with
-# the openssl CLI), under ASan/UBSan, and its libFuzzer target.
+# mk/ident.mk - who a client or peer is and what it may do (issue 12): the
+# signed-challenge identity proof of net/ident.c, tested with real
+# certificates (made by tests/net/make-test-certs.sh with the openssl CLI),
+# and the client ACL of net/acl.c; each under ASan/UBSan with a libFuzzer
+# target for its parser.
 #
 #   make test-ident        the tests
 #   make fuzz-ident FUZZ_SECONDS=n   fuzz the CHALLENGE/PROOF decoders
@@ -40,3 +42,25 @@ test-fuzz-ident: $(BUILD)/fuzz/fuzz_ident $(BUILD)/san/test_ident $(IDENT_CERTS)
 fuzz-ident: $(BUILD)/fuzz/fuzz_ident $(BUILD)/san/test_ident $(IDENT_CERTS)/ca.crt
 	@$(IDENT_FUZZ_RUN) -max_total_time=$(FUZZ_SECONDS)
 TESTS += test-ident test-fuzz-ident
+
+# The client ACL (net/acl.c): tests and the config-line parser's fuzz target.
+$(BUILD)/san/test_acl: tests/net/test_acl.c net/acl.c net/el_acl.h $(TEST_LIB_SRCS) tests/lib/el_test.h
+	@mkdir -p $(@D)
+	$(CC) $(HOST_CFLAGS) -O1 $(SANFLAGS) -Icore -Inet -Itests/lib $< net/acl.c core/error.c \
+		$(TEST_LIB_SRCS) -o $@
+$(BUILD)/fuzz/fuzz_acl: tests/fuzz/fuzz_acl.c net/acl.c net/el_acl.h
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -D_DEFAULT_SOURCE -Icore -Inet $< net/acl.c core/error.c -o $@
+
+.PHONY: test-acl test-fuzz-acl
+test-acl: $(BUILD)/san/test_acl
+	@tests/run-suite.sh $(BUILD)/results acl $(BUILD)/san/test_acl
+test-fuzz-acl: $(BUILD)/fuzz/fuzz_acl
+	@mkdir -p $(BUILD)/fuzz/work/acl
+	@tests/run-suite.sh $(BUILD)/results fuzz-acl bash -c '$(BUILD)/fuzz/fuzz_acl -seed=1 -runs=100000 \
+		-artifact_prefix=$(BUILD)/fuzz/work/acl/ $(BUILD)/fuzz/work/acl >$(BUILD)/fuzz/work/acl/fuzz.log 2>&1 \
+		&& echo "1 passed, 0 failed" || { tail -n 30 $(BUILD)/fuzz/work/acl/fuzz.log; echo "0 passed, 1 failed"; exit 1; }'
+fuzz-acl: $(BUILD)/fuzz/fuzz_acl
+	@mkdir -p $(BUILD)/fuzz/work/acl
+	$(BUILD)/fuzz/fuzz_acl -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=$(BUILD)/fuzz/work/acl/ $(BUILD)/fuzz/work/acl
+TESTS += test-acl test-fuzz-acl
