@@ -27,7 +27,7 @@ $(POSIX_SAN_LIB): $(POSIX_SAN_OBJS)
 # Host test programs: tests/port/<name>.c plus the shared helpers.
 PORT_TEST_LIB_SRCS := $(sort $(wildcard tests/port/port_test_*.c))
 PORT_TEST_DEPS := $(PORT_TEST_LIB_SRCS) $(wildcard tests/port/*.h) tests/lib/el_test.h $(POSIX_HDRS)
-PORT_TESTS := test_posix_storage test_posix_crash test_posix_faults test_posix_kill
+PORT_TESTS := test_posix_storage test_posix_crash test_posix_faults test_posix_kill test_posix_power
 PORT_TEST_BINS := $(PORT_TESTS:%=$(BUILD)/host/%)
 PORT_TEST_SAN_BINS := $(PORT_TESTS:%=$(BUILD)/san/%)
 
@@ -61,6 +61,7 @@ test-posix: $(PORT_TEST_BINS)
 	@tests/run-suite.sh $(BUILD)/results posix-storage $(BUILD)/host/test_posix_storage $(PORT_TEST_TMP)
 	@tests/run-suite.sh $(BUILD)/results posix-crash $(BUILD)/host/test_posix_crash $(PORT_TEST_TMP)
 	@tests/run-suite.sh $(BUILD)/results posix-faults $(BUILD)/host/test_posix_faults $(PORT_TEST_TMP)
+	@tests/run-suite.sh $(BUILD)/results posix-power-cut $(BUILD)/host/test_posix_power $(PORT_TEST_TMP)
 	@tests/run-suite.sh $(BUILD)/results posix-kill $(BUILD)/host/test_posix_kill $(PORT_TEST_TMP) $(KILLS)
 	@tests/run-suite.sh $(BUILD)/results posix-cppcheck bash -c \
 		'$(POSIX_CPPCHECK) port/posix && echo "1 passed, 0 failed"'
@@ -70,6 +71,7 @@ test-posix-san: $(PORT_TEST_SAN_BINS)
 	@tests/run-suite.sh $(BUILD)/results posix-storage-asan-ubsan $(BUILD)/san/test_posix_storage $(PORT_TEST_TMP)
 	@tests/run-suite.sh $(BUILD)/results posix-crash-asan-ubsan $(BUILD)/san/test_posix_crash $(PORT_TEST_TMP)
 	@tests/run-suite.sh $(BUILD)/results posix-faults-asan-ubsan $(BUILD)/san/test_posix_faults $(PORT_TEST_TMP)
+	@tests/run-suite.sh $(BUILD)/results posix-power-cut-asan-ubsan $(BUILD)/san/test_posix_power $(PORT_TEST_TMP)
 
 # The glue with the Raft core: a suite of its own, so a core that does not
 # build fails only this one.

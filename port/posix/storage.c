@@ -103,6 +103,12 @@ static int open_dir(struct el_storage *st, const char *dir)
 		el_log(EL_LOG_ERROR, "cannot open data directory %s: %s", dir, strerror(errno));
 		return EL_EIO;
 	}
+	/* The lock file may be new: open returns with every entry durable, so
+	 * nothing this start created can vanish in a power cut. */
+	if (el_io.fsync(st->dir_fd) != 0) {
+		el_log(EL_LOG_ERROR, "cannot sync data directory %s: %s", dir, strerror(errno));
+		return el_io_error(errno);
+	}
 	return EL_OK;
 }
 

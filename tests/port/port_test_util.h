@@ -98,6 +98,23 @@ bool pt_fault_fired(void);
 /* fsync and fdatasync become no-ops (fast tests that crash by hand). */
 void pt_io_nosync(void);
 
+/* ---- the power-cut model (port_test_power.c) ---- */
+
+/* Called before every call that changes the disk, with the model paused. */
+typedef void (*pt_power_cut_fn)(void *ctx);
+/* Watch dir (the data directory) inside parent; files already there count
+ * as durable. Replaces el_io; syncs go to the model, not the disk. */
+void pt_power_begin(const char *parent, const char *dir, pt_power_cut_fn fn, void *ctx);
+void pt_power_end(void);
+unsigned pt_power_cuts(void);
+/* Broken durability rules so far, and the first one's description. */
+unsigned pt_power_violations(const char **first);
+/* Record a violation when anything is unsynced now (after a success). */
+void pt_power_check_synced(const char *when);
+/* Build the power-cut image of the data directory in out; torn keeps a torn
+ * sector of unsynced appended bytes. Returns files with a torn tail, or -1. */
+int pt_power_image(const char *out, bool torn, uint64_t *rng);
+
 /* Small deterministic PRNG (splitmix64). */
 uint64_t pt_rand(uint64_t *state);
 

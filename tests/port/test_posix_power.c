@@ -1,0 +1,260 @@
+/*
+ * test_posix_power.c - power cuts at every point of whole storage runs.
+ *
+ * The port runs on the power-cut model of port_test_power.c, which keeps
+ * what a disk would still hold after losing power (synced bytes, synced
+ * directory entries). Before every call that changes the disk, the test
+ * builds that image, twice (unsynced bytes dropped; and a torn sector of an
+ * unsynced append kept), recovers each with the real port, and requires the
+ * state after the last acknowledged batch, or one that batch in flight may
+ * leave (its conflicting suffix dropped, its snapshot in place, or all of
+ * it). Votes are in that state, so a forgotten vote fails too.
+ *
+ * The runs cover the first start (the data directory created and synced
+ * into its parent), batches with snapshots, truncations, segment rotation
+ * and deletion, and a restart from a crash image with a torn tail: recovery
+ * cuts it, then new batches are appended in the same open. All along, the
+ * durability rules must hold: no rename of a file with unsynced data, and
+ * nothing unsynced when an open or a persist returns.
+ *
+ * usage: test_posix_power SCRATCH_DIR
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "el_error.h"
+#include "el_io.h"
+#include "el_platform.h"
+#include "el_test.h"
+#include "port_test_util.h"
+
+EL_TEST_MAIN_DEFINITIONS
+
+#define BATCHES 60
+#define SEEDS 20
+#define SEGMENT_BYTES 700 /* small: rotation and deletion in every run */
+
+struct run {
+	struct pt_model *models; /* models[k]: state after k batches */
+	struct pt_batch *batches; /* batches[k]: the k-th batch (1-based) */
+	int n;                   /* batches generated so far */
+	int acked;               /* batches whose persist returned EL_OK */
+	char img[PATH_MAX];      /* where images are built */
+	uint64_t rng;
+	unsigned checked, torn, failures;
+	char saved_torn[PATH_MAX]; /* a torn image kept for the restart run */
+	bool want_saved;
+};
+
+static const char *scratch;
+static unsigned total_checked;
+
+/* Is got a state a cut now may leave? */
+static bool acceptable(const struct run *r, const struct pt_model *got)
+{
+	if (pt_model_equal(got, &r->models[r->acked]))
+		return true;
+	if (r->acked + 1 > r->n)
+		return false;
+	if (pt_model_equal(got, &r->models[r->acked + 1]))
+		return true;
+	struct pt_model part;
+	for (int stage = 1; stage <= 2; stage++)
+		if (pt_model_partial(&r->models[r->acked], &r->batches[r->acked + 1], stage, &part) &&
+		    pt_model_equal(got, &part))
+			return true;
+	return false;
+}
+
+static void keep_for_restart(struct run *r)
+{
+	char cmd[PATH_MAX * 3 + 32];
+	r->want_saved = false;
+	snprintf(cmd, sizeof cmd, "rm -rf '%s' && cp -r '%s' '%s'", r->saved_torn, r->img,
+		 r->saved_torn);
+	if (system(cmd) != 0)
+		r->failures++;
+}
+
+static void check_image(struct run *r, bool torn)
+{
+	const int torn_files = pt_power_image(r->img, torn, &r->rng);
+	if (torn && torn_files <= 0)
+		return; /* nothing unsynced to tear: the clean image covers it */
+	struct pt_model got;
+	const int rc = pt_open_load(r->img, SEGMENT_BYTES, &got);
+	r->checked++;
+	r->torn += torn;
+	if (rc != EL_OK || !acceptable(r, &got)) {
+		if (r->failures++ < 3) {
+			printf("  cut %u (%s, %d batches acknowledged): recovery rc %d\n", pt_power_cuts(),
+			       torn ? "torn" : "clean", r->acked, rc);
+			pt_model_print("want", &r->models[r->acked]);
+			if (r->acked < r->n)
+				pt_model_print("or  ", &r->models[r->acked + 1]);
+			pt_model_print("got ", &got);
+			if (getenv("PT_KEEP") != NULL) { /* debugging: keep the image */
+				char cmd[PATH_MAX + 64];
+				snprintf(cmd, sizeof cmd, "rm -rf /tmp/pw-fail && cp -r '%s' /tmp/pw-fail", r->img);
+				if (system(cmd) != 0)
+					printf("  cannot keep the image\n");
+			}
+		}
+		return;
+	}
+	if (torn && r->want_saved && got.last > 0)
+		keep_for_restart(r);
+}
+
+static void on_cut(void *ctx)
+{
+	struct run *r = ctx;
+	check_image(r, false);
+	check_image(r, true);
+}
+
+static void run_init(struct run *r, const char *tag)
+{
+	memset(r, 0, sizeof *r);
+	r->models = calloc(BATCHES + 1, sizeof *r->models);
+	r->batches = calloc(BATCHES + 1, sizeof *r->batches);
+	pt_tmpdir(scratch, tag, r->img, sizeof r->img);
+	r->rng = 12345;
+	pt_model_init(&r->models[0]);
+}
+
+static void run_free(struct run *r)
+{
+	pt_rmrf(r->img);
+	free(r->models);
+	free(r->batches);
+}
+
+/* Persist BATCHES batches from r->models[0] into an open storage. */
+static void run_batches(struct run *r, struct el_storage *st, uint64_t seed)
+{
+	const struct pt_gen_opts o = { .max_entries = 5, .snapshots = true, .truncations = true };
+	for (int k = 1; k <= BATCHES; k++) {
+		/* The batch's outcome is known before it is persisted, so a cut
+		 * inside the persist can be judged against it. */
+		r->models[k] = r->models[k - 1];
+		pt_gen_batch(&r->models[k], seed, (uint64_t)k, &o, &r->batches[k]);
+		pt_model_apply(&r->models[k], &r->batches[k]);
+		r->n = k;
+		const int rc = pt_persist(st, &r->batches[k]);
+		EL_CHECK_EQ(rc, EL_OK);
+		if (rc != EL_OK)
+			return;
+		r->acked = k;
+		pt_power_check_synced("persist");
+	}
+}
+
+static void report(const char *what, const struct run *r)
+{
+	const char *v;
+	const unsigned nv = pt_power_violations(&v);
+	printf("  %s: %u cut points, %u images recovered (%u with a torn sector), %u wrong, "
+	       "%u rule violations%s%s\n", what, pt_power_cuts(), r->checked, r->torn, r->failures,
+	       nv, nv ? ", first: " : "", nv ? v : "");
+}
+
+/* First start, then batches; keeps one torn image for the restart run. */
+static void power_run_from_scratch(uint64_t seed, const char *saved)
+{
+	struct run r;
+	char parent[PATH_MAX], dir[PATH_MAX + 8];
+	struct el_storage *st = NULL;
+	run_init(&r, "power-img");
+	snprintf(r.saved_torn, sizeof r.saved_torn, "%s", saved);
+	r.want_saved = saved[0] != '\0';
+	pt_tmpdir(scratch, "power", parent, sizeof parent);
+	snprintf(dir, sizeof dir, "%s/data", parent);
+	pt_power_begin(parent, dir, on_cut, &r);
+	const struct el_storage_options opt = { .segment_bytes = SEGMENT_BYTES };
+	EL_CHECK_EQ(el_storage_open(&st, dir, &opt), EL_OK);
+	pt_power_check_synced("open");
+	if (st != NULL) {
+		run_batches(&r, st, seed);
+		el_storage_close(st);
+	}
+	report("from scratch", &r);
+	EL_CHECK(pt_power_violations(NULL) == 0);
+	EL_CHECK(r.failures == 0);
+	EL_CHECK(r.checked > 100);
+	total_checked += r.checked;
+	pt_power_end();
+	struct pt_model got;
+	EL_CHECK_EQ(pt_open_load(dir, SEGMENT_BYTES, &got), EL_OK);
+	EL_CHECK(pt_model_equal(&got, &r.models[r.acked]));
+	pt_rmrf(parent);
+	run_free(&r);
+}
+
+static void test_power_cut_from_first_start(void)
+{
+	char saved[PATH_MAX];
+	snprintf(saved, sizeof saved, "%s/power-saved-torn", scratch);
+	for (uint64_t seed = 1; seed <= SEEDS; seed++)
+		power_run_from_scratch(seed, seed == 1 ? saved : "");
+}
+
+/* Restart from a crash image whose newest segment has a torn tail: the
+ * recovery cuts it (durably) and the batches that follow are appended in
+ * the same open; a cut anywhere must find them all. */
+static void test_power_cut_after_torn_tail_restart(void)
+{
+	struct run r;
+	char parent[PATH_MAX], dir[PATH_MAX + 8], saved[PATH_MAX], cmd[PATH_MAX * 3 + 32];
+	struct el_storage *st = NULL;
+	snprintf(saved, sizeof saved, "%s/power-saved-torn", scratch);
+	struct stat sb;
+	EL_CHECK(stat(saved, &sb) == 0);
+	run_init(&r, "power-img2");
+	pt_tmpdir(scratch, "power2", parent, sizeof parent);
+	snprintf(dir, sizeof dir, "%s/data", parent);
+	snprintf(cmd, sizeof cmd, "cp -r '%s' '%s'", saved, dir);
+	EL_CHECK(system(cmd) == 0);
+	/* What the restart must recover: the image's state, loaded on a copy. */
+	char probe[PATH_MAX + 8];
+	snprintf(probe, sizeof probe, "%s/probe", parent);
+	snprintf(cmd, sizeof cmd, "cp -r '%s' '%s'", saved, probe);
+	EL_CHECK(system(cmd) == 0);
+	EL_CHECK_EQ(pt_open_load(probe, SEGMENT_BYTES, &r.models[0]), EL_OK);
+	pt_rmrf(probe);
+	pt_power_begin(parent, dir, on_cut, &r);
+	const struct el_storage_options opt = { .segment_bytes = SEGMENT_BYTES };
+	EL_CHECK_EQ(el_storage_open(&st, dir, &opt), EL_OK);
+	pt_power_check_synced("open");
+	if (st != NULL) {
+		struct pt_model loaded;
+		EL_CHECK_EQ(pt_load(st, &loaded), EL_OK);
+		EL_CHECK(pt_model_equal(&loaded, &r.models[0]));
+		run_batches(&r, st, 77);
+		el_storage_close(st);
+	}
+	report("after a torn-tail restart", &r);
+	EL_CHECK(pt_power_violations(NULL) == 0);
+	EL_CHECK(r.failures == 0);
+	pt_power_end();
+	struct pt_model got;
+	EL_CHECK_EQ(pt_open_load(dir, SEGMENT_BYTES, &got), EL_OK);
+	EL_CHECK(pt_model_equal(&got, &r.models[r.acked]));
+	total_checked += r.checked;
+	pt_rmrf(parent);
+	pt_rmrf(saved);
+	run_free(&r);
+}
+
+int main(int argc, char **argv)
+{
+	scratch = argc > 1 ? argv[1] : "/tmp";
+	el_log_set_level(getenv("PT_LOG") ? EL_LOG_WARN : EL_LOG_OFF); /* recoveries of torn images warn by design */
+	EL_RUN(test_power_cut_from_first_start);
+	EL_RUN(test_power_cut_after_torn_tail_restart);
+	printf("  %u power-cut images recovered and checked in all\n", total_checked);
+	return el_test_end();
+}
