@@ -106,7 +106,12 @@ $(BUILD)/fuzz/fuzz_posix_storage: tests/port/fuzz_posix_storage.c $(POSIX_SRCS) 
 $(BUILD)/host/gen_posix_corpus: tests/port/gen_posix_corpus.c $(PORT_TEST_DEPS) $(POSIX_LIB)
 	$(CC) $(HOST_CFLAGS) $(POSIX_INCLUDES) $< $(PORT_TEST_LIB_SRCS) $(POSIX_LIB) -o $@
 
-.PHONY: test-fuzz-posix fuzz-posix
+.PHONY: test-fuzz-posix fuzz-posix test-posix-mutants
+# The planted durability holes of tests/port/mutants/, each shown caught
+# (about a minute each; not part of make test).
+test-posix-mutants:
+	@tests/port/mutants.sh
+
 test-fuzz-posix: $(BUILD)/fuzz/fuzz_posix_storage $(BUILD)/host/gen_posix_corpus
 	@tests/run-suite.sh $(BUILD)/results fuzz-posix-recovery tests/port/run_fuzz_posix.sh $(BUILD)
 fuzz-posix: $(BUILD)/fuzz/fuzz_posix_storage $(BUILD)/host/gen_posix_corpus

@@ -1,6 +1,7 @@
 /*
  * port_test_fault.c - fault injection at the el_io seam: count calls of each
- * operation and fail the Nth (and every later) one with a chosen errno.
+ * operation and fail the Nth (and every later, or only the Nth) one with a
+ * chosen errno; or make writes short (fewer bytes, no error).
  */
 #include <errno.h>
 #include <string.h>
@@ -12,7 +13,8 @@ const char *const pt_op_names[PT_OP_COUNT] = { "pwrite", "write", "fdatasync", "
 					       "open", "rename", "ftruncate", "unlink" };
 
 static struct el_io real;
-static bool have_real, nosync, fired;
+static bool have_real, nosync, fired, once, short_writes;
+static uint64_t short_rng = 1;
 static unsigned calls[PT_OP_COUNT];
 static int arm_op = -1, arm_err;
 static unsigned arm_nth;
@@ -20,10 +22,18 @@ static unsigned arm_nth;
 static bool hit(enum pt_op op)
 {
 	calls[op]++;
-	if ((int)op != arm_op || calls[op] < arm_nth)
+	if ((int)op != arm_op || calls[op] < arm_nth || (once && calls[op] > arm_nth))
 		return false;
 	fired = true;
 	return true;
+}
+
+/* A short write: 1 to len/2 bytes (a signal, a full pipe, a device). */
+static size_t short_len(size_t len)
+{
+	if (!short_writes || len < 2)
+		return len;
+	return 1 + (size_t)(pt_rand(&short_rng) % (len / 2));
 }
 
 static int f_open(const char *path, int flags, mode_t mode)
@@ -43,7 +53,7 @@ static ssize_t f_write(int fd, const void *buf, size_t len)
 		errno = arm_err;
 		return -1;
 	}
-	return real.write(fd, buf, len);
+	return real.write(fd, buf, short_len(len));
 }
 
 static ssize_t f_pwrite(int fd, const void *buf, size_t len, off_t off)
@@ -54,7 +64,7 @@ static ssize_t f_pwrite(int fd, const void *buf, size_t len, off_t off)
 		errno = arm_err;
 		return -1;
 	}
-	return real.pwrite(fd, buf, len, off);
+	return real.pwrite(fd, buf, short_len(len), off);
 }
 
 static int f_sync(enum pt_op op, int (*fn)(int), int fd)
@@ -113,6 +123,8 @@ static void install(void)
 	el_io.unlink = f_unlink;
 	memset(calls, 0, sizeof calls);
 	fired = false;
+	once = false;
+	short_writes = false;
 }
 
 void pt_fault_arm(enum pt_op op, unsigned nth, int err)
@@ -127,6 +139,19 @@ void pt_fault_count_only(void)
 {
 	install();
 	arm_op = -1;
+}
+
+void pt_fault_arm_once(enum pt_op op, unsigned nth, int err)
+{
+	pt_fault_arm(op, nth, err);
+	once = true;
+}
+
+void pt_fault_short_writes(void)
+{
+	install();
+	arm_op = -1;
+	short_writes = true;
 }
 
 unsigned pt_fault_calls(enum pt_op op) { return calls[op]; }

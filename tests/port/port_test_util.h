@@ -91,6 +91,11 @@ extern const char *const pt_op_names[PT_OP_COUNT];
  * writes half its bytes first, like a device that fills up mid-write.
  * Every later call of op fails too (a dead disk stays dead). */
 void pt_fault_arm(enum pt_op op, unsigned nth, int err);
+/* Fail only the nth call of op: later calls succeed again (a transient
+ * fault), so a port that retries would get away with it. */
+void pt_fault_arm_once(enum pt_op op, unsigned nth, int err);
+/* Every write and pwrite writes only part of its bytes, without an error. */
+void pt_fault_short_writes(void);
 /* Counts calls of every op since the last arm; no failure. */
 void pt_fault_count_only(void);
 unsigned pt_fault_calls(enum pt_op op);

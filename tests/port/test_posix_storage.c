@@ -24,6 +24,7 @@
 #include "el_storage.h"
 #include "el_test.h"
 #include "el_wal.h"
+#include "el_wal_record.h"
 #include "port_test_util.h"
 
 EL_TEST_MAIN_DEFINITIONS
@@ -322,6 +323,57 @@ static void test_rotation_and_deletion_keep_hard_state(void)
 	pt_rmrf(dir);
 }
 
+/* A snapshot one below a sealed segment's last index still needs that
+ * segment (it holds the entry right after the snapshot): it must stay. */
+static void test_snapshot_below_sealed_segment_keeps_it(void)
+{
+	const struct el_storage_options opt = { .segment_bytes = 1024 };
+	struct el_storage *st;
+	struct pt_model got;
+	struct el_snapshot_meta snap;
+	static uint8_t data[512];
+	uint64_t sealed_last = 0; /* last index of the first sealed segment */
+
+	fresh_dir("seal");
+	EL_CHECK_EQ(el_storage_open(&st, dir, &opt), EL_OK);
+	for (uint64_t i = 1; i <= 60; i++) {
+		const unsigned before = el_storage_segments(st);
+		EL_CHECK_EQ(put(st, i, i, 3, NULL), EL_OK);
+		if (sealed_last == 0 && el_storage_segments(st) > before && i > 1)
+			sealed_last = i - 1;
+	}
+	EL_CHECK(sealed_last > 2);
+	pt_fill_snapshot(&snap, data, sealed_last - 1, 3);
+	struct el_storage_batch b = { .snapshot = &snap, .snapshot_data = data, .first = 61, .last = 60 };
+	EL_CHECK_EQ(el_storage_persist(st, &b), EL_OK);
+	el_storage_close(st);
+	EL_CHECK_EQ(pt_open_load(dir, 1024, &got), EL_OK);
+	EL_CHECK(got.have_snap && got.snap_index == sealed_last - 1);
+	EL_CHECK_EQ(got.last, 60);
+	pt_rmrf(dir);
+}
+
+/* A zero-length record whose checksum matches (the CRC of its length field
+ * alone) at the very end of an exactly sized buffer: refused, and nothing
+ * past the buffer is read (ASan sees any over-read in the sanitized run). */
+static void test_zero_length_record_at_buffer_end(void)
+{
+	uint8_t *buf = malloc(EL_REC_HEADER);
+	struct el_rec rec;
+	struct el_entry entry;
+	size_t used = 0;
+	EL_CHECK(buf != NULL);
+	if (buf == NULL)
+		return;
+	memset(buf, 0, 4);
+	const uint32_t crc = el_crc32c(0, buf, 4);
+	for (int i = 0; i < 4; i++)
+		buf[4 + i] = (uint8_t)(crc >> (8 * i));
+	EL_CHECK_EQ(el_rec_decode(buf, EL_REC_HEADER, &rec, &entry, &used), EL_ECORRUPT);
+	EL_CHECK_EQ(used, 0);
+	free(buf);
+}
+
 /* Group commit: a whole batch (hard state, truncation, 64 entries) costs one
  * write and one fdatasync; a new segment adds one directory fsync; an
  * empty batch touches nothing. */
@@ -493,6 +545,8 @@ int main(int argc, char **argv)
 	EL_RUN(test_storage_round_trip);
 	EL_RUN(test_truncation_and_hard_state);
 	EL_RUN(test_rotation_and_deletion_keep_hard_state);
+	EL_RUN(test_snapshot_below_sealed_segment_keeps_it);
+	EL_RUN(test_zero_length_record_at_buffer_end);
 	EL_RUN(test_one_sync_per_batch);
 	EL_RUN(test_corrupt_sealed_segment_refuses_start);
 	EL_RUN(test_installed_snapshot_drops_conflicting_suffix);
