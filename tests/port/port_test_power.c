@@ -438,7 +438,9 @@ int pt_power_image(const char *out, bool torn, uint64_t *rng)
 		snprintf(src, sizeof src, "%s/%s", data_dir.path, data_dir.ent[i].name);
 		uint8_t *tail = NULL;
 		size_t tail_len = 0;
-		if (torn && f != NULL)
+		/* Only log segments are appended to; every other file is written
+		 * whole and renamed, or rewritten (the lock file). */
+		if (torn && f != NULL && strncmp(data_dir.ent[i].name, "wal-", 4) == 0)
 			tail_len = torn_tail(f, src, &tail, rng);
 		bool ok = f != NULL ? write_file(dst, f->dur, f->dur_len, tail, tail_len)
 				    : write_file(dst, NULL, 0, NULL, 0);
