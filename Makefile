@@ -30,6 +30,18 @@ HOST_CFLAGS := $(CSTD) $(WARN) $(OPT) -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURC
 CORE_CFLAGS := $(CSTD) $(WARN) -ffreestanding
 INCLUDES := -Icore -Itests/lib
 
+# Quiet builds: one short line per step; `make V=1` prints every command.
+# Fragments write recipes as
+#	$(call say,CC,$@)
+#	$(Q)$(CC) ...
+ifeq ($(V),1)
+Q :=
+say =
+else
+Q := @
+say = @printf '  %-7s %s\n' '$(1)' '$(2)'
+endif
+
 TESTS :=
 BENCHES :=
 ALL_TARGETS :=
