@@ -267,7 +267,7 @@ static void log_role(struct el_daemon *d)
 	       names[el_raft_state(r) & 3], (unsigned long long)el_raft_term(r), el_raft_leader(r));
 }
 
-int el_d_run(struct el_daemon *d, volatile int *stop_signal)
+int el_d_run(struct el_daemon *d, const volatile int *stop_signal)
 {
 	for (;;) {
 		log_role(d);

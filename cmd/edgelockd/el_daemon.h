@@ -79,7 +79,7 @@ struct el_daemon {
 
 /* daemon.c */
 int el_d_open(struct el_daemon *d, bool bootstrap, bool join);
-int el_d_run(struct el_daemon *d, volatile int *stop_signal);
+int el_d_run(struct el_daemon *d, const volatile int *stop_signal);
 void el_d_close(struct el_daemon *d);
 
 /* serve.c */

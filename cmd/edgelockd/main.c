@@ -6,6 +6,7 @@
  * 3 stopped by a storage failure while running.
  */
 #include <signal.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,8 +121,8 @@ static int parse(struct el_dcfg *c, struct opts *o, int argc, char **argv)
 			printf("edgelockd 0.1, client protocol %d, capacity profile %016llx "
 			       "(%u sessions, %u locks, %u waiters, %u requests in flight), "
 			       "node state %zu bytes\n", EL_CW_VERSION,
-			       (unsigned long long)el_peer_profile(), EL_SESSIONS_MAX, EL_LOCKS_MAX,
-			       EL_WAITERS_MAX, EL_PENDING_MAX, sizeof(struct el_node));
+			       (unsigned long long)el_peer_profile(), (unsigned)EL_SESSIONS_MAX, (unsigned)EL_LOCKS_MAX,
+			       (unsigned)EL_WAITERS_MAX, (unsigned)EL_PENDING_MAX, sizeof(struct el_node));
 			return 1;
 		}
 		int f = apply_flag(c, argc, argv, &i);
@@ -168,6 +169,15 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	/* a descriptor per client connection: allow what the hard limit allows */
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < d.cfg.max_clients + 64u)
+		el_log(EL_LOG_WARN, "open files limit %llu is below [limits] max_clients %u + 64",
+		       (unsigned long long)rl.rlim_cur, d.cfg.max_clients);
 	if (el_d_open(&d, o.bootstrap, o.join) != EL_OK) {
 		el_d_close(&d);
 		return 2;

@@ -208,6 +208,79 @@ def test_bad_peer_input(c):
     still_serving(c, "peer port")
 
 
+def test_many_clients(c, n=1000):
+    import resource
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    conns = []
+    t0 = time.time()
+    try:
+        for _ in range(n):
+            conns.append(c.connect(S.leader, timeout=10.0))
+        opened = time.time() - t0
+        for k, conn in enumerate(conns):
+            conn.send({0: 1, 1: 18, 2: k + 1})
+        replies = sum(1 for k, conn in enumerate(conns) if conn.recv(10.0).get(2) == k + 1)
+        check("%d concurrent client connections each get their reply" % n, replies == n,
+              "%d of %d" % (replies, n))
+        probe = c.connect(S.leader)
+        s, _ = open_session(probe)
+        t1 = time.time()
+        rep = probe.call({1: 4, 4: s, 5: 1, 6: "busy-probe"})
+        probe.call({1: 5, 4: s, 5: 2, 6: "busy-probe", 11: rep.get(11, 0)})
+        lat = time.time() - t1
+        probe.call({1: 3, 4: s})
+        probe.close()
+        print("%d connections opened in %.1f s; lock+unlock beside them took %.0f ms"
+              % (n, opened, lat * 1000), flush=True)
+        check("a lock round trip works beside them", rep.get(11, 0) > 0, repr(rep))
+    finally:
+        for conn in conns:
+            conn.close()
+    still_serving(c, "after %d connections" % n)
+
+
+def members(c, i):
+    return {m.get(20): m.get(23, 0) for m in c.status(i).get(28, [])}
+
+
+def wait_for(pred, timeout=15.0):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            if pred():
+                return True
+        except (OSError, EOFError, ssl.SSLError):
+            pass
+        time.sleep(0.1)
+    return False
+
+
+def test_membership(c):
+    c.add_node(4)
+    c.start(4, "--join")
+    conn = c.connect(S.leader)
+    rep = conn.call({1: 14, 20: 4, 21: "tls+tcp://127.0.0.1:%d" % c.peer_port[4],
+                     22: c.addr(4)})
+    check("members add: accepted by the leader", rep.get(3, 0) == 0 and rep.get(27, 0) > 0,
+          repr(rep))
+    check("members add: node 4 caught up and promoted to voter",
+          wait_for(lambda: members(c, S.leader).get(4) == 1), repr(members(c, S.leader)))
+    check("members add: node 4 knows the leader",
+          wait_for(lambda: c.status(4).get(17) == S.leader))
+    rep = conn.call({1: 11, 6: "door"})
+    check("members add: the lock table reached node 4's cluster intact",
+          rep.get(29, [{}])[0].get(11) == S.t2, repr(rep))
+    rep = conn.call({1: 15, 20: 4})
+    check("members remove: accepted", rep.get(3, 0) == 0, repr(rep))
+    check("members remove: node 4 is gone from the configuration",
+          wait_for(lambda: 4 not in members(c, S.leader)), repr(members(c, S.leader)))
+    conn.close()
+    c.stop(4)
+    del c.peer_port[4]
+    del c.client_port[4]
+
+
 def test_sigterm_leader(c):
     old = S.leader
     t0 = time.time()
@@ -287,7 +360,7 @@ def main():
     try:
         c.start_all(bootstrap=True)
         for t in (test_election_and_redirect, test_lock_round_trip, test_bad_client_input,
-                  test_bad_peer_input, test_sigterm_leader, test_kill_all_restart,
+                  test_bad_peer_input, test_many_clients, test_membership, test_sigterm_leader, test_kill_all_restart,
                   test_start_guards):
             try:
                 t(c)
