@@ -58,3 +58,23 @@ fuzz-net: $(NET_FUZZ)
 	@FUZZ_TARGETS="client_wire peer_hello" tests/fuzz/run.sh $(BUILD)/fuzz $(FUZZ_SECONDS)
 fuzz: fuzz-net
 TESTS += test-fuzz-net
+
+# The same under ASan/UBSan, for the daemon test's sanitizer run.
+GW_SAN_CORE_OBJS = $(patsubst core/%.c,$(BUILD)/gw-san/core/%.o,$(CORE_SRCS))
+GW_SAN_POSIX_OBJS = $(patsubst port/posix/%.c,$(BUILD)/gw-san/port/posix/%.o,$(POSIX_SRCS))
+GW_SAN_NET_OBJS = $(patsubst net/%.c,$(BUILD)/gw-san/net/%.o,$(NET_SRCS))
+
+$(BUILD)/gw-san/core/%.o: core/%.c $$(CORE_HDRS) cmd/edgelockd/el_gateway_config.h
+	@mkdir -p $(@D)
+	$(call say,CC,$@)
+	$(Q)$(CC) $(CORE_CFLAGS) -O1 -g $(SANFLAGS) $(GW_FLAGS) -Icore -c $< -o $@
+
+$(BUILD)/gw-san/port/posix/%.o: port/posix/%.c $$(GW_HDRS)
+	@mkdir -p $(@D)
+	$(call say,CC,$@)
+	$(Q)$(CC) $(HOST_CFLAGS) -O1 $(SANFLAGS) $(GW_FLAGS) $(POSIX_INCLUDES) -c $< -o $@
+
+$(BUILD)/gw-san/net/%.o: net/%.c $$(GW_HDRS)
+	@mkdir -p $(@D)
+	$(call say,CC,$@)
+	$(Q)$(CC) $(HOST_CFLAGS) -O1 $(SANFLAGS) $(GW_FLAGS) $(NET_INCLUDES) -c $< -o $@

@@ -208,7 +208,7 @@ def test_bad_peer_input(c):
     still_serving(c, "peer port")
 
 
-def test_many_clients(c, n=1000):
+def test_many_clients(c, n=int(os.environ.get("EL_TEST_CONNS", "1000"))):
     import resource
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
@@ -374,6 +374,8 @@ def main():
                     lines = f.readlines()
                 print("---- node%d log (last 5 lines) ----" % i)
                 sys.stdout.writelines(lines[-5:])
+                bad = [ln for ln in lines if "Sanitizer" in ln or "runtime error" in ln]
+                check("node%d: no sanitizer report" % i, not bad, "".join(bad[:5]))
     print("%d passed, %d failed" % (passed, failed))
     return 0 if failed == 0 else 1
 

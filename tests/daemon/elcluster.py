@@ -110,7 +110,7 @@ class Conn:
 class Cluster:
     def __init__(self, build, n=3, tmp=None, election_ms=600, heartbeat_ms=60):
         self.build = os.path.abspath(build)
-        self.bin = os.path.join(self.build, "bin", "edgelockd")
+        self.bin = os.environ.get("EDGELOCKD") or os.path.join(self.build, "bin", "edgelockd")
         self.certs = os.path.join(self.build, "certs")
         self.dir = tmp or os.path.join(self.build, "tmp", "cluster-%d" % os.getpid())
         subprocess.run(["rm", "-rf", self.dir], check=True)
