@@ -69,24 +69,28 @@ BM_FW_OBJS_$(1) := $$(patsubst %.c,$$(BM_DIR_$(1))/fs/%.o,$$(BM_FW_LIB_SRCS))
 # Freestanding: the core, the port, the board and the firmware example.
 $$(BM_DIR_$(1))/fs/%.o: %.c $$(BM_HDRS) boards/$(1)/board.mk
 	@mkdir -p $$(@D)
-	$$(BM_CC) $$(call bm_cflags,$(1)) -ffreestanding $$(call BM_INCLUDES,$(1)) -c $$< -o $$@
+	$$(call say,ARMCC,$$@)
+	$$(Q)$$(BM_CC) $$(call bm_cflags,$(1)) -ffreestanding $$(call BM_INCLUDES,$(1)) -c $$< -o $$@
 
 # Hosted on newlib: test code (printf through semihosting).
 $$(BM_DIR_$(1))/test/%.o: %.c $$(BM_HDRS) boards/$(1)/board.mk
 	@mkdir -p $$(@D)
-	$$(BM_CC) $$(call bm_cflags,$(1)) $$(call BM_INCLUDES,$(1)) -Itests/lib -Itests/target \
+	$$(call say,ARMCC,$$@)
+	$$(Q)$$(BM_CC) $$(call bm_cflags,$(1)) $$(call BM_INCLUDES,$(1)) -Itests/lib -Itests/target \
 		-c $$< -o $$@
 
 # One node: what `make size` measures.
 $$(BM_DIR_$(1))/node.elf: $$(BM_CORE_OBJS_$(1)) $$(BM_PORT_OBJS_$(1)) \
 		$$(BM_DIR_$(1))/fs/examples/firmware/el_fw_client.o \
 		$$(BM_DIR_$(1))/fs/examples/firmware/node_main.o boards/$(1)/linker.ld
-	$$(call bm_link,$(1),$$($(1)_STACK),0,-lc_nano)
+	$$(call say,ARMLD,$$@)
+	$$(Q)$$(call bm_link,$(1),$$($(1)_STACK),0,-lc_nano)
 
 # The three-node firmware example.
 $$(BM_DIR_$(1))/cluster.elf: $$(BM_CORE_OBJS_$(1)) $$(BM_PORT_OBJS_$(1)) $$(BM_FW_OBJS_$(1)) \
 		$$(BM_DIR_$(1))/fs/examples/firmware/cluster_main.o boards/$(1)/linker.ld
-	$$(call bm_link,$(1),8192,0,-lc_nano)
+	$$(call say,ARMLD,$$@)
+	$$(Q)$$(call bm_link,$(1),8192,0,-lc_nano)
 
 BM_TEST_LIB_OBJS_$(1) := $$(BM_CORE_OBJS_$(1)) $$(BM_PORT_OBJS_$(1)) \
 	$$(BM_DIR_$(1))/test/tests/target/newlib_stubs.o
@@ -100,37 +104,44 @@ $$(BM_DIR_$(1))/gen/target_main.c: $$(BM_TARGET_SRCS) mk/boards.mk
 # limits, as on the host (the board has 4 MiB of RAM for them).
 $$(BM_DIR_$(1))/dfs/%.o: %.c $$(BM_HDRS) boards/$(1)/board.mk
 	@mkdir -p $$(@D)
-	$$(BM_CC) $$(call bm_cflags_default,$(1)) -ffreestanding $$(call BM_INCLUDES,$(1)) -c $$< -o $$@
+	$$(call say,ARMCC,$$@)
+	$$(Q)$$(BM_CC) $$(call bm_cflags_default,$(1)) -ffreestanding $$(call BM_INCLUDES,$(1)) -c $$< -o $$@
 $$(BM_DIR_$(1))/dtest/%.o: %.c $$(BM_HDRS) boards/$(1)/board.mk
 	@mkdir -p $$(@D)
-	$$(BM_CC) $$(call bm_cflags_default,$(1)) $$(call BM_INCLUDES,$(1)) -Itests/lib -Itests/target \
+	$$(call say,ARMCC,$$@)
+	$$(Q)$$(BM_CC) $$(call bm_cflags_default,$(1)) $$(call BM_INCLUDES,$(1)) -Itests/lib -Itests/target \
 		-c $$< -o $$@
 $$(BM_DIR_$(1))/dtest/gen/%.o: $$(BM_DIR_$(1))/gen/%.c $$(BM_HDRS)
 	@mkdir -p $$(@D)
-	$$(BM_CC) $$(call bm_cflags_default,$(1)) $$(call BM_INCLUDES,$(1)) -Itests/lib -Itests/target \
+	$$(call say,ARMCC,$$@)
+	$$(Q)$$(BM_CC) $$(call bm_cflags_default,$(1)) $$(call BM_INCLUDES,$(1)) -Itests/lib -Itests/target \
 		-c $$< -o $$@
 $$(BM_DIR_$(1))/unit.elf: $$(patsubst %.c,$$(BM_DIR_$(1))/dfs/%.o,$$(BM_CORE_SRCS) $$(BM_PORT_SRCS) \
 		boards/common/cortex_m_reset.c boards/common/cortex_m_vectors.c) \
 		$$(BM_DIR_$(1))/dtest/tests/target/newlib_stubs.o $$(BM_DIR_$(1))/dtest/gen/unit_main.o \
 		$$(patsubst %.c,$$(BM_DIR_$(1))/dtest/%.o,$$(BM_UNIT_SRCS)) boards/$(1)/linker.ld
-	$$(call bm_link,$(1),0x40000,0x40000,-lc)
+	$$(call say,ARMLD,$$@)
+	$$(Q)$$(call bm_link,$(1),0x40000,0x40000,-lc)
 
 # Target-only tests (tests/target): the port, and the cluster.
 $$(BM_DIR_$(1))/target.elf: $$(BM_TEST_LIB_OBJS_$(1)) $$(BM_FW_OBJS_$(1)) \
 		$$(BM_DIR_$(1))/test/gen/target_main.o \
 		$$(patsubst %.c,$$(BM_DIR_$(1))/test/%.o,$$(BM_TARGET_SRCS)) boards/$(1)/linker.ld
-	$$(call bm_link,$(1),0x10000,0x10000,-lc)
+	$$(call say,ARMLD,$$@)
+	$$(Q)$$(call bm_link,$(1),0x10000,0x10000,-lc)
 
 # Images that must fail in a known way (tests/target/check-harness.sh).
 .SECONDARY: $$(patsubst %,$$(BM_DIR_$(1))/test/tests/target/selftest_%.o,fail panic fault)
 $$(BM_DIR_$(1))/selftest-%.elf: $$(BM_TEST_LIB_OBJS_$(1)) \
 		$$(BM_DIR_$(1))/test/tests/target/selftest_%.o boards/$(1)/linker.ld
-	$$(call bm_link,$(1),0x4000,0x4000,-lc)
+	$$(call say,ARMLD,$$@)
+	$$(Q)$$(call bm_link,$(1),0x4000,0x4000,-lc)
 
 # The generated mains live under the build dir; compile them from there.
 $$(BM_DIR_$(1))/test/gen/%.o: $$(BM_DIR_$(1))/gen/%.c $$(BM_HDRS)
 	@mkdir -p $$(@D)
-	$$(BM_CC) $$(call bm_cflags,$(1)) $$(call BM_INCLUDES,$(1)) -Itests/lib -Itests/target \
+	$$(call say,ARMCC,$$@)
+	$$(Q)$$(BM_CC) $$(call bm_cflags,$(1)) $$(call BM_INCLUDES,$(1)) -Itests/lib -Itests/target \
 		-c $$< -o $$@
 
 .PHONY: size-$(1)

@@ -21,15 +21,18 @@ SIM_BUGS := 1 2 3 4 5 11 12 13 14
 
 $(BUILD)/sim/sim: $(SIM_DEPS)
 	@mkdir -p $(@D)
-	$(CC) $(HOST_CFLAGS) -O2 $(SIM_CONFIG) -Icore -Itests/sim $(SIM_CORE_SRCS) $(SIM_SRCS) -o $@
+	$(call say,LD,$@)
+	$(Q)$(CC) $(HOST_CFLAGS) -O2 $(SIM_CONFIG) -Icore -Itests/sim $(SIM_CORE_SRCS) $(SIM_SRCS) -o $@
 
 $(BUILD)/sim-san/sim: $(SIM_DEPS)
 	@mkdir -p $(@D)
-	$(CC) $(HOST_CFLAGS) -O1 $(SANFLAGS) $(SIM_CONFIG) -Icore -Itests/sim $(SIM_CORE_SRCS) $(SIM_SRCS) -o $@
+	$(call say,LD,$@)
+	$(Q)$(CC) $(HOST_CFLAGS) -O1 $(SANFLAGS) $(SIM_CONFIG) -Icore -Itests/sim $(SIM_CORE_SRCS) $(SIM_SRCS) -o $@
 
 $(BUILD)/sim-bug%/sim: $(SIM_DEPS)
 	@mkdir -p $(@D)
-	$(CC) $(HOST_CFLAGS) -O2 -DEL_BUG=$* $(SIM_CONFIG) -Icore -Itests/sim $(SIM_CORE_SRCS) $(SIM_SRCS) -o $@
+	$(call say,LD,$@)
+	$(Q)$(CC) $(HOST_CFLAGS) -O2 -DEL_BUG=$* $(SIM_CONFIG) -Icore -Itests/sim $(SIM_CORE_SRCS) $(SIM_SRCS) -o $@
 
 ALL_TARGETS += $(BUILD)/sim/sim
 
