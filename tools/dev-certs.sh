@@ -3,8 +3,8 @@
 #   DIR/ca.pem            the cluster CA (certificate only)
 #   DIR/ca.key            its key (keep it away from the nodes)
 #   DIR/nodeN.pem         node N's certificate and key in one PEM file
-#                         (CN and SAN "nodeN", plus localhost / 127.0.0.1)
-#   DIR/client.pem        a client certificate and key (CN "client")
+#                         (OU=node, CN and SAN "nodeN", plus localhost / 127.0.0.1)
+#   DIR/client.pem        a client certificate and key (OU=client, CN "client")
 #   DIR/client.crt, .key  the same, split (for tools that want two files)
 # ECDSA P-256, valid 825 days, made with the openssl CLI. Existing files are
 # kept, so a running cluster's certificates survive `make run` again.
@@ -22,12 +22,12 @@ if [ ! -f ca.pem ] || [ ! -f ca.key ]; then
 		-addext "basicConstraints=critical,CA:TRUE" \
 		-addext "keyUsage=critical,keyCertSign,cRLSign" -out ca.pem 2>/dev/null
 fi
-# sign NAME SAN EKU
+# sign NAME SAN EKU OU (OU=node or OU=client: the role issue 12 proves)
 sign() {
-	local name=$1 san=$2 eku=$3
+	local name=$1 san=$2 eku=$3 ou=$4
 	[ -f "$name.pem" ] && return 0
 	key "$name.key"
-	openssl req -new -key "$name.key" -subj "/CN=$name" -out "$name.csr" 2>/dev/null
+	openssl req -new -key "$name.key" -subj "/OU=$ou/CN=$name" -out "$name.csr" 2>/dev/null
 	printf 'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=%s\n%s\n' \
 		"$eku" "$san" >"$name.ext"
 	openssl x509 -req -in "$name.csr" -CA ca.pem -CAkey ca.key -CAcreateserial -sha256 \
@@ -36,8 +36,8 @@ sign() {
 	rm -f "$name.csr" "$name.ext"
 }
 for i in $(seq 1 "$nodes"); do
-	sign "node$i" "subjectAltName=DNS:node$i,DNS:localhost,IP:127.0.0.1" "serverAuth,clientAuth"
+	sign "node$i" "subjectAltName=DNS:node$i,DNS:localhost,IP:127.0.0.1" "serverAuth,clientAuth" node
 done
-sign client "subjectAltName=DNS:client" "clientAuth"
+sign client "subjectAltName=DNS:client" "clientAuth" client
 chmod 644 ca.pem
 echo "certificates in $dir: ca.pem, node1..node$nodes.pem, client.pem"
