@@ -9,10 +9,15 @@
 #ifndef EL_ASSERT_H
 #define EL_ASSERT_H
 
+#include "el_config.h"
+
 /* Defined by the port; must not return. */
 _Noreturn void el_panic(const char *file, int line, const char *expr);
 
-#define EL_ASSERT(cond) \
-	((cond) ? (void)0 : el_panic(__FILE__, __LINE__, #cond))
+#if EL_ASSERT_TEXT
+#define EL_ASSERT(cond) ((cond) ? (void)0 : el_panic(__FILE__, __LINE__, #cond))
+#else
+#define EL_ASSERT(cond) ((cond) ? (void)0 : el_panic(__FILE__, __LINE__, ""))
+#endif
 
 #endif /* EL_ASSERT_H */

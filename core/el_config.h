@@ -18,6 +18,16 @@
 #include EL_CONFIG_FILE
 #endif
 
+/* ---- Assertions ---------------------------------------------------------- */
+
+/* 1: a failed EL_ASSERT hands el_panic the condition's text as well as its
+ * file and line. 0 (the microcontroller config) passes "" instead, so a
+ * firmware image carries no assertion text (about 2.5 KiB of flash on
+ * Cortex-M3): file and line still say which check broke. */
+#ifndef EL_ASSERT_TEXT
+#define EL_ASSERT_TEXT 1
+#endif
+
 /* ---- Raft ---------------------------------------------------------------- */
 
 /* Voters plus learners the configuration can name. */

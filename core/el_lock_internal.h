@@ -7,24 +7,6 @@
 
 #include "el_lock.h"
 
-/* Deliberate bugs of the lock service, for the simulator's self-test (the
- * EL_BUG switch of el_raft_internal.h; numbered from 11 to stay apart from
- * the Raft bugs). Product builds leave EL_BUG at 0: EL_BUG_ON() is false.
- *   11 a release wakes every waiter, not only those it can grant
- *   12 the fencing token is not the granting entry's index (it wraps at 8)
- *   13 a new leader keeps the old deadlines: it counts each lease from the
- *      renewing entry's clock stamp (another node's clock) instead of
- *      restarting it from its own now (see node_timer.c)
- *   14 a follower expires sessions by its own clock, into its own table,
- *      bypassing the log (node_timer.c)
- */
-#ifndef EL_BUG
-#define EL_BUG 0
-#endif
-#ifndef EL_BUG_ON
-#define EL_BUG_ON(n) (EL_BUG == (n))
-#endif
-
 /* Lookups; EL_LOCK_NONE when absent. */
 uint16_t lk_find(const struct el_lock_table *t, const char *name, uint32_t name_len);
 uint16_t lk_find_claim(const struct el_lock_table *t, uint16_t lock, uint16_t session,

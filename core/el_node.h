@@ -187,6 +187,5 @@ void el_node__timers_clear(struct el_node *n);
 void el_node__timers_sync(struct el_node *n, uint64_t now_ms);
 void el_node__timers_fire(struct el_node *n, uint64_t now_ms);
 uint64_t el_node__timers_next(const struct el_node *n);
-void el_node__bug_follower_expiry(struct el_node *n, uint64_t now_ms);
 
 #endif /* EL_NODE_H */

@@ -11,20 +11,6 @@
 
 #include "el_raft.h"
 
-/* Deliberate bugs for the simulator's self-test: a simulator built with
- * -DEL_BUG=n must catch bug n (tests/sim/bugs.sh proves it does). Product
- * builds leave EL_BUG at 0, where every EL_BUG_ON() folds to false.
- *   1 a vote is granted without being persisted (lost on a crash)
- *   2 a leader commits an earlier-term entry by counting replicas
- *   3 a follower accepts appends from a stale term
- *   4 a leader does not step down on seeing a higher term
- *   5 a heartbeat lets a follower commit past what it shares with the leader
- */
-#ifndef EL_BUG
-#define EL_BUG 0
-#endif
-#define EL_BUG_ON(n) (EL_BUG == (n))
-
 #define EL_RAFT_SLOT(index) ((uint32_t)((index) & (EL_LOG_WINDOW - 1)))
 
 /* raft.c */

@@ -203,12 +203,12 @@ uint64_t lk_grant(struct el_lock_table *t, uint16_t claim, uint64_t index, uint6
 {
 	struct el_lock_claim *C = &t->claims[claim];
 	struct el_lock_entry *L = &t->locks[C->lock];
-	const uint64_t token = EL_BUG_ON(12) ? (index & 7) + 1 : index;
+	const uint64_t token = index;
 	/* Fencing: successive grants of one lock get strictly larger tokens;
 	 * shared holders granted by one entry share that entry's token. */
-	EL_ASSERT(EL_BUG > 0 || token > L->last_token ||
+	EL_ASSERT(token > L->last_token ||
 		  (token == L->last_token && C->mode == EL_LOCK_SHARED));
-	EL_ASSERT(EL_BUG_ON(11) || lk_grantable(t, C->lock, C->mode));
+	EL_ASSERT(lk_grantable(t, C->lock, C->mode));
 	C->state = EL_CLAIM_HOLD;
 	C->token = token;
 	C->grant_ms = now_ms;
@@ -248,7 +248,7 @@ static bool grant_waiters(struct el_lock_table *t, uint16_t lock, uint64_t index
 	for (uint32_t i = 0; i < EL_HOLDERS_MAX && L->wait_head != EL_LOCK_NONE; i++) {
 		const uint16_t c = L->wait_head;
 		struct el_lock_claim *C = &t->claims[c];
-		if (!lk_grantable(t, lock, C->mode) && !EL_BUG_ON(11))
+		if (!lk_grantable(t, lock, C->mode))
 			break;
 		const uint64_t seq = C->seq;
 		unlink_waiter(t, c);

@@ -144,7 +144,6 @@ int el_node_advance(struct el_node *n, const struct el_node_ready *rd, uint64_t 
 		el_node__timers_sync(n, now_ms);
 		el_node__timers_fire(n, now_ms);
 	}
-	el_node__bug_follower_expiry(n, now_ms);
 	maybe_compact(n);
 	return EL_OK;
 }

@@ -48,26 +48,13 @@ static void sync_one(struct el_node_timer *tm, bool live, uint64_t a, uint64_t b
 	EL_ASSERT(tm->deadline_ms >= now_ms);
 }
 
-/* Deliberate bug 13 only: the clock stamp of the entry that renewed a
- * session, taken on whichever node proposed it. */
-static uint64_t renew_stamp(const struct el_node *n, uint64_t renew_index, uint64_t now_ms)
-{
-	const struct el_entry *e = el_raft_entry(&n->raft, renew_index);
-	struct el_lock_cmd c;
-	if (e == NULL || e->type != EL_ENTRY_NORMAL || el_lock_cmd_decode(&c, e->data, e->len) != 0)
-		return now_ms;
-	return c.now_ms;
-}
-
 void el_node__timers_sync(struct el_node *n, uint64_t now_ms)
 {
 	EL_ASSERT(n->leader_term != 0);
 	const struct el_lock_table *t = &n->table;
 	for (uint32_t s = 0; s < EL_SESSIONS_MAX; s++) {
 		const struct el_lock_session *S = &t->sessions[s];
-		const uint64_t from_ms =
-			EL_BUG_ON(13) && S->id != 0 ? renew_stamp(n, S->renew_index, now_ms) : now_ms;
-		sync_one(&n->session_timers[s], S->id != 0, S->renew_index, 0, from_ms, S->ttl_ms);
+		sync_one(&n->session_timers[s], S->id != 0, S->renew_index, 0, now_ms, S->ttl_ms);
 	}
 	for (uint32_t c = 0; c < EL_CLAIMS_MAX; c++) {
 		const struct el_lock_claim *C = &t->claims[c];
@@ -104,29 +91,6 @@ static void set_name(struct el_lock_cmd *c, const struct el_lock_entry *L)
 {
 	c->name_len = L->name_len;
 	memcpy(c->name, L->name, L->name_len);
-}
-
-/* Deliberate bug 14 only (the simulator's self-test; compiled out unless
- * EL_BUG is 14): a follower expires sessions by its own clock, straight into
- * its own table, without the log. */
-void el_node__bug_follower_expiry(struct el_node *n, uint64_t now_ms)
-{
-	if (!EL_BUG_ON(14) || n->leader_term != 0)
-		return;
-	struct el_lock_table *t = &n->table;
-	for (uint32_t s = 0; s < EL_SESSIONS_MAX; s++) {
-		const struct el_lock_session *S = &t->sessions[s];
-		struct el_node_timer *tm = &n->session_timers[s];
-		sync_one(tm, S->id != 0, S->renew_index, 0, now_ms, S->ttl_ms);
-		if (!due(tm, now_ms))
-			continue;
-		struct el_lock_cmd c = {.type = EL_CMD_EXPIRE_SESSION, .session = S->id,
-					.token = S->renew_index};
-		const uint64_t last = t->last_index;
-		el_lock_apply_cmd(t, last + 1, &c, &n->result);
-		t->last_index = last;
-		memset(tm, 0, sizeof(*tm));
-	}
 }
 
 void el_node__timers_fire(struct el_node *n, uint64_t now_ms)

@@ -146,8 +146,6 @@ void el_raft__handle_vote(struct el_raft *r, const struct el_msg *m)
 		if (!pre) {
 			EL_ASSERT(m->term == r->term);
 			r->vote = m->from; /* persisted before the reply leaves */
-			if (EL_BUG_ON(1))
-				r->hs_persisted.vote = m->from;
 			el_raft__reset_election_timer(r);
 		}
 	} else {

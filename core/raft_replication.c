@@ -109,7 +109,7 @@ void el_raft__broadcast_heartbeat(struct el_raft *r)
 		if (m == NULL)
 			continue;
 		/* Only what this peer is known to share with us may commit there. */
-		m->commit = pr->match < r->commit && !EL_BUG_ON(5) ? pr->match : r->commit;
+		m->commit = pr->match < r->commit ? pr->match : r->commit;
 		m->ctx = r->read_round;
 	}
 }
@@ -135,7 +135,7 @@ bool el_raft__maybe_commit(struct el_raft *r)
 		matches[j] = v;
 	}
 	uint64_t index = matches[el_raft__quorum(&r->conf) - 1];
-	if (index <= r->commit || (el_raft_term_at(r, index) != r->term && !EL_BUG_ON(2)))
+	if (index <= r->commit || el_raft_term_at(r, index) != r->term)
 		return false; /* only current-term entries commit by counting */
 	el_raft__commit_to(r, index);
 	el_raft__start_reads(r);

@@ -80,11 +80,6 @@ static bool higher_term(struct el_raft *r, const struct el_msg *m)
 		return true; /* never change term for a pre-vote */
 	if (m->type == EL_MSG_PREVOTE_RESP && !(m->flags & EL_MSG_REJECT))
 		return true; /* granted pre-votes carry the term we would take */
-	if (EL_BUG_ON(4) && r->state == EL_LEADER) {
-		r->term = m->term;
-		r->vote = 0;
-		return true;
-	}
 	el_raft__become_follower(r, m->term, is_leader_msg(m->type) ? m->from : 0);
 	return true;
 }
@@ -169,10 +164,6 @@ int el_raft_step(struct el_raft *r, const struct el_msg *m, uint64_t now_ms)
 		if (!higher_term(r, m))
 			return 0;
 	} else if (m->term < r->term) {
-		if (EL_BUG_ON(3) && m->type == EL_MSG_APPEND && r->state == EL_FOLLOWER) {
-			el_raft__handle_append(r, m);
-			return 0;
-		}
 		lower_term(r, m);
 		return 0;
 	}

@@ -38,9 +38,25 @@ $(BUILD)/arm/core/%.o: core/%.c $(CORE_HDRS)
 	$(call say,ARMCC,$@)
 	$(Q)$(ARM_CC) $(ARM_CORE_CFLAGS) $(ARM_CORE_EXTRA) -Icore -c $< -o $@
 
+# The two other microcontroller families, to prove the core needs nothing
+# more there: Armv6-M (Cortex-M0+) and RV32IMAC (with picolibc's headers).
+CORE_M0_OBJS := $(patsubst core/%.c,$(BUILD)/m0plus/core/%.o,$(CORE_SRCS))
+CORE_RV32_OBJS := $(patsubst core/%.c,$(BUILD)/rv32/core/%.o,$(CORE_SRCS))
+
+$(BUILD)/m0plus/core/%.o: core/%.c $(CORE_HDRS)
+	@mkdir -p $(@D)
+	$(call say,ARMCC,$@)
+	$(Q)$(ARM_CC) $(CORE_CFLAGS) -mcpu=cortex-m0plus -mthumb -Os -ffunction-sections -fdata-sections \
+		-Icore -c $< -o $@
+
+$(BUILD)/rv32/core/%.o: core/%.c $(CORE_HDRS)
+	@mkdir -p $(@D)
+	riscv64-unknown-elf-gcc --specs=picolibc.specs $(CORE_CFLAGS) -march=rv32imac -mabi=ilp32 -Os \
+		-ffunction-sections -fdata-sections -Icore -c $< -o $@
+
 .PHONY: core core-arm check-core
 core: $(CORE_LIB)
-core-arm: $(CORE_ARM_OBJS)
+core-arm: $(CORE_ARM_OBJS) $(CORE_M0_OBJS) $(CORE_RV32_OBJS)
 ALL_TARGETS += core
 
 # Unit tests: every tests/unit/test_NAME.c defines `void el_suite_NAME(void)`;
@@ -73,7 +89,7 @@ test-unit: $(BUILD)/host/unit
 	@tests/run-suite.sh $(BUILD)/results unit $(BUILD)/host/unit
 test-unit-san: $(BUILD)/san/unit
 	@tests/run-suite.sh $(BUILD)/results unit-asan-ubsan $(BUILD)/san/unit
-test-core-freestanding: $(CORE_OBJS) $(CORE_ARM_OBJS)
+test-core-freestanding: $(CORE_OBJS) $(CORE_ARM_OBJS) $(CORE_M0_OBJS) $(CORE_RV32_OBJS)
 	@tests/run-suite.sh $(BUILD)/results core-freestanding tests/check-core.sh $(BUILD)
 TESTS += test-core-freestanding test-unit test-unit-san
 

@@ -17,7 +17,7 @@ SIM_SRCS := $(sort $(wildcard tests/sim/*.c))
 SIM_DEPS := $(SIM_CORE_SRCS) $(SIM_SRCS) $(wildcard tests/sim/*.h) $(CORE_HDRS)
 SIM_SEEDS ?= 10000
 SIM_SAN_SEEDS ?= 1000
-SIM_BUGS := 1 2 3 4 5 11 12 13 14
+SIM_BUGS := $(basename $(notdir $(sort $(wildcard tests/sim/bugs/*.patch))))
 
 $(BUILD)/sim/sim: $(SIM_DEPS)
 	@mkdir -p $(@D)
@@ -29,10 +29,14 @@ $(BUILD)/sim-san/sim: $(SIM_DEPS)
 	$(call say,LD,$@)
 	$(Q)$(CC) $(HOST_CFLAGS) -O1 $(SANFLAGS) $(SIM_CONFIG) -Icore -Itests/sim $(SIM_CORE_SRCS) $(SIM_SRCS) -o $@
 
-$(BUILD)/sim-bug%/sim: $(SIM_DEPS)
-	@mkdir -p $(@D)
+# The self-test's bugs live outside core/: each tests/sim/bugs/NN-name.patch
+# is applied to a copy of core/ under the build directory, and a simulator is
+# built from that copy (a patch that no longer applies fails the build).
+$(BUILD)/sim-bug/%/sim: tests/sim/bugs/%.patch $(SIM_DEPS)
+	@rm -rf $(@D) && mkdir -p $(@D) && cp -r core $(@D)/core
+	@patch -s -p1 --no-backup-if-mismatch -d $(@D) -i $(abspath $<)
 	$(call say,LD,$@)
-	$(Q)$(CC) $(HOST_CFLAGS) -O2 -DEL_BUG=$* $(SIM_CONFIG) -Icore -Itests/sim $(SIM_CORE_SRCS) $(SIM_SRCS) -o $@
+	$(Q)$(CC) $(HOST_CFLAGS) -O2 $(SIM_CONFIG) -I$(@D)/core -Itests/sim $(@D)/core/*.c $(SIM_SRCS) -o $@
 
 ALL_TARGETS += $(BUILD)/sim/sim
 
@@ -48,6 +52,6 @@ test-sim: $(BUILD)/sim/sim
 	@tests/run-suite.sh $(BUILD)/results sim $(BUILD)/sim/sim --start 1 --count $(SIM_SEEDS)
 test-sim-san: $(BUILD)/sim-san/sim
 	@tests/run-suite.sh $(BUILD)/results sim-asan-ubsan $(BUILD)/sim-san/sim --start 100001 --count $(SIM_SAN_SEEDS)
-test-sim-bugs: $(foreach b,$(SIM_BUGS),$(BUILD)/sim-bug$(b)/sim)
+test-sim-bugs: $(foreach b,$(SIM_BUGS),$(BUILD)/sim-bug/$(b)/sim)
 	@tests/run-suite.sh $(BUILD)/results sim-catches-bugs tests/sim/bugs.sh $(BUILD) $(SIM_BUGS)
 TESTS += test-sim test-sim-san test-sim-bugs

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # sizes.sh BUILD - sizeof the core's big structs, per config: the default
 # config on the host, and each board's small config (boards/*/el_board_config.h)
-# built with arm-none-eabi-gcc and read back from symbol sizes, so the figure
+# built with the board's cross compiler and read back from symbol sizes, so the figure
 # is the target's own layout (alignment of uint64_t, pointer width).
 # `struct el_node` is the whole RAM cost of one node; the other rows show
 # where it goes. Rows for headers that do not exist yet are skipped.
@@ -37,10 +37,12 @@ for cfg in boards/*/el_board_config.h; do
 	[ -f "$cfg" ] || continue
 	b=$(basename "$(dirname "$cfg")")
 	flags=$(sed -nE "s/^${b}_CPU_FLAGS[[:space:]]*:?=[[:space:]]*//p" "boards/$b/board.mk")
+	tools=arm-none-eabi-
+	grep -qE "^${b}_ARCH[[:space:]]*:?=[[:space:]]*riscv" "boards/$b/board.mk" && tools=riscv64-unknown-elf-
 	# shellcheck disable=SC2086
-	arm-none-eabi-gcc -std=c11 -ffreestanding -fno-common $flags -include "$cfg" -Icore \
+	"${tools}gcc" -std=c11 -ffreestanding -fno-common $flags -include "$cfg" -Icore \
 		-c "$out/sizes.c" -o "$out/sizes_$b.o"
-	arm-none-eabi-nm -S -t d "$out/sizes_$b.o" |
+	"${tools}nm" -S -t d "$out/sizes_$b.o" |
 		awk '{sub("^size_of_", "", $4); print $4, $2+0}' >"$out/$b.txt"
 	boards+=("$b")
 done

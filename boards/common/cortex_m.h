@@ -15,10 +15,8 @@ _Noreturn void el_reset_handler(void);
 /* Every exception and interrupt the image does not handle. */
 _Noreturn void el_default_handler(void);
 
-/* main() returned status: end the program (semihosting exit on QEMU). */
-_Noreturn void el_board_exit(int status);
-/* An unhandled exception (its number from IPSR); default: exit 100 + n. */
-_Noreturn void el_board_fault(uint32_t exception);
+/* el_board_exit() and el_board_fault(), the hooks every board shares. */
+#include "el_board_hooks.h"
 
 /* SysTick, the only interrupt the port uses; weak, defined by the port. */
 void el_systick_handler(void);

@@ -10,36 +10,15 @@
 #include <stdint.h>
 
 #include "cortex_m.h"
-
-extern uint32_t __data_start[], __data_end[], __data_load[];
-extern uint32_t __bss_start[], __bss_end[];
+#include "el_board_ram.h"
 
 int main(void);
 
-/* Coprocessor access control register (System Control Block). */
+/* Coprocessor access control and configuration control registers (System
+ * Control Block). */
 #define SCB_CPACR (*(volatile uint32_t *)0xE000ED88u)
-
-/* Words between two linker symbols (distinct objects to C, so compared as
- * addresses rather than as pointers). */
-static uint32_t words_between(const uint32_t *start, const uint32_t *end)
-{
-	return (uint32_t)(((uintptr_t)end - (uintptr_t)start) / sizeof(uint32_t));
-}
-
-/* Plain word loops: nothing in libc is called before .data and .bss exist. */
-static void copy_data(void)
-{
-	uint32_t n = words_between(__data_start, __data_end);
-	for (uint32_t i = 0; i < n; i++)
-		__data_start[i] = __data_load[i];
-}
-
-static void zero_bss(void)
-{
-	uint32_t n = words_between(__bss_start, __bss_end);
-	for (uint32_t i = 0; i < n; i++)
-		__bss_start[i] = 0;
-}
+#define SCB_CCR (*(volatile uint32_t *)0xE000ED14u)
+#define SCB_CCR_UNALIGN_TRP (1u << 3)
 
 static void enable_fpu(void)
 {
@@ -51,11 +30,23 @@ static void enable_fpu(void)
 #endif
 }
 
+/* Armv6-M (Cortex-M0/M0+) faults on every unaligned load and store: its
+ * CCR.UNALIGN_TRP reads as one. An Armv6-M image sets the bit anyway, so the
+ * same code run on an Armv7-M core (QEMU's mps2-an385 model, which has no
+ * M0+) traps exactly where a real M0+ would, instead of quietly working. */
+static void trap_unaligned(void)
+{
+#if defined(__ARM_ARCH_6M__)
+	SCB_CCR |= SCB_CCR_UNALIGN_TRP;
+	__asm volatile("dsb\n\tisb" ::: "memory");
+#endif
+}
+
 _Noreturn void el_reset_handler(void)
 {
-	copy_data();
-	zero_bss();
+	el_board_init_ram();
 	enable_fpu();
+	trap_unaligned();
 	el_board_exit(main());
 }
 

@@ -19,6 +19,9 @@
 #ifndef EL_SMALL_CONFIG_H
 #define EL_SMALL_CONFIG_H
 
+/* No assertion text in the image: file and line say which check broke. */
+#define EL_ASSERT_TEXT 0
+
 /* Raft */
 #define EL_NODES_MAX 5
 #define EL_LOG_WINDOW 32

@@ -11,10 +11,17 @@ board=$1 elf=$2 flash_budget=$3 ram_budget=$4 stack=$5
 here=$(dirname "$0")
 map=${elf%.elf}.map
 
-sect() { arm-none-eabi-size -A "$elf" | awk -v s="$1" '$1 == s {print $2; f=1} END {if (!f) print 0}'; }
+# The binutils of the image's architecture.
+case $(readelf -h "$elf" | sed -n 's/^ *Machine: *//p') in
+RISC-V) tools=riscv64-unknown-elf- ;;
+*) tools=arm-none-eabi- ;;
+esac
+
+sect() { "${tools}size" -A "$elf" | awk -v s="$1" '$1 == s {print $2; f=1} END {if (!f) print 0}'; }
 text=$(( $(sect .vectors) + $(sect .text) + $(sect .ARM.exidx) ))
-data=$(sect .data)
-bss=$(sect .bss)
+# RISC-V keeps thread-local data (.tdata, .tbss) apart; Cortex-M has none.
+data=$(( $(sect .data) + $(sect .tdata) ))
+bss=$(( $(sect .bss) + $(sect .tbss) ))
 heap=$(sect .heap)
 flash=$((text + data))
 ram=$((data + bss + heap + stack))
@@ -58,9 +65,9 @@ if [ -f "$map" ]; then
 	function add(sec, size, file) {
 		if (size == 0 || file == "") return
 		p = part(file)
-		if (sec ~ /^\.(text|rodata|vectors|ARM\.exidx)/) fl[p] += size
-		else if (sec ~ /^\.data/) { fl[p] += size; rm[p] += size }
-		else if (sec ~ /^(\.bss|COMMON)/) rm[p] += size
+		if (sec ~ /^\.(text|rodata|srodata|vectors|ARM\.exidx)/) fl[p] += size
+		else if (sec ~ /^\.(s|t)?data/) { fl[p] += size; rm[p] += size }
+		else if (sec ~ /^(\.(s|t)?bss|COMMON)/) rm[p] += size
 		seen[p] = 1
 	}
 	# an input section on one line: " .text.x 0xaddr 0xsize file"
@@ -78,7 +85,7 @@ if [ -f "$map" ]; then
 fi
 # The biggest RAM users by symbol (the node's state is a few large objects).
 echo "  largest in RAM:"
-arm-none-eabi-objdump -t "$elf" | awk 'NF >= 4 && ($(NF-2) == ".bss" || $(NF-2) == ".data") {print $(NF-1), $NF}' |
+"${tools}objdump" -t "$elf" | awk 'NF >= 4 && ($(NF-2) ~ /^\.(bss|data|sbss|sdata)$/) {print $(NF-1), $NF}' |
 	while read -r hexsize name; do echo "$((16#$hexsize)) $name"; done | sort -n | tail -n 4 |
 	awk '{printf "    %-20s %8d\n", $2, $1}'
 [ "$flash" -le "$flash_budget" ] && [ "$ram" -le "$ram_budget" ] && $stack_ok

@@ -27,10 +27,16 @@ elf=$1 stack=$2
 #   el_raft_compact: the snapshot writer, the lock table's (el_node)
 indirect="el_bm_drive_node=hook_send,hook_reply el_raft_compact=el_node__write_snapshot"
 
-# A floating-point context makes the exception frame 26 words, not 8.
-if arm-none-eabi-readelf -A "$elf" | grep -q 'Tag_FP_arch'; then frame=108; else frame=36; fi
+# The exception frame the hardware pushes: a Cortex-M stacks 8 words (26 with
+# a floating-point context) + 4 bytes of alignment; a RISC-V hart pushes
+# nothing (its trap handler's own frame is counted like any function's).
+case $(readelf -h "$elf" | sed -n 's/^ *Machine: *//p') in
+RISC-V) tools=riscv64-unknown-elf- frame=0 ;;
+*) tools=arm-none-eabi-
+   if readelf -A "$elf" | grep -q 'Tag_FP_arch'; then frame=108; else frame=36; fi ;;
+esac
 
-arm-none-eabi-objdump -d --no-show-raw-insn "$elf" | awk -v indirect="$indirect" -v exc="$frame" \
+"${tools}objdump" -d --no-show-raw-insn "$elf" | awk -v indirect="$indirect" -v exc="$frame" \
 	-v stack="$stack" '
 function regs(s,    n) { # registers in "{r4, r5, lr}" or "{d8-d9}"
 	sub(/^[^{]*\{/, "", s); sub(/\}.*$/, "", s)
@@ -45,6 +51,19 @@ f == "" { next }
 /\tvpush/ { fr[f] += 8 * regs($0); next }
 /\tsub(\.w|w)?\tsp, (sp, )?#/ { fr[f] += imm($0); next }
 /\[sp, #-[0-9]+\]!/ { match($0, /#-[0-9]+/); fr[f] += substr($0, RSTART + 2, RLENGTH - 2); next }
+# RISC-V: addi sp,sp,-N (objdump may print add; compressed or not); with -msave-restore a prologue
+# calls __riscv_save_K (link t0), which keeps ra and s0..s(K-1) on the stack
+# for the whole function: 16 bytes per four registers, added to its frame.
+/\t(c\.)?addi?(16sp)?\tsp,(sp,)?-[0-9]+( |$)/ { match($0, /sp,-[0-9]+/); fr[f] += substr($0, RSTART + 4, RLENGTH - 4); next }
+/\tjal\tt0,[0-9a-f]+ <__riscv_save_[0-9]+>$/ {
+	k = $NF; gsub(/[^0-9]/, "", k); fr[f] += 16 * int((k + 4) / 4); next
+}
+/\t(jal|j|c\.j|c\.jal|b[a-z]+)\t([a-z0-9]+,)*[0-9a-f]+ <[^>+]+>$/ {
+	t = $NF; gsub(/[<>]/, "", t)
+	if (t != f && !((f SUBSEP t) in edge)) { edge[f, t] = 1; calls[f] = calls[f] " " t }
+	next
+}
+/\t(c\.)?jalr\t/ { ind[f] = 1 }
 # calls and tail branches to a function start (<name>, not <name+0x..>)
 /\t(bl|b|b\.w|b\.n|b[a-z][a-z](\.w|\.n)?)\t[0-9a-f]+ <[^>+]+>$/ {
 	t = $NF; gsub(/[<>]/, "", t)
@@ -69,16 +88,20 @@ function depth(fn,    n, i, c, d, best, list, cut0) {
 	return fr[fn] + best
 }
 END {
+	# Link-time optimisation renames a function it specialises (name.constprop.0,
+	# name.part.0): the list names the source function, which covers them all.
+	for (g in fr) { b = g; sub(/\..*$/, "", b); copies[b] = copies[b] " " g }
 	n = split(indirect, spec, " ")
 	for (i = 1; i <= n; i++) {
 		split(spec[i], kv, "="); ok[kv[1]] = 1
 		m = split(kv[2], tg, ",")
 		for (j = 1; j <= m; j++) {
-			if (!(tg[j] in fr)) { print "  stack: indirect target " tg[j] " not in the image"; bad = 1 }
-			else if (kv[1] in fr) calls[kv[1]] = calls[kv[1]] " " tg[j]
+			if (!(tg[j] in copies)) { print "  stack: indirect target " tg[j] " not in the image"; bad = 1; continue }
+			nc = split(copies[kv[1]], callers, " ")
+			for (c = 1; c <= nc; c++) calls[callers[c]] = calls[callers[c]] copies[tg[j]]
 		}
 	}
-	for (g in ind) if (!(g in ok)) { print "  stack: unlisted indirect call in " g; bad = 1 }
+	for (g in ind) { b = g; sub(/\..*$/, "", b); if (!(b in ok)) { print "  stack: unlisted indirect call in " g; bad = 1 } }
 	if (!("el_reset_handler" in fr)) { print "  stack: no el_reset_handler"; exit 1 }
 	main = depth("el_reset_handler")
 	isr = 0

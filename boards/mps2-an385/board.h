@@ -9,7 +9,9 @@
 
 /* External interrupts in the vector table (boards/common/cortex_m_vectors.c). */
 #define EL_BOARD_EXTERNAL_IRQS 32
+#ifndef EL_BOARD_NAME
 #define EL_BOARD_NAME "mps2-an385"
+#endif
 /* SYSCLK of the AN385 image (QEMU models the same 25 MHz). */
 #define EL_BOARD_CPU_HZ 25000000u
 

@@ -62,8 +62,8 @@ extern uint8_t __stack_limit[], __stack_top[];
 /* Fill the unused part of the stack so its deepest use shows later. */
 static void paint_stack(void)
 {
-	uintptr_t sp;
-	__asm volatile("mov %0, sp" : "=r"(sp));
+	/* This frame's address: at or above sp, on every architecture. */
+	const uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
 	for (volatile uint8_t *p = __stack_limit; (uintptr_t)p < sp - 64u; p++)
 		*p = STACK_PAINT;
 }

@@ -17,14 +17,20 @@ else
 	bad "cppcheck:"; echo "$out" | head -20
 fi
 
-incs=$(grep -hE '^[[:space:]]*#[[:space:]]*include' port/baremetal/*.c port/baremetal/*.h |
+incs=$(grep -hE '^[[:space:]]*#[[:space:]]*include' port/baremetal/*.c port/baremetal/*.h \
+	port/baremetal/*/*.c |
 	sed -E 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*//' | sort -u)
-badinc=$(grep -vE '^(<(stdint|stddef|stdbool|string|stdarg)\.h>|"el_[a-z0-9_]+\.h"|"board\.h"|"cortex_m\.h")$' <<<"$incs")
+badinc=$(grep -vE '^(<(stdint|stddef|stdbool|string|stdarg)\.h>|"el_[a-z0-9_]+\.h"|"board\.h"|"cortex_m\.h"|"riscv_csr\.h")$' <<<"$incs")
 if [ -z "$badinc" ]; then ok "port/baremetal includes only core, board and freestanding headers"
 else bad "port/baremetal includes: $badinc"; fi
 
 for elf in "$@"; do
-	syms=$(arm-none-eabi-nm "$elf" | awk '{print $NF}' |
+	case $(readelf -h "$elf" | sed -n 's/^ *Machine: *//p') in
+	RISC-V) nm=riscv64-unknown-elf-nm ;;
+	ARM) nm=arm-none-eabi-nm ;;
+	*) bad "$elf: not an image of a known board architecture"; continue ;;
+	esac
+	syms=$("$nm" "$elf" | awk '{print $NF}' |
 		grep -Ew '(printf|vfprintf|puts|malloc|free|_sbrk|_write|fopen|abort)' | sort -u)
 	if [ -z "$syms" ]; then ok "$elf: no stdio, heap or libc I/O"
 	else bad "$elf links: $(echo $syms)"; fi

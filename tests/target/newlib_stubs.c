@@ -10,9 +10,7 @@
 #include <stdio.h>
 #include <sys/stat.h>
 
-#include "board.h"
 #include "el_bm_semihost.h"
-#include "el_target.h"
 
 /* Prototypes for the stubs newlib calls (it declares none of them). */
 int _write(int fd, const char *buf, int len);
@@ -98,44 +96,4 @@ int _getpid(void)
 _Noreturn void _exit(int status)
 {
 	el_sh_exit(status);
-}
-
-/* ---- the image's banner and its deepest stack use ---- */
-
-#define STACK_PAINT 0xA5u
-extern uint8_t __stack_limit[], __stack_top[];
-
-/* Fill the stack below the caller's frame, to find its deepest use later. */
-static void paint_stack(void)
-{
-	uintptr_t sp;
-	__asm volatile("mov %0, sp" : "=r"(sp));
-	for (volatile uint8_t *p = __stack_limit; (uintptr_t)p < sp - 256u; p++)
-		*p = STACK_PAINT;
-}
-
-static uint32_t stack_used(void)
-{
-	uint32_t reserve = (uint32_t)((uintptr_t)__stack_top - (uintptr_t)__stack_limit);
-	uint32_t n = 0;
-	while (n < reserve && __stack_limit[n] == STACK_PAINT)
-		n++;
-	return reserve - n;
-}
-
-void el_target_begin(const char *image)
-{
-	paint_stack();
-	printf("# %s on %s (Cortex-M, QEMU semihosting)\n", image, EL_BOARD_NAME);
-}
-
-void el_target_report(void)
-{
-	printf("# deepest stack use: %u bytes (tests included)\n", (unsigned)stack_used());
-}
-
-int el_target_end(int status)
-{
-	fflush(stdout);
-	return status;
 }

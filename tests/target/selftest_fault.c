@@ -1,7 +1,8 @@
 /*
  * selftest_fault.c - an undefined instruction on the board: the fault must
- * reach the default handler and end QEMU with status 100 + 3 (HardFault,
- * as UsageFault is not enabled), not hang until the timeout.
+ * reach the default handler and end QEMU with status 100 + 3 on Cortex-M
+ * (HardFault, as UsageFault is not enabled) or 100 + 2 on RISC-V (illegal
+ * instruction), not hang until the timeout.
  */
 #include "el_target.h"
 
@@ -9,6 +10,10 @@ int main(void)
 {
 	el_target_begin("selftest-fault");
 	el_target_end(0);
+#if defined(__riscv)
+	__asm volatile("unimp");
+#else
 	__asm volatile("udf #0");
+#endif
 	return 0; /* not reached */
 }

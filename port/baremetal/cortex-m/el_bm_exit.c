@@ -1,6 +1,6 @@
 /*
  * el_bm_exit.c - the board hooks that end a program (see boards/common/
- * cortex_m.h): main's status and unhandled faults leave through semihosting,
+ * el_board_hooks.h): main's status and unhandled faults leave through semihosting,
  * so QEMU's exit code carries them. Without this file a board spins.
  */
 #include "cortex_m.h"

@@ -1,0 +1,353 @@
+/*
+ * ident.c - the signed-challenge proof of a connection's name (el_ident.h):
+ * loading this end's CA, certificate and key, making and answering
+ * challenges, and verifying proofs with mbedtls' x509 and pk API.
+ */
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mbedtls/ctr_drbg.h>
+#include <mbedtls/entropy.h>
+#include <mbedtls/oid.h>
+#include <mbedtls/pk.h>
+#include <mbedtls/sha256.h>
+#include <mbedtls/x509_crt.h>
+
+#include "el_cbor.h"
+#include "el_error.h"
+#include "el_ident.h"
+
+enum { MSG_CHALLENGE = 1, MSG_PROOF = 2 };
+enum { KEY_VERSION = 0, KEY_TYPE = 1, KEY_A = 2, KEY_B = 3 };
+/* The direction byte of the signed bytes: the dialer proves to the listener. */
+#define DIRECTION_DIALER_TO_LISTENER 1u
+static const char DOMAIN[] = "edgelock-ident-v1";
+
+struct el_ident {
+	mbedtls_x509_crt ca;
+	mbedtls_x509_crt cert;
+	mbedtls_pk_context key;
+	mbedtls_entropy_context entropy;
+	mbedtls_ctr_drbg_context drbg;
+	enum el_ident_role role;
+	char name[EL_IDENT_NAME_MAX + 1];
+};
+
+static void say(char *err, size_t cap, const char *fmt, ...)
+{
+	if (err == NULL || cap == 0)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, cap, fmt, ap);
+	va_end(ap);
+}
+
+/* The value of one attribute of a certificate's subject, as a name: 1 to
+ * EL_IDENT_NAME_MAX printable ASCII bytes with no space. */
+static bool subject_attr(const mbedtls_x509_crt *crt, const char *oid, size_t oid_len,
+			 char out[EL_IDENT_NAME_MAX + 1])
+{
+	for (const mbedtls_x509_name *n = &crt->subject; n != NULL; n = n->next) {
+		if (n->oid.len != oid_len || memcmp(n->oid.p, oid, oid_len) != 0)
+			continue;
+		if (n->val.len == 0 || n->val.len > EL_IDENT_NAME_MAX)
+			return false;
+		for (size_t i = 0; i < n->val.len; i++)
+			if (n->val.p[i] <= 0x20 || n->val.p[i] >= 0x7f)
+				return false;
+		memcpy(out, n->val.p, n->val.len);
+		out[n->val.len] = '\0';
+		return true;
+	}
+	return false;
+}
+
+/* Name (CN) and role (OU) of a certificate; false when either is missing. */
+static bool cert_identity(const mbedtls_x509_crt *crt, char name[EL_IDENT_NAME_MAX + 1],
+			  enum el_ident_role *role)
+{
+	char ou[EL_IDENT_NAME_MAX + 1];
+	if (!subject_attr(crt, MBEDTLS_OID_AT_CN, MBEDTLS_OID_SIZE(MBEDTLS_OID_AT_CN), name))
+		return false;
+	if (!subject_attr(crt, MBEDTLS_OID_AT_ORG_UNIT, MBEDTLS_OID_SIZE(MBEDTLS_OID_AT_ORG_UNIT), ou))
+		return false;
+	if (strcmp(ou, "node") == 0)
+		*role = EL_IDENT_NODE;
+	else if (strcmp(ou, "client") == 0)
+		*role = EL_IDENT_CLIENT;
+	else
+		return false;
+	return true;
+}
+
+static int verify_chain(struct el_ident *id, mbedtls_x509_crt *crt, char *err, size_t cap)
+{
+	uint32_t flags = 0;
+	if (mbedtls_x509_crt_verify(crt, &id->ca, NULL, NULL, &flags, NULL, NULL) == 0)
+		return 0;
+	char why[256];
+	if (mbedtls_x509_crt_verify_info(why, sizeof(why), "", flags) < 0)
+		why[0] = '\0';
+	why[strcspn(why, "\n")] = '\0';
+	say(err, cap, "certificate not accepted by the cluster CA: %s", why);
+	return EL_EPERM;
+}
+
+static int load_parts(struct el_ident *id, const char *ca_file, const char *cert_file,
+		      const char *key_file, char *err, size_t cap)
+{
+	if (mbedtls_x509_crt_parse_file(&id->ca, ca_file) != 0) {
+		say(err, cap, "%s: not a readable PEM CA certificate", ca_file);
+		return EL_EINVAL;
+	}
+	if (mbedtls_x509_crt_parse_file(&id->cert, cert_file) != 0) {
+		say(err, cap, "%s: not a readable PEM certificate", cert_file);
+		return EL_EINVAL;
+	}
+	const char *kf = key_file != NULL ? key_file : cert_file;
+	if (mbedtls_pk_parse_keyfile(&id->key, kf, NULL) != 0) {
+		say(err, cap, "%s: not a readable PEM private key", kf);
+		return EL_EINVAL;
+	}
+	if (mbedtls_pk_check_pair(&id->cert.pk, &id->key) != 0) {
+		say(err, cap, "%s: the key does not belong to the certificate in %s", kf, cert_file);
+		return EL_EINVAL;
+	}
+	if (!cert_identity(&id->cert, id->name, &id->role)) {
+		say(err, cap, "%s: the subject needs CN=<name> and OU=node or OU=client", cert_file);
+		return EL_EINVAL;
+	}
+	char why[200];
+	if (verify_chain(id, &id->cert, why, sizeof(why)) != 0) {
+		say(err, cap, "%s: %s (%s)", cert_file, why, ca_file);
+		return EL_EINVAL;
+	}
+	return 0;
+}
+
+int el_ident_load(struct el_ident **out, const char *ca_file, const char *cert_file,
+		  const char *key_file, char *err, size_t err_cap)
+{
+	*out = NULL;
+	struct el_ident *id = calloc(1, sizeof(*id));
+	if (id == NULL) {
+		say(err, err_cap, "out of memory");
+		return EL_EFULL;
+	}
+	mbedtls_x509_crt_init(&id->ca);
+	mbedtls_x509_crt_init(&id->cert);
+	mbedtls_pk_init(&id->key);
+	mbedtls_entropy_init(&id->entropy);
+	mbedtls_ctr_drbg_init(&id->drbg);
+	int rc = load_parts(id, ca_file, cert_file, key_file, err, err_cap);
+	if (rc == 0 && mbedtls_ctr_drbg_seed(&id->drbg, mbedtls_entropy_func, &id->entropy,
+					     (const unsigned char *)DOMAIN, sizeof(DOMAIN)) != 0) {
+		say(err, err_cap, "no entropy for the random generator");
+		rc = EL_EIO;
+	}
+	if (rc != 0) {
+		el_ident_free(id);
+		return rc;
+	}
+	*out = id;
+	return 0;
+}
+
+void el_ident_free(struct el_ident *id)
+{
+	if (id == NULL)
+		return;
+	mbedtls_x509_crt_free(&id->ca);
+	mbedtls_x509_crt_free(&id->cert);
+	mbedtls_pk_free(&id->key);
+	mbedtls_ctr_drbg_free(&id->drbg);
+	mbedtls_entropy_free(&id->entropy);
+	free(id);
+}
+
+const char *el_ident_name(const struct el_ident *id)
+{
+	return id->name;
+}
+
+enum el_ident_role el_ident_role_of(const struct el_ident *id)
+{
+	return id->role;
+}
+
+/* SHA-256 of the bytes a dialer signs (see el_ident.h). */
+static int signed_digest(const char *dialer, const char *listener,
+			 const uint8_t nonce[EL_IDENT_NONCE_LEN], uint8_t digest[32])
+{
+	uint8_t buf[sizeof(DOMAIN) + 1 + 2 * (1 + EL_IDENT_NAME_MAX) + EL_IDENT_NONCE_LEN];
+	const size_t dl = strlen(dialer), ll = strlen(listener);
+	if (dl > EL_IDENT_NAME_MAX || ll > EL_IDENT_NAME_MAX)
+		return EL_EINVAL;
+	size_t n = 0;
+	memcpy(buf, DOMAIN, sizeof(DOMAIN)); /* with its NUL: the separator */
+	n += sizeof(DOMAIN);
+	buf[n++] = DIRECTION_DIALER_TO_LISTENER;
+	buf[n++] = (uint8_t)dl;
+	memcpy(buf + n, dialer, dl);
+	n += dl;
+	buf[n++] = (uint8_t)ll;
+	memcpy(buf + n, listener, ll);
+	n += ll;
+	memcpy(buf + n, nonce, EL_IDENT_NONCE_LEN);
+	n += EL_IDENT_NONCE_LEN;
+	return mbedtls_sha256_ret(buf, n, digest, 0) == 0 ? 0 : EL_EIO;
+}
+
+/* ---- the two messages: CBOR maps {0: version, 1: type, 2: a, 3: b} ---- */
+
+static int encode_msg(uint8_t type, const uint8_t *a, uint32_t a_len, const uint8_t *b,
+		      uint32_t b_len, bool b_is_text, uint8_t *buf, size_t cap)
+{
+	struct el_cbor_enc e;
+	el_cbor_enc_init(&e, buf, cap > UINT32_MAX ? UINT32_MAX : (uint32_t)cap);
+	el_cbor_put_map(&e, 4);
+	el_cbor_put_uint(&e, KEY_VERSION);
+	el_cbor_put_uint(&e, EL_IDENT_VERSION);
+	el_cbor_put_uint(&e, KEY_TYPE);
+	el_cbor_put_uint(&e, type);
+	el_cbor_put_uint(&e, KEY_A);
+	el_cbor_put_bytes(&e, a, a_len);
+	el_cbor_put_uint(&e, KEY_B);
+	if (b_is_text)
+		el_cbor_put_text(&e, (const char *)b, b_len);
+	else
+		el_cbor_put_bytes(&e, b, b_len);
+	return el_cbor_enc_finish(&e);
+}
+
+struct msg {
+	const uint8_t *a;
+	uint32_t a_len;
+	const uint8_t *b;
+	uint32_t b_len;
+};
+
+/* Strict: exactly the four keys in order, the version, the type, both
+ * fields within their bounds, nothing after the map. */
+static int decode_msg(const uint8_t *buf, size_t len, uint8_t type, uint32_t a_max,
+		      uint32_t b_max, bool b_is_text, struct msg *m)
+{
+	if (len > EL_IDENT_PROOF_MAX)
+		return EL_EDECODE;
+	struct el_cbor_dec d;
+	el_cbor_dec_init(&d, buf, (uint32_t)len);
+	uint32_t n = 0;
+	uint64_t key[4] = {0}, version = 0, got_type = 0;
+	el_cbor_get_map(&d, &n, 4);
+	el_cbor_get_uint(&d, &key[0]);
+	el_cbor_get_uint(&d, &version);
+	el_cbor_get_uint(&d, &key[1]);
+	el_cbor_get_uint(&d, &got_type);
+	el_cbor_get_uint(&d, &key[2]);
+	el_cbor_get_bytes(&d, &m->a, &m->a_len, a_max);
+	el_cbor_get_uint(&d, &key[3]);
+	if (b_is_text)
+		el_cbor_get_text(&d, (const char **)&m->b, &m->b_len, b_max);
+	else
+		el_cbor_get_bytes(&d, &m->b, &m->b_len, b_max);
+	if (el_cbor_dec_finish(&d) != 0 || n != 4)
+		return EL_EDECODE;
+	if (key[0] != KEY_VERSION || key[1] != KEY_TYPE || key[2] != KEY_A || key[3] != KEY_B)
+		return EL_EDECODE;
+	if (version != EL_IDENT_VERSION)
+		return EL_EVERSION;
+	if (got_type != type || m->a_len == 0 || m->b_len == 0)
+		return EL_EDECODE;
+	return 0;
+}
+
+int el_ident_challenge(struct el_ident *id, uint8_t nonce[EL_IDENT_NONCE_LEN], uint8_t *buf,
+		       size_t cap)
+{
+	if (mbedtls_ctr_drbg_random(&id->drbg, nonce, EL_IDENT_NONCE_LEN) != 0)
+		return EL_EIO;
+	return encode_msg(MSG_CHALLENGE, nonce, EL_IDENT_NONCE_LEN, (const uint8_t *)id->name,
+			  (uint32_t)strlen(id->name), true, buf, cap);
+}
+
+int el_ident_prove(struct el_ident *id, const uint8_t *challenge, size_t len,
+		   const char *expected_name, uint8_t *buf, size_t cap)
+{
+	struct msg m;
+	int rc = decode_msg(challenge, len, MSG_CHALLENGE, EL_IDENT_NONCE_LEN, EL_IDENT_NAME_MAX,
+			    true, &m);
+	if (rc != 0)
+		return rc;
+	if (m.a_len != EL_IDENT_NONCE_LEN)
+		return EL_EDECODE;
+	/* Sign only for the listener we meant to reach (and TLS verified): a
+	 * relayed challenge names someone else. */
+	if (strlen(expected_name) != m.b_len || memcmp(expected_name, m.b, m.b_len) != 0)
+		return EL_EPERM;
+	uint8_t digest[32];
+	rc = signed_digest(id->name, expected_name, m.a, digest);
+	if (rc != 0)
+		return rc;
+	uint8_t sig[MBEDTLS_PK_SIGNATURE_MAX_SIZE];
+	size_t sig_len = 0;
+	if (mbedtls_pk_sign(&id->key, MBEDTLS_MD_SHA256, digest, sizeof(digest), sig, &sig_len,
+			    mbedtls_ctr_drbg_random, &id->drbg) != 0 || sig_len > EL_IDENT_SIG_MAX)
+		return EL_EIO;
+	return encode_msg(MSG_PROOF, id->cert.raw.p, (uint32_t)id->cert.raw.len, sig,
+			  (uint32_t)sig_len, false, buf, cap);
+}
+
+static int check_proof(struct el_ident *id, mbedtls_x509_crt *crt,
+		       const uint8_t nonce[EL_IDENT_NONCE_LEN], enum el_ident_role want,
+		       const struct msg *m, char name[EL_IDENT_NAME_MAX + 1], char *err, size_t cap)
+{
+	if (mbedtls_x509_crt_parse_der(crt, m->a, m->a_len) != 0) {
+		say(err, cap, "the proof's certificate is not DER X.509");
+		return EL_EPERM;
+	}
+	int rc = verify_chain(id, crt, err, cap);
+	if (rc != 0)
+		return rc;
+	enum el_ident_role role;
+	if (!cert_identity(crt, name, &role)) {
+		say(err, cap, "certificate subject lacks CN or OU=node/client");
+		return EL_EPERM;
+	}
+	if (role != want) {
+		say(err, cap, "a %s certificate (%s) on the %s port", role == EL_IDENT_NODE ? "node" : "client",
+		    name, want == EL_IDENT_NODE ? "peer" : "client");
+		return EL_EPERM;
+	}
+	uint8_t digest[32];
+	if (signed_digest(name, id->name, nonce, digest) != 0)
+		return EL_EPERM;
+	if (mbedtls_pk_verify(&crt->pk, MBEDTLS_MD_SHA256, digest, sizeof(digest), m->b, m->b_len) != 0) {
+		say(err, cap, "signature of %s does not verify for this connection", name);
+		return EL_EPERM;
+	}
+	return 0;
+}
+
+int el_ident_verify(struct el_ident *id, const uint8_t nonce[EL_IDENT_NONCE_LEN],
+		    enum el_ident_role want, const uint8_t *proof, size_t len,
+		    char name[EL_IDENT_NAME_MAX + 1], char *err, size_t err_cap)
+{
+	name[0] = '\0';
+	struct msg m;
+	int rc = decode_msg(proof, len, MSG_PROOF, EL_IDENT_CERT_MAX, EL_IDENT_SIG_MAX, false, &m);
+	if (rc != 0) {
+		say(err, err_cap, "malformed proof: %s", el_strerror(rc));
+		return rc;
+	}
+	mbedtls_x509_crt crt;
+	mbedtls_x509_crt_init(&crt);
+	rc = check_proof(id, &crt, nonce, want, &m, name, err, err_cap);
+	mbedtls_x509_crt_free(&crt);
+	if (rc != 0)
+		name[0] = '\0';
+	return rc;
+}

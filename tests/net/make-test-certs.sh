@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# make-test-certs.sh DIR - the certificates the identity tests need, made
+# with the openssl CLI: a cluster CA; node1 (EC P-256), node2 (EC), node3
+# (RSA 2048) with OU=node; client1 with OU=client; a node without an OU; and
+# node1 again, signed by a rogue CA. Keys sit beside their certificates.
+set -eu
+dir=$1
+mkdir -p "$dir"
+cd "$dir"
+ec() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$1.key" 2>/dev/null; }
+rsa() { openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$1.key" 2>/dev/null; }
+ca() { # name
+	ec "$1"
+	openssl req -x509 -new -key "$1.key" -subj "/CN=$1" -days 3650 -out "$1.crt" 2>/dev/null
+}
+leaf() { # name subject ca
+	openssl req -new -key "$1.key" -subj "$2" -out "$1.csr" 2>/dev/null
+	openssl x509 -req -in "$1.csr" -CA "$3.crt" -CAkey "$3.key" -CAcreateserial -days 365 \
+		-out "$1.crt" 2>/dev/null
+	rm -f "$1.csr"
+}
+ca ca
+ca rogue-ca
+ec node1 && leaf node1 "/OU=node/CN=node1" ca
+ec node2 && leaf node2 "/OU=node/CN=node2" ca
+rsa node3 && leaf node3 "/OU=node/CN=node3" ca
+ec client1 && leaf client1 "/OU=client/CN=client1" ca
+ec noou && leaf noou "/CN=noou" ca
+ec rogue-node1 && leaf rogue-node1 "/OU=node/CN=node1" rogue-ca
