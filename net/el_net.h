@@ -20,10 +20,18 @@
  *
  * Peers: frames to peer N go over the connection this node dialed to N
  * (mutual TLS against the cluster CA, the server's certificate checked for
- * the name "node<N>"); the first frame on it is the caller's hello. Frames
- * from peers arrive on accepted connections (EL_NET_PEER_FRAME, with the
- * connection id); the owner binds each accepted connection to the node its
- * hello names. Dialing retries with exponential backoff (50 ms to 2 s).
+ * the name "node<N>"). Frames from peers arrive on accepted connections
+ * (EL_NET_PEER_FRAME, with the connection id); the owner binds each accepted
+ * connection to the node its hello names. Dialing retries with exponential
+ * backoff (50 ms to 2 s).
+ *
+ * Every connection begins with an exchange the owner runs, so a handshake
+ * (issue 12's challenge and proof) fits before the first Raft message:
+ * an accepted connection is announced (EL_NET_*_OPENED) before its frames;
+ * a dialed one is announced as EL_NET_PEER_DIALED, frames the other side
+ * sends on it arrive as EL_NET_PEER_OUT_FRAME, the owner writes with
+ * el_net_conn_send(), and el_net_peer_send() uses it only once the owner
+ * has called el_net_peer_ready() (today: right after sending the hello).
  *
  * nng's allocations (and this layer's frame buffers) stay here: the core
  * sees only bytes the owner copies or decodes in place.
@@ -51,8 +59,6 @@ struct el_net_config {
 	uint32_t client_sendq_max; /* frames queued to one client before it is dropped */
 	uint32_t peer_sendq_max;   /* frames queued to one peer before frames are dropped */
 	uint32_t inq_per_conn_max; /* frames of one connection waiting in the input queue */
-	const uint8_t *hello;      /* first frame on every connection this node dials */
-	uint32_t hello_len;
 };
 
 enum el_net_kind {
@@ -61,6 +67,10 @@ enum el_net_kind {
 	EL_NET_CLIENT_FRAME = 3,  /* a frame from a client */
 	EL_NET_CLIENT_CLOSED = 4, /* a client connection ended: detach its sessions */
 	EL_NET_CLIENT_BAD = 5,    /* a client sent a length of 0 or over the cap */
+	EL_NET_PEER_OPENED = 6,   /* a peer connection was accepted */
+	EL_NET_CLIENT_OPENED = 7, /* a client connection was accepted */
+	EL_NET_PEER_DIALED = 8,   /* a connection to peer `peer` is up (not ready yet) */
+	EL_NET_PEER_OUT_FRAME = 9, /* a frame on a connection this node dialed */
 };
 
 struct el_net_item {
@@ -68,6 +78,7 @@ struct el_net_item {
 	void *conn_;              /* private */
 	uint8_t kind;
 	uint64_t conn;            /* connection id, never reused */
+	el_id_t peer;             /* PEER_DIALED, PEER_OUT_FRAME: the node dialed */
 	uint32_t len;
 	uint8_t data[];           /* len bytes (frames) */
 };
@@ -106,6 +117,11 @@ bool el_net_peer_up(struct el_net *net, el_id_t id);
  * the connection closed). */
 int el_net_client_send(struct el_net *net, uint64_t conn, const uint8_t *body, uint32_t len,
 		       bool close_after);
+/* Queue a frame on any connection (the handshake of a new one): EL_OK,
+ * EL_ENOTFOUND, EL_EFULL (the connection is then closed). */
+int el_net_conn_send(struct el_net *net, uint64_t conn, const uint8_t *body, uint32_t len);
+/* A dialed connection has done its handshake: el_net_peer_send may use it. */
+void el_net_peer_ready(struct el_net *net, uint64_t conn);
 /* Close any connection (client or accepted peer). */
 void el_net_close(struct el_net *net, uint64_t conn);
 

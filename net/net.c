@@ -48,6 +48,7 @@ struct conn {
 	nng_stream *s;
 	nng_aio *rx, *tx;
 	bool rx_busy, tx_busy, closing, dead, rx_paused;
+	bool ready; /* C_PEER_OUT: handshake done, Raft frames may go */
 	uint32_t refs; /* 1 while not reaped + 1 per item held */
 	uint32_t frame_max;
 	/* receiving */
@@ -95,7 +96,6 @@ struct el_net {
 	uint32_t n_conns;
 	struct el_net_item *in_head, *in_tail;
 	struct conn *dead;
-	uint8_t *hello;
 	struct el_net_stats st;
 };
 
@@ -146,6 +146,7 @@ static struct el_net_item *item_new(struct conn *c, uint8_t kind, uint32_t len)
 		return NULL;
 	it->kind = kind;
 	it->conn = c->id;
+	it->peer = c->peer;
 	it->len = len;
 	it->conn_ = c;
 	c->refs++;
@@ -173,8 +174,9 @@ static bool rx_header(struct conn *c)
 {
 	uint32_t len = (uint32_t)c->hdr[0] << 24 | (uint32_t)c->hdr[1] << 16 |
 		       (uint32_t)c->hdr[2] << 8 | c->hdr[3];
-	uint8_t kind = c->kind == C_CLIENT ? EL_NET_CLIENT_FRAME : EL_NET_PEER_FRAME;
-	if (len == 0 || len > c->frame_max || c->kind == C_PEER_OUT) {
+	uint8_t kind = c->kind == C_CLIENT ? EL_NET_CLIENT_FRAME
+		       : c->kind == C_PEER_OUT ? EL_NET_PEER_OUT_FRAME : EL_NET_PEER_FRAME;
+	if (len == 0 || len > c->frame_max) {
 		if (c->kind == C_CLIENT) {
 			struct el_net_item *it = item_new(c, EL_NET_CLIENT_BAD, 0);
 			if (it != NULL)
@@ -359,8 +361,14 @@ static void accept_cb(void *arg)
 			nng_stream_free(s);
 		} else {
 			struct conn *c = conn_new(net, s, l->kind);
-			if (c != NULL)
+			struct el_net_item *it = c == NULL ? NULL :
+				item_new(c, l->kind == C_CLIENT ? EL_NET_CLIENT_OPENED : EL_NET_PEER_OPENED, 0);
+			if (it != NULL) {
+				push_item(net, it);
 				rx_arm(c);
+			} else if (c != NULL) {
+				conn_fail(c);
+			}
 		}
 	} else if (rv != NNG_ECLOSED && rv != NNG_ECANCELED) {
 		el_log(EL_LOG_WARN, "net: accept: %s", nng_strerror(rv));
@@ -445,13 +453,19 @@ static void dial_cb(void *arg)
 		nng_stream_dialer_dial(p->d, p->aio);
 	} else if (rv == 0) {
 		struct conn *c = conn_new(net, nng_aio_get_output(p->aio, 0), C_PEER_OUT);
+		struct el_net_item *it = NULL;
 		if (c != NULL) {
 			c->peer = p->id;
 			p->c = c;
 			p->backoff_ms = BACKOFF_MIN_MS;
-			conn_queue(c, net->hello, net->cfg.hello_len, false, UINT32_MAX);
-			rx_arm(c); /* nothing is expected; a read notices the close */
+			it = item_new(c, EL_NET_PEER_DIALED, 0);
+		}
+		if (it != NULL) {
+			push_item(net, it);
+			rx_arm(c);
 			el_log(EL_LOG_INFO, "net: connected to node %u at %s", p->id, p->addr);
+		} else if (c != NULL) {
+			conn_fail(c);
 		}
 	} else {
 		if (p->backoff_ms >= BACKOFF_MAX_MS / 2)
@@ -543,7 +557,7 @@ int el_net_peer_send(struct el_net *net, el_id_t id, const uint8_t *body, uint32
 	pthread_mutex_lock(&net->mu);
 	struct peer *p = peer_find(net, id);
 	int rc = EL_ENOTFOUND;
-	if (p != NULL && p->c != NULL && !p->c->closing)
+	if (p != NULL && p->c != NULL && !p->c->closing && p->c->ready)
 		rc = conn_queue(p->c, body, len, false, net->cfg.peer_sendq_max);
 	if (rc != EL_OK)
 		net->st.peer_frames_dropped++;
@@ -555,7 +569,7 @@ bool el_net_peer_up(struct el_net *net, el_id_t id)
 {
 	pthread_mutex_lock(&net->mu);
 	struct peer *p = peer_find(net, id);
-	bool up = p != NULL && p->c != NULL && !p->c->closing;
+	bool up = p != NULL && p->c != NULL && !p->c->closing && p->c->ready;
 	pthread_mutex_unlock(&net->mu);
 	return up;
 }
@@ -577,6 +591,30 @@ int el_net_client_send(struct el_net *net, uint64_t conn, const uint8_t *body, u
 	}
 	pthread_mutex_unlock(&net->mu);
 	return rc;
+}
+
+int el_net_conn_send(struct el_net *net, uint64_t conn, const uint8_t *body, uint32_t len)
+{
+	pthread_mutex_lock(&net->mu);
+	struct conn *c = conn_find(net, conn);
+	int rc = EL_ENOTFOUND;
+	if (c != NULL) {
+		uint32_t max = c->kind == C_CLIENT ? net->cfg.client_sendq_max : net->cfg.peer_sendq_max;
+		rc = conn_queue(c, body, len, false, max);
+		if (rc != EL_OK)
+			conn_fail(c);
+	}
+	pthread_mutex_unlock(&net->mu);
+	return rc;
+}
+
+void el_net_peer_ready(struct el_net *net, uint64_t conn)
+{
+	pthread_mutex_lock(&net->mu);
+	struct conn *c = conn_find(net, conn);
+	if (c != NULL && c->kind == C_PEER_OUT)
+		c->ready = true;
+	pthread_mutex_unlock(&net->mu);
 }
 
 void el_net_close(struct el_net *net, uint64_t conn)
@@ -623,6 +661,7 @@ static struct el_net_item *reap(struct el_net *net, struct conn *c)
 	} else if ((it = malloc(sizeof *it)) != NULL) {
 		it->kind = c->kind == C_CLIENT ? EL_NET_CLIENT_CLOSED : EL_NET_PEER_CLOSED;
 		it->conn = c->id;
+		it->peer = c->peer;
 		it->len = 0;
 		it->conn_ = NULL;
 		it->next = NULL;
@@ -698,16 +737,13 @@ int el_net_start(struct el_net **out, const struct el_net_config *cfg)
 	while (net->n_slots < cfg->max_clients + 2 * PEERS_MAX + 64)
 		net->n_slots *= 2;
 	net->slots = calloc(net->n_slots, sizeof *net->slots);
-	net->hello = malloc(cfg->hello_len ? cfg->hello_len : 1);
 	net->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (net->slots == NULL || net->hello == NULL || net->efd < 0) {
+	if (net->slots == NULL || net->efd < 0) {
 		el_log(EL_LOG_ERROR, "net: out of memory or eventfd: %s", strerror(errno));
 		free(net->slots);
-		free(net->hello);
 		free(net);
 		return EL_EIO;
 	}
-	memcpy(net->hello, cfg->hello, cfg->hello_len);
 	pthread_mutex_init(&net->mu, NULL);
 	int rc = listen_on(net, &net->lp, cfg->peer_listen, C_PEER_IN, true);
 	if (rc == EL_OK)
@@ -768,6 +804,5 @@ void el_net_stop(struct el_net *net)
 	close(net->efd);
 	pthread_mutex_destroy(&net->mu);
 	free(net->slots);
-	free(net->hello);
 	free(net);
 }

@@ -120,10 +120,6 @@ static int open_node(struct el_daemon *d, bool bootstrap)
 
 static int open_net(struct el_daemon *d)
 {
-	uint8_t hello[EL_PEER_HELLO_MAX];
-	int n = el_d_hello(d, hello, sizeof hello);
-	if (n < 0)
-		return n;
 	const struct el_net_config nc = {
 		.peer_listen = d->cfg.peer_addr,
 		.client_listen = d->cfg.client_addr,
@@ -136,8 +132,6 @@ static int open_net(struct el_daemon *d)
 		.client_sendq_max = d->cfg.client_queue,
 		.peer_sendq_max = d->cfg.peer_queue,
 		.inq_per_conn_max = 256,
-		.hello = hello,
-		.hello_len = (uint32_t)n,
 	};
 	int rc = el_net_start(&d->net, &nc);
 	if (rc != EL_OK)
@@ -215,6 +209,11 @@ static void drain_input(struct el_daemon *d)
 		case EL_NET_CLIENT_FRAME: el_d_client_frame(d, it->conn, it->data, it->len); break;
 		case EL_NET_CLIENT_CLOSED: el_d_client_closed(d, it->conn); break;
 		case EL_NET_CLIENT_BAD: el_d_client_bad(d, it->conn); break;
+		case EL_NET_PEER_DIALED: el_d_peer_dialed(d, it->conn, it->peer); break;
+		case EL_NET_PEER_OUT_FRAME: el_d_peer_out_frame(d, it->conn, it->peer); break;
+		/* Accepted connections: the place for issue 12's challenge. */
+		case EL_NET_PEER_OPENED:
+		case EL_NET_CLIENT_OPENED: break;
 		default: break;
 		}
 		el_net_item_free(d->net, it);

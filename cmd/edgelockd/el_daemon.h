@@ -94,6 +94,8 @@ void el_d_send(struct el_daemon *d, uint64_t conn, const struct el_cw_msg *m, bo
 /* peers.c */
 void el_d_peer_frame(struct el_daemon *d, uint64_t conn, const uint8_t *buf, uint32_t len);
 void el_d_peer_closed(struct el_daemon *d, uint64_t conn);
+void el_d_peer_dialed(struct el_daemon *d, uint64_t conn, el_id_t peer);
+void el_d_peer_out_frame(struct el_daemon *d, uint64_t conn, el_id_t peer);
 void el_d_peer_send(struct el_daemon *d, const struct el_msg *m);
 const struct el_d_book *el_d_book_find(const struct el_daemon *d, el_id_t id);
 void el_d_book_set(struct el_daemon *d, el_id_t id, const char *peer, uint32_t peer_len,

@@ -169,3 +169,26 @@ void el_d_peer_send(struct el_daemon *d, const struct el_msg *m)
 	/* dropped when the link is down or its queue full: Raft retransmits */
 	(void)el_net_peer_send(d->net, m->to, d->buf, (uint32_t)n);
 }
+
+/* A connection this node dialed is up: the hello first, then Raft. (Issue
+ * 12 waits here for the listener's challenge and proves the name first.) */
+void el_d_peer_dialed(struct el_daemon *d, uint64_t conn, el_id_t peer)
+{
+	uint8_t hello[EL_PEER_HELLO_MAX];
+	int n = el_d_hello(d, hello, sizeof hello);
+	int rc = n < 0 ? n : el_net_conn_send(d->net, conn, hello, (uint32_t)n);
+	if (rc != EL_OK) {
+		el_log(EL_LOG_ERROR, "peer: cannot greet node %u: %s", peer, el_strerror(rc));
+		el_net_close(d->net, conn);
+		return;
+	}
+	el_net_peer_ready(d->net, conn);
+}
+
+/* Nothing is sent back on a dialed connection (yet): close it. */
+void el_d_peer_out_frame(struct el_daemon *d, uint64_t conn, el_id_t peer)
+{
+	d->peer_frames_refused++;
+	el_log(EL_LOG_WARN, "peer: node %u sent a frame on our connection to it; closed", peer);
+	el_net_close(d->net, conn);
+}
