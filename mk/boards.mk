@@ -106,7 +106,12 @@ $$(BM_DIR_$(1))/fs/%.o: %.c $$(BM_HDRS) boards/$(1)/board.mk
 	$$(Q)$$(call bm_cc,$(1)) $$(call bm_cflags,$(1)) -ffreestanding $$(call BM_INCLUDES,$(1)) -c $$< -o $$@
 
 # Assembly (a RISC-V board's entry), the same for every image of the board.
-$$(BM_DIR_$(1))/fs/%.o $$(BM_DIR_$(1))/dfs/%.o: %.S boards/$(1)/board.mk
+# Two rules: a pattern rule with two targets would be one recipe making both.
+$$(BM_DIR_$(1))/fs/%.o: %.S boards/$(1)/board.mk
+	@mkdir -p $$(@D)
+	$$(call say,CC,$$@)
+	$$(Q)$$(call bm_cc,$(1)) $$($(1)_CPU_FLAGS) -g -c $$< -o $$@
+$$(BM_DIR_$(1))/dfs/%.o: %.S boards/$(1)/board.mk
 	@mkdir -p $$(@D)
 	$$(call say,CC,$$@)
 	$$(Q)$$(call bm_cc,$(1)) $$($(1)_CPU_FLAGS) -g -c $$< -o $$@
