@@ -168,8 +168,18 @@ def peer_conn(c, i, cert="node3.pem"):
     return Conn(c.peer_port[i], c.certs, cert=cert)
 
 
+def fnv1a(text):
+    h = 0xcbf29ce484222325
+    for ch in text.encode():
+        h = ((h ^ ch) * 0x100000001b3) & 0xffffffffffffffff
+    return h
+
+
 def test_bad_peer_input(c):
     target = S.leader
+    ver = subprocess.run([c.bin, "--version"], capture_output=True, text=True).stdout
+    profile = int(ver.split("capacity profile ")[1].split()[0], 16)
+    cluster = fnv1a("test")
     cases = [
         ("peer: random bytes", bytes(random.getrandbits(8) for _ in range(300))),
         ("peer: a Raft message before the hello",
@@ -178,6 +188,14 @@ def test_bad_peer_input(c):
          cbor2.dumps({0: 1, 1: 100, 2: 2, 3: 1, 4: 1, 5: "", 6: ""}, canonical=True)),
         ("peer: a wrong version", cbor2.dumps({0: 9, 1: 100}, canonical=True)),
         ("peer: deep nesting", b"\x81" * 300 + b"\x00"),
+        ("peer: a type-confused hello (node id as text)",
+         cbor2.dumps({0: 1, 1: 100, 2: "2", 3: 1, 4: 1, 5: "", 6: ""}, canonical=True)),
+        ("peer: a hello claiming the receiver's own id",
+         cbor2.dumps({0: 1, 1: 100, 2: target, 3: cluster, 4: profile, 5: "", 6: ""},
+                     canonical=True)),
+        ("peer: a hello with other capacity limits",
+         cbor2.dumps({0: 1, 1: 100, 2: 9, 3: cluster, 4: profile ^ 1, 5: "", 6: ""},
+                     canonical=True)),
     ]
     for name, body in cases:
         try:
@@ -192,6 +210,9 @@ def test_bad_peer_input(c):
         except (OSError, ssl.SSLError) as e:
             check(name, False, repr(e))
     conn = peer_conn(c, target)
+    conn.send_raw(struct.pack(">I", 100) + b"\xa7\x00\x01")  # truncated, then gone
+    conn.close()
+    conn = peer_conn(c, target)
     conn.send_raw(struct.pack(">I", 0x10000000))
     try:
         conn.recv(2.0)
@@ -203,6 +224,11 @@ def test_bad_peer_input(c):
         check("peer: a connection without a certificate is refused", False)
     except (EOFError, OSError, ssl.SSLError):
         check("peer: a connection without a certificate is refused", True)
+    with open(c.log(target)) as f:
+        text = f.read()
+    check("peer: the refusals are logged with their reason",
+          "hello claiming this node's id" in text and "other capacity limits" in text and
+          "another cluster" in text and "first frame is not a hello" in text)
     time.sleep(0.5)
     check("peer port: leader unchanged", c.wait_leader() == S.leader)
     still_serving(c, "peer port")
