@@ -283,6 +283,7 @@ int el_d_run(struct el_daemon *d, const volatile int *stop_signal)
 			return EL_EIO;
 		d->now_ms = el_now_ms();
 		drain_input(d);
+		el_d_expiring(d);
 		if (d->now_ms >= el_node_deadline(d->node))
 			el_node_tick(d->node, d->now_ms);
 		int rc = ready_loop(d);

@@ -51,6 +51,7 @@ struct el_d_inbound {
 struct el_d_attach {
 	uint64_t session;
 	uint64_t conn;
+	bool warned; /* SESSION_EXPIRING sent for the current lease */
 };
 
 struct el_daemon {
@@ -64,6 +65,7 @@ struct el_daemon {
 	bool stopping;
 	uint64_t stop_deadline_ms;
 	uint64_t role_key; /* last role/term/leader logged */
+	uint32_t expiring_cursor; /* next attach slot el_d_expiring looks at */
 	struct el_d_pending pending[EL_D_PENDING];
 	struct el_d_book book[EL_DCFG_PEERS_MAX];
 	struct el_d_inbound inbound[EL_D_INBOUND_MAX];
@@ -89,6 +91,7 @@ void el_d_client_closed(struct el_daemon *d, uint64_t conn);
 void el_d_reply(struct el_daemon *d, const struct el_node_reply *r);
 void el_d_event(struct el_daemon *d, const struct el_lock_event *e);
 void el_d_gap(struct el_daemon *d);
+void el_d_expiring(struct el_daemon *d);
 void el_d_send(struct el_daemon *d, uint64_t conn, const struct el_cw_msg *m, bool close_after);
 
 /* peers.c */

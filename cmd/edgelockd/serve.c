@@ -103,6 +103,8 @@ static void attach(struct el_daemon *d, uint64_t session, uint64_t conn)
 {
 	uint16_t slot = el_lock_session_slot(el_node_table(d->node), session);
 	if (slot != EL_LOCK_NONE) {
+		if (d->attach[slot].session != session)
+			d->attach[slot].warned = false;
 		d->attach[slot].session = session;
 		d->attach[slot].conn = conn;
 	}
@@ -433,5 +435,45 @@ void el_d_gap(struct el_daemon *d)
 		d->rep.kind = EL_CW_EV_GAP;
 		d->rep.session = d->attach[i].session;
 		el_d_send(d, d->attach[i].conn, &d->rep, false);
+	}
+}
+
+/* Attach slots looked at per turn (a turn comes at least every 100 ms, so
+ * every slot at least every EL_SESSIONS_MAX / EXPIRING_BATCH turns). */
+#define EXPIRING_BATCH 512u
+
+/*
+ * The leader warns a client whose session has a third of its lease or less
+ * left on the leader's clock (SESSION_EXPIRING, once per lease: a committed
+ * keepalive that restores the lease re-arms it). It reads the session's TTL
+ * from the lock table's slot (the attach table shares its indexing).
+ */
+void el_d_expiring(struct el_daemon *d)
+{
+	if (el_raft_state(el_node_raft(d->node)) != EL_LEADER)
+		return;
+	const struct el_lock_table *t = el_node_table(d->node);
+	for (uint32_t k = 0; k < EXPIRING_BATCH && k < EL_SESSIONS_MAX; k++) {
+		struct el_d_attach *a = &d->attach[d->expiring_cursor];
+		uint32_t ttl = t->sessions[d->expiring_cursor].id == a->session
+				       ? t->sessions[d->expiring_cursor].ttl_ms : 0;
+		d->expiring_cursor = (d->expiring_cursor + 1) % EL_SESSIONS_MAX;
+		uint64_t left;
+		if (a->conn == 0 || ttl == 0 ||
+		    el_node_lease_left(d->node, a->session, d->now_ms, &left) != EL_OK)
+			continue;
+		if (left * 3 > ttl) {
+			a->warned = false;
+			continue;
+		}
+		if (a->warned)
+			continue;
+		a->warned = true;
+		memset(&d->rep, 0, sizeof d->rep);
+		d->rep.type = EL_CW_EVENT;
+		d->rep.kind = EL_CW_EV_SESSION_EXPIRING;
+		d->rep.session = a->session;
+		d->rep.lease_ms = (uint32_t)left;
+		el_d_send(d, a->conn, &d->rep, false);
 	}
 }

@@ -99,6 +99,26 @@ def test_lock_round_trip(c):
     check("list: the lock is listed", [l.get(6) for l in lst.get(35, [])] == ["door"], repr(lst))
 
 
+def test_session_expiring(c):
+    conn = c.connect(S.leader)
+    s, _ = open_session(conn, ttl=2400, client="short")
+    t0 = time.time()
+    ev = None
+    try:
+        while time.time() - t0 < 3.0 and ev is None:
+            m = conn.event(3.0)
+            if m.get(19) == 7 and m.get(4) == s:
+                ev = m
+    except (OSError, EOFError, ssl.SSLError):
+        pass
+    check("push: SESSION_EXPIRING before the lease ends, with a third or less left",
+          ev is not None and 0 < ev.get(39, 0) <= 800 and time.time() - t0 < 2.4, repr(ev))
+    time.sleep(max(0.0, t0 + 3.4 - time.time()))
+    rep = conn.call({1: 4, 4: s, 5: 1, 6: "after-expiry"})
+    check("push: the unrenewed session then expires", rep.get(3) == EL_EEXPIRED, repr(rep))
+    conn.close()
+
+
 def still_serving(c, name):
     """A new connection is served and the held lock is untouched."""
     try:
@@ -385,7 +405,8 @@ def main():
     c = Cluster(build, 3)
     try:
         c.start_all(bootstrap=True)
-        for t in (test_election_and_redirect, test_lock_round_trip, test_bad_client_input,
+        for t in (test_election_and_redirect, test_lock_round_trip, test_session_expiring,
+                  test_bad_client_input,
                   test_bad_peer_input, test_many_clients, test_membership, test_sigterm_leader, test_kill_all_restart,
                   test_start_guards):
             try:
