@@ -1,6 +1,8 @@
 """cluster_test.py BUILD - three real edgelockd over TLS on loopback (ports
 picked free at start, processes tracked by PID), driven through the client
 protocol: election, redirect, a lock round trip with a FIFO handoff event,
+SESSION_EXPIRING, 1,000 connections, a fourth node joined/promoted/removed,
+SIGKILL of the leader with a waiter granted after the failover,
 bad input on the client and the peer port (the daemons keep serving and the
 held lock is untouched), SIGTERM of the leader (hands over, exits 0),
 SIGKILL of the whole cluster and restart (locks and sessions kept, tokens
@@ -345,6 +347,47 @@ def test_sigterm_leader(c):
     check("restart after sigterm: the node rejoins", c.status(old).get(17) == S.leader)
 
 
+def test_sigkill_leader_waiter_granted(c):
+    """A holds "pump", B waits; the leader dies by SIGKILL. After the new
+    leader is elected, A releases (retrying nothing twice) and B, reattached
+    by a keepalive, learns of its grant by event or by retrying its seq."""
+    a, b = c.connect(S.leader), c.connect(S.leader)
+    sa, _ = open_session(a, client="killer-a")
+    sb, _ = open_session(b, client="killer-b")
+    ta = a.call({1: 4, 4: sa, 5: 1, 6: "pump"}).get(11, 0)
+    queued = b.call({1: 4, 4: sb, 5: 1, 6: "pump", 8: 30000}).get(16)
+    a.close()
+    b.close()
+    old = S.leader
+    t0 = time.time()
+    c.kill(old)
+    S.leader = c.wait_leader(timeout=15)
+    failover = time.time() - t0
+    print("failover after SIGKILL of the leader: %.0f ms (election_ms %d)"
+          % (failover * 1000, c.election_ms), flush=True)
+    check("sigkill: a new leader is elected", S.leader != old and ta > 0 and queued is True)
+    a, b = c.connect(S.leader), c.connect(S.leader)
+    b.call({1: 2, 4: sb})  # reattach B's events to this connection
+    rel = a.call({1: 5, 4: sa, 5: 2, 6: "pump", 11: ta})
+    got = None
+    try:
+        ev = b.event(5.0)
+        if ev.get(19) == 1 and ev.get(4) == sb:
+            got = ev.get(11)
+    except (OSError, EOFError, ssl.SSLError):
+        pass
+    retry = b.call({1: 4, 4: sb, 5: 1, 6: "pump", 8: 30000})
+    check("sigkill: the waiter is granted after the failover, with a higher token",
+          rel.get(3, 0) == 0 and retry.get(3, 0) == 0 and retry.get(11, 0) > ta and
+          (got is None or got == retry.get(11)), "release %r retry %r event %r" % (rel, retry, got))
+    a.call({1: 3, 4: sa})
+    b.call({1: 3, 4: sb})
+    a.close()
+    b.close()
+    c.start(old)
+    check("sigkill: the killed node rejoins", wait_for(lambda: c.status(old).get(17) == S.leader))
+
+
 def test_kill_all_restart(c):
     for i in list(c.procs):
         c.kill(i)
@@ -407,7 +450,8 @@ def main():
         c.start_all(bootstrap=True)
         for t in (test_election_and_redirect, test_lock_round_trip, test_session_expiring,
                   test_bad_client_input,
-                  test_bad_peer_input, test_many_clients, test_membership, test_sigterm_leader, test_kill_all_restart,
+                  test_bad_peer_input, test_many_clients, test_membership, test_sigterm_leader,
+                  test_sigkill_leader_waiter_granted, test_kill_all_restart,
                   test_start_guards):
             try:
                 t(c)
