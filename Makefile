@@ -1,7 +1,7 @@
 # edgelock - the one entry point.
 #
 #   make            build the core, ports, tools (host)
-#   make run        install missing packages, build, start a local 3-node cluster
+#   make run        install missing packages, build, start 3 edgelockd on loopback (TLS)
 #   make test       install missing packages, build, run every test layer
 #   make sim SEED=n | make sim START=s COUNT=n    replay / sweep the simulator
 #   make bench      benchmarks (figures, never pass/fail on speed)
@@ -30,6 +30,18 @@ HOST_CFLAGS := $(CSTD) $(WARN) $(OPT) -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURC
 CORE_CFLAGS := $(CSTD) $(WARN) -ffreestanding
 INCLUDES := -Icore -Itests/lib
 
+# Quiet builds: one short line per step; `make V=1` prints every command.
+# Fragments write recipes as
+#	$(call say,CC,$@)
+#	$(Q)$(CC) ...
+ifeq ($(V),1)
+Q :=
+say =
+else
+Q := @
+say = @printf '  %-7s %s\n' '$(1)' '$(2)'
+endif
+
 TESTS :=
 BENCHES :=
 ALL_TARGETS :=
@@ -54,11 +66,12 @@ test-suites: $(TESTS)
 
 bench: $(BENCHES)
 
-# The local three-node cluster. Until edgelockd (TLS on loopback) lands with
-# the daemon issue, it is the firmware example: three real edgelock nodes on
-# an emulated Cortex-M3 electing a leader and granting locks.
+# The local three-node cluster: three edgelockd on loopback over TLS, logs
+# prefixed by node, Ctrl-C stops them (tools/run-cluster.sh). The firmware
+# cluster under QEMU is `make BOARD=mps2-an385 run-firmware`.
 run: deps
-	@$(MAKE) --no-print-directory BOARD=mps2-an385 run-firmware
+	@$(MAKE) --no-print-directory all certs
+	@tools/run-cluster.sh $(BUILD)
 
 clean:
 	rm -rf $(BUILD)

@@ -102,29 +102,39 @@ BM_FW_OBJS_$(1) := $$(patsubst %.c,$$(BM_DIR_$(1))/fs/%.o,$$(BM_FW_LIB_SRCS))
 # Freestanding: the core, the port, the board and the firmware example.
 $$(BM_DIR_$(1))/fs/%.o: %.c $$(BM_HDRS) boards/$(1)/board.mk
 	@mkdir -p $$(@D)
-	$$(call bm_cc,$(1)) $$(call bm_cflags,$(1)) -ffreestanding $$(call BM_INCLUDES,$(1)) -c $$< -o $$@
+	$$(call say,CC,$$@)
+	$$(Q)$$(call bm_cc,$(1)) $$(call bm_cflags,$(1)) -ffreestanding $$(call BM_INCLUDES,$(1)) -c $$< -o $$@
 
 # Assembly (a RISC-V board's entry), the same for every image of the board.
-$$(BM_DIR_$(1))/fs/%.o $$(BM_DIR_$(1))/dfs/%.o: %.S boards/$(1)/board.mk
+# Two rules: a pattern rule with two targets would be one recipe making both.
+$$(BM_DIR_$(1))/fs/%.o: %.S boards/$(1)/board.mk
 	@mkdir -p $$(@D)
-	$$(call bm_cc,$(1)) $$($(1)_CPU_FLAGS) -g -c $$< -o $$@
+	$$(call say,CC,$$@)
+	$$(Q)$$(call bm_cc,$(1)) $$($(1)_CPU_FLAGS) -g -c $$< -o $$@
+$$(BM_DIR_$(1))/dfs/%.o: %.S boards/$(1)/board.mk
+	@mkdir -p $$(@D)
+	$$(call say,CC,$$@)
+	$$(Q)$$(call bm_cc,$(1)) $$($(1)_CPU_FLAGS) -g -c $$< -o $$@
 
 # Hosted on the C library: test code (printf through semihosting).
 $$(BM_DIR_$(1))/test/%.o: %.c $$(BM_HDRS) boards/$(1)/board.mk
 	@mkdir -p $$(@D)
-	$$(call bm_cc,$(1)) $$(call bm_cflags,$(1)) $$(call BM_INCLUDES,$(1)) -Itests/lib -Itests/target \
+	$$(call say,CC,$$@)
+	$$(Q)$$(call bm_cc,$(1)) $$(call bm_cflags,$(1)) $$(call BM_INCLUDES,$(1)) -Itests/lib -Itests/target \
 		-c $$< -o $$@
 
 # One node: what `make size` measures.
 $$(BM_DIR_$(1))/node.elf: $$(BM_CORE_OBJS_$(1)) $$(BM_PORT_OBJS_$(1)) \
 		$$(BM_DIR_$(1))/fs/examples/firmware/el_fw_client.o \
 		$$(BM_DIR_$(1))/fs/examples/firmware/node_main.o boards/$(1)/linker.ld
-	$$(call bm_link,$(1),$$($(1)_STACK),0,$$(BM_LIBC_NODE_$$(call bm_arch,$(1))))
+	$$(call say,ARMLD,$$@)
+	$$(Q)$$(call bm_link,$(1),$$($(1)_STACK),0,$$(BM_LIBC_NODE_$$(call bm_arch,$(1))))
 
 # The three-node firmware example.
 $$(BM_DIR_$(1))/cluster.elf: $$(BM_CORE_OBJS_$(1)) $$(BM_PORT_OBJS_$(1)) $$(BM_FW_OBJS_$(1)) \
 		$$(BM_DIR_$(1))/fs/examples/firmware/cluster_main.o boards/$(1)/linker.ld
-	$$(call bm_link,$(1),8192,0,$$(BM_LIBC_NODE_$$(call bm_arch,$(1))))
+	$$(call say,ARMLD,$$@)
+	$$(Q)$$(call bm_link,$(1),8192,0,$$(BM_LIBC_NODE_$$(call bm_arch,$(1))))
 
 BM_TEST_LIB_OBJS_$(1) := $$(BM_CORE_OBJS_$(1)) $$(BM_PORT_OBJS_$(1)) \
 	$$(patsubst %.c,$$(BM_DIR_$(1))/test/%.o,tests/target/target_common.c $$(BM_STUBS_$$(call bm_arch,$(1))))
@@ -138,38 +148,45 @@ $$(BM_DIR_$(1))/gen/target_main.c: $$(BM_TARGET_SRCS) mk/boards.mk
 # limits, as on the host (the board has 4 MiB of RAM for them).
 $$(BM_DIR_$(1))/dfs/%.o: %.c $$(BM_HDRS) boards/$(1)/board.mk
 	@mkdir -p $$(@D)
-	$$(call bm_cc,$(1)) $$(call bm_cflags_default,$(1)) -ffreestanding $$(call BM_INCLUDES,$(1)) -c $$< -o $$@
+	$$(call say,CC,$$@)
+	$$(Q)$$(call bm_cc,$(1)) $$(call bm_cflags_default,$(1)) -ffreestanding $$(call BM_INCLUDES,$(1)) -c $$< -o $$@
 $$(BM_DIR_$(1))/dtest/%.o: %.c $$(BM_HDRS) boards/$(1)/board.mk
 	@mkdir -p $$(@D)
-	$$(call bm_cc,$(1)) $$(call bm_cflags_default,$(1)) $$(call BM_INCLUDES,$(1)) -Itests/lib -Itests/target \
+	$$(call say,CC,$$@)
+	$$(Q)$$(call bm_cc,$(1)) $$(call bm_cflags_default,$(1)) $$(call BM_INCLUDES,$(1)) -Itests/lib -Itests/target \
 		-c $$< -o $$@
 $$(BM_DIR_$(1))/dtest/gen/%.o: $$(BM_DIR_$(1))/gen/%.c $$(BM_HDRS)
 	@mkdir -p $$(@D)
-	$$(call bm_cc,$(1)) $$(call bm_cflags_default,$(1)) $$(call BM_INCLUDES,$(1)) -Itests/lib -Itests/target \
+	$$(call say,CC,$$@)
+	$$(Q)$$(call bm_cc,$(1)) $$(call bm_cflags_default,$(1)) $$(call BM_INCLUDES,$(1)) -Itests/lib -Itests/target \
 		-c $$< -o $$@
 $$(BM_DIR_$(1))/unit.elf: $$(patsubst %.S,$$(BM_DIR_$(1))/dfs/%.o,$$(patsubst %.c,$$(BM_DIR_$(1))/dfs/%.o,\
 		$$(BM_CORE_SRCS) $$(call bm_port_srcs,$(1)))) \
 		$$(patsubst %.c,$$(BM_DIR_$(1))/dtest/%.o,tests/target/target_common.c $$(BM_STUBS_$$(call bm_arch,$(1)))) \
 		$$(BM_DIR_$(1))/dtest/gen/unit_main.o \
 		$$(patsubst %.c,$$(BM_DIR_$(1))/dtest/%.o,$$(BM_UNIT_SRCS)) boards/$(1)/linker.ld
-	$$(call bm_link,$(1),0x40000,0x40000,$$(BM_LIBC_TEST_$$(call bm_arch,$(1))))
+	$$(call say,ARMLD,$$@)
+	$$(Q)$$(call bm_link,$(1),0x40000,0x40000,$$(BM_LIBC_TEST_$$(call bm_arch,$(1))))
 
 # Target-only tests (tests/target): the port, and the cluster.
 $$(BM_DIR_$(1))/target.elf: $$(BM_TEST_LIB_OBJS_$(1)) $$(BM_FW_OBJS_$(1)) \
 		$$(BM_DIR_$(1))/test/gen/target_main.o \
 		$$(patsubst %.c,$$(BM_DIR_$(1))/test/%.o,$$(BM_TARGET_SRCS)) boards/$(1)/linker.ld
-	$$(call bm_link,$(1),0x10000,0x10000,$$(BM_LIBC_TEST_$$(call bm_arch,$(1))))
+	$$(call say,ARMLD,$$@)
+	$$(Q)$$(call bm_link,$(1),0x10000,0x10000,$$(BM_LIBC_TEST_$$(call bm_arch,$(1))))
 
 # Images that must fail in a known way (tests/target/check-harness.sh).
 .SECONDARY: $$(patsubst %,$$(BM_DIR_$(1))/test/tests/target/selftest_%.o,fail panic fault unaligned)
 $$(BM_DIR_$(1))/selftest-%.elf: $$(BM_TEST_LIB_OBJS_$(1)) \
 		$$(BM_DIR_$(1))/test/tests/target/selftest_%.o boards/$(1)/linker.ld
-	$$(call bm_link,$(1),0x4000,0x4000,$$(BM_LIBC_TEST_$$(call bm_arch,$(1))))
+	$$(call say,ARMLD,$$@)
+	$$(Q)$$(call bm_link,$(1),0x4000,0x4000,$$(BM_LIBC_TEST_$$(call bm_arch,$(1))))
 
 # The generated mains live under the build dir; compile them from there.
 $$(BM_DIR_$(1))/test/gen/%.o: $$(BM_DIR_$(1))/gen/%.c $$(BM_HDRS)
 	@mkdir -p $$(@D)
-	$$(call bm_cc,$(1)) $$(call bm_cflags,$(1)) $$(call BM_INCLUDES,$(1)) -Itests/lib -Itests/target \
+	$$(call say,CC,$$@)
+	$$(Q)$$(call bm_cc,$(1)) $$(call bm_cflags,$(1)) $$(call BM_INCLUDES,$(1)) -Itests/lib -Itests/target \
 		-c $$< -o $$@
 
 .PHONY: size-$(1)

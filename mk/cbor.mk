@@ -17,7 +17,8 @@ CONFORMANCE := $(BUILD)/san/cbor_conformance
 
 $(CONFORMANCE): $(CONFORMANCE_SRCS) $(wildcard tests/conformance/*.h) $(CBOR_SAN_OBJS) \
 		$(TEST_LIB_SRCS) tests/lib/el_test.h
-	$(CC) $(HOST_CFLAGS) -O1 $(SANFLAGS) $(INCLUDES) $(CONFORMANCE_SRCS) $(CBOR_SAN_OBJS) \
+	$(call say,LD,$@)
+	$(Q)$(CC) $(HOST_CFLAGS) -O1 $(SANFLAGS) $(INCLUDES) $(CONFORMANCE_SRCS) $(CBOR_SAN_OBJS) \
 		$(TEST_LIB_SRCS) -lcbor -o $@
 
 # Fuzzing: clang's libFuzzer, the codec compiled with coverage and sanitizers.
@@ -29,19 +30,22 @@ FUZZ_SECONDS ?= 60
 $(BUILD)/fuzz/fuzz_wire $(BUILD)/fuzz/fuzz_cbor: $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c \
 		$(CBOR_SRCS) $(CORE_HDRS) $(TEST_LIB_SRCS)
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) $(INCLUDES) $< $(CBOR_SRCS) $(TEST_LIB_SRCS) -o $@
+	$(call say,FUZZCC,$@)
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) $(INCLUDES) $< $(CBOR_SRCS) $(TEST_LIB_SRCS) -o $@
 
 # Differential fuzzing against libcbor, with the conformance tests' glue.
 $(BUILD)/fuzz/fuzz_oracle: tests/fuzz/fuzz_oracle.c tests/conformance/oracle.c \
 		tests/conformance/oracle.h $(CBOR_SRCS) $(CORE_HDRS) $(TEST_LIB_SRCS)
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -D_DEFAULT_SOURCE $(INCLUDES) -Itests/conformance $< \
+	$(call say,FUZZCC,$@)
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -D_DEFAULT_SOURCE $(INCLUDES) -Itests/conformance $< \
 		tests/conformance/oracle.c $(CBOR_SRCS) $(TEST_LIB_SRCS) -lcbor -o $@
 
 # Regenerates the seed corpus (after a change of the wire format).
 $(BUILD)/host/gen_corpus: tests/fuzz/gen_corpus.c $(CBOR_SRCS) $(CORE_HDRS) $(TEST_LIB_SRCS)
 	@mkdir -p $(@D)
-	$(CC) $(HOST_CFLAGS) $(INCLUDES) $< $(CBOR_SRCS) $(TEST_LIB_SRCS) -o $@
+	$(call say,LD,$@)
+	$(Q)$(CC) $(HOST_CFLAGS) $(INCLUDES) $< $(CBOR_SRCS) $(TEST_LIB_SRCS) -o $@
 
 .PHONY: fuzz fuzz-corpus test-cbor-conformance test-fuzz-cbor
 fuzz: $(FUZZ_TARGETS)

@@ -12,17 +12,21 @@ CORE_SAN_LIB := $(BUILD)/san/libedgelock_core.a
 
 $(BUILD)/host/core/%.o: core/%.c $(CORE_HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(CORE_CFLAGS) $(OPT) $(CORE_EXTRA) -Icore -c $< -o $@
+	$(call say,CC,$@)
+	$(Q)$(CC) $(CORE_CFLAGS) $(OPT) $(CORE_EXTRA) -Icore -c $< -o $@
 
 $(BUILD)/san/core/%.o: core/%.c $(CORE_HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(CORE_CFLAGS) -O1 -g $(SANFLAGS) $(CORE_EXTRA) -Icore -c $< -o $@
+	$(call say,CC,$@)
+	$(Q)$(CC) $(CORE_CFLAGS) -O1 -g $(SANFLAGS) $(CORE_EXTRA) -Icore -c $< -o $@
 
 $(CORE_LIB): $(CORE_OBJS)
-	@rm -f $@; ar rcs $@ $^
+	$(call say,AR,$@)
+	$(Q)rm -f $@; ar rcs $@ $^
 
 $(CORE_SAN_LIB): $(CORE_SAN_OBJS)
-	@rm -f $@; ar rcs $@ $^
+	$(call say,AR,$@)
+	$(Q)rm -f $@; ar rcs $@ $^
 
 # Cortex-M3, freestanding, the flags of the Raft core issue.
 ARM_CC := arm-none-eabi-gcc
@@ -31,7 +35,8 @@ CORE_ARM_OBJS := $(patsubst core/%.c,$(BUILD)/arm/core/%.o,$(CORE_SRCS))
 
 $(BUILD)/arm/core/%.o: core/%.c $(CORE_HDRS)
 	@mkdir -p $(@D)
-	$(ARM_CC) $(ARM_CORE_CFLAGS) $(ARM_CORE_EXTRA) -Icore -c $< -o $@
+	$(call say,ARMCC,$@)
+	$(Q)$(ARM_CC) $(ARM_CORE_CFLAGS) $(ARM_CORE_EXTRA) -Icore -c $< -o $@
 
 # The two other microcontroller families, to prove the core needs nothing
 # more there: Armv6-M (Cortex-M0+) and RV32IMAC (with picolibc's headers).
@@ -40,7 +45,8 @@ CORE_RV32_OBJS := $(patsubst core/%.c,$(BUILD)/rv32/core/%.o,$(CORE_SRCS))
 
 $(BUILD)/m0plus/core/%.o: core/%.c $(CORE_HDRS)
 	@mkdir -p $(@D)
-	$(ARM_CC) $(CORE_CFLAGS) -mcpu=cortex-m0plus -mthumb -Os -ffunction-sections -fdata-sections \
+	$(call say,ARMCC,$@)
+	$(Q)$(ARM_CC) $(CORE_CFLAGS) -mcpu=cortex-m0plus -mthumb -Os -ffunction-sections -fdata-sections \
 		-Icore -c $< -o $@
 
 $(BUILD)/rv32/core/%.o: core/%.c $(CORE_HDRS)
@@ -69,10 +75,12 @@ $(UNIT_MAIN): $(UNIT_SRCS)
 	   echo '  return el_test_end(); }'; } >$@
 
 $(BUILD)/host/unit: $(UNIT_SRCS) $(UNIT_MAIN) $(TEST_LIB_SRCS) $(CORE_LIB) tests/lib/el_test.h
-	$(CC) $(HOST_CFLAGS) $(INCLUDES) $(UNIT_SRCS) $(UNIT_MAIN) $(TEST_LIB_SRCS) $(CORE_LIB) -o $@
+	$(call say,LD,$@)
+	$(Q)$(CC) $(HOST_CFLAGS) $(INCLUDES) $(UNIT_SRCS) $(UNIT_MAIN) $(TEST_LIB_SRCS) $(CORE_LIB) -o $@
 
 $(BUILD)/san/unit: $(UNIT_SRCS) $(UNIT_MAIN) $(TEST_LIB_SRCS) $(CORE_SAN_LIB) tests/lib/el_test.h
-	$(CC) $(HOST_CFLAGS) -O1 $(SANFLAGS) $(INCLUDES) $(UNIT_SRCS) $(UNIT_MAIN) $(TEST_LIB_SRCS) $(CORE_SAN_LIB) -o $@
+	$(call say,LD,$@)
+	$(Q)$(CC) $(HOST_CFLAGS) -O1 $(SANFLAGS) $(INCLUDES) $(UNIT_SRCS) $(UNIT_MAIN) $(TEST_LIB_SRCS) $(CORE_SAN_LIB) -o $@
 
 ALL_TARGETS += $(BUILD)/host/unit
 

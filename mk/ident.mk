@@ -18,12 +18,14 @@ $(IDENT_CERTS)/ca.crt: tests/net/make-test-certs.sh
 
 $(BUILD)/san/test_ident: tests/net/test_ident.c $(IDENT_SRCS) $(IDENT_HDRS) $(TEST_LIB_SRCS) tests/lib/el_test.h
 	@mkdir -p $(@D)
-	$(CC) $(HOST_CFLAGS) -O1 $(SANFLAGS) -D_GNU_SOURCE -Icore -Inet -Itests/lib $< $(IDENT_SRCS) \
+	$(call say,LD,$@)
+	$(Q)$(CC) $(HOST_CFLAGS) -O1 $(SANFLAGS) -D_GNU_SOURCE -Icore -Inet -Itests/lib $< $(IDENT_SRCS) \
 		$(TEST_LIB_SRCS) $(IDENT_LIBS) -o $@
 
 $(BUILD)/fuzz/fuzz_ident: tests/fuzz/fuzz_ident.c $(IDENT_SRCS) $(IDENT_HDRS) $(TEST_LIB_SRCS)
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -D_DEFAULT_SOURCE -Icore -Inet $< $(IDENT_SRCS) $(TEST_LIB_SRCS) \
+	$(call say,FUZZCC,$@)
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -D_DEFAULT_SOURCE -Icore -Inet $< $(IDENT_SRCS) $(TEST_LIB_SRCS) \
 		$(IDENT_LIBS) -o $@
 
 IDENT_FUZZ_RUN = mkdir -p $(BUILD)/fuzz/work/ident/corpus && \
@@ -46,11 +48,13 @@ TESTS += test-ident test-fuzz-ident
 # The client ACL (net/acl.c): tests and the config-line parser's fuzz target.
 $(BUILD)/san/test_acl: tests/net/test_acl.c net/acl.c net/el_acl.h $(TEST_LIB_SRCS) tests/lib/el_test.h
 	@mkdir -p $(@D)
-	$(CC) $(HOST_CFLAGS) -O1 $(SANFLAGS) -Icore -Inet -Itests/lib $< net/acl.c core/error.c \
+	$(call say,LD,$@)
+	$(Q)$(CC) $(HOST_CFLAGS) -O1 $(SANFLAGS) -Icore -Inet -Itests/lib $< net/acl.c core/error.c \
 		$(TEST_LIB_SRCS) -o $@
 $(BUILD)/fuzz/fuzz_acl: tests/fuzz/fuzz_acl.c net/acl.c net/el_acl.h
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -D_DEFAULT_SOURCE -Icore -Inet $< net/acl.c core/error.c -o $@
+	$(call say,FUZZCC,$@)
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -D_DEFAULT_SOURCE -Icore -Inet $< net/acl.c core/error.c -o $@
 
 .PHONY: test-acl test-fuzz-acl
 test-acl: $(BUILD)/san/test_acl

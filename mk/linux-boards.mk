@@ -16,7 +16,8 @@ define linux_board_rules
 $$(BUILD)/$(1)/unit: $$(CORE_SRCS) $$(CORE_HDRS) $$(UNIT_SRCS) $$(UNIT_MAIN) $$(TEST_LIB_SRCS) \
 		tests/lib/el_test.h boards/$(1)/linux.mk
 	@mkdir -p $$(@D)
-	$$($(1)_CC) $$(HOST_CFLAGS) $$($(1)_FLAGS) -static $$(INCLUDES) \
+	$$(call say,LD,$$@)
+	$$(Q)$$($(1)_CC) $$(HOST_CFLAGS) $$($(1)_FLAGS) -static $$(INCLUDES) \
 		$$(CORE_SRCS) $$(UNIT_SRCS) $$(UNIT_MAIN) $$(TEST_LIB_SRCS) -o $$@
 
 .PHONY: test-unit-$(1)

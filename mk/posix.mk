@@ -12,17 +12,21 @@ POSIX_INCLUDES := -Icore -Iport/posix -Itests/lib -Itests/port
 
 $(BUILD)/host/port/posix/%.o: port/posix/%.c $(POSIX_HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(HOST_CFLAGS) $(POSIX_INCLUDES) -c $< -o $@
+	$(call say,CC,$@)
+	$(Q)$(CC) $(HOST_CFLAGS) $(POSIX_INCLUDES) -c $< -o $@
 
 $(BUILD)/san/port/posix/%.o: port/posix/%.c $(POSIX_HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(HOST_CFLAGS) -O1 $(SANFLAGS) $(POSIX_INCLUDES) -c $< -o $@
+	$(call say,CC,$@)
+	$(Q)$(CC) $(HOST_CFLAGS) -O1 $(SANFLAGS) $(POSIX_INCLUDES) -c $< -o $@
 
 $(POSIX_LIB): $(POSIX_OBJS)
-	@rm -f $@; ar rcs $@ $^
+	$(call say,AR,$@)
+	$(Q)rm -f $@; ar rcs $@ $^
 
 $(POSIX_SAN_LIB): $(POSIX_SAN_OBJS)
-	@rm -f $@; ar rcs $@ $^
+	$(call say,AR,$@)
+	$(Q)rm -f $@; ar rcs $@ $^
 
 # Host test programs: tests/port/<name>.c plus the shared helpers.
 PORT_TEST_LIB_SRCS := $(sort $(wildcard tests/port/port_test_*.c))
@@ -34,18 +38,22 @@ PORT_TEST_SAN_BINS := $(PORT_TESTS:%=$(BUILD)/san/%)
 # Storage needs no core object, so these build while the core is in flux;
 # only the Raft glue test links the core library.
 $(BUILD)/host/test_posix_%: tests/port/test_posix_%.c $(PORT_TEST_DEPS) $(POSIX_LIB)
-	$(CC) $(HOST_CFLAGS) $(POSIX_INCLUDES) $< $(PORT_TEST_LIB_SRCS) $(POSIX_LIB) -o $@
+	$(call say,LD,$@)
+	$(Q)$(CC) $(HOST_CFLAGS) $(POSIX_INCLUDES) $< $(PORT_TEST_LIB_SRCS) $(POSIX_LIB) -o $@
 
 $(BUILD)/san/test_posix_%: tests/port/test_posix_%.c $(PORT_TEST_DEPS) $(POSIX_SAN_LIB)
-	$(CC) $(HOST_CFLAGS) -O1 $(SANFLAGS) $(POSIX_INCLUDES) $< $(PORT_TEST_LIB_SRCS) $(POSIX_SAN_LIB) -o $@
+	$(call say,LD,$@)
+	$(Q)$(CC) $(HOST_CFLAGS) -O1 $(SANFLAGS) $(POSIX_INCLUDES) $< $(PORT_TEST_LIB_SRCS) $(POSIX_SAN_LIB) -o $@
 
 # The Raft glue test links the core (el_panic comes from port/posix).
 $(BUILD)/host/test_posix_raft: tests/port/test_posix_raft.c $(PORT_TEST_DEPS) $(POSIX_LIB) $(CORE_LIB)
-	$(CC) $(HOST_CFLAGS) $(POSIX_INCLUDES) $< $(PORT_TEST_LIB_SRCS) \
+	$(call say,LD,$@)
+	$(Q)$(CC) $(HOST_CFLAGS) $(POSIX_INCLUDES) $< $(PORT_TEST_LIB_SRCS) \
 		-Wl,--start-group $(POSIX_LIB) $(CORE_LIB) -Wl,--end-group -o $@
 
 $(BUILD)/san/test_posix_raft: tests/port/test_posix_raft.c $(PORT_TEST_DEPS) $(POSIX_SAN_LIB) $(CORE_SAN_LIB)
-	$(CC) $(HOST_CFLAGS) -O1 $(SANFLAGS) $(POSIX_INCLUDES) $< $(PORT_TEST_LIB_SRCS) \
+	$(call say,LD,$@)
+	$(Q)$(CC) $(HOST_CFLAGS) -O1 $(SANFLAGS) $(POSIX_INCLUDES) $< $(PORT_TEST_LIB_SRCS) \
 		-Wl,--start-group $(POSIX_SAN_LIB) $(CORE_SAN_LIB) -Wl,--end-group -o $@
 
 # Scratch directories of the tests live under the build directory.
@@ -98,13 +106,15 @@ TESTS += test-posix test-posix-san test-posix-raft
 # make fuzz-posix FUZZ_SECONDS=600.
 $(BUILD)/fuzz/fuzz_posix_storage: tests/port/fuzz_posix_storage.c $(POSIX_SRCS) $(PORT_TEST_DEPS)
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(CSTD) $(WARN) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+	$(call say,FUZZCC,$@)
+	$(Q)$(FUZZ_CC) $(CSTD) $(WARN) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 		-D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE $(POSIX_INCLUDES) $< \
 		$(filter-out port/posix/storage_raft.c,$(POSIX_SRCS)) \
 		$(PORT_TEST_LIB_SRCS) -o $@
 
 $(BUILD)/host/gen_posix_corpus: tests/port/gen_posix_corpus.c $(PORT_TEST_DEPS) $(POSIX_LIB)
-	$(CC) $(HOST_CFLAGS) $(POSIX_INCLUDES) $< $(PORT_TEST_LIB_SRCS) $(POSIX_LIB) -o $@
+	$(call say,LD,$@)
+	$(Q)$(CC) $(HOST_CFLAGS) $(POSIX_INCLUDES) $< $(PORT_TEST_LIB_SRCS) $(POSIX_LIB) -o $@
 
 .PHONY: test-fuzz-posix fuzz-posix test-posix-mutants
 # The planted durability holes of tests/port/mutants/, each shown caught
@@ -119,7 +129,8 @@ fuzz-posix: $(BUILD)/fuzz/fuzz_posix_storage $(BUILD)/host/gen_posix_corpus
 TESTS += test-fuzz-posix
 
 $(BUILD)/host/bench_posix_wal: tests/port/bench_posix_wal.c $(PORT_TEST_DEPS) $(POSIX_LIB)
-	$(CC) $(HOST_CFLAGS) $(POSIX_INCLUDES) $< $(PORT_TEST_LIB_SRCS) $(POSIX_LIB) -o $@
+	$(call say,LD,$@)
+	$(Q)$(CC) $(HOST_CFLAGS) $(POSIX_INCLUDES) $< $(PORT_TEST_LIB_SRCS) $(POSIX_LIB) -o $@
 
 bench-posix: $(BUILD)/host/bench_posix_wal
 	@mkdir -p $(PORT_TEST_TMP)

@@ -21,11 +21,13 @@ SIM_BUGS := $(basename $(notdir $(sort $(wildcard tests/sim/bugs/*.patch))))
 
 $(BUILD)/sim/sim: $(SIM_DEPS)
 	@mkdir -p $(@D)
-	$(CC) $(HOST_CFLAGS) -O2 $(SIM_CONFIG) -Icore -Itests/sim $(SIM_CORE_SRCS) $(SIM_SRCS) -o $@
+	$(call say,LD,$@)
+	$(Q)$(CC) $(HOST_CFLAGS) -O2 $(SIM_CONFIG) -Icore -Itests/sim $(SIM_CORE_SRCS) $(SIM_SRCS) -o $@
 
 $(BUILD)/sim-san/sim: $(SIM_DEPS)
 	@mkdir -p $(@D)
-	$(CC) $(HOST_CFLAGS) -O1 $(SANFLAGS) $(SIM_CONFIG) -Icore -Itests/sim $(SIM_CORE_SRCS) $(SIM_SRCS) -o $@
+	$(call say,LD,$@)
+	$(Q)$(CC) $(HOST_CFLAGS) -O1 $(SANFLAGS) $(SIM_CONFIG) -Icore -Itests/sim $(SIM_CORE_SRCS) $(SIM_SRCS) -o $@
 
 # The self-test's bugs live outside core/: each tests/sim/bugs/NN-name.patch
 # is applied to a copy of core/ under the build directory, and a simulator is
@@ -33,7 +35,8 @@ $(BUILD)/sim-san/sim: $(SIM_DEPS)
 $(BUILD)/sim-bug/%/sim: tests/sim/bugs/%.patch $(SIM_DEPS)
 	@rm -rf $(@D) && mkdir -p $(@D) && cp -r core $(@D)/core
 	@patch -s -p1 --no-backup-if-mismatch -d $(@D) -i $(abspath $<)
-	$(CC) $(HOST_CFLAGS) -O2 $(SIM_CONFIG) -I$(@D)/core -Itests/sim $(@D)/core/*.c $(SIM_SRCS) -o $@
+	$(call say,LD,$@)
+	$(Q)$(CC) $(HOST_CFLAGS) -O2 $(SIM_CONFIG) -I$(@D)/core -Itests/sim $(@D)/core/*.c $(SIM_SRCS) -o $@
 
 ALL_TARGETS += $(BUILD)/sim/sim
 

@@ -1,0 +1,53 @@
+/*
+ * el_cli.h - what the edgelock CLI's files share: the common options, the
+ * connection they make, and the exit codes (documented in --help and in
+ * cmd/edgelock/README.md).
+ */
+#ifndef EL_CLI_H
+#define EL_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "edgelock.h"
+
+/* Exit codes of the CLI's own outcomes (sysexits.h numbers where one fits);
+ * `lock` and `elect` with a command otherwise exit with the command's status
+ * (128 + N when a signal N ended it). */
+enum {
+	EL_EXIT_OK = 0,
+	EL_EXIT_FAILED = 1,       /* the operation was refused (see the message) */
+	EL_EXIT_USAGE = 64,       /* bad command line */
+	EL_EXIT_UNAVAILABLE = 69, /* no leader reachable */
+	EL_EXIT_SOFTWARE = 70,    /* an internal error */
+	EL_EXIT_NOT_ACQUIRED = 75, /* the lock is held, or not granted within --wait */
+	EL_EXIT_LOCK_LOST = 76,   /* the lock was lost while the command ran; it was killed */
+	EL_EXIT_NOPERM = 77,      /* not allowed, or the certificate was rejected */
+	EL_EXIT_CONFIG = 78,      /* bad configuration or certificate files */
+	EL_EXIT_EXEC = 127,       /* the command could not be run */
+};
+
+struct el_cli {
+	const char *endpoints, *ca_file, *cert_key_file, *config;
+	bool json;
+	uint32_t timeout_ms;
+	el_client *client;
+};
+
+/* Connect with the options, the environment or the config file; prints
+ * what went wrong and returns an exit code on failure. */
+int el_cli_connect(struct el_cli *cli);
+/* An exit code for a library error, after printing "edgelock: what: why". */
+int el_cli_fail(struct el_cli *cli, const char *what, int err);
+/* "10s", "500ms", "2m", "1h", or plain seconds; false when malformed. */
+bool el_cli_duration(const char *s, uint32_t *ms);
+
+int el_cli_lock(struct el_cli *cli, int argc, char **argv);
+int el_cli_elect(struct el_cli *cli, int argc, char **argv);
+int el_cli_status(struct el_cli *cli, int argc, char **argv);
+int el_cli_locks(struct el_cli *cli, int argc, char **argv);
+int el_cli_observe(struct el_cli *cli, int argc, char **argv);
+int el_cli_members(struct el_cli *cli, int argc, char **argv);
+int el_cli_transfer(struct el_cli *cli, int argc, char **argv);
+
+#endif /* EL_CLI_H */

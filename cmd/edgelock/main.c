@@ -1,0 +1,243 @@
+/*
+ * main.c - the edgelock CLI: global options, where the cluster is (flags,
+ * environment, config file), the command table, exit codes.
+ */
+#include <ini.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "el_cli.h"
+
+static const char USAGE[] =
+	"usage: edgelock [OPTIONS] COMMAND [ARGS]\n"
+	"\n"
+	"A client of an edgelock cluster: locks with fencing tokens, elections, status.\n"
+	"\n"
+	"commands:\n"
+	"  lock NAME [--ttl D] [--wait D] [--shared] [--lock-delay D] -- CMD [ARGS]\n"
+	"                         run CMD while holding the lock NAME\n"
+	"  elect NAME VALUE [--ttl D] [-- CMD [ARGS]]\n"
+	"                         become the leader of NAME, publish VALUE (and run CMD)\n"
+	"  observe NAME           print the holder of NAME and every change\n"
+	"  status                 members, roles, leader, term, commit, applied per node\n"
+	"  locks                  locks with their holders, tokens and waiters\n"
+	"  members list|add|remove|promote ...   cluster membership\n"
+	"  transfer-leader [ID]   hand leadership to node ID (default: the most caught-up)\n"
+	"\n"
+	"options (before the command):\n"
+	"  --endpoints LIST       tls+tcp://HOST:PORT,... (or EDGELOCK_ENDPOINTS)\n"
+	"  --ca FILE              the cluster CA (or EDGELOCK_CA)\n"
+	"  --cert FILE            this client's certificate and key, PEM (or EDGELOCK_CERT)\n"
+	"  --config FILE          a [client] config with endpoints, ca_file, cert_key_file\n"
+	"                         (or EDGELOCK_CONFIG; default: the one `make run` writes,\n"
+	"                         build/edgelock.conf, found next to this binary)\n"
+	"  --timeout D            bound of one request, with retries (default 5s)\n"
+	"  --json                 machine-readable output of read commands\n"
+	"  -h, --help             this text; COMMAND --help for a command's\n"
+	"\n"
+	"durations: 500ms, 10s, 2m, 1h (a plain number is seconds)\n"
+	"\n"
+	"exit codes: 0 ok; 1 refused (message says why); 64 usage; 69 no leader\n"
+	"reachable; 70 internal error; 75 lock held or not granted within --wait;\n"
+	"76 lock lost while CMD ran (CMD was killed); 77 permission denied or\n"
+	"certificate rejected; 78 bad configuration or certificate files; 127 CMD\n"
+	"could not be run; otherwise `lock` and `elect` exit with CMD's status.\n";
+
+bool el_cli_duration(const char *s, uint32_t *ms)
+{
+	char *end;
+	const unsigned long long v = strtoull(s, &end, 10);
+	unsigned long long mul = 1000;
+	if (end == s)
+		return false;
+	if (strcmp(end, "ms") == 0)
+		mul = 1;
+	else if (strcmp(end, "s") == 0 || *end == '\0')
+		mul = 1000;
+	else if (strcmp(end, "m") == 0)
+		mul = 60000;
+	else if (strcmp(end, "h") == 0)
+		mul = 3600000;
+	else
+		return false;
+	if (v > 0xFFFFFFFEull / mul)
+		return false;
+	*ms = (uint32_t)(v * mul);
+	return true;
+}
+
+int el_cli_fail(struct el_cli *cli, const char *what, int err)
+{
+	const char *why = cli->client != NULL ? el_client_last_error(cli->client) : el_strerror(err);
+	fprintf(stderr, "edgelock: %s: %s\n", what, why);
+	switch (err) {
+	case EL_ENOTLEADER:
+	case EL_ETIMEDOUT:
+		if (strstr(why, "certificate") != NULL || strstr(why, "Crypto") != NULL ||
+		    strstr(why, "Peer") != NULL)
+			return EL_EXIT_NOPERM;
+		return EL_EXIT_UNAVAILABLE;
+	case EL_EPERM:
+		return EL_EXIT_NOPERM;
+	case EL_EBUSY:
+	case EL_EDELAYED:
+		return EL_EXIT_NOT_ACQUIRED;
+	case EL_EINVAL:
+		return EL_EXIT_USAGE;
+	default:
+		return EL_EXIT_FAILED;
+	}
+}
+
+/* ---- Where the cluster is ----------------------------------------------- */
+
+static char cfg_endpoints[1024], cfg_ca[PATH_MAX], cfg_cert[PATH_MAX];
+
+static int on_ini(void *user, const char *section, const char *key, const char *value)
+{
+	(void)user;
+	if (strcmp(section, "client") != 0)
+		return 1;
+	if (strcmp(key, "endpoints") == 0)
+		snprintf(cfg_endpoints, sizeof cfg_endpoints, "%s", value);
+	else if (strcmp(key, "ca_file") == 0)
+		snprintf(cfg_ca, sizeof cfg_ca, "%s", value);
+	else if (strcmp(key, "cert_key_file") == 0)
+		snprintf(cfg_cert, sizeof cfg_cert, "%s", value);
+	else {
+		fprintf(stderr, "edgelock: unknown key '%s' in [client]\n", key);
+		return 0;
+	}
+	return 1;
+}
+
+/* The config `make run` writes: build/edgelock.conf, beside bin/. */
+static const char *default_config(char *buf, size_t cap)
+{
+	char exe[PATH_MAX];
+	const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n <= 0)
+		return NULL;
+	exe[n] = '\0';
+	snprintf(buf, cap, "%s/../edgelock.conf", dirname(exe));
+	return access(buf, R_OK) == 0 ? buf : NULL;
+}
+
+static int load_config(struct el_cli *cli)
+{
+	char def[PATH_MAX + 32];
+	const char *path = cli->config != NULL ? cli->config : getenv("EDGELOCK_CONFIG");
+	if (path == NULL)
+		path = default_config(def, sizeof def);
+	if (path == NULL)
+		return 0;
+	const int line = ini_parse(path, on_ini, NULL);
+	if (line != 0) {
+		fprintf(stderr, "edgelock: %s: %s (line %d)\n", path,
+			line < 0 ? "cannot read the file" : "not a valid client config", line);
+		return EL_EXIT_CONFIG;
+	}
+	return 0;
+}
+
+int el_cli_connect(struct el_cli *cli)
+{
+	int rc = load_config(cli);
+	if (rc != 0)
+		return rc;
+	const char *env;
+	if (cli->endpoints == NULL)
+		cli->endpoints = (env = getenv("EDGELOCK_ENDPOINTS")) ? env : cfg_endpoints;
+	if (cli->ca_file == NULL)
+		cli->ca_file = (env = getenv("EDGELOCK_CA")) ? env : cfg_ca;
+	if (cli->cert_key_file == NULL)
+		cli->cert_key_file = (env = getenv("EDGELOCK_CERT")) ? env : (cfg_cert[0] ? cfg_cert : NULL);
+	if (cli->endpoints[0] == '\0' || cli->ca_file[0] == '\0') {
+		fprintf(stderr, "edgelock: where is the cluster? give --endpoints and --ca, set "
+				"EDGELOCK_ENDPOINTS and EDGELOCK_CA, or run `make run` first\n");
+		return EL_EXIT_CONFIG;
+	}
+	char name[16];
+	snprintf(name, sizeof name, "cli%d", (int)(getpid() % 100000));
+	const struct el_client_options o = { .endpoints = cli->endpoints, .ca_file = cli->ca_file,
+					     .cert_key_file = cli->cert_key_file, .name = name,
+					     .timeout_ms = cli->timeout_ms };
+	rc = el_client_open(&cli->client, &o);
+	if (rc != EL_OK) {
+		fprintf(stderr, "edgelock: %s\n", el_client_last_error(NULL));
+		return EL_EXIT_CONFIG;
+	}
+	return 0;
+}
+
+/* ---- Dispatch ----------------------------------------------------------- */
+
+static const struct {
+	const char *name;
+	int (*run)(struct el_cli *, int, char **);
+} COMMANDS[] = {
+	{"lock", el_cli_lock},       {"elect", el_cli_elect},       {"observe", el_cli_observe},
+	{"status", el_cli_status},   {"locks", el_cli_locks},       {"members", el_cli_members},
+	{"transfer-leader", el_cli_transfer},
+};
+
+static int global_option(struct el_cli *cli, int argc, char **argv, int *i)
+{
+	const char *o = argv[*i];
+	const char **slot = strcmp(o, "--endpoints") == 0 ? &cli->endpoints
+			    : strcmp(o, "--ca") == 0       ? &cli->ca_file
+			    : strcmp(o, "--cert") == 0     ? &cli->cert_key_file
+			    : strcmp(o, "--config") == 0   ? &cli->config
+							   : NULL;
+	if (strcmp(o, "--json") == 0) {
+		cli->json = true;
+		return 0;
+	}
+	if (slot == NULL && strcmp(o, "--timeout") != 0) {
+		fprintf(stderr, "edgelock: unknown option %s (try edgelock --help)\n", o);
+		return EL_EXIT_USAGE;
+	}
+	if (*i + 1 >= argc) {
+		fprintf(stderr, "edgelock: %s needs a value\n", o);
+		return EL_EXIT_USAGE;
+	}
+	const char *v = argv[++*i];
+	if (slot != NULL)
+		*slot = v;
+	else if (!el_cli_duration(v, &cli->timeout_ms)) {
+		fprintf(stderr, "edgelock: --timeout %s: not a duration (e.g. 5s)\n", v);
+		return EL_EXIT_USAGE;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct el_cli cli = { .timeout_ms = 5000 };
+	int i = 1;
+	for (; i < argc && argv[i][0] == '-'; i++) {
+		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+			fputs(USAGE, stdout);
+			return EL_EXIT_OK;
+		}
+		const int rc = global_option(&cli, argc, argv, &i);
+		if (rc != 0)
+			return rc;
+	}
+	if (i == argc) {
+		fputs(USAGE, stderr);
+		return EL_EXIT_USAGE;
+	}
+	for (size_t k = 0; k < sizeof COMMANDS / sizeof COMMANDS[0]; k++)
+		if (strcmp(argv[i], COMMANDS[k].name) == 0) {
+			const int rc = COMMANDS[k].run(&cli, argc - i, argv + i);
+			el_client_close(cli.client);
+			return rc;
+		}
+	fprintf(stderr, "edgelock: unknown command '%s' (try edgelock --help)\n", argv[i]);
+	return EL_EXIT_USAGE;
+}

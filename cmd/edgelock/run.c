@@ -1,0 +1,249 @@
+/*
+ * run.c - `edgelock lock` and `edgelock elect`: take a lock (or win an
+ * election) and run a command while holding it.
+ *
+ * The command sees EDGELOCK_LOCK (the name), EDGELOCK_TOKEN (the fencing
+ * token, to pass to every resource it writes) and EDGELOCK_SESSION. While it
+ * runs, the library renews the session. When the lease falls into doubt
+ * (renewals fail), the command gets SIGTERM when its grace would end at the
+ * local deadline, and SIGKILL a little before the deadline itself, so it is
+ * dead before the cluster could give the lock to anyone else; the CLI then
+ * exits with EL_EXIT_LOCK_LOST. The local deadline is counted on
+ * CLOCK_BOOTTIME, so a CLI that was itself stopped kills at once on resume.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "el_cli.h"
+
+struct run_opts {
+	const char *name;
+	const char *value;
+	uint32_t ttl_ms, wait_ms, delay_ms, grace_ms;
+	bool shared;
+	char **cmd; /* NULL: no command */
+};
+
+static volatile sig_atomic_t got_signal;
+
+static void on_signal(int sig)
+{
+	got_signal = sig;
+}
+
+static int usage(const char *text)
+{
+	fputs(text, stderr);
+	return EL_EXIT_USAGE;
+}
+
+static const char LOCK_USAGE[] =
+	"usage: edgelock lock NAME [--ttl D] [--wait D] [--shared] [--lock-delay D] [--grace D]\n"
+	"                     -- CMD [ARGS...]\n"
+	"Run CMD while holding the lock NAME (EDGELOCK_TOKEN, EDGELOCK_LOCK in its\n"
+	"environment); release it when CMD ends. --ttl: the session lease (10s);\n"
+	"--wait: how long to wait for the lock (default: forever; 0: try once);\n"
+	"--shared: with other shared holders; --lock-delay: keep the lock from others\n"
+	"that long after this session expires (0); --grace: SIGTERM this long before\n"
+	"the SIGKILL when the lock is being lost (a fifth of the TTL).\n"
+	"Exit: CMD's status; 75 not acquired; 76 lost while CMD ran (CMD killed).\n";
+
+static const char ELECT_USAGE[] =
+	"usage: edgelock elect NAME VALUE [--ttl D] [--wait D] [--grace D] [-- CMD [ARGS...]]\n"
+	"Campaign for NAME and publish VALUE once elected; run CMD as the leader\n"
+	"(or, without CMD, lead until interrupted), then resign. Same exit codes as lock.\n";
+
+/* Parse "NAME [VALUE] options [-- CMD...]" (VALUE when with_value). */
+static int parse(int argc, char **argv, bool with_value, struct run_opts *o, const char *text)
+{
+	*o = (struct run_opts){ .ttl_ms = 10000, .wait_ms = EL_WAIT_INFINITE, .grace_ms = 0 };
+	int pos = 0;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (strcmp(a, "--") == 0) {
+			o->cmd = i + 1 < argc ? argv + i + 1 : NULL;
+			break;
+		}
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			fputs(text, stdout);
+			exit(EL_EXIT_OK);
+		}
+		if (strcmp(a, "--shared") == 0) {
+			o->shared = true;
+			continue;
+		}
+		uint32_t *d = strcmp(a, "--ttl") == 0 ? &o->ttl_ms : strcmp(a, "--wait") == 0 ? &o->wait_ms
+			      : strcmp(a, "--lock-delay") == 0 ? &o->delay_ms
+			      : strcmp(a, "--grace") == 0 ? &o->grace_ms : NULL;
+		if (d != NULL) {
+			if (i + 1 >= argc || !el_cli_duration(argv[++i], d)) {
+				fprintf(stderr, "edgelock: %s needs a duration (e.g. 10s)\n", a);
+				return EL_EXIT_USAGE;
+			}
+			continue;
+		}
+		if (a[0] == '-')
+			return usage(text);
+		if (pos == 0)
+			o->name = a;
+		else if (pos == 1 && with_value)
+			o->value = a;
+		else
+			return usage(text);
+		pos++;
+	}
+	if (o->name == NULL || (with_value && o->value == NULL))
+		return usage(text);
+	if (o->grace_ms == 0)
+		o->grace_ms = o->ttl_ms / 5;
+	return 0;
+}
+
+static pid_t start(char **cmd, const char *name, uint64_t token, uint64_t session)
+{
+	char buf[32];
+	setenv("EDGELOCK_LOCK", name, 1);
+	snprintf(buf, sizeof buf, "%" PRIu64, token);
+	setenv("EDGELOCK_TOKEN", buf, 1);
+	snprintf(buf, sizeof buf, "%" PRIu64, session);
+	setenv("EDGELOCK_SESSION", buf, 1);
+	const pid_t pid = fork();
+	if (pid == 0) {
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		execvp(cmd[0], cmd);
+		fprintf(stderr, "edgelock: cannot run %s: %s\n", cmd[0], strerror(errno));
+		_exit(errno == ENOENT ? EL_EXIT_EXEC : 126);
+	}
+	return pid;
+}
+
+static void sleep_ms(unsigned ms)
+{
+	const struct timespec ts = { .tv_sec = 0, .tv_nsec = (long)ms * 1000000L };
+	nanosleep(&ts, NULL);
+}
+
+/* Watch the child and the lease: 0 and *status when the child ended by
+ * itself, 1 when the lock was being lost and the child was signalled. */
+static int supervise(el_session *s, pid_t child, const struct run_opts *o, int *status)
+{
+	const uint64_t kill_margin = 100u + o->ttl_ms / 100u;
+	bool termed = false, lost = false, jeopardy = false;
+	for (;;) {
+		const pid_t w = waitpid(child, status, WNOHANG);
+		if (w == child)
+			return lost || jeopardy ? 1 : 0;
+		uint64_t left;
+		const enum el_lease_state st = el_session_state(s, &left);
+		if (!lost && (st == EL_LEASE_LOST || left <= kill_margin)) {
+			kill(child, SIGKILL);
+			lost = true;
+		} else if (!termed && st != EL_LEASE_OK && left <= kill_margin + o->grace_ms) {
+			kill(child, SIGTERM);
+			termed = jeopardy = true;
+		}
+		if (got_signal != 0 && !termed) { /* pass ^C / SIGTERM on */
+			kill(child, got_signal);
+			termed = true;
+		}
+		sleep_ms(lost ? 5 : 20);
+	}
+}
+
+static int exit_of(int status)
+{
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* Hold until interrupted or lost: 0 interrupted, 1 lost. */
+static int hold(el_session *s)
+{
+	for (;;) {
+		if (el_session_state(s, NULL) == EL_LEASE_LOST)
+			return 1;
+		if (got_signal != 0)
+			return 0;
+		sleep_ms(50);
+	}
+}
+
+static int finish(struct el_cli *cli, el_session *s, const struct run_opts *o, bool election,
+		  uint64_t token, pid_t child)
+{
+	int status = 0;
+	const int lost = child > 0 ? supervise(s, child, o, &status) : hold(s);
+	if (lost) {
+		/* Nothing to give back: the cluster is unreachable or has already
+		 * expired the session. Exit now rather than wait on it. */
+		fprintf(stderr, "edgelock: %s %s lost (renewals failed and the lease ran out)%s\n",
+			election ? "leadership of" : "lock", o->name,
+			child > 0 ? "; the command was killed before the lease ended" : "");
+		fflush(NULL);
+		_exit(EL_EXIT_LOCK_LOST);
+	}
+	const int rc = election ? el_resign(s, o->name, token) : el_unlock(s, o->name, token);
+	if (rc != EL_OK)
+		fprintf(stderr, "edgelock: %s\n", el_client_last_error(cli->client));
+	el_session_close(s);
+	return child > 0 ? exit_of(status) : EL_EXIT_OK;
+}
+
+static int run(struct el_cli *cli, int argc, char **argv, bool election)
+{
+	struct run_opts o;
+	int rc = parse(argc, argv, election, &o, election ? ELECT_USAGE : LOCK_USAGE);
+	if (rc != 0)
+		return rc;
+	if (!election && o.cmd == NULL)
+		return usage(LOCK_USAGE);
+	if ((rc = el_cli_connect(cli)) != 0)
+		return rc;
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	el_session *s;
+	if ((rc = el_session_open(cli->client, o.ttl_ms, &s)) != EL_OK)
+		return el_cli_fail(cli, "open a session", rc);
+	el_session_set_lock_delay(s, o.delay_ms);
+	uint64_t token = 0;
+	rc = election ? el_campaign(s, o.name, o.value, (uint32_t)strlen(o.value), o.wait_ms, &token)
+		      : el_lock(s, o.name, o.shared, o.wait_ms, &token);
+	if (rc != EL_OK) {
+		struct el_lock_info info;
+		if ((rc == EL_EBUSY || rc == EL_ETIMEDOUT) && el_query(cli->client, o.name, &info) == EL_OK &&
+		    info.held)
+			fprintf(stderr, "edgelock: %s is held by %s (session %" PRIu64 ", token %" PRIu64 ")\n",
+				o.name, info.holder[0] ? info.holder : "a client", info.holder_session, info.token);
+		else
+			fprintf(stderr, "edgelock: %s\n", el_client_last_error(cli->client));
+		el_session_close(s);
+		return rc == EL_EBUSY || rc == EL_ETIMEDOUT || rc == EL_EDELAYED ? EL_EXIT_NOT_ACQUIRED
+											: el_cli_fail(cli, "lock", rc);
+	}
+	if (election || o.cmd == NULL)
+		printf("%s %s: token %" PRIu64 "\n", election ? "elected" : "locked", o.name, token);
+	fflush(stdout);
+	const pid_t child = o.cmd != NULL ? start(o.cmd, o.name, token, el_session_id(s)) : 0;
+	if (child < 0) {
+		el_session_close(s);
+		return el_cli_fail(cli, "fork", EL_EIO);
+	}
+	return finish(cli, s, &o, election, token, child);
+}
+
+int el_cli_lock(struct el_cli *cli, int argc, char **argv)
+{
+	return run(cli, argc, argv, false);
+}
+
+int el_cli_elect(struct el_cli *cli, int argc, char **argv)
+{
+	return run(cli, argc, argv, true);
+}

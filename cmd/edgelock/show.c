@@ -1,0 +1,320 @@
+/*
+ * show.c - the CLI's read and admin commands: status, locks, observe,
+ * members, transfer-leader. Each prints a table for people or, with --json,
+ * one JSON object (one per line for observe).
+ */
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "el_cli.h"
+#include "el_client_wire.h"
+
+static const char *role_name(uint8_t r)
+{
+	static const char *const names[] = {"follower", "pre-candidate", "candidate", "leader"};
+	return r < 4 ? names[r] : "?";
+}
+
+static const char *member_role(uint8_t r)
+{
+	return r == 1 ? "voter" : r == 2 ? "learner" : r == 3 ? "learner (promoting)" : "?";
+}
+
+/* --help for a command (1 when printed); --json anywhere after it counts. */
+static int help(struct el_cli *cli, int argc, char **argv, const char *text)
+{
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			fputs(text, stdout);
+			return 1;
+		}
+		if (strcmp(argv[i], "--json") == 0)
+			cli->json = true;
+	}
+	return 0;
+}
+
+/* argc without a trailing --json. */
+static int args_of(int argc, char **argv)
+{
+	while (argc > 1 && strcmp(argv[argc - 1], "--json") == 0)
+		argc--;
+	return argc;
+}
+
+static struct el_cw_msg *two_msgs(void)
+{
+	struct el_cw_msg *m = calloc(2, sizeof(*m));
+	if (m == NULL) {
+		fprintf(stderr, "edgelock: out of memory\n");
+		exit(EL_EXIT_SOFTWARE);
+	}
+	return m;
+}
+
+/* ---- status --------------------------------------------------------------- */
+
+static void print_status(const struct el_cli *cli, const char *ep, const struct el_cw_msg *r)
+{
+	if (cli->json) {
+		printf("{\"endpoint\":\"%s\",\"node\":%u,\"role\":\"%s\",\"term\":%" PRIu64
+		       ",\"leader\":%u,\"commit\":%" PRIu64 ",\"applied\":%" PRIu64 ",\"sessions\":%u"
+		       ",\"locks\":%u,\"members\":[",
+		       ep, (unsigned)r->node, role_name(r->role), r->term, (unsigned)r->leader, r->commit,
+		       r->applied, r->n_sessions, r->n_locks);
+		for (unsigned i = 0; i < r->n_members; i++)
+			printf("%s{\"node\":%u,\"role\":\"%s\",\"reachable\":%s}", i ? "," : "",
+			       (unsigned)r->members[i].node, member_role(r->members[i].role),
+			       r->members[i].reachable ? "true" : "false");
+		printf("]}\n");
+		return;
+	}
+	printf("%-28s node %-3u %-13s term %-5" PRIu64 " leader %-3u commit %-8" PRIu64
+	       " applied %-8" PRIu64 " sessions %u locks %u\n",
+	       ep, (unsigned)r->node, role_name(r->role), r->term, (unsigned)r->leader, r->commit,
+	       r->applied, r->n_sessions, r->n_locks);
+}
+
+int el_cli_status(struct el_cli *cli, int argc, char **argv)
+{
+	if (help(cli, argc, argv, "usage: edgelock status [--json]\n"
+			     "Ask every endpoint for its own view: node, role, term, leader,\n"
+			     "commit and applied index, sessions, locks; then the members.\n"))
+		return EL_EXIT_OK;
+	int rc = el_cli_connect(cli);
+	if (rc != 0)
+		return rc;
+	const char *eps[16];
+	const unsigned n = el_client_endpoints(cli->client, eps, 16);
+	struct el_cw_msg *m = two_msgs(), *members = two_msgs();
+	unsigned up = 0;
+	for (unsigned i = 0; i < n && i < 16; i++) {
+		memset(m, 0, 2 * sizeof(*m));
+		m->type = EL_CW_STATUS;
+		if (el_client_request_at(cli->client, eps[i], m, m + 1) == EL_OK && m[1].err == EL_OK) {
+			print_status(cli, eps[i], &m[1]);
+			if (up++ == 0 || m[1].role == EL_LEADER)
+				members[0] = m[1];
+		} else if (cli->json) {
+			printf("{\"endpoint\":\"%s\",\"error\":\"%s\"}\n", eps[i],
+			       el_client_last_error(cli->client));
+		} else {
+			printf("%-28s unreachable: %s\n", eps[i], el_client_last_error(cli->client));
+		}
+	}
+	if (up > 0 && !cli->json) {
+		printf("members (as node %u sees them):\n", (unsigned)members->node);
+		for (unsigned i = 0; i < members->n_members; i++)
+			printf("  node %-3u %-20s %s%s\n", (unsigned)members->members[i].node,
+			       member_role(members->members[i].role),
+			       members->members[i].reachable ? "reachable" : "unreachable",
+			       members->members[i].node == members->leader ? ", leader" : "");
+	}
+	free(m);
+	free(members);
+	return up > 0 ? EL_EXIT_OK : EL_EXIT_UNAVAILABLE;
+}
+
+/* ---- locks ------------------------------------------------------------------ */
+
+int el_cli_locks(struct el_cli *cli, int argc, char **argv)
+{
+	if (help(cli, argc, argv, "usage: edgelock locks [--json]\n"
+			     "Every lock with its mode, holders, newest token and waiters.\n"))
+		return EL_EXIT_OK;
+	int rc = el_cli_connect(cli);
+	if (rc != 0)
+		return rc;
+	struct el_cw_msg *m = two_msgs();
+	uint64_t cursor = 0;
+	unsigned total = 0;
+	if (!cli->json)
+		printf("%-32s %-9s %-7s %-10s %s\n", "NAME", "MODE", "HOLDERS", "TOKEN", "WAITERS");
+	do {
+		memset(m, 0, 2 * sizeof(*m));
+		m->type = EL_CW_LIST;
+		m->cursor = cursor;
+		rc = el_client_request(cli->client, m, m + 1);
+		if (rc == EL_OK && m[1].err != EL_OK)
+			rc = m[1].err;
+		if (rc != EL_OK) {
+			free(m);
+			return el_cli_fail(cli, "list locks", rc);
+		}
+		for (unsigned i = 0; i < m[1].n_locks_listed; i++, total++) {
+			const struct el_cw_lock *l = &m[1].locks[i];
+			const char *mode = l->n_holders == 0 ? (l->delayed ? "delayed" : "free")
+					   : l->mode == EL_LOCK_SHARED ? "shared" : "exclusive";
+			if (cli->json)
+				printf("{\"name\":\"%.*s\",\"mode\":\"%s\",\"holders\":%u,\"token\":%" PRIu64
+				       ",\"waiters\":%u}\n", (int)l->name_len, l->name, mode, l->n_holders,
+				       l->token, l->n_waiters);
+			else
+				printf("%-32.*s %-9s %-7u %-10" PRIu64 " %u\n", (int)l->name_len, l->name, mode,
+				       l->n_holders, l->token, l->n_waiters);
+		}
+		cursor = m[1].cursor;
+	} while (cursor != 0);
+	if (!cli->json && total == 0)
+		printf("(no locks)\n");
+	free(m);
+	return EL_EXIT_OK;
+}
+
+/* ---- observe ------------------------------------------------------------------ */
+
+static volatile sig_atomic_t stop_observing;
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	stop_observing = 1;
+}
+
+static void print_holder(const struct el_cli *cli, const char *name, int rc,
+			 const struct el_lock_info *in)
+{
+	if (cli->json) {
+		printf("{\"name\":\"%s\",\"held\":%s,\"token\":%" PRIu64 ",\"holder\":\"%s\","
+		       "\"value\":\"%.*s\"}\n", name, rc == EL_OK && in->held ? "true" : "false",
+		       rc == EL_OK ? in->token : 0, rc == EL_OK ? in->holder : "",
+		       rc == EL_OK ? (int)in->value_len : 0, in->value);
+	} else if (rc == EL_OK && in->held) {
+		printf("%s: held by %s (session %" PRIu64 ", token %" PRIu64 ")%s%.*s\n", name,
+		       in->holder[0] ? in->holder : "a client", in->holder_session, in->token,
+		       in->value_len ? ", value " : "", (int)in->value_len, in->value);
+	} else {
+		printf("%s: free\n", name);
+	}
+	fflush(stdout);
+}
+
+int el_cli_observe(struct el_cli *cli, int argc, char **argv)
+{
+	static const char text[] = "usage: edgelock observe NAME [--json]\n"
+				   "Print who holds NAME (and an election's value), then every\n"
+				   "change, until interrupted.\n";
+	if (help(cli, argc, argv, text))
+		return EL_EXIT_OK;
+	argc = args_of(argc, argv);
+	if (argc != 2 || argv[1][0] == '-') {
+		fputs(text, stderr);
+		return EL_EXIT_USAGE;
+	}
+	int rc = el_cli_connect(cli);
+	if (rc != 0)
+		return rc;
+	signal(SIGINT, on_stop);
+	signal(SIGTERM, on_stop);
+	el_session *s;
+	if ((rc = el_session_open(cli->client, 10000, &s)) != EL_OK ||
+	    (rc = el_watch(s, argv[1])) != EL_OK)
+		return el_cli_fail(cli, "observe", rc);
+	struct el_lock_info info;
+	rc = el_query(cli->client, argv[1], &info);
+	print_holder(cli, argv[1], rc, &info);
+	while (!stop_observing && el_session_state(s, NULL) != EL_LEASE_LOST) {
+		struct el_event ev;
+		if (el_next_event(s, &ev, 200) != EL_OK)
+			continue;
+		if (ev.kind == EL_EVENT_HOLDER_CHANGED || ev.kind == EL_EVENT_VALUE_CHANGED ||
+		    ev.kind == EL_EVENT_GAP) {
+			if (ev.kind == EL_EVENT_GAP)
+				el_watch(s, argv[1]); /* a new connection: watch again */
+			rc = el_query(cli->client, argv[1], &info);
+			print_holder(cli, argv[1], rc, &info);
+		}
+	}
+	el_session_close(s);
+	return EL_EXIT_OK;
+}
+
+/* ---- members, transfer-leader -------------------------------------------------- */
+
+static int admin(struct el_cli *cli, struct el_cw_msg *m, const char *what)
+{
+	int rc = el_cli_connect(cli);
+	if (rc != 0)
+		return rc;
+	rc = el_client_request(cli->client, m, m + 1);
+	if (rc == EL_OK && m[1].err != EL_OK) {
+		fprintf(stderr, "edgelock: %s: %s%s\n", what, el_strerror(m[1].err),
+			m[1].err == EL_EBUSY ? " (another change is in progress; try again)" : "");
+		return m[1].err == EL_EPERM ? EL_EXIT_NOPERM : EL_EXIT_FAILED;
+	}
+	if (rc != EL_OK)
+		return el_cli_fail(cli, what, rc);
+	printf("%s: proposed at index %" PRIu64 "\n", what, m[1].index);
+	return EL_EXIT_OK;
+}
+
+static bool node_id(const char *s, el_id_t *id)
+{
+	char *end;
+	const unsigned long v = strtoul(s, &end, 10);
+	if (*s == '\0' || *end != '\0' || v == 0 || v > 0xFFFFFFFEul)
+		return false;
+	*id = (el_id_t)v;
+	return true;
+}
+
+static void text_field(char *dst, uint8_t *len, const char *src, size_t cap)
+{
+	const size_t n = strlen(src);
+	*len = (uint8_t)(n < cap ? n : cap);
+	memcpy(dst, src, *len);
+}
+
+int el_cli_members(struct el_cli *cli, int argc, char **argv)
+{
+	static const char text[] =
+		"usage: edgelock members list\n"
+		"       edgelock members add ID PEER_ADDR CLIENT_ADDR [--learner]\n"
+		"       edgelock members remove ID | promote ID\n"
+		"Show or change the cluster's members (one change at a time). A new\n"
+		"member catches up as a learner and is promoted unless --learner.\n";
+	if (help(cli, argc, argv, text))
+		return EL_EXIT_OK;
+	if (argc >= 2 && strcmp(argv[1], "list") == 0)
+		return el_cli_status(cli, 1, argv);
+	struct el_cw_msg *m = two_msgs();
+	int rc = EL_EXIT_USAGE;
+	if (argc >= 5 && strcmp(argv[1], "add") == 0 && node_id(argv[2], &m->node)) {
+		m->type = EL_CW_MEMBER_ADD;
+		text_field(m->peer_addr, &m->peer_addr_len, argv[3], sizeof m->peer_addr);
+		text_field(m->client_addr, &m->client_addr_len, argv[4], sizeof m->client_addr);
+		m->learner = argc == 6 && strcmp(argv[5], "--learner") == 0;
+		if (argc == 5 || m->learner)
+			rc = admin(cli, m, "add member");
+	} else if (argc == 3 && strcmp(argv[1], "remove") == 0 && node_id(argv[2], &m->node)) {
+		m->type = EL_CW_MEMBER_REMOVE;
+		rc = admin(cli, m, "remove member");
+	} else if (argc == 3 && strcmp(argv[1], "promote") == 0 && node_id(argv[2], &m->node)) {
+		m->type = EL_CW_MEMBER_PROMOTE;
+		rc = admin(cli, m, "promote member");
+	}
+	if (rc == EL_EXIT_USAGE)
+		fputs(text, stderr);
+	free(m);
+	return rc;
+}
+
+int el_cli_transfer(struct el_cli *cli, int argc, char **argv)
+{
+	static const char text[] = "usage: edgelock transfer-leader [ID]\n"
+				   "Hand leadership to node ID, or to the most caught-up voter.\n";
+	if (help(cli, argc, argv, text))
+		return EL_EXIT_OK;
+	struct el_cw_msg *m = two_msgs();
+	int rc = EL_EXIT_USAGE;
+	m->type = EL_CW_TRANSFER;
+	if (argc == 1 || (argc == 2 && node_id(argv[1], &m->node)))
+		rc = admin(cli, m, "transfer leadership");
+	else
+		fputs(text, stderr);
+	free(m);
+	return rc;
+}

@@ -1,0 +1,235 @@
+/*
+ * config.c - edgelockd's config file and flags (el_daemon_config.h).
+ *
+ * libinih calls us once per key but does not say on which line; reading
+ * through ini_parse_stream with our own line reader lets every message name
+ * its line.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <ini.h>
+
+#include "el_daemon_config.h"
+#include "el_error.h"
+#include "el_platform.h"
+
+struct reader {
+	FILE *f;
+	const char *file;
+	int line;
+	int errors;
+	struct el_dcfg *cfg;
+};
+
+void el_dcfg_defaults(struct el_dcfg *c)
+{
+	memset(c, 0, sizeof *c);
+	snprintf(c->cluster, sizeof c->cluster, "edgelock");
+	c->client_cert_required = true;
+	c->election_ms = 1000;
+	c->heartbeat_ms = 100;
+	c->check_quorum = true;
+	c->max_clients = 1024;
+	c->client_queue = 1024;
+	c->peer_queue = 1024;
+	c->log_level = EL_LOG_INFO;
+}
+
+static int bad(const char *where, const char *section, const char *key, const char *why,
+	       const char *value)
+{
+	fprintf(stderr, "edgelockd: %s: [%s] %s = \"%s\": %s\n", where, section, key, value, why);
+	return EL_EINVAL;
+}
+
+static int set_u32(uint32_t *out, const char *v, uint32_t lo, uint32_t hi)
+{
+	char *end;
+	errno = 0;
+	unsigned long long x = strtoull(v, &end, 10);
+	if (errno != 0 || end == v || *end != '\0' || v[0] == '-' || x < lo || x > hi)
+		return EL_EINVAL;
+	*out = (uint32_t)x;
+	return EL_OK;
+}
+
+static int set_bool(bool *out, const char *v)
+{
+	if (!strcasecmp(v, "true") || !strcasecmp(v, "yes") || !strcmp(v, "1"))
+		*out = true;
+	else if (!strcasecmp(v, "false") || !strcasecmp(v, "no") || !strcmp(v, "0"))
+		*out = false;
+	else
+		return EL_EINVAL;
+	return EL_OK;
+}
+
+static int set_str(char *out, size_t cap, const char *v)
+{
+	if (v[0] == '\0' || strlen(v) >= cap)
+		return EL_EINVAL;
+	memcpy(out, v, strlen(v) + 1);
+	return EL_OK;
+}
+
+static int set_addr(char *out, const char *v)
+{
+	if (strncmp(v, "tls+tcp://", 10) != 0 || strrchr(v + 10, ':') == NULL)
+		return EL_EINVAL;
+	return set_str(out, EL_CW_ADDR_MAX, v);
+}
+
+static int set_peer(struct el_dcfg *c, const char *key, const char *v)
+{
+	uint32_t id;
+	if (set_u32(&id, key, 1, UINT32_MAX) != EL_OK)
+		return EL_EINVAL;
+	for (uint32_t i = 0; i < c->n_peers; i++)
+		if (c->peers[i].id == id)
+			return set_addr(c->peers[i].addr, v);
+	if (c->n_peers == EL_DCFG_PEERS_MAX || c->n_peers == EL_NODES_MAX)
+		return EL_EFULL;
+	c->peers[c->n_peers].id = id;
+	if (set_addr(c->peers[c->n_peers].addr, v) != EL_OK)
+		return EL_EINVAL;
+	c->n_peers++;
+	return EL_OK;
+}
+
+static int set_level(int *out, const char *v)
+{
+	static const char *names[] = { "debug", "info", "warn", "error" };
+	for (int i = 0; i < 4; i++)
+		if (!strcasecmp(v, names[i])) {
+			*out = i;
+			return EL_OK;
+		}
+	return EL_EINVAL;
+}
+
+#define IS(s, k) (!strcmp(section, s) && !strcmp(key, k))
+
+int el_dcfg_set(struct el_dcfg *c, const char *section, const char *key, const char *v,
+		const char *where)
+{
+	int rc;
+	const char *why = "invalid value";
+	if (IS("node", "id"))
+		rc = set_u32(&c->id, v, 1, UINT32_MAX), why = "must be a node id 1..4294967295";
+	else if (IS("node", "data_dir"))
+		rc = set_str(c->data_dir, sizeof c->data_dir, v), why = "must be a path";
+	else if (IS("node", "peer_addr"))
+		rc = set_addr(c->peer_addr, v), why = "must be tls+tcp://HOST:PORT (under 96 chars)";
+	else if (IS("node", "client_addr"))
+		rc = set_addr(c->client_addr, v), why = "must be tls+tcp://HOST:PORT (under 96 chars)";
+	else if (IS("node", "cluster"))
+		rc = set_str(c->cluster, sizeof c->cluster, v), why = "must be a name under 64 chars";
+	else if (IS("tls", "ca_file"))
+		rc = set_str(c->ca_file, sizeof c->ca_file, v), why = "must be a path";
+	else if (IS("tls", "cert_key_file"))
+		rc = set_str(c->cert_key_file, sizeof c->cert_key_file, v), why = "must be a path";
+	else if (IS("tls", "client_auth")) {
+		rc = EL_OK;
+		why = "must be required or optional";
+		if (!strcmp(v, "required"))
+			c->client_cert_required = true;
+		else if (!strcmp(v, "optional"))
+			c->client_cert_required = false;
+		else
+			rc = EL_EINVAL;
+	} else if (!strcmp(section, "peers"))
+		rc = set_peer(c, key, v), why = "must be <node id> = tls+tcp://HOST:PORT, at most 7";
+	else if (IS("timing", "election_ms"))
+		rc = set_u32(&c->election_ms, v, 50, 60000), why = "must be 50..60000";
+	else if (IS("timing", "heartbeat_ms"))
+		rc = set_u32(&c->heartbeat_ms, v, 5, 10000), why = "must be 5..10000";
+	else if (IS("timing", "check_quorum"))
+		rc = set_bool(&c->check_quorum, v), why = "must be true or false";
+	else if (IS("limits", "max_clients"))
+		rc = set_u32(&c->max_clients, v, 1, 65000), why = "must be 1..65000";
+	else if (IS("limits", "client_queue"))
+		rc = set_u32(&c->client_queue, v, 16, 1000000), why = "must be 16..1000000";
+	else if (IS("limits", "peer_queue"))
+		rc = set_u32(&c->peer_queue, v, 16, 1000000), why = "must be 16..1000000";
+	else if (IS("log", "level"))
+		rc = set_level(&c->log_level, v), why = "must be debug, info, warn or error";
+	else
+		rc = EL_EINVAL, why = "unknown key";
+	return rc == EL_OK ? EL_OK : bad(where, section, key, why, v);
+}
+
+static int handler(void *user, const char *section, const char *key, const char *value)
+{
+	struct reader *r = user;
+	char where[EL_DCFG_PATH_MAX + 32];
+	snprintf(where, sizeof where, "%s:%d", r->file, r->line);
+	if (el_dcfg_set(r->cfg, section, key, value, where) != EL_OK)
+		r->errors++;
+	return 1; /* go on: report every problem */
+}
+
+static char *read_line(char *str, int num, void *stream)
+{
+	struct reader *r = stream;
+	char *s = fgets(str, num, r->f);
+	if (s != NULL)
+		r->line++;
+	return s;
+}
+
+int el_dcfg_load(struct el_dcfg *c, const char *file)
+{
+	struct reader r = { .file = file, .cfg = c };
+	r.f = fopen(file, "r");
+	if (r.f == NULL) {
+		fprintf(stderr, "edgelockd: %s: cannot open: %s\n", file, strerror(errno));
+		return EL_EINVAL;
+	}
+	int rc = ini_parse_stream(read_line, &r, handler, &r);
+	fclose(r.f);
+	if (rc > 0) {
+		fprintf(stderr, "edgelockd: %s:%d: not a section, key = value or comment\n", file,
+			rc);
+		r.errors++;
+	}
+	return r.errors == 0 && rc >= 0 ? EL_OK : EL_EINVAL;
+}
+
+static int missing(const char *where, const char *what)
+{
+	fprintf(stderr, "edgelockd: %s: missing %s\n", where, what);
+	return EL_EINVAL;
+}
+
+int el_dcfg_check(const struct el_dcfg *c, const char *where)
+{
+	int rc = EL_OK;
+	if (c->id == 0)
+		rc = missing(where, "[node] id (or --id)");
+	if (c->data_dir[0] == '\0')
+		rc = missing(where, "[node] data_dir (or --data-dir)");
+	if (c->peer_addr[0] == '\0')
+		rc = missing(where, "[node] peer_addr");
+	if (c->client_addr[0] == '\0')
+		rc = missing(where, "[node] client_addr");
+	if (c->ca_file[0] == '\0')
+		rc = missing(where, "[tls] ca_file");
+	if (c->cert_key_file[0] == '\0')
+		rc = missing(where, "[tls] cert_key_file");
+	if (c->heartbeat_ms * 3 > c->election_ms) {
+		fprintf(stderr, "edgelockd: %s: [timing] heartbeat_ms (%u) must be at most a third "
+			"of election_ms (%u)\n", where, c->heartbeat_ms, c->election_ms);
+		rc = EL_EINVAL;
+	}
+	for (uint32_t i = 0; i < c->n_peers; i++)
+		if (c->peers[i].id == c->id && strcmp(c->peers[i].addr, c->peer_addr) != 0) {
+			fprintf(stderr, "edgelockd: %s: [peers] %u = %s differs from [node] "
+				"peer_addr %s\n", where, c->id, c->peers[i].addr, c->peer_addr);
+			rc = EL_EINVAL;
+		}
+	return rc;
+}

@@ -1,0 +1,293 @@
+/*
+ * daemon.c - edgelockd's loop (DESIGN.md "edgelockd, the loop").
+ *
+ * One thread owns the node. Each turn: wait on the network's wake fd until
+ * input or the node's next deadline; drain everything queued (peer messages
+ * stepped in, client requests submitted); tick when due; then run the ready
+ * loop: persist the whole batch with one fsync (port/posix, group commit),
+ * only then send Raft messages, deliver replies and events, and advance.
+ * A storage failure stops the loop before anything of that batch is sent or
+ * acknowledged (the node must restart and recover).
+ *
+ * Start: a new cluster is bootstrapped only with --bootstrap on an empty data
+ * directory; a node joining an existing cluster starts empty with --join and
+ * waits to be added; a plain start needs a directory that holds state. So a
+ * node never silently starts a second cluster over existing data.
+ * Stop (SIGTERM): a leader hands leadership to a caught-up voter with a live
+ * link first, then the node exits within a few seconds.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "el_daemon.h"
+#include "el_error.h"
+#include "el_peer_hello.h"
+#include "el_platform.h"
+#include "el_storage_raft.h"
+
+#define TURN_MAX_MS 100     /* wake at least this often */
+#define BATCHES_PER_TURN 64 /* ready batches per turn before reading input again */
+#define STOP_MAX_MS 3000    /* a leader's grace to transfer leadership */
+#define STOP_FLUSH_MS 200   /* let queued frames leave before closing */
+
+/* True when dir holds Raft state (a snapshot or WAL segments). */
+static bool has_state(const char *dir)
+{
+	DIR *dp = opendir(dir);
+	bool found = false;
+	if (dp == NULL)
+		return false;
+	for (struct dirent *e = readdir(dp); e != NULL && !found; e = readdir(dp))
+		found = strcmp(e->d_name, "snapshot") == 0 || strncmp(e->d_name, "wal-", 4) == 0;
+	closedir(dp);
+	return found;
+}
+
+static int check_start_mode(const struct el_daemon *d, bool bootstrap, bool join)
+{
+	bool state = has_state(d->cfg.data_dir);
+	if (bootstrap && state) {
+		el_log(EL_LOG_ERROR, "data_dir %s already holds a cluster's state: refusing to "
+		       "bootstrap a second cluster over it (start without --bootstrap)",
+		       d->cfg.data_dir);
+		return EL_EINVAL;
+	}
+	if (!bootstrap && !join && !state) {
+		el_log(EL_LOG_ERROR, "data_dir %s is empty: start a new cluster with --bootstrap, "
+		       "or join an existing one with --join and `edgelock members add`",
+		       d->cfg.data_dir);
+		return EL_EINVAL;
+	}
+	return EL_OK;
+}
+
+static int bootstrap_conf(struct el_daemon *d)
+{
+	struct el_conf c = { 0 };
+	bool self = false;
+	for (uint32_t i = 0; i < d->cfg.n_peers; i++) {
+		c.m[c.n++] = (struct el_member){ d->cfg.peers[i].id, EL_MEMBER_VOTER };
+		self = self || d->cfg.peers[i].id == d->cfg.id;
+	}
+	if (!self) {
+		el_log(EL_LOG_ERROR, "--bootstrap: [peers] must list every initial member, this "
+		       "node (%u) too", d->cfg.id);
+		return EL_EINVAL;
+	}
+	el_log(EL_LOG_INFO, "bootstrapping a new cluster of %u voters", c.n);
+	return el_raft_bootstrap(el_node_raft(d->node), &c);
+}
+
+static int open_node(struct el_daemon *d, bool bootstrap)
+{
+	const struct el_node_config nc = { .raft = {
+		.id = d->cfg.id,
+		.election_ms_min = d->cfg.election_ms,
+		.heartbeat_ms = d->cfg.heartbeat_ms,
+		.prevote = true,
+		.check_quorum = d->cfg.check_quorum,
+	} };
+	uint64_t seed = 0;
+	int rc = el_random_seed(&seed);
+	if (rc == EL_OK)
+		rc = el_storage_open(&d->st, d->cfg.data_dir, NULL);
+	if (rc != EL_OK) {
+		el_log(EL_LOG_ERROR, "data_dir %s: %s", d->cfg.data_dir, el_strerror(rc));
+		return rc;
+	}
+	d->node = calloc(1, sizeof *d->node);
+	if (d->node == NULL)
+		return EL_EFULL;
+	rc = el_node_init(d->node, &nc, seed);
+	if (rc == EL_OK)
+		rc = bootstrap ? bootstrap_conf(d) : el_storage_load_raft(d->st, el_node_raft(d->node));
+	if (rc != EL_OK) {
+		el_log(EL_LOG_ERROR, "cannot start the node: %s", el_strerror(rc));
+		return rc;
+	}
+	d->now_ms = el_now_ms();
+	el_node_start(d->node, d->now_ms);
+	const struct el_raft *r = el_node_raft(d->node);
+	el_log(EL_LOG_INFO, "node %u: term %llu, log up to %llu, %u members", d->cfg.id,
+	       (unsigned long long)el_raft_term(r), (unsigned long long)el_raft_last_index(r),
+	       el_raft_conf(r)->n);
+	return EL_OK;
+}
+
+static int open_net(struct el_daemon *d)
+{
+	const struct el_net_config nc = {
+		.peer_listen = d->cfg.peer_addr,
+		.client_listen = d->cfg.client_addr,
+		.ca_file = d->cfg.ca_file,
+		.cert_key_file = d->cfg.cert_key_file,
+		.client_cert_required = d->cfg.client_cert_required,
+		.max_clients = d->cfg.max_clients,
+		.peer_frame_max = EL_WIRE_MSG_MAX,
+		.client_frame_max = EL_CW_FRAME_MAX,
+		.client_sendq_max = d->cfg.client_queue,
+		.peer_sendq_max = d->cfg.peer_queue,
+		.inq_per_conn_max = 256,
+	};
+	int rc = el_net_start(&d->net, &nc);
+	if (rc != EL_OK)
+		return rc;
+	el_d_book_set(d, d->cfg.id, d->cfg.peer_addr, (uint32_t)strlen(d->cfg.peer_addr),
+		      d->cfg.client_addr, (uint32_t)strlen(d->cfg.client_addr));
+	for (uint32_t i = 0; i < d->cfg.n_peers; i++)
+		el_d_book_set(d, d->cfg.peers[i].id, d->cfg.peers[i].addr,
+			      (uint32_t)strlen(d->cfg.peers[i].addr), "", 0);
+	el_log(EL_LOG_INFO, "listening: peers %s, clients %s", d->cfg.peer_addr,
+	       d->cfg.client_addr);
+	return EL_OK;
+}
+
+int el_d_open(struct el_daemon *d, bool bootstrap, bool join)
+{
+	d->cluster = el_peer_digest(d->cfg.cluster);
+	int rc = check_start_mode(d, bootstrap, join);
+	if (rc == EL_OK)
+		rc = open_node(d, bootstrap);
+	if (rc == EL_OK)
+		rc = open_net(d);
+	return rc;
+}
+
+void el_d_close(struct el_daemon *d)
+{
+	if (d->net != NULL)
+		el_net_stop(d->net);
+	if (d->st != NULL)
+		el_storage_close(d->st);
+	free(d->node);
+	d->net = NULL;
+	d->st = NULL;
+	d->node = NULL;
+}
+
+/* Steps 1-4 of the ready loop; a storage error ends the loop (sticky). */
+static int ready_loop(struct el_daemon *d)
+{
+	for (int k = 0; k < BATCHES_PER_TURN && el_node_has_ready(d->node); k++) {
+		struct el_node_ready rd;
+		el_node_ready(d->node, &rd);
+		int rc = el_storage_persist_ready(d->st, &rd.raft, el_node_raft(d->node));
+		if (rc != EL_OK) {
+			el_log(EL_LOG_ERROR, "storage failed (%s): stopping without acknowledging "
+			       "anything more; restart to recover", el_strerror(rc));
+			return rc;
+		}
+		for (uint32_t i = 0; i < rd.raft.n_msgs; i++)
+			el_d_peer_send(d, &rd.raft.msgs[i]);
+		for (uint32_t i = 0; i < rd.n_replies; i++)
+			el_d_reply(d, &rd.replies[i]);
+		for (uint32_t i = 0; i < rd.n_events; i++)
+			el_d_event(d, &rd.events[i]);
+		if (rd.events_dropped > 0)
+			el_d_gap(d);
+		rc = el_node_advance(d->node, &rd, d->now_ms);
+		if (rc != EL_OK) {
+			el_log(EL_LOG_ERROR, "node stopped: %s", el_strerror(rc));
+			return rc;
+		}
+	}
+	return EL_OK;
+}
+
+static void drain_input(struct el_daemon *d)
+{
+	struct el_net_item *it = el_net_drain(d->net);
+	while (it != NULL) {
+		struct el_net_item *next = it->next;
+		switch (it->kind) {
+		case EL_NET_PEER_FRAME: el_d_peer_frame(d, it->conn, it->data, it->len); break;
+		case EL_NET_PEER_CLOSED: el_d_peer_closed(d, it->conn); break;
+		case EL_NET_CLIENT_FRAME: el_d_client_frame(d, it->conn, it->data, it->len); break;
+		case EL_NET_CLIENT_CLOSED: el_d_client_closed(d, it->conn); break;
+		case EL_NET_CLIENT_BAD: el_d_client_bad(d, it->conn); break;
+		case EL_NET_PEER_DIALED: el_d_peer_dialed(d, it->conn, it->peer); break;
+		case EL_NET_PEER_OUT_FRAME: el_d_peer_out_frame(d, it->conn, it->peer); break;
+		/* Accepted connections: the place for issue 12's challenge. */
+		case EL_NET_PEER_OPENED:
+		case EL_NET_CLIENT_OPENED: break;
+		default: break;
+		}
+		el_net_item_free(d->net, it);
+		it = next;
+	}
+}
+
+static void begin_stop(struct el_daemon *d)
+{
+	struct el_raft *r = el_node_raft(d->node);
+	d->stopping = true;
+	d->stop_deadline_ms = d->now_ms + STOP_FLUSH_MS;
+	if (el_raft_state(r) != EL_LEADER) {
+		el_log(EL_LOG_INFO, "stopping");
+		return;
+	}
+	const struct el_conf *c = el_raft_conf(r);
+	for (uint32_t i = 0; i < c->n; i++) {
+		el_id_t id = c->m[i].id;
+		if (id == d->cfg.id || c->m[i].role != EL_MEMBER_VOTER || !el_net_peer_up(d->net, id))
+			continue;
+		if (el_raft_transfer(r, id, d->now_ms) == EL_OK) {
+			el_log(EL_LOG_INFO, "stopping: handing leadership to node %u", id);
+			d->stop_deadline_ms = d->now_ms + STOP_MAX_MS;
+			return;
+		}
+	}
+	el_log(EL_LOG_WARN, "stopping: no voter to hand leadership to");
+}
+
+/* A stopping leader waits until it has handed over, then flushes briefly. */
+static bool stop_done(struct el_daemon *d)
+{
+	if (el_raft_state(el_node_raft(d->node)) != EL_LEADER &&
+	    d->stop_deadline_ms > d->now_ms + STOP_FLUSH_MS)
+		d->stop_deadline_ms = d->now_ms + STOP_FLUSH_MS;
+	return d->now_ms >= d->stop_deadline_ms;
+}
+
+/* One line whenever the role, term or known leader changes. */
+static void log_role(struct el_daemon *d)
+{
+	const struct el_raft *r = el_node_raft(d->node);
+	static const char *names[] = { "follower", "pre-candidate", "candidate", "leader" };
+	uint64_t key = el_raft_term(r) << 8 ^ (uint64_t)el_raft_state(r) << 4 ^ el_raft_leader(r);
+	if (key == d->role_key)
+		return;
+	d->role_key = key;
+	el_log(EL_LOG_INFO, "node %u: %s, term %llu, leader %u", d->cfg.id,
+	       names[el_raft_state(r) & 3], (unsigned long long)el_raft_term(r), el_raft_leader(r));
+}
+
+int el_d_run(struct el_daemon *d, const volatile int *stop_signal)
+{
+	for (;;) {
+		log_role(d);
+		d->now_ms = el_now_ms();
+		if (*stop_signal && !d->stopping)
+			begin_stop(d);
+		if (d->stopping && stop_done(d))
+			return EL_OK;
+		uint64_t due = el_node_deadline(d->node);
+		uint64_t wait = due <= d->now_ms ? 0 : due - d->now_ms;
+		struct pollfd pfd = { .fd = el_net_fd(d->net), .events = POLLIN };
+		if (poll(&pfd, 1, (int)(wait < TURN_MAX_MS ? wait : TURN_MAX_MS)) < 0 &&
+		    errno != EINTR)
+			return EL_EIO;
+		d->now_ms = el_now_ms();
+		drain_input(d);
+		el_d_expiring(d);
+		if (d->now_ms >= el_node_deadline(d->node))
+			el_node_tick(d->node, d->now_ms);
+		int rc = ready_loop(d);
+		if (rc != EL_OK)
+			return rc;
+	}
+}

@@ -1,0 +1,108 @@
+/*
+ * el_daemon.h - edgelockd's state, shared by its files:
+ *   main.c     flags, config, start and stop
+ *   daemon.c   the loop: drain input, step, ready (persist, send, reply), advance
+ *   serve.c    client requests -> node calls, node replies/events -> frames
+ *   peers.c    peer frames (hello, Raft messages) and the address book
+ *
+ * One thread owns everything here; el_net's callbacks only queue frames.
+ */
+#ifndef EL_DAEMON_H
+#define EL_DAEMON_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "el_client_wire.h"
+#include "el_daemon_config.h"
+#include "el_net.h"
+#include "el_node.h"
+#include "el_storage.h"
+#include "el_wire.h"
+
+/* Requests in flight: node commands plus linearizable reads. */
+#define EL_D_PENDING (EL_PENDING_MAX + EL_READS_MAX)
+#define EL_D_INBOUND_MAX 64 /* accepted peer connections */
+
+struct el_d_pending {
+	uint64_t req_id; /* 0: free */
+	uint64_t conn;
+	uint64_t client_id;
+	uint64_t cursor; /* LIST */
+	uint32_t limit;
+	uint8_t type;    /* the request's el_cw_type */
+	uint8_t name_len;
+	char name[EL_NAME_MAX];
+};
+
+/* Where a node can be reached: from the config, hellos and MEMBER_ADD. */
+struct el_d_book {
+	el_id_t id;
+	char peer_addr[EL_CW_ADDR_MAX];
+	char client_addr[EL_CW_ADDR_MAX];
+};
+
+struct el_d_inbound {
+	uint64_t conn; /* 0: free */
+	el_id_t node;  /* 0 until its hello */
+};
+
+/* The client connection a session's events go to. */
+struct el_d_attach {
+	uint64_t session;
+	uint64_t conn;
+	bool warned; /* SESSION_EXPIRING sent for the current lease */
+};
+
+struct el_daemon {
+	struct el_dcfg cfg;
+	struct el_node *node;
+	struct el_storage *st;
+	struct el_net *net;
+	uint64_t now_ms;
+	uint64_t req_seq;
+	uint64_t cluster;
+	bool stopping;
+	uint64_t stop_deadline_ms;
+	uint64_t role_key; /* last role/term/leader logged */
+	uint32_t expiring_cursor; /* next attach slot el_d_expiring looks at */
+	struct el_d_pending pending[EL_D_PENDING];
+	struct el_d_book book[EL_DCFG_PEERS_MAX];
+	struct el_d_inbound inbound[EL_D_INBOUND_MAX];
+	struct el_d_attach attach[EL_SESSIONS_MAX]; /* by session slot of the lock table */
+	uint64_t peer_frames_refused;
+	uint64_t client_frames_refused;
+	/* scratch */
+	struct el_cw_msg req, rep;
+	struct el_lock_query q;
+	struct el_entry entries[EL_MSG_ENTRIES_MAX];
+	uint8_t buf[EL_WIRE_MSG_MAX > EL_CW_MSG_MAX ? EL_WIRE_MSG_MAX : EL_CW_MSG_MAX];
+};
+
+/* daemon.c */
+int el_d_open(struct el_daemon *d, bool bootstrap, bool join);
+int el_d_run(struct el_daemon *d, const volatile int *stop_signal);
+void el_d_close(struct el_daemon *d);
+
+/* serve.c */
+void el_d_client_frame(struct el_daemon *d, uint64_t conn, const uint8_t *buf, uint32_t len);
+void el_d_client_bad(struct el_daemon *d, uint64_t conn);
+void el_d_client_closed(struct el_daemon *d, uint64_t conn);
+void el_d_reply(struct el_daemon *d, const struct el_node_reply *r);
+void el_d_event(struct el_daemon *d, const struct el_lock_event *e);
+void el_d_gap(struct el_daemon *d);
+void el_d_expiring(struct el_daemon *d);
+void el_d_send(struct el_daemon *d, uint64_t conn, const struct el_cw_msg *m, bool close_after);
+
+/* peers.c */
+void el_d_peer_frame(struct el_daemon *d, uint64_t conn, const uint8_t *buf, uint32_t len);
+void el_d_peer_closed(struct el_daemon *d, uint64_t conn);
+void el_d_peer_dialed(struct el_daemon *d, uint64_t conn, el_id_t peer);
+void el_d_peer_out_frame(struct el_daemon *d, uint64_t conn, el_id_t peer);
+void el_d_peer_send(struct el_daemon *d, const struct el_msg *m);
+const struct el_d_book *el_d_book_find(const struct el_daemon *d, el_id_t id);
+void el_d_book_set(struct el_daemon *d, el_id_t id, const char *peer, uint32_t peer_len,
+		   const char *client, uint32_t client_len);
+int el_d_hello(const struct el_daemon *d, uint8_t *buf, uint32_t cap);
+
+#endif /* EL_DAEMON_H */

@@ -1,0 +1,63 @@
+/*
+ * el_daemon_config.h - edgelockd's settings: the config file (INI, read with
+ * Debian's libinih) and the command-line flags that override it.
+ *
+ *   [node]    id, data_dir, peer_addr, client_addr, cluster
+ *   [tls]     ca_file, cert_key_file, client_auth = required | optional
+ *   [peers]   <id> = <peer address>    every initial member, this node too
+ *   [timing]  election_ms, heartbeat_ms, check_quorum
+ *   [limits]  max_clients, client_queue, peer_queue
+ *   [log]     level = debug | info | warn | error
+ *
+ * Every bad value is reported as "FILE:LINE: [section] key: why" and every
+ * missing required key by name; el_dcfg_load reports them all, not just the
+ * first, and fails if there was any.
+ */
+#ifndef EL_DAEMON_CONFIG_H
+#define EL_DAEMON_CONFIG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "el_client_wire.h"
+#include "el_raft.h"
+
+#define EL_DCFG_PATH_MAX 512
+#define EL_DCFG_PEERS_MAX 16
+
+struct el_dcfg_peer {
+	el_id_t id;
+	char addr[EL_CW_ADDR_MAX];
+};
+
+struct el_dcfg {
+	el_id_t id;
+	char data_dir[EL_DCFG_PATH_MAX];
+	char peer_addr[EL_CW_ADDR_MAX];
+	char client_addr[EL_CW_ADDR_MAX];
+	char cluster[64];
+	char ca_file[EL_DCFG_PATH_MAX];
+	char cert_key_file[EL_DCFG_PATH_MAX];
+	bool client_cert_required;
+	uint32_t election_ms;
+	uint32_t heartbeat_ms;
+	bool check_quorum;
+	uint32_t max_clients;
+	uint32_t client_queue;
+	uint32_t peer_queue;
+	int log_level; /* enum el_log_level */
+	uint32_t n_peers;
+	struct el_dcfg_peer peers[EL_DCFG_PEERS_MAX];
+};
+
+/* Defaults for everything that has one. */
+void el_dcfg_defaults(struct el_dcfg *c);
+/* Read FILE into c; prints every problem to stderr; 0 or EL_EINVAL. */
+int el_dcfg_load(struct el_dcfg *c, const char *file);
+/* Set one key as the file would ("node", "id", "3"); for flags. */
+int el_dcfg_set(struct el_dcfg *c, const char *section, const char *key, const char *value,
+		const char *where);
+/* Cross-field checks (required keys, heartbeat < election, ...). */
+int el_dcfg_check(const struct el_dcfg *c, const char *where);
+
+#endif /* EL_DAEMON_CONFIG_H */

@@ -1,0 +1,40 @@
+/*
+ * el_gateway_config.h - the capacity profile of edgelockd on a Linux gateway
+ * (the firmware profile in core/el_config.h stays as it is). Read through
+ * -DEL_CONFIG_FILE: the daemon builds its own copy of the core and of
+ * port/posix with these limits, since struct layouts depend on them.
+ *
+ * A gateway serves a fleet: thousands of devices, each a session with a few
+ * locks; about a thousand client connections. Every node of one cluster must
+ * be built with the same profile (the peer hello carries its digest and a
+ * node refuses a peer whose digest differs).
+ *
+ * Memory: sizeof(struct el_node) with these limits is printed by
+ * `edgelockd --version`; the daemon allocates it once at start.
+ * Cost: the core's lookups and timers are being indexed (the core-scale
+ * issue); until then a command's cost grows with the tables, and the daemon
+ * is correct but slower at full load.
+ */
+#ifndef EL_GATEWAY_CONFIG_H
+#define EL_GATEWAY_CONFIG_H
+
+#define EL_NODES_MAX 7
+#define EL_ENTRY_DATA_MAX 256
+#define EL_LOG_WINDOW 4096          /* > requests in flight, room to compact */
+#define EL_COMPACT_THRESHOLD 2048
+#define EL_MSG_ENTRIES_MAX 64
+#define EL_INFLIGHT_MAX 16
+#define EL_SESSIONS_MAX 8192
+#define EL_LOCKS_MAX 32768
+#define EL_WAITERS_MAX 32768
+/* Holds and waits share one pool indexed by 16 bits (EL_CLAIMS_MAX < 65535). */
+#define EL_HOLDS_MAX 32766
+#define EL_WATCHES_MAX 8192
+#define EL_VALUES_MAX 2048
+#define EL_PENDING_MAX 1024         /* client commands in flight */
+#define EL_READS_MAX 256            /* linearizable reads in flight */
+#define EL_SNAPSHOT_CHUNK (32 * 1024)
+#define EL_SNAPSHOT_MAX (8 * 1024 * 1024) /* a full table is about 7 MiB */
+#define EL_LOCK_EVENTS_MAX 64
+
+#endif /* EL_GATEWAY_CONFIG_H */

@@ -1,0 +1,189 @@
+/*
+ * main.c - edgelockd: flags, config, signals; the loop lives in daemon.c.
+ *
+ * Exit status: 0 a clean stop (SIGTERM/SIGINT) or --help/--check-config ok;
+ * 1 usage or config errors; 2 could not start (data dir, storage, listen);
+ * 3 stopped by a storage failure while running.
+ */
+#include <signal.h>
+#include <sys/resource.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "el_daemon.h"
+#include "el_error.h"
+#include "el_peer_hello.h"
+#include "el_platform.h"
+
+static volatile int stop_signal;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_signal = 1;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: edgelockd -c FILE [--bootstrap | --join] [flags]\n"
+		"       edgelockd --check-config FILE\n"
+		"\n"
+		"Runs one edgelock node: Raft over nng + TLS with its peers, the client\n"
+		"protocol (docs/protocol.md) on its client address.\n"
+		"\n"
+		"  -c, --config FILE     the config file (INI; see dist/edgelockd.conf.example)\n"
+		"  --check-config FILE   validate FILE, print what is wrong, exit (0: valid)\n"
+		"  --bootstrap           start a NEW cluster of the [peers] members; the data\n"
+		"                        directory must be empty\n"
+		"  --join                start with an empty data directory and wait to be\n"
+		"                        added (`edgelock members add ID ...` on the leader)\n"
+		"                        without either, the data directory must hold state\n"
+		"  --id N                [node] id\n"
+		"  --data-dir DIR        [node] data_dir\n"
+		"  --peer-addr URL       [node] peer_addr   (tls+tcp://HOST:PORT)\n"
+		"  --client-addr URL     [node] client_addr (tls+tcp://HOST:PORT)\n"
+		"  --peer ID=URL         [peers] ID = URL (repeatable)\n"
+		"  --ca-file F           [tls] ca_file\n"
+		"  --cert-key-file F     [tls] cert_key_file (certificate and key, PEM)\n"
+		"  --log-level L         [log] level: debug, info, warn, error\n"
+		"  -h, --help            this text\n"
+		"  --version             version, protocol and capacity profile\n"
+		"Flags override the file. SIGTERM: a leader hands over leadership, then\n"
+		"the node exits 0. Exit: 1 config, 2 start failure, 3 storage failure.\n");
+}
+
+struct flag {
+	const char *name, *section, *key;
+};
+
+static const struct flag flags[] = {
+	{ "--id", "node", "id" },
+	{ "--data-dir", "node", "data_dir" },
+	{ "--peer-addr", "node", "peer_addr" },
+	{ "--client-addr", "node", "client_addr" },
+	{ "--ca-file", "tls", "ca_file" },
+	{ "--cert-key-file", "tls", "cert_key_file" },
+	{ "--log-level", "log", "level" },
+};
+
+/* Apply a flag with a value; 1 if argv[i] was one, -1 on error, 0 if not. */
+static int apply_flag(struct el_dcfg *c, int argc, char **argv, int *i)
+{
+	for (size_t k = 0; k < sizeof flags / sizeof flags[0]; k++) {
+		if (strcmp(argv[*i], flags[k].name) != 0)
+			continue;
+		if (*i + 1 >= argc) {
+			fprintf(stderr, "edgelockd: %s needs a value\n", argv[*i]);
+			return -1;
+		}
+		(*i)++;
+		return el_dcfg_set(c, flags[k].section, flags[k].key, argv[*i], flags[k].name) ==
+			       EL_OK ? 1 : -1;
+	}
+	if (strcmp(argv[*i], "--peer") == 0 && *i + 1 < argc) {
+		char buf[160];
+		snprintf(buf, sizeof buf, "%s", argv[++(*i)]);
+		char *eq = strchr(buf, '=');
+		if (eq == NULL) {
+			fprintf(stderr, "edgelockd: --peer wants ID=URL\n");
+			return -1;
+		}
+		*eq = '\0';
+		return el_dcfg_set(c, "peers", buf, eq + 1, "--peer") == EL_OK ? 1 : -1;
+	}
+	return 0;
+}
+
+struct opts {
+	const char *config;
+	bool check, bootstrap, join;
+};
+
+/* 0: go on; otherwise the exit status + 1. */
+static int parse(struct el_dcfg *c, struct opts *o, int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) { /* the file first, so flags override it */
+		if ((!strcmp(argv[i], "-c") || !strcmp(argv[i], "--config") ||
+		     !strcmp(argv[i], "--check-config")) && i + 1 < argc) {
+			o->check = o->check || !strcmp(argv[i], "--check-config");
+			o->config = argv[++i];
+		}
+	}
+	int errors = o->config != NULL && el_dcfg_load(c, o->config) != EL_OK;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			usage(stdout);
+			return 1;
+		}
+		if (!strcmp(argv[i], "--version")) {
+			printf("edgelockd 0.1, client protocol %d, capacity profile %016llx "
+			       "(%u sessions, %u locks, %u waiters, %u requests in flight), "
+			       "node state %zu bytes\n", EL_CW_VERSION,
+			       (unsigned long long)el_peer_profile(), (unsigned)EL_SESSIONS_MAX, (unsigned)EL_LOCKS_MAX,
+			       (unsigned)EL_WAITERS_MAX, (unsigned)EL_PENDING_MAX, sizeof(struct el_node));
+			return 1;
+		}
+		int f = apply_flag(c, argc, argv, &i);
+		if (f < 0)
+			errors++;
+		else if (f == 0 && !strcmp(argv[i], "--bootstrap"))
+			o->bootstrap = true;
+		else if (f == 0 && !strcmp(argv[i], "--join"))
+			o->join = true;
+		else if (f == 0 && (!strcmp(argv[i], "-c") || !strcmp(argv[i], "--config") ||
+				    !strcmp(argv[i], "--check-config")))
+			i++;
+		else if (f == 0) {
+			fprintf(stderr, "edgelockd: unknown argument %s (try --help)\n", argv[i]);
+			errors++;
+		}
+	}
+	if (el_dcfg_check(c, o->config != NULL ? o->config : "flags") != EL_OK)
+		errors++;
+	if (o->bootstrap && o->join) {
+		fprintf(stderr, "edgelockd: --bootstrap and --join exclude each other\n");
+		errors++;
+	}
+	if (errors)
+		return 2;
+	if (o->check) {
+		printf("%s: valid\n", o->config);
+		return 1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static struct el_daemon d; /* large: static, not on the stack */
+	struct opts o = { 0 };
+	el_dcfg_defaults(&d.cfg);
+	int p = parse(&d.cfg, &o, argc, argv);
+	if (p != 0)
+		return p - 1;
+	el_log_set_level((enum el_log_level)d.cfg.log_level);
+	struct sigaction sa = { .sa_handler = on_signal };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	/* a descriptor per client connection: allow what the hard limit allows */
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < d.cfg.max_clients + 64u)
+		el_log(EL_LOG_WARN, "open files limit %llu is below [limits] max_clients %u + 64",
+		       (unsigned long long)rl.rlim_cur, d.cfg.max_clients);
+	if (el_d_open(&d, o.bootstrap, o.join) != EL_OK) {
+		el_d_close(&d);
+		return 2;
+	}
+	int rc = el_d_run(&d, &stop_signal);
+	el_d_close(&d);
+	el_log(rc == EL_OK ? EL_LOG_INFO : EL_LOG_ERROR, "exit: %s", el_strerror(rc));
+	return rc == EL_OK ? 0 : 3;
+}

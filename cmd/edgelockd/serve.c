@@ -1,0 +1,479 @@
+/*
+ * serve.c - the client protocol on the daemon's side (docs/protocol.md).
+ *
+ * A request becomes a node call: commands (types 1..10) are submitted and
+ * answered when their entry commits (el_node_reply), QUERY and LIST wait for
+ * a linearizable read barrier and then read the table, STATUS and PING are
+ * answered at once from this node's view, admin requests call the Raft
+ * replica and answer with the configuration entry's index. Each request in
+ * flight holds a slot of d->pending; the node sees its slot and generation
+ * as the request id, so a reply finds its client in O(1).
+ *
+ * Events go to the connection that last sent a request for the session
+ * (d->attach, indexed by the lock table's session slot).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "el_daemon.h"
+#include "el_error.h"
+#include "el_platform.h"
+
+#define SLOT_BITS 16
+_Static_assert(EL_D_PENDING < (1u << SLOT_BITS), "slot must fit the request id");
+
+void el_d_send(struct el_daemon *d, uint64_t conn, const struct el_cw_msg *m, bool close_after)
+{
+	int n = el_cw_encode(m, d->buf, sizeof d->buf);
+	if (n < 0) {
+		el_log(EL_LOG_ERROR, "client: cannot encode a type %u message: %s", m->type,
+		       el_strerror(n));
+		return;
+	}
+	(void)el_net_client_send(d->net, conn, d->buf, (uint32_t)n, close_after);
+}
+
+static void begin_reply(struct el_daemon *d, uint8_t req_type, uint64_t id)
+{
+	memset(&d->rep, 0, sizeof d->rep);
+	d->rep.type = (uint8_t)EL_CW_REPLY(req_type);
+	d->rep.id = id;
+}
+
+static void redirect(struct el_daemon *d, el_id_t leader)
+{
+	d->rep.leader = leader;
+	const struct el_d_book *b = leader != 0 ? el_d_book_find(d, leader) : NULL;
+	if (b != NULL) {
+		d->rep.leader_addr_len = (uint8_t)strlen(b->client_addr);
+		memcpy(d->rep.leader_addr, b->client_addr, d->rep.leader_addr_len);
+	}
+}
+
+static void reply_err(struct el_daemon *d, uint64_t conn, uint8_t type, uint64_t id, int err,
+		      el_id_t leader)
+{
+	begin_reply(d, type, id);
+	d->rep.err = err;
+	if (err == EL_ENOTLEADER)
+		redirect(d, leader);
+	el_d_send(d, conn, &d->rep, false);
+}
+
+static void send_error(struct el_daemon *d, uint64_t conn, uint64_t id, int err, bool close)
+{
+	memset(&d->rep, 0, sizeof d->rep);
+	d->rep.type = EL_CW_ERROR;
+	d->rep.id = id;
+	d->rep.err = err;
+	d->client_frames_refused++;
+	el_d_send(d, conn, &d->rep, close);
+}
+
+/* ---- requests in flight and attached sessions ----------------------------- */
+
+static struct el_d_pending *pend_new(struct el_daemon *d, uint64_t conn, const struct el_cw_msg *q)
+{
+	for (uint32_t k = 0; k < EL_D_PENDING; k++) {
+		uint32_t i = (uint32_t)((d->req_seq + k) % EL_D_PENDING);
+		struct el_d_pending *p = &d->pending[i];
+		if (p->req_id != 0)
+			continue;
+		d->req_seq++;
+		p->req_id = (d->req_seq << SLOT_BITS) | i;
+		p->conn = conn;
+		p->client_id = q->id;
+		p->type = q->type;
+		p->cursor = q->cursor;
+		p->limit = q->limit == 0 ? EL_CW_LIST_MAX : q->limit;
+		p->name_len = q->name_len;
+		memcpy(p->name, q->name, q->name_len);
+		return p;
+	}
+	return NULL;
+}
+
+static struct el_d_pending *pend_find(struct el_daemon *d, uint64_t req_id)
+{
+	struct el_d_pending *p = &d->pending[(req_id & ((1u << SLOT_BITS) - 1)) % EL_D_PENDING];
+	return p->req_id == req_id ? p : NULL;
+}
+
+static void attach(struct el_daemon *d, uint64_t session, uint64_t conn)
+{
+	uint16_t slot = el_lock_session_slot(el_node_table(d->node), session);
+	if (slot != EL_LOCK_NONE) {
+		if (d->attach[slot].session != session)
+			d->attach[slot].warned = false;
+		d->attach[slot].session = session;
+		d->attach[slot].conn = conn;
+	}
+}
+
+static uint64_t attached_conn(struct el_daemon *d, uint64_t session)
+{
+	uint16_t slot = el_lock_session_slot(el_node_table(d->node), session);
+	if (slot == EL_LOCK_NONE || d->attach[slot].session != session)
+		return 0;
+	return d->attach[slot].conn;
+}
+
+void el_d_client_closed(struct el_daemon *d, uint64_t conn)
+{
+	for (uint32_t i = 0; i < EL_SESSIONS_MAX; i++)
+		if (d->attach[i].conn == conn)
+			d->attach[i].conn = 0;
+	for (uint32_t i = 0; i < EL_D_PENDING; i++)
+		if (d->pending[i].conn == conn)
+			d->pending[i].conn = 0; /* the reply has nowhere to go */
+}
+
+void el_d_client_bad(struct el_daemon *d, uint64_t conn)
+{
+	send_error(d, conn, 0, EL_EDECODE, true);
+}
+
+/* ---- commands ----------------------------------------------------------------- */
+
+static const uint8_t cmd_of[EL_CW_UNWATCH + 1] = {
+	[EL_CW_OPEN_SESSION] = EL_CMD_OPEN_SESSION, [EL_CW_KEEPALIVE] = EL_CMD_KEEPALIVE,
+	[EL_CW_CLOSE_SESSION] = EL_CMD_CLOSE_SESSION, [EL_CW_ACQUIRE] = EL_CMD_ACQUIRE,
+	[EL_CW_RELEASE] = EL_CMD_RELEASE, [EL_CW_CAMPAIGN] = EL_CMD_CAMPAIGN,
+	[EL_CW_RESIGN] = EL_CMD_RESIGN, [EL_CW_PROCLAIM] = EL_CMD_PROCLAIM,
+	[EL_CW_WATCH] = EL_CMD_WATCH, [EL_CW_UNWATCH] = EL_CMD_UNWATCH,
+};
+
+/* The wire masks let through exactly the fields each command uses. */
+static void to_cmd(const struct el_cw_msg *q, struct el_lock_cmd *c)
+{
+	memset(c, 0, sizeof *c);
+	c->type = cmd_of[q->type];
+	c->mode = q->mode;
+	c->ttl_ms = q->ttl_ms;
+	c->wait_ms = q->wait_ms;
+	c->delay_ms = q->delay_ms;
+	c->session = q->session;
+	c->seq = q->seq;
+	c->token = q->token;
+	c->name_len = q->name_len;
+	memcpy(c->name, q->name, q->name_len);
+	c->value_len = q->value_len;
+	memcpy(c->value, q->value, q->value_len);
+	c->client_len = q->client_len;
+	memcpy(c->client, q->client, q->client_len);
+}
+
+static void command(struct el_daemon *d, uint64_t conn, const struct el_cw_msg *q)
+{
+	struct el_lock_cmd c;
+	el_id_t leader = 0;
+	if (q->type != EL_CW_OPEN_SESSION)
+		attach(d, q->session, conn);
+	to_cmd(q, &c);
+	if (el_lock_cmd_check(&c) != EL_OK) {
+		reply_err(d, conn, q->type, q->id, EL_EINVAL, 0);
+		return;
+	}
+	struct el_d_pending *p = pend_new(d, conn, q);
+	if (p == NULL) {
+		reply_err(d, conn, q->type, q->id, EL_EFULL, 0);
+		return;
+	}
+	int rc = el_node_submit(d->node, p->req_id, &c, d->now_ms, &leader);
+	if (rc != EL_OK) {
+		p->req_id = 0;
+		reply_err(d, conn, q->type, q->id, rc, leader);
+	}
+}
+
+static void read_barrier(struct el_daemon *d, uint64_t conn, const struct el_cw_msg *q)
+{
+	el_id_t leader = 0;
+	struct el_d_pending *p = pend_new(d, conn, q);
+	if (p == NULL) {
+		reply_err(d, conn, q->type, q->id, EL_EFULL, 0);
+		return;
+	}
+	int rc = el_node_read(d->node, p->req_id, d->now_ms, &leader);
+	if (rc != EL_OK) {
+		p->req_id = 0;
+		reply_err(d, conn, q->type, q->id, rc, leader);
+	}
+}
+
+/* ---- reads ----------------------------------------------------------------- */
+
+static void fill_query(struct el_daemon *d, const struct el_lock_query *q)
+{
+	struct el_cw_msg *r = &d->rep;
+	r->mode = q->mode;
+	r->delayed = q->delayed;
+	r->delay_token = q->delay_token;
+	r->n_waiters = q->n_waiters;
+	r->n_watches = q->n_watches;
+	r->value_len = q->value_len;
+	memcpy(r->value, q->value, q->value_len);
+	r->n_holders = q->n_holders;
+	for (uint32_t i = 0; i < q->n_holders; i++) {
+		const struct el_lock_query_holder *h = &q->holders[i];
+		r->holders[i] = (struct el_cw_holder){ .session = h->session, .token = h->token,
+						       .grant_ms = h->grant_ms, .count = h->count,
+						       .client_len = h->client_len };
+		memcpy(r->holders[i].client, h->client, h->client_len);
+	}
+	r->n_waiters_listed = (uint8_t)q->n_waiters_listed;
+	for (uint32_t i = 0; i < q->n_waiters_listed; i++)
+		r->waiters[i] = (struct el_cw_waiter){ .session = q->waiters[i].session,
+						       .seq = q->waiters[i].seq,
+						       .wait_ms = q->waiters[i].wait_ms,
+						       .mode = q->waiters[i].mode };
+}
+
+/* LIST walks the lock table's slots (the cursor is the next slot + 1).
+ * It reads the table's slot array directly: the one place the daemon knows
+ * the table's layout, to be replaced by an iterator of the core. */
+static void fill_list(struct el_daemon *d, const struct el_d_pending *p)
+{
+	const struct el_lock_table *t = el_node_table(d->node);
+	uint64_t i = p->cursor > 0 ? p->cursor - 1 : 0;
+	for (; i < EL_LOCKS_MAX && d->rep.n_locks_listed < p->limit; i++) {
+		const struct el_lock_entry *e = &t->locks[i];
+		if (e->name_len == 0 || el_lock_query(t, e->name, e->name_len, &d->q) != EL_OK)
+			continue;
+		struct el_cw_lock *l = &d->rep.locks[d->rep.n_locks_listed++];
+		l->name_len = e->name_len;
+		memcpy(l->name, e->name, e->name_len);
+		l->mode = d->q.mode;
+		l->n_holders = d->q.n_holders;
+		l->n_waiters = d->q.n_waiters;
+		l->delayed = d->q.delayed;
+		for (uint32_t h = 0; h < d->q.n_holders; h++)
+			if (d->q.holders[h].token > l->token)
+				l->token = d->q.holders[h].token;
+	}
+	for (; i < EL_LOCKS_MAX; i++)
+		if (t->locks[i].name_len != 0) {
+			d->rep.cursor = i + 1;
+			break;
+		}
+}
+
+static void answer_read(struct el_daemon *d, const struct el_d_pending *p)
+{
+	begin_reply(d, p->type, p->client_id);
+	if (p->type == EL_CW_QUERY) {
+		int rc = el_node_query(d->node, p->name, p->name_len, &d->q);
+		d->rep.err = rc;
+		d->rep.name_len = p->name_len;
+		memcpy(d->rep.name, p->name, p->name_len);
+		if (rc == EL_OK)
+			fill_query(d, &d->q);
+	} else {
+		fill_list(d, p);
+	}
+	el_d_send(d, p->conn, &d->rep, false);
+}
+
+static void status(struct el_daemon *d, uint64_t conn, const struct el_cw_msg *q)
+{
+	const struct el_raft *r = el_node_raft(d->node);
+	struct el_lock_usage u;
+	begin_reply(d, q->type, q->id);
+	d->rep.node = d->cfg.id;
+	d->rep.role = (uint8_t)el_raft_state(r);
+	d->rep.term = el_raft_term(r);
+	redirect(d, el_raft_leader(r));
+	d->rep.commit = el_raft_commit(r);
+	d->rep.applied = el_raft_applied(r);
+	d->rep.last_index = el_raft_last_index(r);
+	el_lock_usage(el_node_table(d->node), &u);
+	d->rep.n_sessions = u.sessions;
+	d->rep.n_locks = u.locks;
+	const struct el_conf *c = el_raft_conf(r);
+	d->rep.n_members = c->n;
+	for (uint32_t i = 0; i < c->n; i++) {
+		struct el_cw_member *m = &d->rep.members[i];
+		const struct el_d_book *b = el_d_book_find(d, c->m[i].id);
+		m->node = c->m[i].id;
+		m->role = c->m[i].role;
+		m->reachable = m->node == d->cfg.id || el_net_peer_up(d->net, m->node);
+		if (b != NULL) {
+			m->peer_addr_len = (uint8_t)strlen(b->peer_addr);
+			memcpy(m->peer_addr, b->peer_addr, m->peer_addr_len);
+			m->client_addr_len = (uint8_t)strlen(b->client_addr);
+			memcpy(m->client_addr, b->client_addr, m->client_addr_len);
+		}
+	}
+	el_d_send(d, conn, &d->rep, false);
+}
+
+/* The voter to hand leadership to: the first other voter with a live link. */
+static el_id_t transfer_target(struct el_daemon *d)
+{
+	const struct el_conf *c = el_raft_conf(el_node_raft(d->node));
+	for (uint32_t i = 0; i < c->n; i++)
+		if (c->m[i].id != d->cfg.id && c->m[i].role == EL_MEMBER_VOTER &&
+		    el_net_peer_up(d->net, c->m[i].id))
+			return c->m[i].id;
+	return 0;
+}
+
+static void admin(struct el_daemon *d, uint64_t conn, const struct el_cw_msg *q)
+{
+	struct el_raft *r = el_node_raft(d->node);
+	uint64_t index = 0;
+	int rc;
+	if (q->type == EL_CW_MEMBER_ADD && q->peer_addr_len > 0)
+		el_d_book_set(d, q->node, q->peer_addr, q->peer_addr_len, q->client_addr,
+			      q->client_addr_len);
+	el_id_t target = q->node;
+	if (q->type == EL_CW_TRANSFER) {
+		if (target == 0)
+			target = transfer_target(d);
+		rc = target == 0 ? EL_ENOTFOUND : el_raft_transfer(r, target, d->now_ms);
+	} else {
+		enum el_conf_op op = q->type == EL_CW_MEMBER_REMOVE ? EL_CONF_REMOVE
+				     : q->type == EL_CW_MEMBER_PROMOTE ? EL_CONF_PROMOTE
+				     : q->learner ? EL_CONF_ADD_LEARNER : EL_CONF_ADD_VOTER;
+		rc = el_raft_propose_conf(r, op, q->node, d->now_ms, &index);
+	}
+	begin_reply(d, q->type, q->id);
+	d->rep.err = rc;
+	d->rep.node = target;
+	d->rep.index = index;
+	if (rc == EL_ENOTLEADER)
+		redirect(d, el_raft_leader(r));
+	el_log(EL_LOG_INFO, "admin: request type %u for node %u: %s", q->type, target,
+	       el_strerror(rc));
+	el_d_send(d, conn, &d->rep, false);
+}
+
+/* ---- entry points ----------------------------------------------------------- */
+
+void el_d_client_frame(struct el_daemon *d, uint64_t conn, const uint8_t *buf, uint32_t len)
+{
+	struct el_cw_msg *q = &d->req;
+	int rc = el_cw_decode(q, buf, len);
+	if (rc != EL_OK || !el_cw_is_request(q->type)) {
+		send_error(d, conn, q->id, rc != EL_OK ? rc : EL_EDECODE, false);
+		return;
+	}
+	switch (q->type) {
+	case EL_CW_PING:
+		reply_err(d, conn, q->type, q->id, EL_OK, 0);
+		break;
+	case EL_CW_STATUS:
+		status(d, conn, q);
+		break;
+	case EL_CW_QUERY:
+	case EL_CW_LIST:
+		read_barrier(d, conn, q);
+		break;
+	case EL_CW_MEMBER_ADD:
+	case EL_CW_MEMBER_REMOVE:
+	case EL_CW_MEMBER_PROMOTE:
+	case EL_CW_TRANSFER:
+		admin(d, conn, q);
+		break;
+	default:
+		command(d, conn, q);
+		break;
+	}
+}
+
+void el_d_reply(struct el_daemon *d, const struct el_node_reply *r)
+{
+	struct el_d_pending *p = pend_find(d, r->req_id);
+	if (p == NULL)
+		return;
+	if (p->conn != 0 && r->kind == EL_REPLY_READ && r->err == EL_OK) {
+		answer_read(d, p);
+	} else if (p->conn != 0) {
+		begin_reply(d, p->type, p->client_id);
+		d->rep.err = r->err;
+		if (r->err == EL_ENOTLEADER)
+			redirect(d, r->leader);
+		if (r->kind == EL_REPLY_CMD) {
+			d->rep.token = r->token;
+			d->rep.count = r->count;
+			d->rep.queued = r->queued;
+			d->rep.index = r->index;
+			if (p->type == EL_CW_OPEN_SESSION && r->err == EL_OK) {
+				d->rep.session = r->session;
+				attach(d, r->session, p->conn);
+			}
+		}
+		el_d_send(d, p->conn, &d->rep, false);
+	}
+	p->req_id = 0;
+}
+
+void el_d_event(struct el_daemon *d, const struct el_lock_event *e)
+{
+	uint64_t conn = attached_conn(d, e->session);
+	if (conn == 0 || e->kind == 0 || e->kind > EL_EV_VALUE_CHANGED)
+		return;
+	memset(&d->rep, 0, sizeof d->rep);
+	d->rep.type = EL_CW_EVENT;
+	d->rep.kind = e->kind;
+	d->rep.session = e->session;
+	d->rep.seq = e->seq;
+	d->rep.token = e->token;
+	d->rep.name_len = e->name_len;
+	memcpy(d->rep.name, e->name, e->name_len);
+	el_d_send(d, conn, &d->rep, false);
+}
+
+/* Events were lost in the core: every attached session hears of it. */
+void el_d_gap(struct el_daemon *d)
+{
+	for (uint32_t i = 0; i < EL_SESSIONS_MAX; i++) {
+		if (d->attach[i].conn == 0)
+			continue;
+		memset(&d->rep, 0, sizeof d->rep);
+		d->rep.type = EL_CW_EVENT;
+		d->rep.kind = EL_CW_EV_GAP;
+		d->rep.session = d->attach[i].session;
+		el_d_send(d, d->attach[i].conn, &d->rep, false);
+	}
+}
+
+/* Attach slots looked at per turn (a turn comes at least every 100 ms, so
+ * every slot at least every EL_SESSIONS_MAX / EXPIRING_BATCH turns). */
+#define EXPIRING_BATCH 512u
+
+/*
+ * The leader warns a client whose session has a third of its lease or less
+ * left on the leader's clock (SESSION_EXPIRING, once per lease: a committed
+ * keepalive that restores the lease re-arms it). It reads the session's TTL
+ * from the lock table's slot (the attach table shares its indexing).
+ */
+void el_d_expiring(struct el_daemon *d)
+{
+	if (el_raft_state(el_node_raft(d->node)) != EL_LEADER)
+		return;
+	const struct el_lock_table *t = el_node_table(d->node);
+	for (uint32_t k = 0; k < EXPIRING_BATCH && k < EL_SESSIONS_MAX; k++) {
+		struct el_d_attach *a = &d->attach[d->expiring_cursor];
+		uint32_t ttl = t->sessions[d->expiring_cursor].id == a->session
+				       ? t->sessions[d->expiring_cursor].ttl_ms : 0;
+		d->expiring_cursor = (d->expiring_cursor + 1) % EL_SESSIONS_MAX;
+		uint64_t left;
+		if (a->conn == 0 || ttl == 0 ||
+		    el_node_lease_left(d->node, a->session, d->now_ms, &left) != EL_OK)
+			continue;
+		if (left * 3 > ttl) {
+			a->warned = false;
+			continue;
+		}
+		if (a->warned)
+			continue;
+		a->warned = true;
+		memset(&d->rep, 0, sizeof d->rep);
+		d->rep.type = EL_CW_EVENT;
+		d->rep.kind = EL_CW_EV_SESSION_EXPIRING;
+		d->rep.session = a->session;
+		d->rep.lease_ms = (uint32_t)left;
+		el_d_send(d, a->conn, &d->rep, false);
+	}
+}

@@ -1,0 +1,55 @@
+# mk/client.mk - libedgelock (net/client/, the public header net/edgelock.h)
+# and the edgelock CLI (cmd/edgelock), and their tests on real daemons.
+#
+#   make libedgelock     build/lib/libedgelock.a and libedgelock.so
+#   make edgelock        build/bin/edgelock
+#   make test-client     the CLI and library against three daemons over TLS
+#
+# The library carries its own copy of the client codec, built with the
+# daemon's profile (el_gateway_config.h) so names, values and lists have the
+# daemon's limits.
+
+CLIENT_SRCS := $(sort $(wildcard net/client/*.c)) core/client_wire.c core/cbor.c core/error.c
+CLIENT_HDRS := net/edgelock.h $(wildcard net/client/*.h) $(CORE_HDRS)
+CLIENT_FLAGS = $(GW_FLAGS) -Icore -Inet -Inet/client
+CLIENT_OBJS := $(patsubst %.c,$(BUILD)/client/%.o,$(CLIENT_SRCS))
+CLIENT_PIC_OBJS := $(patsubst %.c,$(BUILD)/client-pic/%.o,$(CLIENT_SRCS))
+LIBEDGELOCK := $(BUILD)/lib/libedgelock.a
+LIBEDGELOCK_SO := $(BUILD)/lib/libedgelock.so
+CLIENT_LIBS := -lnng -lpthread
+EDGELOCK_CLI := $(BUILD)/bin/edgelock
+
+$(BUILD)/client/%.o: %.c $(CLIENT_HDRS) cmd/edgelockd/el_gateway_config.h
+	@mkdir -p $(@D)
+	$(call say,CC,$@)
+	$(Q)$(CC) $(HOST_CFLAGS) $(CLIENT_FLAGS) -c $< -o $@
+$(BUILD)/client-pic/%.o: %.c $(CLIENT_HDRS) cmd/edgelockd/el_gateway_config.h
+	@mkdir -p $(@D)
+	$(call say,CC,$@)
+	$(Q)$(CC) $(HOST_CFLAGS) -fPIC $(CLIENT_FLAGS) -c $< -o $@
+
+$(LIBEDGELOCK): $(CLIENT_OBJS)
+	@mkdir -p $(@D)
+	$(call say,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+$(LIBEDGELOCK_SO): $(CLIENT_PIC_OBJS)
+	@mkdir -p $(@D)
+	$(call say,LD,$@)
+	$(Q)$(CC) -shared $^ $(CLIENT_LIBS) -o $@
+
+EDGELOCK_CLI_SRCS := $(sort $(wildcard cmd/edgelock/*.c))
+$(EDGELOCK_CLI): $(EDGELOCK_CLI_SRCS) $(wildcard cmd/edgelock/*.h) $(LIBEDGELOCK) $(CLIENT_HDRS)
+	@mkdir -p $(@D)
+	$(call say,LD,$@)
+	$(Q)$(CC) $(HOST_CFLAGS) $(CLIENT_FLAGS) -Icmd/edgelock $(EDGELOCK_CLI_SRCS) $(LIBEDGELOCK) \
+		$(CLIENT_LIBS) -linih -o $@
+
+.PHONY: libedgelock edgelock test-client
+libedgelock: $(LIBEDGELOCK) $(LIBEDGELOCK_SO)
+edgelock: $(EDGELOCK_CLI)
+ALL_TARGETS += $(LIBEDGELOCK) $(LIBEDGELOCK_SO) $(EDGELOCK_CLI)
+
+# The CLI and the library on three real daemons over TLS (tests/integration).
+test-client: $(EDGELOCK_CLI) $(EDGELOCKD) certs
+	@tests/run-suite.sh $(BUILD)/results client-cli /usr/bin/python3 tests/integration/cli_test.py $(BUILD)
+TESTS += test-client

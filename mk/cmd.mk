@@ -1,0 +1,56 @@
+# mk/cmd.mk - cmd/edgelockd (the daemon), dev certificates, `make run`, and
+# the tests that start real daemons over TLS on loopback.
+#
+#   make edgelockd        build/bin/edgelockd
+#   make certs            build/certs: a dev CA, node1..5, a client certificate
+#   make run              three edgelockd on loopback, logs prefixed, Ctrl-C stops
+#   make test-daemon      the three-daemon cluster test and the bad-input test
+#
+# (The client library and the CLI add their own fragment.)
+
+EDGELOCKD := $(BUILD)/bin/edgelockd
+
+# Prerequisites name variables of fragments read later ($$(VAR)).
+.SECONDEXPANSION:
+EDGELOCKD_SRCS = $(sort $(wildcard cmd/edgelockd/*.c))
+EDGELOCKD_OBJS = $(patsubst cmd/edgelockd/%.c,$(BUILD)/gw/cmd/edgelockd/%.o,$(EDGELOCKD_SRCS))
+CERTS := $(BUILD)/certs
+
+$(BUILD)/gw/cmd/edgelockd/%.o: cmd/edgelockd/%.c $$(GW_HDRS)
+	@mkdir -p $(@D)
+	$(call say,CC,$@)
+	$(Q)$(CC) $(HOST_CFLAGS) $(GW_FLAGS) $(NET_INCLUDES) -c $< -o $@
+
+$(EDGELOCKD): $$(EDGELOCKD_OBJS) $$(GW_NET_OBJS) $$(GW_POSIX_OBJS) $$(GW_CORE_OBJS)
+	@mkdir -p $(@D)
+	$(call say,LD,$@)
+	$(Q)$(CC) $(HOST_CFLAGS) $^ $(NET_LIBS) -o $@
+
+EDGELOCKD_SAN := $(BUILD)/san/bin/edgelockd
+EDGELOCKD_SAN_OBJS = $(patsubst cmd/edgelockd/%.c,$(BUILD)/gw-san/cmd/edgelockd/%.o,$(EDGELOCKD_SRCS))
+
+$(BUILD)/gw-san/cmd/edgelockd/%.o: cmd/edgelockd/%.c $$(GW_HDRS)
+	@mkdir -p $(@D)
+	$(call say,CC,$@)
+	$(Q)$(CC) $(HOST_CFLAGS) -O1 $(SANFLAGS) $(GW_FLAGS) $(NET_INCLUDES) -c $< -o $@
+
+$(EDGELOCKD_SAN): $$(EDGELOCKD_SAN_OBJS) $$(GW_SAN_NET_OBJS) $$(GW_SAN_POSIX_OBJS) $$(GW_SAN_CORE_OBJS)
+	@mkdir -p $(@D)
+	$(call say,LD,$@)
+	$(Q)$(CC) $(HOST_CFLAGS) $(SANFLAGS) $^ $(NET_LIBS) -o $@
+
+.PHONY: edgelockd certs run-daemons test-daemon
+edgelockd: $(EDGELOCKD)
+ALL_TARGETS += $(EDGELOCKD)
+
+certs:
+	@tools/dev-certs.sh $(CERTS) 5 >/dev/null
+
+run-daemons: $(EDGELOCKD) certs
+	@tools/run-cluster.sh $(BUILD)
+
+test-daemon: $(EDGELOCKD) $(EDGELOCKD_SAN) certs
+	@tests/run-suite.sh $(BUILD)/results daemon-cluster /usr/bin/python3 tests/daemon/cluster_test.py $(BUILD)
+	@EDGELOCKD=$(EDGELOCKD_SAN) EL_TEST_CONNS=300 tests/run-suite.sh $(BUILD)/results \
+		daemon-cluster-asan-ubsan /usr/bin/python3 tests/daemon/cluster_test.py $(BUILD)
+TESTS += test-daemon

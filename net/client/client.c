@@ -1,0 +1,541 @@
+/*
+ * client.c - libedgelock's connection to the cluster (edgelock.h): TLS
+ * streams to the endpoints, one reader thread per connection, requests
+ * matched to replies by id, redirects to the leader, reconnects, and the
+ * queue of pushed events the session code waits on.
+ *
+ * Locking: one mutex (c->mu) and one condition variable guard the client's
+ * state (connection, pending requests, events, sessions); a second mutex
+ * (c->send_mu) keeps frames whole on the stream. No nng call that can block
+ * runs under c->mu.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <nng/nng.h>
+#include <nng/supplemental/tls/tls.h>
+
+#include "el_client_impl.h"
+
+static _Thread_local char last_error[512];
+
+void el_client__fail(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(last_error, sizeof last_error, fmt, ap);
+	va_end(ap);
+}
+
+const char *el_client_last_error(el_client *c)
+{
+	(void)c;
+	return last_error[0] != '\0' ? last_error : "no error";
+}
+
+uint64_t el_client__now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static void deadline_ts(uint64_t deadline_ms, struct timespec *ts)
+{
+	/* Condition variables wait on CLOCK_REALTIME unless told otherwise; the
+	 * client's condvar is set to CLOCK_MONOTONIC, close enough to BOOTTIME
+	 * for a wait's bound (only the lease deadline needs BOOTTIME). */
+	const uint64_t now = el_client__now_ms();
+	const uint64_t wait = deadline_ms > now ? deadline_ms - now : 0;
+	clock_gettime(CLOCK_MONOTONIC, ts);
+	ts->tv_sec += (time_t)(wait / 1000u);
+	ts->tv_nsec += (long)(wait % 1000u) * 1000000L;
+	if (ts->tv_nsec >= 1000000000L) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000L;
+	}
+}
+
+/* Wait on the client's condvar until deadline_ms; false when it passed. */
+bool el_client__wait(el_client *c, uint64_t deadline_ms)
+{
+	if (el_client__now_ms() >= deadline_ms)
+		return false;
+	struct timespec ts;
+	deadline_ts(deadline_ms, &ts);
+	return pthread_cond_timedwait(&c->cv, &c->mu, &ts) != ETIMEDOUT ||
+	       el_client__now_ms() < deadline_ms;
+}
+
+/* ---- Streams -------------------------------------------------------------- */
+
+static int io_exact(nng_stream *s, nng_aio *aio, void *buf, size_t len, bool send)
+{
+	size_t done = 0;
+	while (done < len) {
+		nng_iov iov = { .iov_buf = (uint8_t *)buf + done, .iov_len = len - done };
+		nng_aio_set_iov(aio, 1, &iov);
+		if (send)
+			nng_stream_send(s, aio);
+		else
+			nng_stream_recv(s, aio);
+		nng_aio_wait(aio);
+		int rv = nng_aio_result(aio);
+		if (rv != 0)
+			return rv;
+		done += nng_aio_count(aio);
+	}
+	return 0;
+}
+
+/* Hand a reply to the request waiting for its id, or queue an event. */
+static void deliver(el_client *c, struct el_conn *k, const struct el_cw_msg *m)
+{
+	pthread_mutex_lock(&c->mu);
+	if (m->type == EL_CW_EVENT) {
+		if (k == c->conn) {
+			if (c->n_events == EL_CLIENT_EVENTS_MAX) { /* drop the oldest: a gap */
+				c->ev_head = (c->ev_head + 1) % EL_CLIENT_EVENTS_MAX;
+				c->n_events--;
+				c->gaps++;
+			}
+			c->events[(c->ev_head + c->n_events) % EL_CLIENT_EVENTS_MAX] = *m;
+			c->n_events++;
+			c->ev_count++;
+			if (m->kind == EL_CW_EV_GAP)
+				c->gaps++;
+		}
+	} else {
+		for (unsigned i = 0; i < EL_CLIENT_PENDING_MAX; i++) {
+			struct el_pending *p = c->pending[i];
+			if (p != NULL && p->id == m->id && !p->done) {
+				*p->reply = *m;
+				p->done = true;
+			}
+		}
+	}
+	pthread_cond_broadcast(&c->cv);
+	pthread_mutex_unlock(&c->mu);
+}
+
+static void *reader_main(void *arg)
+{
+	struct el_conn *k = arg;
+	el_client *c = k->client;
+	uint8_t prefix[EL_CW_PREFIX];
+	uint8_t *body = malloc(EL_CW_FRAME_MAX);
+	struct el_cw_msg *m = malloc(sizeof(*m));
+	nng_aio *aio = k->rx;
+	if (body != NULL && m != NULL) {
+		for (;;) {
+			if (io_exact(k->s, aio, prefix, sizeof prefix, false) != 0)
+				break;
+			const uint32_t len = el_cw_get_prefix(prefix);
+			if (len == 0 || len > EL_CW_FRAME_MAX ||
+			    io_exact(k->s, aio, body, len, false) != 0)
+				break;
+			if (el_cw_decode(m, body, len) == 0)
+				deliver(c, k, m);
+		}
+	}
+	free(body);
+	free(m);
+	pthread_mutex_lock(&c->mu);
+	k->dead = true;
+	pthread_cond_broadcast(&c->cv);
+	pthread_mutex_unlock(&c->mu);
+	return NULL;
+}
+
+/* Dial url within timeout_ms; NULL and a message on failure. */
+static struct el_conn *conn_open(el_client *c, const char *url, uint32_t timeout_ms)
+{
+	struct el_conn *k = calloc(1, sizeof(*k));
+	nng_aio *aio = NULL;
+	int rv = k != NULL ? nng_stream_dialer_alloc(&k->d, url) : NNG_ENOMEM;
+	if (rv == 0)
+		rv = nng_stream_dialer_set_ptr(k->d, NNG_OPT_TLS_CONFIG, c->tls);
+	if (rv == 0)
+		rv = nng_aio_alloc(&aio, NULL, NULL);
+	if (rv == 0) {
+		nng_aio_set_timeout(aio, (nng_duration)timeout_ms);
+		nng_stream_dialer_dial(k->d, aio);
+		nng_aio_wait(aio);
+		rv = nng_aio_result(aio);
+		if (rv == 0)
+			k->s = nng_aio_get_output(aio, 0);
+	}
+	nng_aio_free(aio);
+	k->client = c;
+	if (rv == 0 && (nng_aio_alloc(&k->tx, NULL, NULL) != 0 ||
+			nng_aio_alloc(&k->rx, NULL, NULL) != 0 ||
+			pthread_create(&k->reader, NULL, reader_main, k) != 0))
+		rv = NNG_ENOMEM;
+	if (rv != 0) {
+		el_client__fail("%s: %s", url, nng_strerror(rv));
+		if (k != NULL) {
+			if (k->s != NULL)
+				nng_stream_free(k->s);
+			nng_stream_dialer_free(k->d);
+			nng_aio_free(k->tx);
+			nng_aio_free(k->rx);
+			free(k);
+		}
+		return NULL;
+	}
+	snprintf(k->url, sizeof k->url, "%s", url);
+	return k;
+}
+
+static void conn_close(struct el_conn *k)
+{
+	if (k == NULL)
+		return;
+	nng_stream_close(k->s);
+	nng_aio_stop(k->rx); /* a TLS stream's close does not end a pending receive */
+	pthread_join(k->reader, NULL);
+	nng_stream_free(k->s);
+	nng_stream_dialer_free(k->d);
+	nng_aio_free(k->tx);
+	nng_aio_free(k->rx);
+	free(k);
+}
+
+static int conn_send(el_client *c, struct el_conn *k, const uint8_t *frame, size_t len,
+		     uint64_t deadline_ms)
+{
+	const uint64_t now = el_client__now_ms();
+	pthread_mutex_lock(&c->send_mu);
+	nng_aio_set_timeout(k->tx, (nng_duration)(deadline_ms > now ? deadline_ms - now : 1));
+	const int rv = io_exact(k->s, k->tx, (void *)frame, len, true);
+	pthread_mutex_unlock(&c->send_mu);
+	return rv;
+}
+
+/* ---- Requests ------------------------------------------------------------- */
+
+/* The connection requests go to: the leader hint first, then the endpoints
+ * in turn. Called without c->mu; NULL when none answered by deadline. */
+static struct el_conn *current_conn(el_client *c, uint64_t deadline_ms)
+{
+	pthread_mutex_lock(&c->mu);
+	struct el_conn *k = c->conn;
+	if (k != NULL && k->dead) {
+		c->conn = NULL;
+		c->reconnects++;
+	} else if (k != NULL) {
+		pthread_mutex_unlock(&c->mu);
+		return k;
+	}
+	pthread_mutex_unlock(&c->mu);
+	if (k != NULL)
+		conn_close(k);
+	char tried[400] = "";
+	for (unsigned attempt = 0; el_client__now_ms() < deadline_ms; attempt++) {
+		char url[EL_CW_ADDR_MAX + 1];
+		pthread_mutex_lock(&c->mu);
+		if (c->leader_hint[0] != '\0') {
+			snprintf(url, sizeof url, "%s", c->leader_hint);
+			c->leader_hint[0] = '\0';
+		} else {
+			snprintf(url, sizeof url, "%s", c->endpoints[c->next_ep]);
+			c->next_ep = (c->next_ep + 1) % c->n_endpoints;
+		}
+		pthread_mutex_unlock(&c->mu);
+		const uint64_t left = deadline_ms - el_client__now_ms();
+		k = conn_open(c, url, left < 2000 ? (uint32_t)left : 2000u);
+		if (k != NULL) {
+			pthread_mutex_lock(&c->mu);
+			struct el_conn *old = c->conn;
+			c->conn = k;
+			pthread_mutex_unlock(&c->mu);
+			conn_close(old); /* another thread's, if it raced us */
+			return k;
+		}
+		if (strstr(tried, url) == NULL && strlen(tried) + strlen(url) + 3 < sizeof tried)
+			snprintf(tried + strlen(tried), sizeof tried - strlen(tried), "%s%s",
+				 tried[0] ? ", " : "", url);
+		if (attempt + 1 >= c->n_endpoints && attempt % c->n_endpoints == c->n_endpoints - 1) {
+			pthread_mutex_lock(&c->mu);
+			el_client__wait(c, el_client__now_ms() + 100); /* all down: pace */
+			pthread_mutex_unlock(&c->mu);
+		}
+	}
+	el_client__fail("no leader reachable (tried %s)", tried[0] ? tried : "nothing in time");
+	return NULL;
+}
+
+static void drop_conn(el_client *c, struct el_conn *k)
+{
+	pthread_mutex_lock(&c->mu);
+	const bool mine = c->conn == k;
+	if (mine) {
+		c->conn = NULL;
+		c->reconnects++;
+	}
+	pthread_mutex_unlock(&c->mu);
+	if (mine)
+		conn_close(k);
+}
+
+static int add_pending(el_client *c, struct el_pending *p)
+{
+	for (unsigned i = 0; i < EL_CLIENT_PENDING_MAX; i++)
+		if (c->pending[i] == NULL) {
+			c->pending[i] = p;
+			return 0;
+		}
+	return EL_EFULL;
+}
+
+static void remove_pending(el_client *c, const struct el_pending *p)
+{
+	for (unsigned i = 0; i < EL_CLIENT_PENDING_MAX; i++)
+		if (c->pending[i] == p)
+			c->pending[i] = NULL;
+}
+
+/* One try on connection k: send and wait for the reply until deadline.
+ * 1: a reply; 0: the connection broke or the try timed out; <0: error. */
+static int try_once(el_client *c, struct el_conn *k, const uint8_t *frame, size_t len,
+		    uint64_t id, struct el_cw_msg *reply, uint64_t deadline_ms)
+{
+	struct el_pending p = { .id = id, .reply = reply };
+	pthread_mutex_lock(&c->mu);
+	int rc = add_pending(c, &p);
+	pthread_mutex_unlock(&c->mu);
+	if (rc != 0) {
+		el_client__fail("too many requests in flight on this client");
+		return rc;
+	}
+	if (conn_send(c, k, frame, len, deadline_ms) != 0) {
+		pthread_mutex_lock(&c->mu);
+		remove_pending(c, &p);
+		pthread_mutex_unlock(&c->mu);
+		el_client__fail("%s: connection lost while sending", k->url);
+		return 0;
+	}
+	pthread_mutex_lock(&c->mu);
+	while (!p.done && !k->dead && el_client__wait(c, deadline_ms))
+		;
+	remove_pending(c, &p);
+	const bool done = p.done;
+	pthread_mutex_unlock(&c->mu);
+	if (!done)
+		el_client__fail("%s: no reply in time", k->url);
+	return done ? 1 : 0;
+}
+
+static size_t frame_of(struct el_cw_msg *req, uint8_t *frame)
+{
+	const int n = el_cw_encode(req, frame + EL_CW_PREFIX, EL_CW_FRAME_MAX);
+	if (n <= 0)
+		return 0;
+	el_cw_put_prefix(frame, (uint32_t)n);
+	return EL_CW_PREFIX + (size_t)n;
+}
+
+static int request_until(el_client *c, struct el_cw_msg *req, struct el_cw_msg *reply,
+			 uint64_t deadline_ms)
+{
+	uint8_t *frame = malloc(EL_CW_PREFIX + EL_CW_FRAME_MAX);
+	if (frame == NULL)
+		return EL_EFULL;
+	pthread_mutex_lock(&c->mu);
+	if (req->id == 0)
+		req->id = ++c->next_id;
+	pthread_mutex_unlock(&c->mu);
+	const size_t len = frame_of(req, frame);
+	int rc = len == 0 ? EL_EINVAL : EL_ETIMEDOUT;
+	if (len == 0)
+		el_client__fail("request of type %u does not encode", req->type);
+	while (len > 0 && el_client__now_ms() < deadline_ms) {
+		struct el_conn *k = current_conn(c, deadline_ms);
+		if (k == NULL) {
+			rc = EL_ENOTLEADER;
+			break;
+		}
+		const uint64_t try_end = el_client__now_ms() + 1500u < deadline_ms
+						 ? el_client__now_ms() + 1500u : deadline_ms;
+		const int got = try_once(c, k, frame, len, req->id, reply, try_end);
+		if (got < 0) {
+			rc = got;
+			break;
+		}
+		if (got == 0) { /* broken or silent: another node, same id */
+			drop_conn(c, k);
+			continue;
+		}
+		if (reply->type == EL_CW_ERROR || reply->err != EL_ENOTLEADER) {
+			rc = EL_OK;
+			break;
+		}
+		/* A follower: go to the leader it names, or look around. */
+		pthread_mutex_lock(&c->mu);
+		if (reply->leader_addr_len > 0)
+			snprintf(c->leader_hint, sizeof c->leader_hint, "%.*s",
+				 (int)reply->leader_addr_len, reply->leader_addr);
+		else
+			el_client__wait(c, el_client__now_ms() + 100); /* an election */
+		pthread_mutex_unlock(&c->mu);
+		drop_conn(c, k);
+		el_client__fail("no leader yet");
+		rc = EL_ENOTLEADER;
+	}
+	free(frame);
+	return rc;
+}
+
+int el_client_request(el_client *c, struct el_cw_msg *req, struct el_cw_msg *reply)
+{
+	return request_until(c, req, reply, el_client__now_ms() + c->timeout_ms);
+}
+
+int el_client__request_within(el_client *c, struct el_cw_msg *req, struct el_cw_msg *reply,
+			      uint32_t timeout_ms)
+{
+	return request_until(c, req, reply, el_client__now_ms() + timeout_ms);
+}
+
+int el_client_request_at(el_client *c, const char *endpoint, struct el_cw_msg *req,
+			 struct el_cw_msg *reply)
+{
+	uint8_t *frame = malloc(EL_CW_PREFIX + EL_CW_FRAME_MAX);
+	if (frame == NULL)
+		return EL_EFULL;
+	pthread_mutex_lock(&c->mu);
+	req->id = ++c->next_id;
+	pthread_mutex_unlock(&c->mu);
+	const size_t len = frame_of(req, frame);
+	struct el_conn *k = len > 0 ? conn_open(c, endpoint, c->timeout_ms) : NULL;
+	int rc = EL_ENOTLEADER;
+	if (k != NULL) {
+		const int got = try_once(c, k, frame, len, req->id, reply,
+					 el_client__now_ms() + c->timeout_ms);
+		rc = got > 0 ? EL_OK : got < 0 ? got : EL_ETIMEDOUT;
+		conn_close(k);
+	}
+	free(frame);
+	return rc;
+}
+
+/* ---- Lifecycle ------------------------------------------------------------ */
+
+static int parse_endpoints(el_client *c, const char *list)
+{
+	const char *p = list;
+	while (*p != '\0' && c->n_endpoints < EL_CLIENT_ENDPOINTS_MAX) {
+		while (*p == ',' || *p == ' ')
+			p++;
+		size_t n = strcspn(p, ", ");
+		if (n == 0)
+			break;
+		if (n > EL_CW_ADDR_MAX || strncmp(p, "tls+tcp://", 10) != 0) {
+			el_client__fail("endpoint '%.*s' is not tls+tcp://HOST:PORT", (int)(n > 80 ? 80 : n), p);
+			return EL_EINVAL;
+		}
+		c->endpoints[c->n_endpoints] = strndup(p, n);
+		if (c->endpoints[c->n_endpoints] == NULL)
+			return EL_EFULL;
+		c->n_endpoints++;
+		p += n;
+	}
+	if (c->n_endpoints == 0) {
+		el_client__fail("no endpoints given (--endpoints or EDGELOCK_ENDPOINTS)");
+		return EL_EINVAL;
+	}
+	return 0;
+}
+
+static int tls_setup(el_client *c, const struct el_client_options *o)
+{
+	int rv = nng_tls_config_alloc(&c->tls, NNG_TLS_MODE_CLIENT);
+	if (rv == 0)
+		rv = nng_tls_config_auth_mode(c->tls, NNG_TLS_AUTH_MODE_REQUIRED);
+	if (rv == 0 && (rv = nng_tls_config_ca_file(c->tls, o->ca_file)) != 0) {
+		el_client__fail("%s: cannot load the cluster CA (%s)", o->ca_file, nng_strerror(rv));
+		return EL_EINVAL;
+	}
+	if (rv == 0 && o->cert_key_file != NULL &&
+	    (rv = nng_tls_config_cert_key_file(c->tls, o->cert_key_file, NULL)) != 0) {
+		el_client__fail("%s: cannot load the client certificate and key (%s)", o->cert_key_file,
+				nng_strerror(rv));
+		return EL_EINVAL;
+	}
+	if (rv != 0) {
+		el_client__fail("TLS setup: %s", nng_strerror(rv));
+		return EL_EINVAL;
+	}
+	return 0;
+}
+
+int el_client_open(el_client **out, const struct el_client_options *o)
+{
+	*out = NULL;
+	if (o == NULL || o->ca_file == NULL || o->endpoints == NULL) {
+		el_client__fail("endpoints and a CA file are required");
+		return EL_EINVAL;
+	}
+	el_client *c = calloc(1, sizeof(*c));
+	if (c == NULL)
+		return EL_EFULL;
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&c->cv, &ca);
+	pthread_condattr_destroy(&ca);
+	pthread_mutex_init(&c->mu, NULL);
+	pthread_mutex_init(&c->send_mu, NULL);
+	c->timeout_ms = o->timeout_ms != 0 ? o->timeout_ms : 5000u;
+	if (o->name != NULL)
+		snprintf(c->name, sizeof c->name, "%s", o->name);
+	int rc = parse_endpoints(c, o->endpoints);
+	if (rc == 0)
+		rc = tls_setup(c, o);
+	if (rc == 0 && pthread_create(&c->keeper, NULL, el_client__keeper_main, c) != 0)
+		rc = EL_EFULL;
+	else if (rc == 0)
+		c->keeper_running = true;
+	if (rc != 0) {
+		el_client_close(c);
+		return rc;
+	}
+	*out = c;
+	return 0;
+}
+
+void el_client_close(el_client *c)
+{
+	if (c == NULL)
+		return;
+	pthread_mutex_lock(&c->mu);
+	c->closing = true;
+	pthread_cond_broadcast(&c->cv);
+	struct el_conn *k = c->conn;
+	c->conn = NULL;
+	pthread_mutex_unlock(&c->mu);
+	if (c->keeper_running)
+		pthread_join(c->keeper, NULL);
+	conn_close(k);
+	for (unsigned i = 0; i < c->n_endpoints; i++)
+		free(c->endpoints[i]);
+	if (c->tls != NULL)
+		nng_tls_config_free(c->tls);
+	pthread_cond_destroy(&c->cv);
+	pthread_mutex_destroy(&c->mu);
+	pthread_mutex_destroy(&c->send_mu);
+	free(c);
+}
+
+unsigned el_client_endpoints(const el_client *c, const char **list, unsigned cap)
+{
+	unsigned n = c->n_endpoints < cap ? c->n_endpoints : cap;
+	for (unsigned i = 0; i < n; i++)
+		list[i] = c->endpoints[i];
+	return c->n_endpoints;
+}

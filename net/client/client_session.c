@@ -1,0 +1,463 @@
+/*
+ * client_session.c - libedgelock's sessions (edgelock.h): opening with a
+ * nonce, the keepalive thread and the local lease deadline (the jeopardy
+ * rule), and the lock, election and query calls that run in a session.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "el_client_impl.h"
+
+/* Clocks drift: the local deadline gives up 1% of the TTL plus 50 ms. */
+static uint64_t margin_ms(uint32_t ttl_ms)
+{
+	return ttl_ms / 100u + 50u;
+}
+
+static uint64_t lease_end(uint64_t sent_ms, uint32_t ttl_ms)
+{
+	const uint64_t m = margin_ms(ttl_ms);
+	return ttl_ms > m ? sent_ms + ttl_ms - m : sent_ms;
+}
+
+static void cw_name(struct el_cw_msg *m, const char *name)
+{
+	const size_t n = strlen(name);
+	m->name_len = (uint8_t)(n < sizeof m->name ? n : sizeof m->name);
+	memcpy(m->name, name, m->name_len);
+}
+
+static int name_ok(const char *name)
+{
+	const size_t n = name != NULL ? strlen(name) : 0;
+	if (n == 0 || n > EL_NAME_MAX) {
+		el_client__fail("a lock name is 1 to %d bytes", EL_NAME_MAX);
+		return EL_EINVAL;
+	}
+	return 0;
+}
+
+uint64_t el_session_id(const el_session *s)
+{
+	return s->id;
+}
+
+void el_session_set_lock_delay(el_session *s, uint32_t delay_ms)
+{
+	pthread_mutex_lock(&s->client->mu);
+	s->lock_delay_ms = delay_ms;
+	pthread_mutex_unlock(&s->client->mu);
+}
+
+/* ---- Opening, renewing, closing ------------------------------------------ */
+
+int el_session_open(el_client *c, uint32_t ttl_ms, el_session **out)
+{
+	*out = NULL;
+	if (ttl_ms < 200) {
+		el_client__fail("a session's TTL is at least 200 ms");
+		return EL_EINVAL;
+	}
+	struct el_cw_msg *req = calloc(2, sizeof(*req));
+	el_session *s = calloc(1, sizeof(*s));
+	if (req == NULL || s == NULL) {
+		free(req);
+		free(s);
+		return EL_EFULL;
+	}
+	struct el_cw_msg *rep = req + 1;
+	req->type = EL_CW_OPEN_SESSION;
+	req->ttl_ms = ttl_ms;
+	/* A retried open finds the session the first attempt made. */
+	while (req->nonce == 0)
+		if (getrandom(&req->nonce, sizeof req->nonce, 0) != sizeof req->nonce)
+			req->nonce = el_client__now_ms() ^ (uint64_t)(uintptr_t)s;
+	req->client_len = (uint8_t)strlen(c->name);
+	memcpy(req->client, c->name, req->client_len);
+	const uint64_t sent = el_client__now_ms();
+	int rc = el_client_request(c, req, rep);
+	if (rc == EL_OK && rep->err != EL_OK) {
+		rc = rep->err;
+		el_client__fail("open session: %s", el_strerror(rc));
+	}
+	if (rc == EL_OK) {
+		s->client = c;
+		s->id = rep->session;
+		s->ttl_ms = ttl_ms;
+		s->deadline_ms = lease_end(sent, ttl_ms);
+		s->next_renew_ms = sent + ttl_ms / 3u;
+		pthread_mutex_lock(&c->mu);
+		s->ev_seen = c->ev_count;
+		s->seen_reconnects = c->reconnects;
+		unsigned i = 0;
+		while (i < EL_CLIENT_SESSIONS_MAX && c->sessions[i] != NULL)
+			i++;
+		if (i < EL_CLIENT_SESSIONS_MAX) {
+			c->sessions[i] = s;
+			pthread_cond_broadcast(&c->cv);
+		} else {
+			rc = EL_EFULL;
+			el_client__fail("more than %d sessions on one client", EL_CLIENT_SESSIONS_MAX);
+		}
+		pthread_mutex_unlock(&c->mu);
+	}
+	free(req);
+	if (rc != EL_OK) {
+		free(s);
+		return rc;
+	}
+	*out = s;
+	return EL_OK;
+}
+
+/* One renewal of s, without c->mu. */
+static void renew(el_client *c, el_session *s)
+{
+	struct el_cw_msg *req = calloc(2, sizeof(*req));
+	if (req == NULL)
+		return;
+	req->type = EL_CW_KEEPALIVE;
+	req->session = s->id;
+	const uint64_t sent = el_client__now_ms();
+	const int rc = el_client__request_within(c, req, req + 1, s->ttl_ms / 3u);
+	const int32_t err = rc == EL_OK ? req[1].err : rc;
+	free(req);
+	pthread_mutex_lock(&c->mu);
+	if (err == EL_OK) {
+		const uint64_t end = lease_end(sent, s->ttl_ms);
+		if (end > s->deadline_ms && !s->lost)
+			s->deadline_ms = end;
+		s->in_doubt = false;
+		s->next_renew_ms = sent + s->ttl_ms / 3u;
+	} else {
+		s->lost |= err == EL_EEXPIRED;
+		s->in_doubt = true;
+		s->next_renew_ms = el_client__now_ms() + (s->ttl_ms / 10u > 500u ? 500u : s->ttl_ms / 10u);
+	}
+	pthread_cond_broadcast(&c->cv);
+	pthread_mutex_unlock(&c->mu);
+}
+
+/* The session due first, or NULL; *due_ms its time. Under c->mu. */
+static el_session *next_due(el_client *c, uint64_t *due_ms)
+{
+	el_session *best = NULL;
+	for (unsigned i = 0; i < EL_CLIENT_SESSIONS_MAX; i++) {
+		el_session *s = c->sessions[i];
+		if (s == NULL || s->lost || s->closed)
+			continue;
+		if (best == NULL || s->next_renew_ms < best->next_renew_ms)
+			best = s;
+	}
+	*due_ms = best != NULL ? best->next_renew_ms : el_client__now_ms() + 1000u;
+	return best;
+}
+
+void *el_client__keeper_main(void *arg)
+{
+	el_client *c = arg;
+	pthread_mutex_lock(&c->mu);
+	while (!c->closing) {
+		uint64_t due;
+		el_session *s = next_due(c, &due);
+		if (s == NULL || el_client__now_ms() < due) {
+			el_client__wait(c, due);
+			continue;
+		}
+		if (el_client__now_ms() >= s->deadline_ms)
+			s->lost = true; /* final: the cluster may have moved on */
+		if (s->lost)
+			continue;
+		s->next_renew_ms = UINT64_MAX; /* in flight */
+		pthread_mutex_unlock(&c->mu);
+		renew(c, s);
+		pthread_mutex_lock(&c->mu);
+	}
+	pthread_mutex_unlock(&c->mu);
+	return NULL;
+}
+
+enum el_lease_state el_session_state(el_session *s, uint64_t *left_ms)
+{
+	el_client *c = s->client;
+	pthread_mutex_lock(&c->mu);
+	const uint64_t now = el_client__now_ms();
+	if (now >= s->deadline_ms)
+		s->lost = true;
+	const enum el_lease_state st = s->lost ? EL_LEASE_LOST
+				       : s->in_doubt ? EL_LEASE_IN_DOUBT : EL_LEASE_OK;
+	if (left_ms != NULL)
+		*left_ms = s->lost ? 0 : s->deadline_ms - now;
+	pthread_mutex_unlock(&c->mu);
+	return st;
+}
+
+int el_session_close(el_session *s)
+{
+	if (s == NULL)
+		return EL_OK;
+	el_client *c = s->client;
+	pthread_mutex_lock(&c->mu);
+	s->closed = true;
+	const bool lost = s->lost;
+	for (unsigned i = 0; i < EL_CLIENT_SESSIONS_MAX; i++)
+		if (c->sessions[i] == s)
+			c->sessions[i] = NULL;
+	while (s->next_renew_ms == UINT64_MAX) /* a renewal in flight */
+		el_client__wait(c, el_client__now_ms() + 50u);
+	pthread_mutex_unlock(&c->mu);
+	int rc = EL_OK;
+	if (!lost) {
+		struct el_cw_msg *req = calloc(2, sizeof(*req));
+		if (req != NULL) {
+			req->type = EL_CW_CLOSE_SESSION;
+			req->session = s->id;
+			rc = el_client_request(c, req, req + 1);
+			if (rc == EL_OK && req[1].err != EL_OK && req[1].err != EL_EEXPIRED)
+				rc = req[1].err;
+			free(req);
+		}
+	}
+	free(s);
+	return rc;
+}
+
+/* ---- Locks and elections ---------------------------------------------------- */
+
+/* An event that ends (session, seq)'s wait, from the queue; under c->mu. */
+static const struct el_cw_msg *find_end(el_client *c, uint64_t session, uint64_t seq)
+{
+	for (unsigned i = 0; i < c->n_events; i++) {
+		const struct el_cw_msg *e = &c->events[(c->ev_head + i) % EL_CLIENT_EVENTS_MAX];
+		if (e->session == session && e->seq == seq &&
+		    (e->kind == EL_CW_EV_GRANTED || e->kind == EL_CW_EV_WAIT_TIMEOUT ||
+		     e->kind == EL_CW_EV_CANCELED))
+			return e;
+	}
+	return NULL;
+}
+
+/* Wait for the end of a queued request (req is it, to re-send): the event,
+ * or, every second and after a reconnect or a gap in the events, the same
+ * seq again, whose stored reply says how it ended. */
+static int wait_grant(el_session *s, struct el_cw_msg *req, struct el_cw_msg *rep,
+		      uint32_t wait_ms, uint64_t *token)
+{
+	el_client *c = s->client;
+	const uint64_t start = el_client__now_ms();
+	const uint64_t bound = wait_ms == EL_WAIT_INFINITE ? UINT64_MAX
+				: start + wait_ms + 2u * c->timeout_ms;
+	for (;;) {
+		pthread_mutex_lock(&c->mu);
+		const uint64_t seen_gaps = c->gaps, seen_conn = c->reconnects;
+		const uint64_t until = el_client__now_ms() + 1000u;
+		const struct el_cw_msg *e;
+		while ((e = find_end(c, s->id, req->seq)) == NULL && !s->lost &&
+		       c->gaps == seen_gaps && c->reconnects == seen_conn &&
+		       el_client__wait(c, until))
+			;
+		int rc = 1;
+		if (e != NULL) {
+			rc = e->kind == EL_CW_EV_GRANTED ? EL_OK
+			     : e->kind == EL_CW_EV_WAIT_TIMEOUT ? EL_ETIMEDOUT : EL_ECANCELED;
+			*token = e->token;
+		} else if (s->lost) {
+			rc = EL_EEXPIRED;
+		}
+		pthread_mutex_unlock(&c->mu);
+		if (rc <= 0)
+			return rc;
+		if (el_client__now_ms() > bound)
+			return EL_ETIMEDOUT;
+		req->id = 0; /* a new request id, the same seq */
+		if (el_client_request(c, req, rep) == EL_OK && (rep->err != EL_OK || !rep->queued)) {
+			*token = rep->token;
+			return rep->err;
+		}
+	}
+}
+
+static int locked_request(el_session *s, struct el_cw_msg *req, struct el_cw_msg *rep,
+			  uint32_t wait_ms, uint64_t *token)
+{
+	el_client *c = s->client;
+	pthread_mutex_lock(&c->mu);
+	req->session = s->id;
+	req->seq = ++s->seq;
+	pthread_mutex_unlock(&c->mu);
+	int rc = el_client_request(c, req, rep);
+	if (rc != EL_OK)
+		return rc;
+	if (rep->err != EL_OK)
+		return rep->err;
+	*token = rep->token;
+	if (!rep->queued)
+		return EL_OK;
+	return wait_grant(s, req, rep, wait_ms, token);
+}
+
+int el_lock(el_session *s, const char *name, bool shared, uint32_t wait_ms, uint64_t *token)
+{
+	int rc = name_ok(name);
+	struct el_cw_msg *req = rc == 0 ? calloc(2, sizeof(*req)) : NULL;
+	if (req == NULL)
+		return rc != 0 ? rc : EL_EFULL;
+	req->type = EL_CW_ACQUIRE;
+	cw_name(req, name);
+	req->mode = shared ? EL_LOCK_SHARED : EL_LOCK_EXCLUSIVE;
+	req->wait_ms = wait_ms;
+	req->delay_ms = s->lock_delay_ms;
+	*token = 0;
+	rc = locked_request(s, req, req + 1, wait_ms, token);
+	if (rc != EL_OK)
+		el_client__fail("lock %s: %s", name, el_strerror(rc));
+	free(req);
+	return rc;
+}
+
+static int simple(el_session *s, uint8_t type, const char *name, uint64_t token)
+{
+	int rc = name_ok(name);
+	struct el_cw_msg *req = rc == 0 ? calloc(2, sizeof(*req)) : NULL;
+	if (req == NULL)
+		return rc != 0 ? rc : EL_EFULL;
+	req->type = type;
+	cw_name(req, name);
+	req->token = token;
+	uint64_t ignored;
+	rc = locked_request(s, req, req + 1, 0, &ignored);
+	if (rc != EL_OK)
+		el_client__fail("%s %s: %s", type == EL_CW_RELEASE ? "unlock" : "resign", name,
+				el_strerror(rc));
+	free(req);
+	return rc;
+}
+
+int el_unlock(el_session *s, const char *name, uint64_t token)
+{
+	return simple(s, EL_CW_RELEASE, name, token);
+}
+
+int el_resign(el_session *s, const char *name, uint64_t token)
+{
+	return simple(s, EL_CW_RESIGN, name, token);
+}
+
+int el_campaign(el_session *s, const char *name, const void *value, uint32_t len,
+		uint32_t wait_ms, uint64_t *token)
+{
+	if (len > EL_VALUE_MAX) {
+		el_client__fail("an election value is at most %d bytes", EL_VALUE_MAX);
+		return EL_EINVAL;
+	}
+	int rc = name_ok(name);
+	struct el_cw_msg *req = rc == 0 ? calloc(2, sizeof(*req)) : NULL;
+	if (req == NULL)
+		return rc != 0 ? rc : EL_EFULL;
+	req->type = EL_CW_CAMPAIGN;
+	cw_name(req, name);
+	req->wait_ms = wait_ms;
+	req->delay_ms = s->lock_delay_ms;
+	req->value_len = (uint8_t)len;
+	if (len > 0)
+		memcpy(req->value, value, len);
+	*token = 0;
+	rc = locked_request(s, req, req + 1, wait_ms, token);
+	if (rc != EL_OK)
+		el_client__fail("campaign %s: %s", name, el_strerror(rc));
+	free(req);
+	return rc;
+}
+
+int el_watch(el_session *s, const char *name)
+{
+	int rc = name_ok(name);
+	struct el_cw_msg *req = rc == 0 ? calloc(2, sizeof(*req)) : NULL;
+	if (req == NULL)
+		return rc != 0 ? rc : EL_EFULL;
+	req->type = EL_CW_WATCH;
+	cw_name(req, name);
+	uint64_t ignored;
+	rc = locked_request(s, req, req + 1, 0, &ignored);
+	if (rc != EL_OK)
+		el_client__fail("watch %s: %s", name, el_strerror(rc));
+	free(req);
+	return rc;
+}
+
+int el_next_event(el_session *s, struct el_event *ev, uint32_t timeout_ms)
+{
+	el_client *c = s->client;
+	const uint64_t until = el_client__now_ms() + timeout_ms;
+	memset(ev, 0, sizeof(*ev));
+	pthread_mutex_lock(&c->mu);
+	for (;;) {
+		if (c->reconnects != s->seen_reconnects) {
+			s->seen_reconnects = c->reconnects;
+			ev->kind = EL_EVENT_GAP;
+			break;
+		}
+		const uint64_t first = c->ev_count - c->n_events; /* oldest kept */
+		if (s->ev_seen < first) {
+			s->ev_seen = first;
+			ev->kind = EL_EVENT_GAP;
+			break;
+		}
+		if (s->ev_seen < c->ev_count) {
+			const struct el_cw_msg *e =
+				&c->events[(c->ev_head + (s->ev_seen - first)) % EL_CLIENT_EVENTS_MAX];
+			s->ev_seen++;
+			if (e->session != 0 && e->session != s->id)
+				continue;
+			ev->kind = e->kind;
+			ev->token = e->token;
+			snprintf(ev->name, sizeof ev->name, "%.*s", (int)e->name_len, e->name);
+			break;
+		}
+		if (!el_client__wait(c, until)) {
+			pthread_mutex_unlock(&c->mu);
+			return EL_ETIMEDOUT;
+		}
+	}
+	pthread_mutex_unlock(&c->mu);
+	return EL_OK;
+}
+
+/* ---- Reads -------------------------------------------------------------- */
+
+int el_query(el_client *c, const char *name, struct el_lock_info *out)
+{
+	memset(out, 0, sizeof(*out));
+	int rc = name_ok(name);
+	struct el_cw_msg *req = rc == 0 ? calloc(2, sizeof(*req)) : NULL;
+	if (req == NULL)
+		return rc != 0 ? rc : EL_EFULL;
+	const struct el_cw_msg *rep = req + 1;
+	req->type = EL_CW_QUERY;
+	cw_name(req, name);
+	rc = el_client_request(c, req, req + 1);
+	if (rc == EL_OK && rep->err != EL_OK)
+		rc = rep->err;
+	if (rc == EL_OK) {
+		out->n_holders = rep->n_holders;
+		out->held = rep->n_holders > 0;
+		out->shared = rep->mode == EL_LOCK_SHARED;
+		out->delayed = rep->delayed;
+		out->n_waiters = rep->n_waiters;
+		for (unsigned i = 0; i < rep->n_holders; i++)
+			if (rep->holders[i].token >= out->token) {
+				out->token = rep->holders[i].token;
+				out->holder_session = rep->holders[i].session;
+				snprintf(out->holder, sizeof out->holder, "%.*s",
+					 (int)rep->holders[i].client_len, rep->holders[i].client);
+			}
+		out->value_len = rep->value_len < sizeof out->value ? rep->value_len : sizeof out->value;
+		memcpy(out->value, rep->value, out->value_len);
+	} else if (rc != EL_OK) {
+		el_client__fail("query %s: %s", name, el_strerror(rc));
+	}
+	free(req);
+	return rc;
+}

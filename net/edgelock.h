@@ -1,0 +1,158 @@
+/*
+ * edgelock.h - libedgelock, the C client of an edgelock cluster.
+ *
+ *   el_client *c;
+ *   struct el_client_options o = { .endpoints = "tls+tcp://10.0.0.1:7200,...",
+ *                                  .ca_file = "ca.pem", .cert_key_file = "me.pem" };
+ *   el_client_open(&c, &o);
+ *   el_session *s;
+ *   el_session_open(c, 10000, &s);          // a 10 s lease, renewed in the background
+ *   uint64_t token;
+ *   if (el_lock(s, "fleet/leader", false, 5000, &token) == EL_OK) {
+ *       ...work, passing token to every resource it touches...
+ *       el_unlock(s, "fleet/leader", token);
+ *   }
+ *   el_session_close(s);
+ *   el_client_close(c);
+ *
+ * The library finds the leader among the endpoints and follows it (redirects,
+ * reconnects), renews each session's lease with keepalives, and retries a
+ * request after a timeout, a reconnect or a leader change with the same
+ * (session, seq), so every request acts at most once (docs/protocol.md).
+ *
+ * Client-side safety (Chubby's "jeopardy"): each session keeps its own lease
+ * deadline, counted from when the last acknowledged keepalive was SENT, minus
+ * a drift margin (1% of the TTL + 50 ms, for clocks running at different
+ * rates). The cluster can give a lock away only after the leader's own
+ * deadline, which starts later (when it applied that keepalive), so:
+ *   EL_LEASE_OK        renewals succeed;
+ *   EL_LEASE_IN_DOUBT  the last renewal failed: the lock may be lost soon;
+ *   EL_LEASE_LOST      the local deadline passed: stop using every lock of the
+ *                      session now; the cluster may hand them out at any time.
+ * The deadline is read from CLOCK_BOOTTIME, which keeps running while the
+ * process is stopped (SIGSTOP) or the machine sleeps, so a process that
+ * resumes sees LOST before it could act on a lock it no longer holds.
+ *
+ * Thread-safe: any call from any thread. Blocking calls take a timeout.
+ * Errors are negative EL_E* codes (el_error.h, el_strerror()); after one,
+ * el_client_last_error() says what happened in words.
+ */
+#ifndef EDGELOCK_H
+#define EDGELOCK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "el_error.h"
+
+typedef struct el_client el_client;
+typedef struct el_session el_session;
+
+struct el_client_options {
+	const char *endpoints;     /* comma-separated "tls+tcp://HOST:PORT" */
+	const char *ca_file;       /* the cluster CA (PEM) */
+	const char *cert_key_file; /* this client's certificate and key (PEM); NULL: none */
+	const char *name;          /* shown to others as the holder (<= 8 bytes); NULL: none */
+	uint32_t timeout_ms;       /* a request's overall bound; 0: 5000 */
+};
+
+int el_client_open(el_client **out, const struct el_client_options *o);
+void el_client_close(el_client *c);
+/* What the last failed call of this thread on c ran into, in words. */
+const char *el_client_last_error(el_client *c);
+
+/* ---- Sessions ----------------------------------------------------------- */
+
+enum el_lease_state {
+	EL_LEASE_OK = 0,
+	EL_LEASE_IN_DOUBT = 1,
+	EL_LEASE_LOST = 2,
+};
+
+/* Open a session with lease ttl_ms (renewed every ttl/3 in the background). */
+int el_session_open(el_client *c, uint32_t ttl_ms, el_session **out);
+/* Close the session (its locks are released, no lock-delay) and free it. */
+int el_session_close(el_session *s);
+/* The lease as this client sees it; *left_ms (may be NULL): time to the
+ * local deadline (0 when lost). LOST is final for the session. */
+enum el_lease_state el_session_state(el_session *s, uint64_t *left_ms);
+uint64_t el_session_id(const el_session *s);
+/* Lock-delay for the locks this session takes from now on: after the session
+ * expires (not after a release), the cluster keeps its locks from anyone for
+ * delay_ms (Chubby's lock-delay; capped at 60 s). Default 0. */
+void el_session_set_lock_delay(el_session *s, uint32_t delay_ms);
+
+/* ---- Locks and elections ------------------------------------------------ */
+
+#define EL_WAIT_NONE 0u               /* try once */
+#define EL_WAIT_INFINITE 0xFFFFFFFFu  /* no bound */
+
+/* Take name exclusively (shared: with other shared holders), waiting up to
+ * wait_ms; *token is the fencing token. EL_EBUSY: held (try); EL_ETIMEDOUT:
+ * not granted within wait_ms; EL_EDELAYED: in its lock-delay (try);
+ * EL_EEXPIRED: the session is gone. */
+int el_lock(el_session *s, const char *name, bool shared, uint32_t wait_ms, uint64_t *token);
+int el_unlock(el_session *s, const char *name, uint64_t token);
+
+/* Elections: campaign = take the election's lock and publish value. */
+int el_campaign(el_session *s, const char *name, const void *value, uint32_t len,
+		uint32_t wait_ms, uint64_t *token);
+int el_resign(el_session *s, const char *name, uint64_t token);
+
+/* ---- Watches and events ------------------------------------------------- */
+
+enum el_event_kind {
+	EL_EVENT_GRANTED = 1,        /* a queued lock or campaign was granted */
+	EL_EVENT_WAIT_TIMEOUT = 2,
+	EL_EVENT_CANCELED = 3,
+	EL_EVENT_HOLDER_CHANGED = 4, /* a watched name: its holders changed */
+	EL_EVENT_VALUE_CHANGED = 5,  /* a watched election: its value changed */
+	EL_EVENT_GAP = 6,            /* events were lost: query what matters again */
+	EL_EVENT_SESSION_EXPIRING = 7,
+};
+
+struct el_event {
+	int kind;
+	uint64_t token;
+	char name[65];
+};
+
+/* Ask for HOLDER_CHANGED / VALUE_CHANGED events on name. */
+int el_watch(el_session *s, const char *name);
+/* The next event of s's connection since the last call (or since the
+ * session opened), waiting up to timeout_ms: EL_OK, or EL_ETIMEDOUT. After a
+ * reconnect the library reports one EL_EVENT_GAP. */
+int el_next_event(el_session *s, struct el_event *ev, uint32_t timeout_ms);
+
+/* ---- Reads -------------------------------------------------------------- */
+
+struct el_lock_info {
+	bool held;
+	bool shared;
+	bool delayed;           /* in its lock-delay after an expiry */
+	uint32_t n_holders;
+	uint32_t n_waiters;
+	uint64_t token;         /* the newest holder's token */
+	uint64_t holder_session;
+	char holder[16];        /* the holder's client name */
+	uint8_t value[64];      /* election value */
+	uint32_t value_len;
+};
+
+/* Linearizable: the state as of a moment after the call began. */
+int el_query(el_client *c, const char *name, struct el_lock_info *out);
+
+/* ---- Low level (the CLI's) ---------------------------------------------- */
+
+struct el_cw_msg;
+/* Send one request (docs/protocol.md) to the leader, following redirects and
+ * retrying with the same id; *reply gets the answer. Returns EL_OK when a
+ * reply came (its err field tells how the request went) or an error. */
+int el_client_request(el_client *c, struct el_cw_msg *req, struct el_cw_msg *reply);
+/* The same to one endpoint only, no redirect (for per-node status). */
+int el_client_request_at(el_client *c, const char *endpoint, struct el_cw_msg *req,
+			 struct el_cw_msg *reply);
+/* The endpoints, as given. */
+unsigned el_client_endpoints(const el_client *c, const char **list, unsigned cap);
+
+#endif /* EDGELOCK_H */

@@ -1,0 +1,475 @@
+"""cluster_test.py BUILD - three real edgelockd over TLS on loopback (ports
+picked free at start, processes tracked by PID), driven through the client
+protocol: election, redirect, a lock round trip with a FIFO handoff event,
+SESSION_EXPIRING, 1,000 connections, a fourth node joined/promoted/removed,
+SIGKILL of the leader with a waiter granted after the failover,
+bad input on the client and the peer port (the daemons keep serving and the
+held lock is untouched), SIGTERM of the leader (hands over, exits 0),
+SIGKILL of the whole cluster and restart (locks and sessions kept, tokens
+keep rising), the bootstrap/join guards and --check-config.
+
+Prints "ok NAME" / "FAIL NAME: why" per check, the failover time, and the
+closing line "N passed, N failed".
+"""
+import os
+import random
+import signal
+import socket
+import ssl
+import struct
+import subprocess
+import sys
+import time
+
+import cbor2
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from elcluster import Cluster, Conn, free_ports  # noqa: E402
+
+EL_ENOTLEADER, EL_EEXPIRED, EL_EDECODE, EL_EVERSION = -3, -7, -9, -10
+passed = failed = 0
+
+
+def check(name, cond, why=""):
+    global passed, failed
+    if cond:
+        passed += 1
+        print("ok   %s" % name, flush=True)
+    else:
+        failed += 1
+        print("FAIL %s %s" % (name, why), flush=True)
+    return cond
+
+
+class State:
+    pass
+
+
+S = State()
+
+
+def open_session(conn, ttl=30000, client="test"):
+    rep = conn.call({1: 1, 9: ttl, 13: client, 14: random.getrandbits(64)})
+    return rep.get(4, 0), rep
+
+
+def test_election_and_redirect(c):
+    S.leader = c.wait_leader()
+    check("election: one leader all agree on", S.leader in c.procs)
+    follower = next(i for i in c.procs if i != S.leader)
+    conn = c.connect(follower)
+    rep = conn.call({1: 1, 9: 10000})
+    conn.close()
+    check("redirect: a follower answers ENOTLEADER with the leader and its address",
+          rep.get(3) == EL_ENOTLEADER and rep.get(17) == S.leader and
+          rep.get(18) == c.addr(S.leader), repr(rep))
+    st = c.status(follower)
+    check("status: members, roles, term, commit",
+          len(st.get(28, [])) == 3 and st.get(23, 0) == 0 and st.get(24, 0) >= 1 and
+          st.get(25, 0) >= 1 and all(m.get(45) for m in st[28]), repr(st))
+
+
+def test_lock_round_trip(c):
+    a = c.connect(S.leader)
+    b = c.connect(S.leader)
+    S.a, S.b = a, b
+    S.sa, rep = open_session(a, client="client-a")
+    S.sb, _ = open_session(b, client="client-b")
+    check("open: two sessions", S.sa > 0 and S.sb > 0 and S.sa != S.sb, repr(rep))
+    rep = a.call({1: 4, 4: S.sa, 5: 1, 6: "door"})
+    S.t1 = rep.get(11, 0)
+    check("acquire: try-lock granted with a token", rep.get(3, 0) == 0 and S.t1 > 0, repr(rep))
+    again = a.call({1: 4, 4: S.sa, 5: 1, 6: "door"})
+    check("exactly-once: a retried seq returns the first answer",
+          again.get(11) == S.t1 and again.get(15) == rep.get(15), repr(again))
+    rep = b.call({1: 4, 4: S.sb, 5: 1, 6: "door", 8: 20000})
+    check("acquire: a second session queues", rep.get(16) is True and rep.get(3, 0) == 0,
+          repr(rep))
+    rep = a.call({1: 5, 4: S.sa, 5: 2, 6: "door", 11: S.t1})
+    check("release: ok", rep.get(3, 0) == 0, repr(rep))
+    ev = b.event(5.0)
+    S.t2 = ev.get(11, 0)
+    check("event: the waiter is granted by a pushed event, with a higher token",
+          ev.get(1) == 128 and ev.get(19) == 1 and ev.get(4) == S.sb and ev.get(5) == 1 and
+          S.t2 > S.t1, repr(ev))
+    q = a.call({1: 11, 6: "door"})
+    holders = q.get(29, [])
+    check("query: the holder, its token and client name",
+          len(holders) == 1 and holders[0].get(4) == S.sb and holders[0].get(11) == S.t2 and
+          holders[0].get(13) == "client-b", repr(q))
+    lst = a.call({1: 12})
+    check("list: the lock is listed", [l.get(6) for l in lst.get(35, [])] == ["door"], repr(lst))
+
+
+def test_session_expiring(c):
+    conn = c.connect(S.leader)
+    s, _ = open_session(conn, ttl=2400, client="short")
+    t0 = time.time()
+    ev = None
+    try:
+        while time.time() - t0 < 3.0 and ev is None:
+            m = conn.event(3.0)
+            if m.get(19) == 7 and m.get(4) == s:
+                ev = m
+    except (OSError, EOFError, ssl.SSLError):
+        pass
+    check("push: SESSION_EXPIRING before the lease ends, with a third or less left",
+          ev is not None and 0 < ev.get(39, 0) <= 800 and time.time() - t0 < 2.4, repr(ev))
+    time.sleep(max(0.0, t0 + 3.4 - time.time()))
+    rep = conn.call({1: 4, 4: s, 5: 1, 6: "after-expiry"})
+    check("push: the unrenewed session then expires", rep.get(3) == EL_EEXPIRED, repr(rep))
+    conn.close()
+
+
+def still_serving(c, name):
+    """A new connection is served and the held lock is untouched."""
+    try:
+        conn = c.connect(S.leader)
+        ping = conn.call({1: 18})
+        q = conn.call({1: 11, 6: "door"})
+        conn.close()
+        h = q.get(29, [{}])[0]
+        ok = ping.get(1) == 82 and h.get(4) == S.sb and h.get(11) == S.t2
+        check(name + ": daemon still serving, lock undisturbed", ok, repr(q))
+    except (OSError, EOFError, ssl.SSLError) as e:
+        check(name + ": daemon still serving", False, repr(e))
+
+
+def expect_error(conn, body, err, name, raw=False):
+    try:
+        if raw:
+            conn.send_raw(body)
+        else:
+            conn.send_frame(body)
+        m = conn.recv(3.0)
+        check(name, m.get(1) == 129 and m.get(3) == err, repr(m))
+    except (OSError, EOFError, ssl.SSLError) as e:
+        check(name, False, repr(e))
+
+
+def test_bad_client_input(c):
+    conn = c.connect(S.leader)
+    expect_error(conn, bytes(random.getrandbits(8) for _ in range(200)) + b"\xff",
+                 EL_EDECODE, "client: random bytes in a frame -> EDECODE")
+    expect_error(conn, cbor2.dumps({0: 1, 1: 4, 2: 9, 4: S.sa, 5: 3, 6: 5}, canonical=True),
+                 EL_EDECODE, "client: type-confused field (name as int) -> EDECODE")
+    nested = b"\x81" * 200 + b"\x00"
+    expect_error(conn, nested, EL_EDECODE, "client: 200-deep nesting -> EDECODE")
+    wrong = conn.call({0: 2, 1: 18})
+    check("client: wrong version -> EVERSION with the request id",
+          wrong.get(1) == 129 and wrong.get(3) == EL_EVERSION and wrong.get(2) == conn.next_id - 1,
+          repr(wrong))
+    rep = conn.call({1: 4, 4: 987654321, 5: 1, 6: "door"})
+    check("client: unknown session -> EEXPIRED", rep.get(3) == EL_EEXPIRED, repr(rep))
+    rep = conn.call({1: 5, 4: S.sa, 5: 9, 6: "door", 11: S.t2})
+    check("client: releasing another session's hold is refused", rep.get(3, 0) < 0, repr(rep))
+    # an over-long length prefix: ERROR then the connection closes
+    expect_error(conn, struct.pack(">I", 0x7fffffff), EL_EDECODE,
+                 "client: oversized length -> EDECODE", raw=True)
+    try:
+        conn.recv(3.0)
+        check("client: oversized length closes the connection", False)
+    except (EOFError, OSError, ssl.SSLError):
+        check("client: oversized length closes the connection", True)
+    conn.close()
+    conn = c.connect(S.leader)
+    conn.send_raw(struct.pack(">I", 100) + b"\xa1" * 10)  # truncated, then gone
+    conn.close()
+    raw = socket.create_connection(("127.0.0.1", c.client_port[S.leader]), timeout=3)
+    raw.sendall(bytes(random.getrandbits(8) for _ in range(4096)))  # not even TLS
+    raw.close()
+    try:
+        Conn(c.client_port[S.leader], c.certs, cert=None).call({1: 18}, timeout=2)
+        check("client: a connection without a certificate is refused", False)
+    except (OSError, EOFError, ssl.SSLError):
+        check("client: a connection without a certificate is refused", True)
+    still_serving(c, "client port")
+
+
+def peer_conn(c, i, cert="node3.pem"):
+    return Conn(c.peer_port[i], c.certs, cert=cert)
+
+
+def fnv1a(text):
+    h = 0xcbf29ce484222325
+    for ch in text.encode():
+        h = ((h ^ ch) * 0x100000001b3) & 0xffffffffffffffff
+    return h
+
+
+def test_bad_peer_input(c):
+    target = S.leader
+    ver = subprocess.run([c.bin, "--version"], capture_output=True, text=True).stdout
+    profile = int(ver.split("capacity profile ")[1].split()[0], 16)
+    cluster = fnv1a("test")
+    cases = [
+        ("peer: random bytes", bytes(random.getrandbits(8) for _ in range(300))),
+        ("peer: a Raft message before the hello",
+         cbor2.dumps({0: 1, 1: 7, 3: 2, 4: target, 5: 999}, canonical=True)),
+        ("peer: a hello of another cluster",
+         cbor2.dumps({0: 1, 1: 100, 2: 2, 3: 1, 4: 1, 5: "", 6: ""}, canonical=True)),
+        ("peer: a wrong version", cbor2.dumps({0: 9, 1: 100}, canonical=True)),
+        ("peer: deep nesting", b"\x81" * 300 + b"\x00"),
+        ("peer: a type-confused hello (node id as text)",
+         cbor2.dumps({0: 1, 1: 100, 2: "2", 3: 1, 4: 1, 5: "", 6: ""}, canonical=True)),
+        ("peer: a hello claiming the receiver's own id",
+         cbor2.dumps({0: 1, 1: 100, 2: target, 3: cluster, 4: profile, 5: "", 6: ""},
+                     canonical=True)),
+        ("peer: a hello with other capacity limits",
+         cbor2.dumps({0: 1, 1: 100, 2: 9, 3: cluster, 4: profile ^ 1, 5: "", 6: ""},
+                     canonical=True)),
+    ]
+    for name, body in cases:
+        try:
+            conn = peer_conn(c, target)
+            conn.send_frame(body)
+            try:
+                conn.recv(2.0)
+                check(name + " closes the connection", False)
+            except (EOFError, OSError, ssl.SSLError):
+                check(name + " closes the connection", True)
+            conn.close()
+        except (OSError, ssl.SSLError) as e:
+            check(name, False, repr(e))
+    conn = peer_conn(c, target)
+    conn.send_raw(struct.pack(">I", 100) + b"\xa7\x00\x01")  # truncated, then gone
+    conn.close()
+    conn = peer_conn(c, target)
+    conn.send_raw(struct.pack(">I", 0x10000000))
+    try:
+        conn.recv(2.0)
+        check("peer: oversized length closes the connection", False)
+    except (EOFError, OSError, ssl.SSLError):
+        check("peer: oversized length closes the connection", True)
+    try:
+        peer_conn(c, target, cert=None).recv(2.0)
+        check("peer: a connection without a certificate is refused", False)
+    except (EOFError, OSError, ssl.SSLError):
+        check("peer: a connection without a certificate is refused", True)
+    with open(c.log(target)) as f:
+        text = f.read()
+    check("peer: the refusals are logged with their reason",
+          "hello claiming this node's id" in text and "other capacity limits" in text and
+          "another cluster" in text and "first frame is not a hello" in text)
+    time.sleep(0.5)
+    check("peer port: leader unchanged", c.wait_leader() == S.leader)
+    still_serving(c, "peer port")
+
+
+def test_many_clients(c, n=int(os.environ.get("EL_TEST_CONNS", "1000"))):
+    import resource
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    conns = []
+    t0 = time.time()
+    try:
+        for _ in range(n):
+            conns.append(c.connect(S.leader, timeout=10.0))
+        opened = time.time() - t0
+        for k, conn in enumerate(conns):
+            conn.send({0: 1, 1: 18, 2: k + 1})
+        replies = sum(1 for k, conn in enumerate(conns) if conn.recv(10.0).get(2) == k + 1)
+        check("%d concurrent client connections each get their reply" % n, replies == n,
+              "%d of %d" % (replies, n))
+        probe = c.connect(S.leader)
+        s, _ = open_session(probe)
+        t1 = time.time()
+        rep = probe.call({1: 4, 4: s, 5: 1, 6: "busy-probe"})
+        probe.call({1: 5, 4: s, 5: 2, 6: "busy-probe", 11: rep.get(11, 0)})
+        lat = time.time() - t1
+        probe.call({1: 3, 4: s})
+        probe.close()
+        print("%d connections opened in %.1f s; lock+unlock beside them took %.0f ms"
+              % (n, opened, lat * 1000), flush=True)
+        check("a lock round trip works beside them", rep.get(11, 0) > 0, repr(rep))
+    finally:
+        for conn in conns:
+            conn.close()
+    still_serving(c, "after %d connections" % n)
+
+
+def members(c, i):
+    return {m.get(20): m.get(23, 0) for m in c.status(i).get(28, [])}
+
+
+def wait_for(pred, timeout=15.0):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            if pred():
+                return True
+        except (OSError, EOFError, ssl.SSLError):
+            pass
+        time.sleep(0.1)
+    return False
+
+
+def test_membership(c):
+    c.add_node(4)
+    c.start(4, "--join")
+    conn = c.connect(S.leader)
+    rep = conn.call({1: 14, 20: 4, 21: "tls+tcp://127.0.0.1:%d" % c.peer_port[4],
+                     22: c.addr(4)})
+    check("members add: accepted by the leader", rep.get(3, 0) == 0 and rep.get(27, 0) > 0,
+          repr(rep))
+    check("members add: node 4 caught up and promoted to voter",
+          wait_for(lambda: members(c, S.leader).get(4) == 1), repr(members(c, S.leader)))
+    check("members add: node 4 knows the leader",
+          wait_for(lambda: c.status(4).get(17) == S.leader))
+    rep = conn.call({1: 11, 6: "door"})
+    check("members add: the lock table reached node 4's cluster intact",
+          rep.get(29, [{}])[0].get(11) == S.t2, repr(rep))
+    rep = conn.call({1: 15, 20: 4})
+    check("members remove: accepted", rep.get(3, 0) == 0, repr(rep))
+    check("members remove: node 4 is gone from the configuration",
+          wait_for(lambda: 4 not in members(c, S.leader)), repr(members(c, S.leader)))
+    conn.close()
+    c.stop(4)
+    del c.peer_port[4]
+    del c.client_port[4]
+
+
+def test_sigterm_leader(c):
+    old = S.leader
+    t0 = time.time()
+    rc, secs = c.stop(old)
+    check("sigterm: the leader exits 0 within 5 s", rc == 0 and secs < 5.0,
+          "rc=%r after %.1f s" % (rc, secs))
+    S.leader = c.wait_leader(timeout=10)
+    S.failover = time.time() - t0
+    print("failover after SIGTERM of the leader: %.0f ms" % (S.failover * 1000), flush=True)
+    check("sigterm: a new leader among the others", S.leader != old)
+    with open(c.log(old)) as f:
+        text = f.read()
+    check("sigterm: it handed leadership over first", "handing leadership to node" in text)
+    c.start(old)
+    time.sleep(1.0)
+    check("restart after sigterm: the node rejoins", c.status(old).get(17) == S.leader)
+
+
+def test_sigkill_leader_waiter_granted(c):
+    """A holds "pump", B waits; the leader dies by SIGKILL. After the new
+    leader is elected, A releases (retrying nothing twice) and B, reattached
+    by a keepalive, learns of its grant by event or by retrying its seq."""
+    a, b = c.connect(S.leader), c.connect(S.leader)
+    sa, _ = open_session(a, client="killer-a")
+    sb, _ = open_session(b, client="killer-b")
+    ta = a.call({1: 4, 4: sa, 5: 1, 6: "pump"}).get(11, 0)
+    queued = b.call({1: 4, 4: sb, 5: 1, 6: "pump", 8: 30000}).get(16)
+    a.close()
+    b.close()
+    old = S.leader
+    t0 = time.time()
+    c.kill(old)
+    S.leader = c.wait_leader(timeout=15)
+    failover = time.time() - t0
+    print("failover after SIGKILL of the leader: %.0f ms (election_ms %d)"
+          % (failover * 1000, c.election_ms), flush=True)
+    check("sigkill: a new leader is elected", S.leader != old and ta > 0 and queued is True)
+    a, b = c.connect(S.leader), c.connect(S.leader)
+    b.call({1: 2, 4: sb})  # reattach B's events to this connection
+    rel = a.call({1: 5, 4: sa, 5: 2, 6: "pump", 11: ta})
+    got = None
+    try:
+        ev = b.event(5.0)
+        if ev.get(19) == 1 and ev.get(4) == sb:
+            got = ev.get(11)
+    except (OSError, EOFError, ssl.SSLError):
+        pass
+    retry = b.call({1: 4, 4: sb, 5: 1, 6: "pump", 8: 30000})
+    check("sigkill: the waiter is granted after the failover, with a higher token",
+          rel.get(3, 0) == 0 and retry.get(3, 0) == 0 and retry.get(11, 0) > ta and
+          (got is None or got == retry.get(11)), "release %r retry %r event %r" % (rel, retry, got))
+    a.call({1: 3, 4: sa})
+    b.call({1: 3, 4: sb})
+    a.close()
+    b.close()
+    c.start(old)
+    check("sigkill: the killed node rejoins", wait_for(lambda: c.status(old).get(17) == S.leader))
+
+
+def test_kill_all_restart(c):
+    for i in list(c.procs):
+        c.kill(i)
+    c.start_all()
+    S.leader = c.wait_leader(timeout=20)
+    conn = c.connect(S.leader)
+    q = conn.call({1: 11, 6: "door"})
+    h = q.get(29, [{}])[0]
+    check("kill -9 all + restart: the hold and its token are there",
+          h.get(4) == S.sb and h.get(11) == S.t2, repr(q))
+    rep = conn.call({1: 2, 4: S.sb})
+    check("kill -9 all + restart: the session is there (keepalive ok)", rep.get(3, 0) == 0,
+          repr(rep))
+    s3, _ = open_session(conn)
+    rep = conn.call({1: 4, 4: s3, 5: 1, 6: "after-restart"})
+    check("kill -9 all + restart: the next token is higher than every earlier one",
+          rep.get(11, 0) > S.t2, repr(rep))
+    conn.close()
+
+
+def test_start_guards(c):
+    some = next(iter(c.procs))
+    cfg = c.config(some)
+    out = subprocess.run([c.bin, "-c", cfg, "--data-dir", os.path.join(c.dir, "empty")],
+                         capture_output=True, text=True, timeout=10)
+    check("guard: a plain start on an empty data dir is refused",
+          out.returncode == 2 and "--bootstrap" in out.stderr, out.stderr[-300:])
+    out = subprocess.run([c.bin, "-c", cfg, "--bootstrap"], capture_output=True, text=True,
+                         timeout=10)
+    check("guard: --bootstrap over existing state is refused",
+          out.returncode == 2 and "already holds" in out.stderr, out.stderr[-300:])
+    bad = os.path.join(c.dir, "bad.conf")
+    with open(bad, "w") as f:
+        f.write("[node]\nid = 0\ndata_dir = /tmp/x\n\n[timing]\nelection_ms = fast\n"
+                "[nope]\nkey = 1\n")
+    out = subprocess.run([c.bin, "--check-config", bad], capture_output=True, text=True,
+                         timeout=10)
+    err = out.stderr
+    check("check-config: every bad key named with its line",
+          out.returncode == 1 and "bad.conf:2: [node] id" in err and
+          "bad.conf:6: [timing] election_ms" in err and "bad.conf:8: [nope] key" in err and
+          "missing [node] peer_addr" in err, err)
+    out = subprocess.run([c.bin, "--check-config", cfg], capture_output=True, text=True,
+                         timeout=10)
+    check("check-config: a good config is valid", out.returncode == 0, out.stderr)
+    example = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "dist",
+                           "edgelockd.conf.example")
+    out = subprocess.run([c.bin, "--check-config", example], capture_output=True, text=True,
+                         timeout=10)
+    check("check-config: dist/edgelockd.conf.example is valid", out.returncode == 0, out.stderr)
+    out = subprocess.run([c.bin, "--help"], capture_output=True, text=True, timeout=10)
+    check("--help exits 0", out.returncode == 0 and "--bootstrap" in out.stdout)
+
+
+def main():
+    build = sys.argv[1] if len(sys.argv) > 1 else "build"
+    random.seed(int(os.environ.get("SEED", "1")))
+    c = Cluster(build, 3)
+    try:
+        c.start_all(bootstrap=True)
+        for t in (test_election_and_redirect, test_lock_round_trip, test_session_expiring,
+                  test_bad_client_input,
+                  test_bad_peer_input, test_many_clients, test_membership, test_sigterm_leader,
+                  test_sigkill_leader_waiter_granted, test_kill_all_restart,
+                  test_start_guards):
+            try:
+                t(c)
+            except Exception as e:  # a crashed step fails, the rest still run
+                check(t.__name__, False, "raised %r" % (e,))
+    finally:
+        c.stop_all()
+        for i in sorted(c.peer_port):
+            if os.path.exists(c.log(i)):
+                with open(c.log(i)) as f:
+                    lines = f.readlines()
+                print("---- node%d log (last 5 lines) ----" % i)
+                sys.stdout.writelines(lines[-5:])
+                bad = [ln for ln in lines if "Sanitizer" in ln or "runtime error" in ln]
+                check("node%d: no sanitizer report" % i, not bad, "".join(bad[:5]))
+    print("%d passed, %d failed" % (passed, failed))
+    return 0 if failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,227 @@
+"""elcluster.py - start real edgelockd processes on loopback for tests, and
+speak the client protocol (docs/protocol.md) to them.
+
+    c = Cluster(build_dir, n=3)      # free ports, configs, certificates
+    c.start_all(bootstrap=True)      # processes tracked by PID
+    leader = c.wait_leader()         # node id, by STATUS over the protocol
+    conn = c.connect(leader)         # TLS with the dev client certificate
+    rep = conn.call({1: 1, 9: 10000})  # OPEN_SESSION; returns the reply map
+    c.stop_all()                      # SIGTERM, then SIGKILL, by PID
+
+Used by tests/daemon/cluster_test.py; other integration tests may use it.
+Needs Debian's python3-cbor2 (run with /usr/bin/python3).
+"""
+import os
+import signal
+import socket
+import ssl
+import struct
+import subprocess
+import time
+
+import cbor2
+
+VERSION = 1
+
+
+def free_ports(n):
+    """n distinct free TCP ports on 127.0.0.1 (held open together while picked)."""
+    socks = []
+    for _ in range(n):
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        socks.append(s)
+    ports = [s.getsockname()[1] for s in socks]
+    for s in socks:
+        s.close()
+    return ports
+
+
+def tls_context(certs, cert="client.pem"):
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.load_verify_locations(os.path.join(certs, "ca.pem"))
+    ctx.check_hostname = False
+    if cert:
+        ctx.load_cert_chain(os.path.join(certs, cert))
+    return ctx
+
+
+class Conn:
+    """One TLS connection speaking frames: 4-byte big-endian length + CBOR."""
+
+    def __init__(self, port, certs, cert="client.pem", timeout=5.0):
+        raw = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+        self.sock = tls_context(certs, cert).wrap_socket(raw)
+        self.next_id = 1
+        self.events = []
+
+    def close(self):
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+
+    def send_raw(self, data):
+        self.sock.sendall(data)
+
+    def send_frame(self, body):
+        self.sock.sendall(struct.pack(">I", len(body)) + body)
+
+    def send(self, msg):
+        self.send_frame(cbor2.dumps(msg, canonical=True))
+
+    def _read(self, n):
+        buf = b""
+        while len(buf) < n:
+            chunk = self.sock.recv(n - len(buf))
+            if not chunk:
+                raise EOFError("connection closed")
+            buf += chunk
+        return buf
+
+    def recv(self, timeout=5.0):
+        self.sock.settimeout(timeout)
+        (n,) = struct.unpack(">I", self._read(4))
+        return cbor2.loads(self._read(n))
+
+    def call(self, fields, timeout=5.0):
+        """Send a request (fields without 0 and 2) and wait for its reply;
+        events that arrive meanwhile are kept in self.events."""
+        rid = self.next_id
+        self.next_id += 1
+        msg = {0: VERSION, 2: rid}
+        msg.update(fields)
+        self.send(msg)
+        deadline = time.time() + timeout
+        while True:
+            m = self.recv(max(0.05, deadline - time.time()))
+            if m.get(1) == 128:
+                self.events.append(m)
+            elif m.get(2) == rid or m.get(1) == 129:
+                return m
+
+    def event(self, timeout=5.0):
+        if self.events:
+            return self.events.pop(0)
+        m = self.recv(timeout)
+        return m
+
+
+class Cluster:
+    def __init__(self, build, n=3, tmp=None, election_ms=600, heartbeat_ms=60):
+        self.build = os.path.abspath(build)
+        self.bin = os.environ.get("EDGELOCKD") or os.path.join(self.build, "bin", "edgelockd")
+        self.certs = os.path.join(self.build, "certs")
+        self.dir = tmp or os.path.join(self.build, "tmp", "cluster-%d" % os.getpid())
+        subprocess.run(["rm", "-rf", self.dir], check=True)
+        os.makedirs(self.dir)
+        ports = free_ports(2 * n)
+        self.peer_port = {i + 1: ports[2 * i] for i in range(n)}
+        self.client_port = {i + 1: ports[2 * i + 1] for i in range(n)}
+        self.procs = {}
+        self.election_ms = election_ms
+        self.heartbeat_ms = heartbeat_ms
+        for i in self.peer_port:
+            self.write_config(i, list(self.peer_port))
+
+    def write_config(self, i, members):
+        peers = "".join("%d = tls+tcp://127.0.0.1:%d\n" % (m, self.peer_port[m]) for m in members)
+        with open(self.config(i), "w") as f:
+            f.write("[node]\nid = %d\ndata_dir = %s\npeer_addr = tls+tcp://127.0.0.1:%d\n"
+                    "client_addr = tls+tcp://127.0.0.1:%d\ncluster = test\n\n"
+                    "[tls]\nca_file = %s/ca.pem\ncert_key_file = %s/node%d.pem\n\n"
+                    "[peers]\n%s\n[timing]\nelection_ms = %d\nheartbeat_ms = %d\n"
+                    "\n[log]\nlevel = info\n"
+                    % (i, self.data(i), self.peer_port[i], self.client_port[i], self.certs,
+                       self.certs, i, peers, self.election_ms, self.heartbeat_ms))
+
+    def add_node(self, i):
+        """Ports and a config for node i (a later member)."""
+        p = free_ports(2)
+        self.peer_port[i], self.client_port[i] = p[0], p[1]
+        self.write_config(i, list(self.peer_port))
+
+    def config(self, i):
+        return os.path.join(self.dir, "node%d.conf" % i)
+
+    def data(self, i):
+        return os.path.join(self.dir, "node%d" % i)
+
+    def log(self, i):
+        return os.path.join(self.dir, "node%d.log" % i)
+
+    def addr(self, i):
+        return "tls+tcp://127.0.0.1:%d" % self.client_port[i]
+
+    def start(self, i, *flags):
+        logf = open(self.log(i), "a")
+        self.procs[i] = subprocess.Popen([self.bin, "-c", self.config(i)] + list(flags),
+                                         stdout=logf, stderr=subprocess.STDOUT)
+        logf.close()
+        return self.procs[i]
+
+    def start_all(self, bootstrap=False):
+        for i in sorted(self.peer_port):
+            self.start(i, *(["--bootstrap"] if bootstrap else []))
+
+    def signal(self, i, sig):
+        p = self.procs.get(i)
+        if p is not None and p.poll() is None:
+            os.kill(p.pid, sig)
+
+    def kill(self, i):
+        self.signal(i, signal.SIGKILL)
+        p = self.procs.pop(i, None)
+        if p is not None:
+            p.wait()
+
+    def stop(self, i, timeout=10.0):
+        """SIGTERM; returns (exit status, seconds), SIGKILL after timeout."""
+        p = self.procs.pop(i, None)
+        if p is None:
+            return None, 0.0
+        t0 = time.time()
+        if p.poll() is None:
+            os.kill(p.pid, signal.SIGTERM)
+        try:
+            rc = p.wait(timeout)
+        except subprocess.TimeoutExpired:
+            os.kill(p.pid, signal.SIGKILL)
+            rc = p.wait()
+        return rc, time.time() - t0
+
+    def stop_all(self):
+        for i in list(self.procs):
+            self.stop(i)
+
+    def connect(self, i, cert="client.pem", timeout=5.0):
+        return Conn(self.client_port[i], self.certs, cert, timeout)
+
+    def status(self, i):
+        c = self.connect(i, timeout=2.0)
+        try:
+            return c.call({1: 13}, timeout=2.0)
+        finally:
+            c.close()
+
+    def wait_leader(self, timeout=20.0, exclude=()):
+        """The node id every running node names as leader (one of them leads)."""
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            seen = set()
+            leader_roles = []
+            try:
+                for i in self.procs:
+                    if i in exclude:
+                        continue
+                    st = self.status(i)
+                    seen.add(st.get(17, 0))
+                    if st.get(23) == 3:
+                        leader_roles.append(i)
+            except (OSError, EOFError, ssl.SSLError):
+                time.sleep(0.1)
+                continue
+            if len(seen) == 1 and len(leader_roles) == 1 and leader_roles[0] in seen:
+                return leader_roles[0]
+            time.sleep(0.05)
+        raise TimeoutError("no single leader within %.0f s" % timeout)
