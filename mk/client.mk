@@ -50,6 +50,6 @@ edgelock: $(EDGELOCK_CLI)
 ALL_TARGETS += $(LIBEDGELOCK) $(LIBEDGELOCK_SO) $(EDGELOCK_CLI)
 
 # The CLI and the library on three real daemons over TLS (tests/integration).
-test-client: $(EDGELOCK_CLI) $(EDGELOCKD) certs
+test-client: $(EDGELOCK_CLI) $(BUILD)/bin/edgelockd certs
 	@tests/run-suite.sh $(BUILD)/results client-cli /usr/bin/python3 tests/integration/cli_test.py $(BUILD)
 TESTS += test-client

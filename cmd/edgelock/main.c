@@ -129,10 +129,11 @@ static const char *default_config(char *buf, size_t cap)
 
 static int load_config(struct el_cli *cli)
 {
-	char def[PATH_MAX + 32];
 	const char *path = cli->config != NULL ? cli->config : getenv("EDGELOCK_CONFIG");
-	if (path == NULL)
+	if (path == NULL) {
+		static char def[PATH_MAX + 32];
 		path = default_config(def, sizeof def);
+	}
 	if (path == NULL)
 		return 0;
 	const int line = ini_parse(path, on_ini, NULL);
