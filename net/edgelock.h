@@ -124,6 +124,11 @@ int el_watch(el_session *s, const char *name);
  * reconnect the library reports one EL_EVENT_GAP. */
 int el_next_event(el_session *s, struct el_event *ev, uint32_t timeout_ms);
 
+/* A file descriptor that polls readable whenever an event has arrived since
+ * it was last drained (read 8 bytes from it to drain, then call
+ * el_next_event with timeout 0 until EL_ETIMEDOUT): for poll/epoll loops. */
+int el_client_event_fd(el_client *c);
+
 /* ---- Reads -------------------------------------------------------------- */
 
 struct el_lock_info {

@@ -4,10 +4,12 @@
  * one JSON object (one per line for observe).
  */
 #include <inttypes.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "el_cli.h"
 #include "el_client_wire.h"
@@ -216,12 +218,19 @@ int el_cli_observe(struct el_cli *cli, int argc, char **argv)
 	struct el_lock_info info;
 	rc = el_query(cli->client, argv[1], &info);
 	print_holder(cli, argv[1], rc, &info);
+	/* A poll loop on the library's event fd, as an application's would be. */
+	struct pollfd pfd = { .fd = el_client_event_fd(cli->client), .events = POLLIN };
 	while (!stop_observing && el_session_state(s, NULL) != EL_LEASE_LOST) {
-		struct el_event ev;
-		if (el_next_event(s, &ev, 200) != EL_OK)
+		if (poll(&pfd, 1, 200) <= 0)
 			continue;
-		if (ev.kind == EL_EVENT_HOLDER_CHANGED || ev.kind == EL_EVENT_VALUE_CHANGED ||
-		    ev.kind == EL_EVENT_GAP) {
+		uint64_t drained;
+		if (read(pfd.fd, &drained, sizeof drained) < 0)
+			continue;
+		struct el_event ev;
+		while (el_next_event(s, &ev, 0) == EL_OK) {
+			if (ev.kind != EL_EVENT_HOLDER_CHANGED && ev.kind != EL_EVENT_VALUE_CHANGED &&
+			    ev.kind != EL_EVENT_GAP)
+				continue;
 			if (ev.kind == EL_EVENT_GAP)
 				el_watch(s, argv[1]); /* a new connection: watch again */
 			rc = el_query(cli->client, argv[1], &info);

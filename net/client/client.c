@@ -15,7 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <nng/nng.h>
 #include <nng/supplemental/tls/tls.h>
@@ -72,6 +74,15 @@ bool el_client__wait(el_client *c, uint64_t deadline_ms)
 	       el_client__now_ms() < deadline_ms;
 }
 
+/* Make the event fd readable (an event, or a reconnect that may have lost
+ * some). A saturated counter polls readable anyway. */
+void el_client__wake_events(el_client *c)
+{
+	const uint64_t one = 1;
+	if (c->event_fd >= 0 && write(c->event_fd, &one, sizeof one) < 0)
+		return;
+}
+
 /* ---- Streams -------------------------------------------------------------- */
 
 static int io_exact(nng_stream *s, nng_aio *aio, void *buf, size_t len, bool send)
@@ -109,6 +120,7 @@ static void deliver(el_client *c, const struct el_conn *k, const struct el_cw_ms
 			c->ev_count++;
 			if (m->kind == EL_CW_EV_GAP)
 				c->gaps++;
+			el_client__wake_events(c);
 		}
 	} else {
 		for (unsigned i = 0; i < EL_CLIENT_PENDING_MAX; i++) {
@@ -230,6 +242,7 @@ static struct el_conn *current_conn(el_client *c, uint64_t deadline_ms)
 	if (k != NULL && k->dead) {
 		c->conn = NULL;
 		c->reconnects++;
+		el_client__wake_events(c);
 	} else if (k != NULL) {
 		pthread_mutex_unlock(&c->mu);
 		return k;
@@ -279,6 +292,7 @@ static void drop_conn(el_client *c, struct el_conn *k)
 	if (mine) {
 		c->conn = NULL;
 		c->reconnects++;
+		el_client__wake_events(c);
 	}
 	pthread_mutex_unlock(&c->mu);
 	if (mine)
@@ -494,9 +508,10 @@ int el_client_open(el_client **out, const struct el_client_options *o)
 	pthread_mutex_init(&c->mu, NULL);
 	pthread_mutex_init(&c->send_mu, NULL);
 	c->timeout_ms = o->timeout_ms != 0 ? o->timeout_ms : 5000u;
+	c->event_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (o->name != NULL)
 		snprintf(c->name, sizeof c->name, "%s", o->name);
-	int rc = parse_endpoints(c, o->endpoints);
+	int rc = c->event_fd >= 0 ? parse_endpoints(c, o->endpoints) : EL_EIO;
 	if (rc == 0)
 		rc = tls_setup(c, o);
 	if (rc == 0 && pthread_create(&c->keeper, NULL, el_client__keeper_main, c) != 0)
@@ -528,10 +543,17 @@ void el_client_close(el_client *c)
 		free(c->endpoints[i]);
 	if (c->tls != NULL)
 		nng_tls_config_free(c->tls);
+	if (c->event_fd >= 0)
+		close(c->event_fd);
 	pthread_cond_destroy(&c->cv);
 	pthread_mutex_destroy(&c->mu);
 	pthread_mutex_destroy(&c->send_mu);
 	free(c);
+}
+
+int el_client_event_fd(el_client *c)
+{
+	return c->event_fd;
 }
 
 unsigned el_client_endpoints(const el_client *c, const char **list, unsigned cap)

@@ -71,6 +71,7 @@ struct el_client {
 	unsigned ev_head, n_events;
 	uint64_t ev_count, gaps;
 	el_session *sessions[EL_CLIENT_SESSIONS_MAX];
+	int event_fd;            /* eventfd, written on each event */
 	pthread_t keeper;
 	bool keeper_running;
 	bool closing;
@@ -79,6 +80,7 @@ struct el_client {
 /* client.c */
 void el_client__fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 uint64_t el_client__now_ms(void);
+void el_client__wake_events(el_client *c);
 bool el_client__wait(el_client *c, uint64_t deadline_ms);
 int el_client__request_within(el_client *c, struct el_cw_msg *req, struct el_cw_msg *reply,
 			      uint32_t timeout_ms);
