@@ -41,6 +41,14 @@ void el_raft__remap_progress(struct el_raft *r)
 		memset(&r->pr[i], 0, sizeof(r->pr[i]));
 }
 
+/* A configuration change takes the slot the no-op room rule (el_config.h)
+ * keeps for it: at most one rides above EL_UNCOMMITTED_MAX uncommitted
+ * entries (callers also require the previous change committed). */
+bool el_raft__conf_admissible(const struct el_raft *r)
+{
+	return !el_raft__log_full(r) && r->last_index - r->commit <= EL_UNCOMMITTED_MAX;
+}
+
 static int append_conf(struct el_raft *r, const struct el_conf *c, uint64_t *index_out)
 {
 	uint8_t buf[EL_CONF_ENCODED_MAX];
@@ -96,7 +104,7 @@ int el_raft_propose_conf(struct el_raft *r, enum el_conf_op op, el_id_t id, uint
 		return EL_EINVAL;
 	if (r->conf_index > r->commit || r->transferee != 0 || !el_raft__committed_in_term(r))
 		return EL_EBUSY;
-	if (el_raft__log_full(r))
+	if (!el_raft__conf_admissible(r))
 		return EL_EFULL;
 	struct el_conf c = r->conf;
 	int err = change_conf(r, &c, op, id);
@@ -113,7 +121,7 @@ void el_raft__maybe_promote(struct el_raft *r, struct el_progress *pr)
 	if (m == NULL || m->role != EL_MEMBER_CATCHING_UP || pr->match < r->commit)
 		return;
 	if (r->conf_index > r->commit || r->transferee != 0 || !el_raft__committed_in_term(r) ||
-	    el_raft__log_full(r))
+	    !el_raft__conf_admissible(r))
 		return;
 	struct el_conf c = r->conf;
 	if (change_conf(r, &c, EL_CONF_PROMOTE, pr->id) == 0)
