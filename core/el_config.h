@@ -97,6 +97,12 @@
 #define EL_LOCKS_MAX 256
 #endif
 
+/* Recent OPEN_SESSION nonces remembered, so that a retried open returns the
+ * session its first attempt created (core/lock_open.c). */
+#ifndef EL_OPENS_MAX
+#define EL_OPENS_MAX 16
+#endif
+
 /* Holders of one lock at once (shared mode). */
 #ifndef EL_HOLDERS_MAX
 #define EL_HOLDERS_MAX 8

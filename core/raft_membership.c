@@ -41,14 +41,6 @@ void el_raft__remap_progress(struct el_raft *r)
 		memset(&r->pr[i], 0, sizeof(r->pr[i]));
 }
 
-/* A configuration change takes the slot the no-op room rule (el_config.h)
- * keeps for it: at most one rides above EL_UNCOMMITTED_MAX uncommitted
- * entries (callers also require the previous change committed). */
-bool el_raft__conf_admissible(const struct el_raft *r)
-{
-	return !el_raft__log_full(r) && r->last_index - r->commit <= EL_UNCOMMITTED_MAX;
-}
-
 static int append_conf(struct el_raft *r, const struct el_conf *c, uint64_t *index_out)
 {
 	uint8_t buf[EL_CONF_ENCODED_MAX];

@@ -24,8 +24,9 @@ elf=$1 stack=$2
 # caller=callee,... for every indirect call in a node image.
 #   el_bm_drive_node: the ready loop's io hooks (node_main.c: hook_send,
 #     hook_reply; its event hook is NULL)
-#   el_raft_compact: the snapshot writer, the lock table's (el_node)
-indirect="el_bm_drive_node=hook_send,hook_reply el_raft_compact=el_node__write_snapshot"
+#   compact_to (raft_snapshot.c, behind el_raft_compact): the snapshot
+#     writer, the lock table's (el_node)
+indirect="el_bm_drive_node=hook_send,hook_reply compact_to=el_node__write_snapshot"
 
 # A floating-point context makes the exception frame 26 words, not 8.
 if arm-none-eabi-readelf -A "$elf" | grep -q 'Tag_FP_arch'; then frame=108; else frame=36; fi

@@ -319,6 +319,15 @@ static void next_action(struct sim *s, struct sim_client *c)
 	start(s, c, &c->main, &cmd, false);
 }
 
+static uint64_t open_nonce(const struct sim *s, const struct sim_client *c)
+{
+	uint64_t z = s->seed ^ ((uint64_t)c->id << 56) ^ (c->gen + 1) * 0x9E3779B97F4A7C15ull;
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+	z ^= z >> 31;
+	return z != 0 ? z : 1;
+}
+
 static void client_step(struct sim *s, struct sim_client *c)
 {
 	struct el_lock_cmd cmd;
@@ -334,6 +343,9 @@ static void client_step(struct sim *s, struct sim_client *c)
 			cmd.client_len = 2;
 			cmd.client[0] = 'c';
 			cmd.client[1] = (char)('0' + c->id);
+			/* one nonce per open, the same in every retry of it (drawn
+			 * from the seed without touching the run's random stream) */
+			cmd.nonce = open_nonce(s, c);
 			start(s, c, &c->main, &cmd, false);
 		}
 		return;
