@@ -63,6 +63,7 @@ bool el_raft__committed_in_term(const struct el_raft *r);
 
 /* raft_snapshot.c */
 void el_raft__maybe_noop(struct el_raft *r);
+bool el_raft__make_room(struct el_raft *r);
 void el_raft__send_snapshot_chunk(struct el_raft *r, struct el_progress *pr);
 void el_raft__handle_snapshot(struct el_raft *r, const struct el_msg *m);
 void el_raft__handle_snapshot_resp(struct el_raft *r, const struct el_msg *m);

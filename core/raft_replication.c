@@ -200,7 +200,7 @@ static int append_entries(struct el_raft *r, const struct el_msg *m)
 	}
 	for (; k < m->n_entries; k++) {
 		const struct el_entry *e = &m->entries[k];
-		if (el_raft__log_full(r))
+		if (!el_raft__make_room(r))
 			break; /* accept what fits; the leader resends the rest */
 		r->log[EL_RAFT_SLOT(e->index)] = *e;
 		r->last_index = e->index;

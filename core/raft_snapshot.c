@@ -74,13 +74,22 @@ void el_raft__maybe_noop(struct el_raft *r)
 {
 	if (r->state != EL_LEADER || r->in_ready || el_raft_term_at(r, r->last_index) == r->term)
 		return;
-	if (el_raft__log_full(r) && r->applied > r->snap.index && r->snap_writer != NULL &&
-	    compact_to(r, r->applied, r->snap_writer, r->snap_writer_ctx) != 0)
-		return; /* held bytes not persisted yet: the next round retries */
-	if (el_raft__log_full(r))
-		return;
+	if (!el_raft__make_room(r))
+		return; /* the next round retries */
 	el_raft__append_local(r, EL_ENTRY_NOOP, NULL, 0);
 	r->flush_pending = true;
+}
+
+/* A full window whose base is applied is compacted now rather than at the
+ * threshold: a new leader's no-op, or a follower receiving it, must not wait
+ * for a commit that only that entry can bring. Returns whether a slot is
+ * free (not when the held snapshot bytes are not persisted yet). */
+bool el_raft__make_room(struct el_raft *r)
+{
+	if (el_raft__log_full(r) && r->applied > r->snap.index && r->snap_writer != NULL &&
+	    !r->in_ready)
+		compact_to(r, r->applied, r->snap_writer, r->snap_writer_ctx);
+	return !el_raft__log_full(r);
 }
 
 void el_raft__send_snapshot_chunk(struct el_raft *r, struct el_progress *pr)

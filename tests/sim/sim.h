@@ -35,6 +35,18 @@
 #define SIM_LEADER_BOUND_MS (20 * SIM_ELECTION_MS)
 #define SIM_LOCK_SLACK_MS 1000
 
+/* The bounds hold only while the offered load fits what the cluster can
+ * commit. Every client sends a keepalive (a log entry) each quarter TTL, and
+ * a leader commits at most EL_MSG_ENTRIES_MAX * EL_INFLIGHT_MAX entries per
+ * round trip (up to 120 ms here). A configuration that commits one entry per
+ * round trip cannot carry six clients: their keepalives alone exceed it, the
+ * backlog outgrows their TTLs and sessions expire before their opens are
+ * answered. So a run has at most two clients (the probe) plus one per entry
+ * a round trip can commit, up to SIM_CLIENTS_MAX. */
+#define SIM_ENTRIES_PER_RTT (EL_MSG_ENTRIES_MAX * EL_INFLIGHT_MAX)
+#define SIM_CLIENTS_FIT \
+	(2 + SIM_ENTRIES_PER_RTT < SIM_CLIENTS_MAX ? 2 + SIM_ENTRIES_PER_RTT : SIM_CLIENTS_MAX)
+
 /* A replica's durable state: what survives a crash. */
 struct sim_disk {
 	bool has_snapshot;

@@ -164,12 +164,27 @@ static void dump_clients(struct sim *s)
 	}
 }
 
+static void dump_nodes(struct sim *s)
+{
+	for (uint32_t i = 0; i < s->p.n_nodes; i++) {
+		const struct el_raft *r = &s->nodes[i].node.raft;
+		sim_log(s, "node %u: up %d state %u term %llu snap %llu applied %llu commit %llu "
+			   "last %llu (term %llu) conf n %u",
+			s->nodes[i].id, s->nodes[i].up, el_raft_state(r), (unsigned long long)r->term,
+			(unsigned long long)r->snap.index, (unsigned long long)r->applied,
+			(unsigned long long)r->commit, (unsigned long long)r->last_index,
+			(unsigned long long)el_raft_term_at(r, r->last_index), r->conf.n);
+	}
+}
+
 void sim_check_liveness(struct sim *s)
 {
 	if (s->failed)
 		return;
-	if (s->verbose && s->live_granted_ms == 0)
+	if (s->verbose && s->live_granted_ms == 0) {
 		dump_clients(s);
+		dump_nodes(s);
+	}
 	if (s->heal_leader_ms == 0 || s->heal_leader_ms > s->p.heal_ms + SIM_LEADER_BOUND_MS)
 		sim_fail(s, "liveness: no leader within %u ms of the heal", SIM_LEADER_BOUND_MS);
 	else if (s->live_holder_dead_ms == 0)

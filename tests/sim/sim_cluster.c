@@ -396,7 +396,8 @@ static void run_loop(struct sim *s)
 {
 	uint64_t fault_ms = 50, work_ms = 10;
 	bool healed = false;
-	while (!s->failed && s->now_ms < s->p.end_ms) {
+	/* Once the probe's holder died, run until its waiter's bound. */
+	while (!s->failed && (s->now_ms < s->p.end_ms || s->live_bound_ms != 0)) {
 		s->now_ms = next_event_ms(s, fault_ms, work_ms);
 		if (!healed && s->now_ms >= s->p.heal_ms) {
 			healed = true;
@@ -444,6 +445,8 @@ static void draw_params(struct sim *s)
 	p->torn_pct = (uint32_t)(sim_rand(s) % 5);
 	p->leader_fault_pct = (uint32_t)(sim_rand(s) % 40);
 	p->n_clients = 2 + (uint32_t)(sim_rand(s) % (SIM_CLIENTS_MAX - 1));
+	if (p->n_clients > SIM_CLIENTS_FIT)
+		p->n_clients = SIM_CLIENTS_FIT; /* the offered load must fit (sim.h) */
 	p->client_pause_pct = (uint32_t)(sim_rand(s) % 30);
 	p->client_crash_pct = (uint32_t)(sim_rand(s) % 15);
 	p->live_delay_ms = (uint32_t)(sim_rand(s) % 500);
