@@ -31,9 +31,17 @@
  *    holder's TTL + its lock-delay (measured on a clock up to 3% slow) +
  *    SIM_LEADER_BOUND_MS + SIM_LOCK_SLACK_MS (commits and client polling).
  * The probe: after the heal, client 0 takes the lock "live" and dies holding
- * it; client 1 waits for it forever. */
+ * it; client 1 waits for it forever. The bound counts from the later of the
+ * holder's death and client 1's request for "live": client 1 may still be
+ * queued (waiting forever) on a workload lock from before the heal, and asks
+ * for "live" only once that request ends. Its place there is FIFO (the
+ * reference replica checks), so that wait is the workload's, not the
+ * table's: seed 10011236 of issue 19 was such a run. That earlier wait ends
+ * within SIM_WAITER_BUSY_MS (at most four clients ahead, each holding for
+ * up to two TTLs of at most 1.5 s, or dying with it). */
 #define SIM_LEADER_BOUND_MS (20 * SIM_ELECTION_MS)
 #define SIM_LOCK_SLACK_MS 1000
+#define SIM_WAITER_BUSY_MS ((SIM_CLIENTS_MAX - 2) * 2 * 1500 + SIM_LOCK_SLACK_MS)
 
 /* The bounds hold only while the offered load fits what the cluster can
  * commit. Every client sends a keepalive (a log entry) each quarter TTL, and
@@ -227,6 +235,8 @@ struct sim {
 	uint64_t live_holder_dead_ms; /* the holder of "live" died */
 	uint64_t live_bound_ms;       /* its waiter must be granted by then */
 	uint64_t live_granted_ms;
+	uint64_t live_bound_span_ms;  /* TTL + lock-delay + election bound + slack */
+	uint64_t live_asked_ms;       /* the waiter first asked for "live" */
 	/* lock clients and what they saw */
 	struct sim_client clients[SIM_CLIENTS_MAX];
 	uint32_t n_holds;

@@ -191,8 +191,9 @@ void sim_check_liveness(struct sim *s)
 		sim_fail(s, "liveness: the probe client never got the \"live\" lock after the heal");
 	else if (s->live_granted_ms == 0 || s->live_granted_ms > s->live_bound_ms)
 		sim_fail(s, "liveness: \"live\" not granted to the next waiter within TTL + lock-delay "
-			    "+ election bound (holder died at %llu, bound %llu)",
-			 (unsigned long long)s->live_holder_dead_ms, (unsigned long long)s->live_bound_ms);
+			    "+ election bound (holder died at %llu, waiter asked at %llu, bound %llu)",
+			 (unsigned long long)s->live_holder_dead_ms, (unsigned long long)s->live_asked_ms,
+			 (unsigned long long)s->live_bound_ms);
 }
 
 void sim_check_durable_before_send(struct sim *s, struct sim_node *n, const struct el_msg *m)

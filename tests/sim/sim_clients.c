@@ -127,9 +127,9 @@ static void grant_seen(struct sim *s, struct sim_client *c, uint32_t lock, uint8
 	if (c->role == SIM_ROLE_LIVE_HOLDER) {
 		/* The liveness probe: the holder dies holding the lock. */
 		s->live_holder_dead_ms = s->now_ms;
-		s->live_bound_ms = s->now_ms +
-				   (uint64_t)(c->ttl_ms + s->p.live_delay_ms) * 103 / 100 +
-				   SIM_LEADER_BOUND_MS + SIM_LOCK_SLACK_MS;
+		s->live_bound_span_ms = (uint64_t)(c->ttl_ms + s->p.live_delay_ms) * 103 / 100 +
+					SIM_LEADER_BOUND_MS + SIM_LOCK_SLACK_MS;
+		s->live_bound_ms = s->now_ms + s->live_bound_span_ms;
 		stop_holding(s, c, s->now_ms);
 		c->alive = false;
 		sim_log(s, "client %u dies holding \"live\"", c->id);
@@ -304,6 +304,13 @@ static void next_action(struct sim *s, struct sim_client *c)
 		if (s->live_holder_dead_ms == 0 || s->live_granted_ms != 0)
 			return;
 		lock = SIM_LIVE_LOCK;
+		if (s->live_asked_ms == 0) { /* the bound counts from here at the latest */
+			s->live_asked_ms = s->now_ms;
+			if (s->now_ms + s->live_bound_span_ms > s->live_bound_ms)
+				s->live_bound_ms = s->now_ms + s->live_bound_span_ms;
+			sim_log(s, "client %u asks for \"live\"; bound %llu", c->id,
+				(unsigned long long)s->live_bound_ms);
+		}
 	} else if (go && sim_pct(s, 15)) {
 		start(s, c, &c->main, NULL, true);
 		return;

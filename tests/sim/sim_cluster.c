@@ -419,7 +419,8 @@ static void run_loop(struct sim *s)
 		track_liveness(s);
 		if (s->live_granted_ms != 0 && s->now_ms > s->live_granted_ms + 300)
 			break; /* proven live; a little more traffic was checked */
-		if (s->live_bound_ms != 0 && s->now_ms > s->live_bound_ms)
+		if (s->live_bound_ms != 0 && s->now_ms > s->live_bound_ms &&
+		    (s->live_asked_ms != 0 || s->now_ms > s->live_bound_ms + SIM_WAITER_BUSY_MS))
 			break;
 	}
 	if (!s->failed)
