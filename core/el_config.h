@@ -79,12 +79,14 @@
 
 /* Entries a leader lets stand uncommitted (client proposals are refused with
  * EL_EFULL beyond it). The default is the most the no-op room rule allows,
- * capped at half the window. */
+ * capped at half the window less the reserve, so that the other half is left
+ * to runs of failed leaders (see "No-op room" below). */
 #ifndef EL_UNCOMMITTED_MAX
 #define EL_UNCOMMITTED_MAX                                                          \
-	((EL_LOG_WINDOW - EL_COMPACT_THRESHOLD - EL_RAFT_RESERVE) < EL_LOG_WINDOW / 2 \
+	((EL_LOG_WINDOW - EL_COMPACT_THRESHOLD - EL_RAFT_RESERVE) <                  \
+			 EL_LOG_WINDOW / 2 - EL_RAFT_RESERVE                          \
 		 ? (EL_LOG_WINDOW - EL_COMPACT_THRESHOLD - EL_RAFT_RESERVE)           \
-		 : EL_LOG_WINDOW / 2)
+		 : EL_LOG_WINDOW / 2 - EL_RAFT_RESERVE)
 #endif
 
 /* ---- Lock service ------------------------------------------------------- */
@@ -193,10 +195,15 @@ _Static_assert(EL_COMPACT_THRESHOLD >= 1, "EL_COMPACT_THRESHOLD must be at least
  * yet applied) appends it as soon as a slot frees, compacting on demand.
  * The one history this counting cannot bound is a run of leaders each
  * deposed before its own no-op committed: each leaves one more no-op to the
- * next. On-demand compaction gives such a run every slot above
- * EL_UNCOMMITTED_MAX + 1, so EL_LOG_WINDOW - EL_UNCOMMITTED_MAX - 2 leaders in
- * a row may fail that way (2 at the smallest window, 254 at the default); the
- * first of them whose no-op commits ends the run. */
+ * next (a slot per no-op is the price of a fixed window; a leader can commit
+ * nothing without an entry of its term at the end of its log, Raft paper
+ * figure 8). A node whose window is full compacts what it applied at once
+ * (leader and follower alike), which gives such a run every slot above
+ * EL_UNCOMMITTED_MAX + 1: EL_LOG_WINDOW - EL_UNCOMMITTED_MAX - 2 leaders in a
+ * row may fail that way (4 at the smallest window with the default
+ * EL_UNCOMMITTED_MAX, 256 at the default window); the first of them whose
+ * no-op commits ends the run. A board that lowers EL_UNCOMMITTED_MAX buys a
+ * longer run. */
 _Static_assert(EL_UNCOMMITTED_MAX >= 1, "EL_UNCOMMITTED_MAX must be at least 1");
 _Static_assert(EL_COMPACT_THRESHOLD <= EL_LOG_WINDOW / 2,
 	       "no-op room rule: EL_COMPACT_THRESHOLD may be at most half of EL_LOG_WINDOW");

@@ -55,6 +55,22 @@
 #define SIM_CLIENTS_FIT \
 	(2 + SIM_ENTRIES_PER_RTT < SIM_CLIENTS_MAX ? 2 + SIM_ENTRIES_PER_RTT : SIM_CLIENTS_MAX)
 
+/* Quiescence and promotion, stated. After the probe has passed, every client
+ * stops; the leader compacts its log, a spare node (if one exists) is added
+ * as a voter and a leadership transfer whose TimeoutNow is lost is started, so
+ * the newcomer catches up by snapshot while its promotion is refused. Then:
+ *  - a member caught up (match >= commit) while the leader can change its
+ *    configuration is promoted within SIM_PROMOTE_BOUND_MS (also before);
+ *  - the cluster goes idle (every member holds and has committed the
+ *    leader's last entry, nothing in flight) within SIM_QUIET_SETTLE_MS, and
+ *    once idle for SIM_QUIET_WAIT_MS (longer than any message delay) it
+ *    sends no replication message (append, snapshot, their replies, timeout
+ *    now) for SIM_QUIET_MEASURE_MS: nothing but heartbeats. */
+#define SIM_PROMOTE_BOUND_MS (4 * SIM_HEARTBEAT_MS)
+#define SIM_QUIET_SETTLE_MS 8000
+#define SIM_QUIET_WAIT_MS (4 * SIM_HEARTBEAT_MS)
+#define SIM_QUIET_MEASURE_MS (10 * SIM_HEARTBEAT_MS)
+
 /* A replica's durable state: what survives a crash. */
 struct sim_disk {
 	bool has_snapshot;
@@ -237,6 +253,17 @@ struct sim {
 	uint64_t live_granted_ms;
 	uint64_t live_bound_span_ms;  /* TTL + lock-delay + election bound + slack */
 	uint64_t live_asked_ms;       /* the waiter first asked for "live" */
+	/* quiescence and promotion (after the probe) */
+	bool quiet;                /* the quiet phase runs */
+	bool drop_timeout_now;     /* the network loses TIMEOUT_NOW messages */
+	uint64_t quiet_start_ms;
+	uint64_t quiet_since_ms;   /* idle, with the same leader state, since */
+	uint64_t quiet_mark;
+	el_id_t quiet_leader;      /* the leader, and its last index, when idle */
+	uint64_t quiet_last;
+	uint64_t promote_key;      /* leader id and term the times below are for */
+	uint64_t caught_up_ms[SIM_NODES_MAX]; /* member caught up, promotable since */
+	uint64_t quiet_joins;
 	/* lock clients and what they saw */
 	struct sim_client clients[SIM_CLIENTS_MAX];
 	uint32_t n_holds;
@@ -278,6 +305,7 @@ void sim_clients_fault(struct sim *s);
 void sim_clients_heal(struct sim *s);
 void sim_clients_deliver(struct sim *s, struct sim_node *n, const struct el_node_ready *rd);
 void sim_clients_finish(struct sim *s);
+void sim_clients_stop(struct sim *s); /* every client stops for good */
 
 /* sim_history.c: the reference replica and the history checks */
 void sim_ref_apply(struct sim *s, const struct el_entry *e);
@@ -290,6 +318,7 @@ void sim_check_holds(struct sim *s);
 void sim_check_node(struct sim *s, struct sim_node *n);
 void sim_check_disk(struct sim *s, struct sim_node *n, const struct el_hard_state *before);
 void sim_check_liveness(struct sim *s);
+void sim_dump_nodes(struct sim *s); /* verbose: each replica's log state */
 /* Persist before send: a granted vote or an append acknowledgement may leave
  * a node only once its disk holds what the message promises. */
 void sim_check_durable_before_send(struct sim *s, struct sim_node *n, const struct el_msg *m);

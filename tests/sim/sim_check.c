@@ -164,16 +164,18 @@ static void dump_clients(struct sim *s)
 	}
 }
 
-static void dump_nodes(struct sim *s)
+void sim_dump_nodes(struct sim *s)
 {
 	for (uint32_t i = 0; i < s->p.n_nodes; i++) {
 		const struct el_raft *r = &s->nodes[i].node.raft;
 		sim_log(s, "node %u: up %d state %u term %llu snap %llu applied %llu commit %llu "
-			   "last %llu (term %llu) conf n %u",
+			   "last %llu (term %llu) conf n %u (roles %u %u %u) conf_index %llu transferee %u",
 			s->nodes[i].id, s->nodes[i].up, el_raft_state(r), (unsigned long long)r->term,
 			(unsigned long long)r->snap.index, (unsigned long long)r->applied,
 			(unsigned long long)r->commit, (unsigned long long)r->last_index,
-			(unsigned long long)el_raft_term_at(r, r->last_index), r->conf.n);
+			(unsigned long long)el_raft_term_at(r, r->last_index), r->conf.n, r->conf.m[0].role,
+			r->conf.m[1].role, r->conf.m[2].role, (unsigned long long)r->conf_index,
+			r->transferee);
 	}
 }
 
@@ -183,7 +185,7 @@ void sim_check_liveness(struct sim *s)
 		return;
 	if (s->verbose && s->live_granted_ms == 0) {
 		dump_clients(s);
-		dump_nodes(s);
+		sim_dump_nodes(s);
 	}
 	if (s->heal_leader_ms == 0 || s->heal_leader_ms > s->p.heal_ms + SIM_LEADER_BOUND_MS)
 		sim_fail(s, "liveness: no leader within %u ms of the heal", SIM_LEADER_BOUND_MS);

@@ -424,6 +424,15 @@ void sim_clients_heal(struct sim *s)
 	s->clients[1].role = SIM_ROLE_LIVE_WAITER;
 }
 
+void sim_clients_stop(struct sim *s)
+{
+	for (uint32_t i = 0; i < s->p.n_clients; i++) {
+		struct sim_client *c = &s->clients[i];
+		stop_holding(s, c, s->now_ms);
+		c->alive = false;
+	}
+}
+
 void sim_clients_finish(struct sim *s)
 {
 	for (uint32_t i = 0; i < s->p.n_clients; i++) {

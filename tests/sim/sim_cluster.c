@@ -102,6 +102,28 @@ static void enqueue(struct sim *s, const struct el_msg *m, uint64_t deliver_ms)
 	/* The network is full: the message is lost, as on a congested link. */
 }
 
+static struct sim_node *find_leader(struct sim *s);
+
+/* In the quiet phase, once idle: nothing but heartbeats (sim.h). */
+static void check_quiet_send(struct sim *s, const struct el_msg *m)
+{
+	if (!s->quiet || s->quiet_since_ms == 0)
+		return;
+	const struct sim_node *l = find_leader(s);
+	if (l == NULL || l->id != s->quiet_leader || l->node.raft.last_index != s->quiet_last) {
+		s->quiet_since_ms = 0; /* new entries (timers fired): busy again */
+		return;
+	}
+	if (s->now_ms < s->quiet_since_ms + SIM_QUIET_WAIT_MS)
+		return;
+	if (m->type == EL_MSG_APPEND || m->type == EL_MSG_APPEND_RESP || m->type == EL_MSG_SNAPSHOT ||
+	    m->type == EL_MSG_SNAPSHOT_RESP || m->type == EL_MSG_TIMEOUT_NOW)
+		sim_fail(s, "quiescence: an idle cluster (idle since %llu) sent a message of type %u "
+			    "from %u to %u at index %llu (%u entries, commit %llu)",
+			 (unsigned long long)s->quiet_since_ms, m->type, m->from, m->to,
+			 (unsigned long long)m->index, m->n_entries, (unsigned long long)m->commit);
+}
+
 static void send_all(struct sim *s, struct sim_node *n, const struct el_ready *rd)
 {
 	for (uint32_t i = 0; i < rd->n_msgs; i++) {
@@ -109,6 +131,9 @@ static void send_all(struct sim *s, struct sim_node *n, const struct el_ready *r
 		sim_check_durable_before_send(s, n, m);
 		if (m->to == 0 || m->to > s->p.n_nodes || s->cut[n->id - 1][m->to - 1])
 			continue;
+		if (s->drop_timeout_now && m->type == EL_MSG_TIMEOUT_NOW)
+			continue;
+		check_quiet_send(s, m);
 		if (sim_pct(s, s->p.drop_pct))
 			continue;
 		int copies = 1 + (int)sim_pct(s, s->p.dup_pct);
@@ -392,6 +417,124 @@ static void track_liveness(struct sim *s)
 	}
 }
 
+/* ---- Quiet phase (sim.h) ------------------------------------------------ */
+
+static bool can_change_conf(const struct el_raft *r)
+{
+	return r->conf_index <= r->commit && r->transferee == 0 &&
+	       el_raft_term_at(r, r->commit) == r->term && r->last_index - r->snap.index < EL_LOG_WINDOW &&
+	       r->last_index - r->commit <= EL_UNCOMMITTED_MAX;
+}
+
+/* A caught-up member waiting for its promotion while the leader could
+ * promote it is promoted within SIM_PROMOTE_BOUND_MS. */
+static void check_promotion(struct sim *s)
+{
+	struct sim_node *l = find_leader(s);
+	uint64_t key = l == NULL ? 0 : (uint64_t)l->id << 48 | l->node.raft.term;
+	if (s->now_ms < s->p.heal_ms || key != s->promote_key) {
+		memset(s->caught_up_ms, 0, sizeof(s->caught_up_ms));
+		s->promote_key = key;
+	}
+	if (l == NULL || s->now_ms < s->p.heal_ms)
+		return;
+	const struct el_raft *r = &l->node.raft;
+	bool can = can_change_conf(r);
+	for (uint32_t i = 0; i < SIM_NODES_MAX; i++) {
+		const struct el_member *m = i < r->conf.n ? &r->conf.m[i] : NULL;
+		uint64_t *since = &s->caught_up_ms[i];
+		if (m == NULL || m->role != EL_MEMBER_CATCHING_UP || !can || r->pr[i].match < r->commit) {
+			*since = 0;
+		} else if (*since == 0) {
+			*since = s->now_ms;
+		} else if (s->now_ms > *since + SIM_PROMOTE_BOUND_MS) {
+			sim_fail(s, "promotion: node %u caught up at %llu and promotable, still not a "
+				    "voter %u ms later", m->id, (unsigned long long)*since,
+				 SIM_PROMOTE_BOUND_MS);
+		}
+	}
+}
+
+/* Every client stops; the leader compacts; a spare joins as a voter while a
+ * transfer whose TimeoutNow is lost is pending. */
+static void quiet_start(struct sim *s)
+{
+	s->quiet = true;
+	s->quiet_start_ms = s->now_ms;
+	s->quiet_since_ms = 0;
+	sim_clients_stop(s);
+	struct sim_node *l = find_leader(s);
+	if (l == NULL)
+		return;
+	struct el_raft *r = &l->node.raft;
+	el_raft_compact(r, el_raft_applied(r), el_node__write_snapshot, &l->node);
+	s->drop_timeout_now = true;
+	for (uint32_t i = 0; i < s->p.n_nodes; i++) {
+		struct sim_node *n = &s->nodes[i];
+		if (el_conf_find(el_raft_conf(r), n->id) != NULL)
+			continue;
+		if (!n->started || !n->up)
+			boot(s, n);
+		if (el_raft_propose_conf(r, EL_CONF_ADD_VOTER, n->id, sim_local_ms(s, l), NULL) != 0)
+			break;
+		s->quiet_joins++;
+		sim_log(s, "quiet: node %u joins via leader %u", n->id, l->id);
+		for (uint32_t j = 0; j < r->conf.n; j++) {
+			const struct el_member *m = &r->conf.m[j];
+			if (m->role == EL_MEMBER_VOTER && m->id != l->id &&
+			    el_raft_transfer(r, m->id, sim_local_ms(s, l)) == 0) {
+				sim_log(s, "quiet: transfer to %u (its TimeoutNow is lost)", m->id);
+				break;
+			}
+		}
+		break;
+	}
+	sim_drain(s, l);
+}
+
+/* Whether every member is up, holds and has committed the leader's last
+ * entry, with no change or transfer under way. */
+static bool cluster_idle(struct sim *s, const struct sim_node *l)
+{
+	const struct el_raft *r = &l->node.raft;
+	if (r->transferee != 0 || r->commit != r->last_index || r->conf_index > r->commit)
+		return false;
+	for (uint32_t i = 0; i < r->conf.n; i++) {
+		const struct el_member *m = &r->conf.m[i];
+		const struct sim_node *n = &s->nodes[m->id - 1];
+		if (m->role == EL_MEMBER_CATCHING_UP || !n->up || n->node.raft.last_index != r->last_index ||
+		    n->node.raft.commit != r->commit)
+			return false;
+	}
+	return true;
+}
+
+/* Returns true when the quiet phase is over (passed or failed). */
+static bool quiet_step(struct sim *s)
+{
+	struct sim_node *l = find_leader(s);
+	bool idle = l != NULL && cluster_idle(s, l);
+	uint64_t mark = l == NULL ? 0 : (uint64_t)l->id << 56 ^ l->node.raft.term << 32 ^
+						  l->node.raft.last_index;
+	if (!idle) {
+		s->quiet_since_ms = 0;
+	} else if (s->quiet_since_ms == 0 || mark != s->quiet_mark) {
+		s->quiet_mark = mark;
+		s->quiet_since_ms = s->now_ms;
+		s->quiet_leader = l->id;
+		s->quiet_last = l->node.raft.last_index;
+	}
+	if (s->quiet_since_ms == 0 && s->now_ms > s->quiet_start_ms + SIM_QUIET_SETTLE_MS) {
+		if (s->verbose)
+			sim_dump_nodes(s);
+		sim_fail(s, "quiescence: the healed cluster did not go idle within %u ms",
+			 SIM_QUIET_SETTLE_MS);
+		return true;
+	}
+	return s->quiet_since_ms != 0 &&
+	       s->now_ms >= s->quiet_since_ms + SIM_QUIET_WAIT_MS + SIM_QUIET_MEASURE_MS;
+}
+
 static void run_loop(struct sim *s)
 {
 	uint64_t fault_ms = 50, work_ms = 10;
@@ -417,9 +560,12 @@ static void run_loop(struct sim *s)
 			work_ms = s->now_ms + 1 + sim_rand(s) % 20;
 		}
 		track_liveness(s);
-		if (s->live_granted_ms != 0 && s->now_ms > s->live_granted_ms + 300)
-			break; /* proven live; a little more traffic was checked */
-		if (s->live_bound_ms != 0 && s->now_ms > s->live_bound_ms &&
+		check_promotion(s);
+		if (s->live_granted_ms != 0 && s->now_ms > s->live_granted_ms + 300 && !s->quiet)
+			quiet_start(s); /* proven live; a little more traffic was checked */
+		if (s->quiet && quiet_step(s))
+			break;
+		if (s->live_granted_ms == 0 && s->live_bound_ms != 0 && s->now_ms > s->live_bound_ms &&
 		    (s->live_asked_ms != 0 || s->now_ms > s->live_bound_ms + SIM_WAITER_BUSY_MS))
 			break;
 	}
