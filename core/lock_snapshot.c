@@ -14,7 +14,7 @@
  *                waiters: [[claim, session, seq, wait_ms, delay_ms, mode,
  *                           value|null], ...]            queue order
  *                watches: [[watch, session], ...]], ...]  slots ascending
- *    opens:    [next, [[nonce, session], ...]]            oldest first (lock_open.c)
+ *    opens:    [next, [[nonce, session], ...]]            slot order (lock_open.c)
  *   ]
  * Holds and waits reference sessions and values by slot, so the decoder
  * checks every reference against what it has already read.

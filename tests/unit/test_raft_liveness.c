@@ -14,19 +14,25 @@
 #include "el_test.h"
 
 #define LN 3
-#define LQMAX 256
+#define LQMAX 64
+#define LPOOL 256       /* entries of the queued appends, in queue order */
+#define LDATA_MAX 16    /* snapshot bytes a queued message carries (ours: 1) */
 #define L_ELECTION_MS 100
 #define L_HEARTBEAT_MS 20
 
+/* The target runs every suite in 4 MiB at the default limits, where a
+ * message's entries alone take 9 KiB: queued entries share one ring. */
 struct lq {
 	struct el_msg m;
-	struct el_entry entries[EL_MSG_ENTRIES_MAX];
-	uint8_t data[EL_SNAPSHOT_CHUNK];
+	uint8_t data[LDATA_MAX];
 };
 
-static struct el_raft lnodes[LN + 1]; /* ids 1..LN */
+static struct el_raft lnodes[LN]; /* ids 1..LN (the target has 4 MiB for every suite) */
 static struct lq lqueue[LQMAX];
 static uint32_t lqueued;
+static struct el_entry lpool[LPOOL];
+static uint32_t lpool_head, lpool_used; /* the ring holds lpool_used before head */
+static struct el_entry lrx[EL_MSG_ENTRIES_MAX];
 static bool lcut[LN + 1][LN + 1];
 static bool drop_timeout_now;
 static el_id_t drop_acks_to; /* APPEND_RESP messages to this node are lost */
@@ -35,23 +41,26 @@ static uint64_t sent_total;    /* messages the nodes handed out */
 static uint64_t sent_heartbeat; /* of which heartbeats and their replies */
 static uint8_t state_byte[LN + 1]; /* what each node's "state machine" holds */
 
-static struct el_raft *rn(el_id_t id) { return &lnodes[id]; }
+static struct el_raft *rn(el_id_t id) { return &lnodes[id - 1]; }
 
 static void lenqueue(const struct el_msg *m)
 {
 	sent_total++;
 	if (m->type == EL_MSG_HEARTBEAT || m->type == EL_MSG_HEARTBEAT_RESP)
 		sent_heartbeat++;
-	if (lqueued >= LQMAX || lcut[m->from][m->to])
-		return;
+	if (lqueued >= LQMAX || lcut[m->from][m->to] || lpool_used + m->n_entries > LPOOL ||
+	    m->data_len > LDATA_MAX)
+		return; /* lost */
 	if (drop_timeout_now && m->type == EL_MSG_TIMEOUT_NOW)
 		return;
 	if (m->type == EL_MSG_APPEND_RESP && m->to == drop_acks_to)
 		return;
 	struct lq *q = &lqueue[lqueued++];
 	q->m = *m;
-	if (m->n_entries > 0)
-		memcpy(q->entries, m->entries, m->n_entries * sizeof(struct el_entry));
+	for (uint32_t k = 0; k < m->n_entries; k++)
+		lpool[(lpool_head + k) % LPOOL] = m->entries[k];
+	lpool_head = (lpool_head + m->n_entries) % LPOOL;
+	lpool_used += m->n_entries;
 	if (m->data_len > 0)
 		memcpy(q->data, m->data, m->data_len);
 }
@@ -92,7 +101,11 @@ static uint32_t ldeliver(uint32_t max)
 		struct lq q = lqueue[0];
 		memmove(lqueue, lqueue + 1, (lqueued - 1) * sizeof(lqueue[0]));
 		lqueued--;
-		q.m.entries = q.entries;
+		const uint32_t first = (lpool_head + LPOOL - lpool_used) % LPOOL;
+		for (uint32_t k = 0; k < q.m.n_entries; k++)
+			lrx[k] = lpool[(first + k) % LPOOL];
+		lpool_used -= q.m.n_entries;
+		q.m.entries = lrx;
 		q.m.data = q.data;
 		el_raft_step(rn(q.m.to), &q.m, lnow);
 		ldrain(q.m.to);
@@ -120,6 +133,7 @@ static void lsetup(uint32_t voters)
 	memset(lcut, 0, sizeof(lcut));
 	memset(state_byte, 0, sizeof(state_byte));
 	lqueued = 0;
+	lpool_head = lpool_used = 0;
 	drop_timeout_now = false;
 	drop_acks_to = 0;
 	lnow = 1000;
