@@ -26,8 +26,8 @@
 #endif
 
 /* Entries kept in RAM between the snapshot and the last index. The leader
- * refuses proposals (EL_EFULL) once the window is full and waits for the
- * state machine to compact. */
+ * refuses proposals (EL_EFULL) beyond EL_UNCOMMITTED_MAX uncommitted entries
+ * or a full window, and waits for commits and compaction. */
 #ifndef EL_LOG_WINDOW
 #define EL_LOG_WINDOW 512
 #endif
