@@ -22,7 +22,6 @@
  */
 #include <string.h>
 
-#include "el_assert.h"
 #include "el_cbor.h"
 #include "el_error.h"
 #include "el_lock_internal.h"
@@ -45,9 +44,8 @@ void el_lock__open_remember(struct el_lock_table *t, const struct el_lock_cmd *c
 			    const struct el_lock_result *res)
 {
 	struct el_lock_opens *o = &t->opens;
-	if (c->nonce == 0 || res->err != EL_OK)
+	if (c->nonce == 0 || res->err != EL_OK || res->session == 0)
 		return; /* a refused open created nothing: a retry may succeed */
-	EL_ASSERT(res->session != 0);
 	o->nonce[o->next] = c->nonce;
 	o->session[o->next] = res->session;
 	if (++o->next == EL_OPENS_MAX)

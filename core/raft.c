@@ -496,8 +496,7 @@ void el_raft_tick(struct el_raft *r, uint64_t now_ms)
 		/* A promotion refused when the learner caught up (a transfer or
 		 * another change in flight) is retried here: an idle cluster
 		 * sends no acknowledgement that would retry it. */
-		for (uint32_t i = 0; i < r->conf.n && r->state == EL_LEADER; i++)
-			if (r->pr[i].id != r->cfg.id)
-				el_raft__maybe_promote(r, &r->pr[i]);
+		for (uint32_t i = 0; i < r->conf.n; i++)
+			el_raft__maybe_promote(r, &r->pr[i]); /* skips voters (us too) */
 	}
 }
