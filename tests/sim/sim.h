@@ -56,13 +56,18 @@
 	(2 + SIM_ENTRIES_PER_RTT < SIM_CLIENTS_MAX ? 2 + SIM_ENTRIES_PER_RTT : SIM_CLIENTS_MAX)
 
 /* Quiescence and promotion, stated. After the probe has passed, every client
- * stops; the leader compacts its log, a spare node (if one exists) is added
- * as a voter and a leadership transfer whose TimeoutNow is lost is started, so
- * the newcomer catches up by snapshot while its promotion is refused. Then:
+ * stops. Once the cluster is idle (as below, measured once), the leader
+ * compacts its log, a spare node (if one exists) is added as a voter and a
+ * leadership transfer whose TimeoutNow is lost is started, so the newcomer
+ * catches up by snapshot from an idle leader while its promotion is refused;
+ * once idle again, another spare is added as a learner, kept out until the
+ * addition is applied and the leader has compacted up to its last index, so
+ * that nothing follows its snapshot. Then:
  *  - a member caught up (match >= commit) while the leader can change its
  *    configuration is promoted within SIM_PROMOTE_BOUND_MS (also before);
  *  - the cluster goes idle (every member holds and has committed the
- *    leader's last entry, nothing in flight) within SIM_QUIET_SETTLE_MS, and
+ *    leader's last entry, and the leader knows it: no probe, no snapshot,
+ *    no change or transfer under way) within SIM_QUIET_SETTLE_MS, and
  *    once idle for SIM_QUIET_WAIT_MS (longer than any message delay) it
  *    sends no replication message (append, snapshot, their replies, timeout
  *    now) for SIM_QUIET_MEASURE_MS: nothing but heartbeats. */
@@ -255,6 +260,8 @@ struct sim {
 	uint64_t live_asked_ms;       /* the waiter first asked for "live" */
 	/* quiescence and promotion (after the probe) */
 	bool quiet;                /* the quiet phase runs */
+	uint32_t quiet_joined;     /* joins begun, each after an idle time */
+	el_id_t quiet_cut_id;      /* a joining learner kept out until a compaction */
 	bool drop_timeout_now;     /* the network loses TIMEOUT_NOW messages */
 	uint64_t quiet_start_ms;
 	uint64_t quiet_since_ms;   /* idle, with the same leader state, since */
