@@ -36,8 +36,8 @@
 #endif
 
 /* Entries kept in RAM between the snapshot and the last index. The leader
- * refuses proposals (EL_EFULL) once the window is full and waits for the
- * state machine to compact. */
+ * refuses proposals (EL_EFULL) beyond EL_UNCOMMITTED_MAX uncommitted entries
+ * or a full window, and waits for commits and compaction. */
 #ifndef EL_LOG_WINDOW
 #define EL_LOG_WINDOW 512
 #endif
@@ -77,9 +77,26 @@
 #define EL_READS_MAX 16
 #endif
 
-/* Compact the log once this many applied entries sit above the snapshot. */
+/* Compact the log once more than this many applied entries sit above the
+ * snapshot (so after each ready round at most this many do). */
 #ifndef EL_COMPACT_THRESHOLD
 #define EL_COMPACT_THRESHOLD (EL_LOG_WINDOW / 2)
+#endif
+
+/* Window slots no client proposal may take: one for the no-op of a new leader
+ * and one for a configuration change (see "No-op room" below). Not a knob. */
+#define EL_RAFT_RESERVE 2
+
+/* Entries a leader lets stand uncommitted (client proposals are refused with
+ * EL_EFULL beyond it). The default is the most the no-op room rule allows,
+ * capped at half the window less the reserve, so that the other half is left
+ * to runs of failed leaders (see "No-op room" below). */
+#ifndef EL_UNCOMMITTED_MAX
+#define EL_UNCOMMITTED_MAX                                                          \
+	((EL_LOG_WINDOW - EL_COMPACT_THRESHOLD - EL_RAFT_RESERVE) <                  \
+			 EL_LOG_WINDOW / 2 - EL_RAFT_RESERVE                          \
+		 ? (EL_LOG_WINDOW - EL_COMPACT_THRESHOLD - EL_RAFT_RESERVE)           \
+		 : EL_LOG_WINDOW / 2 - EL_RAFT_RESERVE)
 #endif
 
 /* ---- Lock service ------------------------------------------------------- */
@@ -90,6 +107,12 @@
 
 #ifndef EL_LOCKS_MAX
 #define EL_LOCKS_MAX 256
+#endif
+
+/* Recent OPEN_SESSION nonces remembered, so that a retried open returns the
+ * session its first attempt created (core/lock_open.c). */
+#ifndef EL_OPENS_MAX
+#define EL_OPENS_MAX 16
 #endif
 
 /* Holders of one lock at once (shared mode). */
@@ -154,6 +177,48 @@ _Static_assert(EL_INFLIGHT_MAX >= 1 && EL_INFLIGHT_MAX <= 64, "bad EL_INFLIGHT_M
 _Static_assert(EL_ENTRY_DATA_MAX >= 32 && EL_ENTRY_DATA_MAX <= 65535, "bad EL_ENTRY_DATA_MAX");
 _Static_assert(EL_SNAPSHOT_CHUNK >= 16 && EL_SNAPSHOT_CHUNK <= EL_SNAPSHOT_MAX, "bad chunk");
 _Static_assert(EL_OUTBOX_MAX >= 2 * EL_NODES_MAX, "outbox must fit a broadcast");
-_Static_assert(EL_COMPACT_THRESHOLD >= 1 && EL_COMPACT_THRESHOLD < EL_LOG_WINDOW, "bad threshold");
+_Static_assert(EL_COMPACT_THRESHOLD >= 1, "EL_COMPACT_THRESHOLD must be at least 1");
+
+/* No-op room. A leader can commit nothing until an entry of its own term (the
+ * no-op it appends when elected) commits, and it can append nothing when the
+ * window is full; so a node must never become leader with a full window that
+ * only a commit could empty. The core keeps this invariant:
+ *
+ *   at a leader that has committed in its term, and at every follower whose
+ *   log came from such a leader: last - commit <= EL_UNCOMMITTED_MAX + 1
+ *
+ * because client proposals are admitted only while last - commit is below
+ * EL_UNCOMMITTED_MAX, a configuration change only after the leader committed
+ * in its term, with the previous change committed and last - commit at most
+ * EL_UNCOMMITTED_MAX (so at most one rides above it), and a follower's commit
+ * is the leader's commit at sending time, which was at most
+ * EL_UNCOMMITTED_MAX + 1 below the entries it carried. After each ready round
+ * the node has applied everything committed and compacted once more than
+ * EL_COMPACT_THRESHOLD applied entries sat above the snapshot, so a node
+ * elected leader holds at most
+ *
+ *   EL_COMPACT_THRESHOLD + EL_UNCOMMITTED_MAX + 1 entries,
+ *
+ * and the rule below leaves a slot for its no-op (and, once that commits and
+ * everything before it with it, for a configuration change). A leader whose
+ * no-op does not fit at the moment it is elected (entries committed but not
+ * yet applied) appends it as soon as a slot frees, compacting on demand.
+ * The one history this counting cannot bound is a run of leaders each
+ * deposed before its own no-op committed: each leaves one more no-op to the
+ * next (a slot per no-op is the price of a fixed window; a leader can commit
+ * nothing without an entry of its term at the end of its log, Raft paper
+ * figure 8). A node whose window is full compacts what it applied at once
+ * (leader and follower alike), which gives such a run every slot above
+ * EL_UNCOMMITTED_MAX + 1: EL_LOG_WINDOW - EL_UNCOMMITTED_MAX - 2 leaders in a
+ * row may fail that way (4 at the smallest window with the default
+ * EL_UNCOMMITTED_MAX, 256 at the default window); the first of them whose
+ * no-op commits ends the run. A board that lowers EL_UNCOMMITTED_MAX buys a
+ * longer run. */
+_Static_assert(EL_UNCOMMITTED_MAX >= 1, "EL_UNCOMMITTED_MAX must be at least 1");
+_Static_assert(EL_COMPACT_THRESHOLD <= EL_LOG_WINDOW / 2,
+	       "no-op room rule: EL_COMPACT_THRESHOLD may be at most half of EL_LOG_WINDOW");
+_Static_assert(EL_COMPACT_THRESHOLD + EL_UNCOMMITTED_MAX + EL_RAFT_RESERVE <= EL_LOG_WINDOW,
+	       "no-op room rule: EL_COMPACT_THRESHOLD + EL_UNCOMMITTED_MAX + EL_RAFT_RESERVE "
+	       "must not exceed EL_LOG_WINDOW (a new leader must find a slot for its no-op)");
 
 #endif /* EL_CONFIG_H */

@@ -34,8 +34,12 @@
  * updated when it is granted or times out, so a retry also learns the end.
  *
  * A reply is final for its seq, errors included: after EL_EFULL or EL_EBUSY a
- * client tries again with a new seq. OPEN_SESSION has no seq: a retried open
- * may leave an orphan session behind, which simply expires after its TTL.
+ * client tries again with a new seq. OPEN_SESSION has no session or seq yet;
+ * it carries a client-chosen random nonce instead, the same in every attempt
+ * of one open, and the table remembers the session each of the last
+ * EL_OPENS_MAX opens created (lock_open.c): a retry gets that session back
+ * (EL_EEXPIRED if it has ended since) and no second session is created. An
+ * open without a nonce (0) is not deduplicated.
  * When a session queues a request and then sends another, the queued one's
  * outcome reaches it only as an event (or by a query), not by a retry.
  *
@@ -81,7 +85,7 @@
 #define EL_CLAIMS_MAX (EL_HOLDS_MAX + EL_WAITERS_MAX)
 
 #define EL_LOCK_CMD_VERSION 1
-#define EL_LOCK_SNAPSHOT_VERSION 1
+#define EL_LOCK_SNAPSHOT_VERSION 2 /* 2: the recent-opens section */
 #define EL_LOCK_NONE 0xFFFFu /* no slot */
 #define EL_WAIT_FOREVER UINT32_MAX
 
@@ -91,11 +95,12 @@ _Static_assert(EL_WATCHES_MAX < EL_LOCK_NONE && EL_VALUES_MAX < EL_LOCK_NONE, "s
 _Static_assert(EL_NAME_MAX >= 1 && EL_NAME_MAX <= 255, "EL_NAME_MAX out of range");
 _Static_assert(EL_VALUE_MAX <= 255 && EL_CLIENT_NAME_MAX <= 255, "value/client too long");
 _Static_assert(EL_HOLDERS_MAX >= 1 && EL_HOLDERS_MAX <= 255, "EL_HOLDERS_MAX out of range");
+_Static_assert(EL_OPENS_MAX >= 1 && EL_OPENS_MAX < EL_LOCK_NONE, "EL_OPENS_MAX out of range");
 
 /* ---- Commands (log entry data) ------------------------------------------- */
 
 enum el_lock_cmd_type {
-	EL_CMD_OPEN_SESSION = 1,   /* ttl_ms, client -> session id = entry index */
+	EL_CMD_OPEN_SESSION = 1,   /* ttl_ms, client, nonce -> session id = entry index */
 	EL_CMD_KEEPALIVE = 2,      /* session */
 	EL_CMD_CLOSE_SESSION = 3,  /* session: release everything, no lock-delay */
 	EL_CMD_EXPIRE_SESSION = 4, /* leader: session, renew_index (in token) */
@@ -127,6 +132,7 @@ struct el_lock_cmd {
 	uint64_t seq;
 	uint64_t token;    /* release/resign/proclaim/delay-end token; expire renew_index */
 	uint64_t now_ms;   /* proposer's clock: information only (grant time) */
+	uint64_t nonce;    /* OPEN_SESSION: the client's random nonce, one per open */
 	char name[EL_NAME_MAX];
 	uint8_t value[EL_VALUE_MAX];
 	char client[EL_CLIENT_NAME_MAX];
@@ -247,6 +253,14 @@ struct el_lock_entry {
 	char name[EL_NAME_MAX];
 };
 
+/* Recent opens with a nonce, a ring in apply order (lock_open.c). */
+struct el_lock_opens {
+	uint64_t nonce[EL_OPENS_MAX];
+	uint64_t session[EL_OPENS_MAX];
+	uint16_t next; /* the slot the next open takes */
+	uint16_t n;    /* slots in use */
+};
+
 struct el_lock_table {
 	uint64_t last_index; /* index of the last command applied */
 	struct el_lock_session sessions[EL_SESSIONS_MAX];
@@ -255,6 +269,7 @@ struct el_lock_table {
 	struct el_lock_claim claims[EL_CLAIMS_MAX];
 	struct el_lock_watch watches[EL_WATCHES_MAX];
 	struct el_lock_value values[EL_VALUES_MAX];
+	struct el_lock_opens opens;
 };
 
 /* ---- Applying commands ----------------------------------------------------- */
@@ -321,8 +336,10 @@ void el_lock_usage(const struct el_lock_table *t, struct el_lock_usage *u);
 #define EL_LOCK_SNAP_CLAIM_MAX (1 + 3 + 3 + 9 + 5 + 9 + 5 + 3)
 #define EL_LOCK_SNAP_VALUE_MAX (1 + 3 + (2 + EL_VALUE_MAX))
 #define EL_LOCK_SNAP_WATCH_MAX (1 + 3 + 3)
+#define EL_LOCK_SNAP_OPENS_MAX (1 + 3 + 3 + EL_OPENS_MAX * (1 + 9 + 9))
 #define EL_LOCK_SNAPSHOT_BOUND                                                      \
-	(1 + 1 + 9 + 9 + 3 * 3 + EL_SESSIONS_MAX * EL_LOCK_SNAP_SESSION_MAX +         \
+	(1 + 1 + 9 + 9 + 3 * 3 + EL_LOCK_SNAP_OPENS_MAX +                             \
+	 EL_SESSIONS_MAX * EL_LOCK_SNAP_SESSION_MAX +                                  \
 	 EL_LOCKS_MAX * EL_LOCK_SNAP_LOCK_MAX + EL_CLAIMS_MAX * EL_LOCK_SNAP_CLAIM_MAX + \
 	 EL_VALUES_MAX * EL_LOCK_SNAP_VALUE_MAX + EL_WATCHES_MAX * EL_LOCK_SNAP_WATCH_MAX)
 _Static_assert(EL_LOCK_SNAPSHOT_BOUND <= EL_SNAPSHOT_MAX, "a full lock table must fit a snapshot");

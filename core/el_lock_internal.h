@@ -41,4 +41,18 @@ void lk_enqueue(struct el_lock_table *t, uint16_t claim);
 void lk_settle(struct el_lock_table *t, uint16_t lock, uint64_t index, uint64_t now_ms,
 	       bool holders_changed, struct el_lock_result *res);
 
+/* lock_open.c: exactly-once OPEN_SESSION (a bounded table of recent opens). */
+struct el_cbor_enc;
+struct el_cbor_dec;
+/* True when c retries an open the table remembers: res then holds the
+ * session it created (EL_EEXPIRED if that session has ended since). */
+bool el_lock__open_replayed(const struct el_lock_table *t, const struct el_lock_cmd *c,
+			    struct el_lock_result *res);
+/* Remember the session a successful open with a nonce created. */
+void el_lock__open_remember(struct el_lock_table *t, const struct el_lock_cmd *c,
+			    const struct el_lock_result *res);
+/* The table's snapshot section, written and read (out NULL: validate only). */
+void el_lock__opens_put(struct el_cbor_enc *e, const struct el_lock_table *t);
+bool el_lock__opens_get(struct el_cbor_dec *d, struct el_lock_opens *out, uint64_t last_index);
+
 #endif /* EL_LOCK_INTERNAL_H */

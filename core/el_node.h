@@ -146,6 +146,8 @@ uint64_t el_node_deadline(const struct el_node *n);
 
 /* Propose a client command (OPEN/KEEPALIVE/CLOSE_SESSION, ACQUIRE, RELEASE,
  * CAMPAIGN, RESIGN, PROCLAIM, WATCH, UNWATCH); its reply comes with req_id.
+ * req_id names one request: a retry with the req_id of a request still in
+ * flight at this node is not proposed again (its reply answers both).
  * EL_ENOTLEADER (*leader = the known leader), EL_EFULL (requests in flight or
  * the log window), EL_EINVAL (a leader-only or malformed command). */
 int el_node_submit(struct el_node *n, uint64_t req_id, const struct el_lock_cmd *cmd,

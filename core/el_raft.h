@@ -317,7 +317,9 @@ void el_raft_start(struct el_raft *r, uint64_t now_ms);
 int el_raft_step(struct el_raft *r, const struct el_msg *m, uint64_t now_ms);
 /* Fire due timers. Call at (or after) el_raft_deadline(). */
 void el_raft_tick(struct el_raft *r, uint64_t now_ms);
-/* Leader only: append a command; index_out and term_out identify it. */
+/* Leader only: append a command; index_out and term_out identify it.
+ * EL_EFULL once EL_UNCOMMITTED_MAX entries stand uncommitted or the window
+ * is full (the no-op room rule of el_config.h). */
 int el_raft_propose(struct el_raft *r, const uint8_t *data, uint16_t len, uint64_t now_ms,
 		    uint64_t *index_out, uint64_t *term_out);
 /* Leader only: a single-server configuration change. */
@@ -328,7 +330,10 @@ int el_raft_transfer(struct el_raft *r, el_id_t target, uint64_t now_ms);
 /* Leader only: a linearizable read; confirmed later in rd.reads with ctx. */
 int el_raft_read_index(struct el_raft *r, uint64_t ctx, uint64_t now_ms);
 /* Compact: write(ctx, buf, cap) fills buf with the state machine at exactly
- * index (which must be <= applied) and returns its length or a negative code. */
+ * index (which must be <= applied) and returns its length or a negative code.
+ * The writer registered with el_raft_set_snapshot_writer is also called by
+ * the replica itself when its window is full and a new leader's no-op (or an
+ * entry from the leader) needs a slot: it compacts what it has applied. */
 typedef int (*el_snapshot_writer)(void *ctx, uint8_t *buf, uint32_t cap);
 int el_raft_compact(struct el_raft *r, uint64_t index, el_snapshot_writer write, void *ctx);
 /* The writer a leader uses to regenerate its snapshot bytes at the applied

@@ -26,6 +26,14 @@ void el_raft__purge_outbox(struct el_raft *r, uint64_t compacted_through, bool l
 void el_raft__reset_election_timer(struct el_raft *r);
 bool el_raft__conf_valid(const struct el_conf *c);
 bool el_raft__can_campaign(const struct el_raft *r);
+/* A configuration change takes the slot the no-op room rule (el_config.h)
+ * keeps for it: at most one rides above EL_UNCOMMITTED_MAX uncommitted
+ * entries (callers also require the previous change committed). */
+static inline bool el_raft__conf_admissible(const struct el_raft *r)
+{
+	return r->last_index - r->snap.index < EL_LOG_WINDOW &&
+	       r->last_index - r->commit <= EL_UNCOMMITTED_MAX;
+}
 
 /* Configuration queries. */
 int el_raft__slot_of(const struct el_conf *c, el_id_t id);
@@ -54,6 +62,8 @@ void el_raft__start_reads(struct el_raft *r);
 bool el_raft__committed_in_term(const struct el_raft *r);
 
 /* raft_snapshot.c */
+void el_raft__maybe_noop(struct el_raft *r);
+bool el_raft__make_room(struct el_raft *r);
 void el_raft__send_snapshot_chunk(struct el_raft *r, struct el_progress *pr);
 void el_raft__handle_snapshot(struct el_raft *r, const struct el_msg *m);
 void el_raft__handle_snapshot_resp(struct el_raft *r, const struct el_msg *m);

@@ -409,7 +409,12 @@ void el_lock_apply_cmd(struct el_lock_table *t, uint64_t index, const struct el_
 		return;
 	}
 	switch (c->type) {
-	case EL_CMD_OPEN_SESSION: open_session(t, index, c, res); break;
+	case EL_CMD_OPEN_SESSION:
+		if (!el_lock__open_replayed(t, c, res)) {
+			open_session(t, index, c, res);
+			el_lock__open_remember(t, c, res);
+		}
+		break;
 	case EL_CMD_KEEPALIVE:
 	case EL_CMD_CLOSE_SESSION:
 	case EL_CMD_EXPIRE_SESSION: renew_or_end_session(t, index, c, res); break;

@@ -7,6 +7,8 @@
  *   [version, type, session, seq, token, now_ms, ttl_ms, wait_ms, delay_ms,
  *    mode, name (text), value (bytes), client (text)]
  * Fields a type does not use must be zero/empty: one encoding per command.
+ * OPEN_SESSION uses no token; its nonce travels in that item instead (the
+ * layout, and so the size of every command, stays as it was).
  */
 #include <string.h>
 
@@ -29,11 +31,12 @@ enum {
 	F_NAME = 1 << 7,
 	F_VALUE = 1 << 8,
 	F_CLIENT = 1 << 9,
+	F_NONCE = 1 << 10,
 };
 #define LOCK_REQ (F_SESSION | F_SEQ | F_NAME)
 
 static const uint16_t cmd_fields[EL_CMD_TYPE_MAX + 1] = {
-	[EL_CMD_OPEN_SESSION] = F_TTL | F_CLIENT,
+	[EL_CMD_OPEN_SESSION] = F_TTL | F_CLIENT | F_NONCE,
 	[EL_CMD_KEEPALIVE] = F_SESSION,
 	[EL_CMD_CLOSE_SESSION] = F_SESSION,
 	[EL_CMD_EXPIRE_SESSION] = F_SESSION | F_TOKEN,
@@ -64,7 +67,8 @@ int el_lock_cmd_check(const struct el_lock_cmd *c)
 					    (c->wait_ms ? F_WAIT : 0) | (c->delay_ms ? F_DELAY : 0) |
 					    (c->mode ? F_MODE : 0) | (c->name_len ? F_NAME : 0) |
 					    (c->value_len ? F_VALUE : 0) |
-					    (c->client_len ? F_CLIENT : 0));
+					    (c->client_len ? F_CLIENT : 0) |
+					    (c->nonce ? F_NONCE : 0));
 	if ((nonzero & (uint16_t)~used) != 0)
 		return EL_EINVAL; /* a field this type does not use is set */
 	if ((used & F_REQUIRED & (uint16_t)~nonzero) != 0)
@@ -84,7 +88,7 @@ int el_lock_cmd_encode(const struct el_lock_cmd *c, uint8_t *buf, uint32_t cap)
 	el_cbor_put_uint(&e, c->type);
 	el_cbor_put_uint(&e, c->session);
 	el_cbor_put_uint(&e, c->seq);
-	el_cbor_put_uint(&e, c->token);
+	el_cbor_put_uint(&e, c->type == EL_CMD_OPEN_SESSION ? c->nonce : c->token);
 	el_cbor_put_uint(&e, c->now_ms);
 	el_cbor_put_uint(&e, c->ttl_ms);
 	el_cbor_put_uint(&e, c->wait_ms);
@@ -151,5 +155,9 @@ int el_lock_cmd_decode(struct el_lock_cmd *c, const uint8_t *buf, uint32_t len)
 	c->name_len = copy_str(c->name, name, name_len);
 	c->value_len = copy_str(c->value, value, value_len);
 	c->client_len = copy_str(c->client, client, client_len);
+	if (c->type == EL_CMD_OPEN_SESSION) { /* its token item is the nonce */
+		c->nonce = c->token;
+		c->token = 0;
+	}
 	return el_lock_cmd_check(c);
 }

@@ -14,6 +14,7 @@
  *                waiters: [[claim, session, seq, wait_ms, delay_ms, mode,
  *                           value|null], ...]            queue order
  *                watches: [[watch, session], ...]], ...]  slots ascending
+ *    opens:    [next, [[nonce, session], ...]]            slot order (lock_open.c)
  *   ]
  * Holds and waits reference sessions and values by slot, so the decoder
  * checks every reference against what it has already read.
@@ -165,7 +166,7 @@ int el_lock_snapshot(const struct el_lock_table *t, uint8_t *buf, uint32_t cap)
 	EL_ASSERT(t != NULL && buf != NULL);
 	struct el_cbor_enc e;
 	el_cbor_enc_init(&e, buf, cap);
-	el_cbor_put_array(&e, 5);
+	el_cbor_put_array(&e, 6);
 	el_cbor_put_uint(&e, EL_LOCK_SNAPSHOT_VERSION);
 	el_cbor_put_uint(&e, t->last_index);
 	put_sessions(&e, t);
@@ -177,6 +178,7 @@ int el_lock_snapshot(const struct el_lock_table *t, uint8_t *buf, uint32_t cap)
 	for (uint16_t l = 0; l < EL_LOCKS_MAX; l++)
 		if (t->locks[l].name_len != 0)
 			put_lock(&e, t, l);
+	el_lock__opens_put(&e, t);
 	const int len = el_cbor_enc_finish(&e);
 	EL_ASSERT(len < 0 || (uint32_t)len <= EL_LOCK_SNAPSHOT_BOUND);
 	return len;
@@ -448,7 +450,7 @@ static int decode(struct restore *r, const uint8_t *buf, uint32_t len)
 	uint32_t n = 0;
 	int32_t prev = -1;
 	el_cbor_dec_init(&r->d, buf, len);
-	if (!rec_head(r, 5))
+	if (!rec_head(r, 6))
 		return EL_EDECODE;
 	const uint64_t version = get_u(r, UINT64_MAX);
 	if (el_cbor_dec_error(&r->d) != 0)
@@ -472,6 +474,8 @@ static int decode(struct restore *r, const uint8_t *buf, uint32_t len)
 			return EL_EDECODE;
 	/* Every stored value belongs to exactly one claim. */
 	if (memcmp(r->seen.values, r->seen.values_used, sizeof(r->seen.values)) != 0)
+		return EL_EDECODE;
+	if (!el_lock__opens_get(&r->d, r->out != NULL ? &r->out->opens : NULL, r->last_index))
 		return EL_EDECODE;
 	return el_cbor_dec_finish(&r->d) == 0 ? EL_OK : EL_EDECODE;
 }

@@ -138,6 +138,12 @@ int el_node_submit(struct el_node *n, uint64_t req_id, const struct el_lock_cmd 
 		return EL_ENOTLEADER;
 	if (!client_command(cmd->type))
 		return EL_EINVAL;
+	/* A retry of a request still in flight here is not proposed again:
+	 * under a backlog every timed-out retry would add an entry and so
+	 * lengthen the backlog it timed out in. Its one reply answers it. */
+	for (uint32_t q = 0; q < EL_PENDING_MAX; q++)
+		if (n->pending[q].kind == EL_REPLY_CMD && n->pending[q].req_id == req_id)
+			return EL_OK;
 	const uint32_t p = pending_slot(n);
 	if (p == EL_PENDING_MAX)
 		return EL_EFULL;

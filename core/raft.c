@@ -411,6 +411,7 @@ void el_raft_advance(struct el_raft *r, const struct el_ready *rd, uint64_t now_
 	if (r->state == EL_LEADER && el_raft__maybe_commit(r))
 		r->flush_pending = true;
 	el_raft__after_commit(r);
+	el_raft__maybe_noop(r);
 }
 
 /* ---- Time --------------------------------------------------------------- */
@@ -490,6 +491,12 @@ void el_raft_tick(struct el_raft *r, uint64_t now_ms)
 	}
 	if (r->now_ms >= r->heartbeat_deadline_ms) {
 		r->heartbeat_deadline_ms = r->now_ms + r->cfg.heartbeat_ms;
+		el_raft__maybe_noop(r);
 		el_raft__broadcast_heartbeat(r);
+		/* A promotion refused when the learner caught up (a transfer or
+		 * another change in flight) is retried here: an idle cluster
+		 * sends no acknowledgement that would retry it. */
+		for (uint32_t i = 0; i < r->conf.n; i++)
+			el_raft__maybe_promote(r, &r->pr[i]); /* skips voters (us too) */
 	}
 }

@@ -42,10 +42,10 @@ static void become_leader(struct el_raft *r)
 	r->heartbeat_deadline_ms = r->now_ms + r->cfg.heartbeat_ms;
 	r->quorum_check_ms = r->now_ms + r->cfg.election_ms_min;
 	/* A no-op in the new term lets the leader commit (and so learn) what
-	 * earlier terms left behind. If the window is full the node compacts
-	 * first and the no-op follows on the next proposal attempt. */
-	if (!el_raft__log_full(r))
-		el_raft__append_local(r, EL_ENTRY_NOOP, NULL, 0);
+	 * earlier terms left behind. The no-op room rule (el_config.h) keeps a
+	 * slot for it; if entries committed but not yet applied hold that slot,
+	 * it follows as soon as they are applied and compacted. */
+	el_raft__maybe_noop(r);
 	r->flush_pending = true;
 }
 

@@ -96,7 +96,7 @@ int el_raft_propose_conf(struct el_raft *r, enum el_conf_op op, el_id_t id, uint
 		return EL_EINVAL;
 	if (r->conf_index > r->commit || r->transferee != 0 || !el_raft__committed_in_term(r))
 		return EL_EBUSY;
-	if (el_raft__log_full(r))
+	if (!el_raft__conf_admissible(r))
 		return EL_EFULL;
 	struct el_conf c = r->conf;
 	int err = change_conf(r, &c, op, id);
@@ -113,7 +113,7 @@ void el_raft__maybe_promote(struct el_raft *r, struct el_progress *pr)
 	if (m == NULL || m->role != EL_MEMBER_CATCHING_UP || pr->match < r->commit)
 		return;
 	if (r->conf_index > r->commit || r->transferee != 0 || !el_raft__committed_in_term(r) ||
-	    el_raft__log_full(r))
+	    !el_raft__conf_admissible(r))
 		return;
 	struct el_conf c = r->conf;
 	if (change_conf(r, &c, EL_CONF_PROMOTE, pr->id) == 0)

@@ -200,7 +200,7 @@ static int append_entries(struct el_raft *r, const struct el_msg *m)
 	}
 	for (; k < m->n_entries; k++) {
 		const struct el_entry *e = &m->entries[k];
-		if (el_raft__log_full(r))
+		if (!el_raft__make_room(r))
 			break; /* accept what fits; the leader resends the rest */
 		r->log[EL_RAFT_SLOT(e->index)] = *e;
 		r->last_index = e->index;
@@ -263,12 +263,23 @@ static bool maybe_decrease(struct el_raft *r, struct el_progress *pr, const stru
 	return true;
 }
 
+/* An acknowledgement of index: below match it is stale and changes nothing
+ * (a reply to it could start an endless exchange). At or above match it ends
+ * a probe, as in etcd: an ack equal to match (the empty append after a
+ * snapshot, or a probe of an idle follower) proves the follower's log agrees
+ * up to match, so it replicates from there and, having nothing new, is sent
+ * nothing more until there is. */
 static void on_ack(struct el_raft *r, struct el_progress *pr, uint64_t index)
 {
-	if (index > pr->match) {
+	if (index < pr->match)
+		return;
+	if (index > pr->match)
 		pr->match = index;
-		if (pr->state == EL_PR_PROBE)
-			pr->state = EL_PR_REPLICATE;
+	if (pr->state == EL_PR_PROBE) {
+		pr->state = EL_PR_REPLICATE;
+		pr->inflight_n = 0;
+		pr->inflight_head = 0;
+		pr->next = pr->match + 1;
 	}
 	if (pr->next <= pr->match)
 		pr->next = pr->match + 1;
@@ -390,9 +401,10 @@ int el_raft_propose(struct el_raft *r, const uint8_t *data, uint16_t len, uint64
 		return EL_EBUSY;
 	if (len > EL_ENTRY_DATA_MAX || (len > 0 && data == NULL))
 		return EL_EINVAL;
-	/* At most half the window may be uncommitted, so a later leader almost
-	 * always finds room for its no-op (it needs one to commit anything). */
-	if (el_raft__log_full(r) || r->last_index - r->commit >= EL_LOG_WINDOW / 2)
+	/* At most EL_UNCOMMITTED_MAX entries stand uncommitted: with the
+	 * compaction threshold this keeps the no-op room rule of el_config.h,
+	 * so every later leader finds a slot for its no-op. */
+	if (el_raft__log_full(r) || r->last_index - r->commit >= EL_UNCOMMITTED_MAX)
 		return EL_EFULL;
 	uint64_t index = el_raft__append_local(r, EL_ENTRY_NORMAL, data, len);
 	r->flush_pending = true;

@@ -23,7 +23,7 @@ void el_raft_set_snapshot_writer(struct el_raft *r, el_snapshot_writer write, vo
 	r->snap_writer_ctx = ctx;
 }
 
-int el_raft_compact(struct el_raft *r, uint64_t index, el_snapshot_writer write, void *ctx)
+static int compact_to(struct el_raft *r, uint64_t index, el_snapshot_writer write, void *ctx)
 {
 	EL_ASSERT(!r->in_ready);
 	if (index < r->snap.index || (index == r->snap.index && r->snap_valid))
@@ -58,11 +58,45 @@ int el_raft_compact(struct el_raft *r, uint64_t index, el_snapshot_writer write,
 	return 0;
 }
 
+int el_raft_compact(struct el_raft *r, uint64_t index, el_snapshot_writer write, void *ctx)
+{
+	int err = compact_to(r, index, write, ctx);
+	if (err == 0)
+		el_raft__maybe_noop(r); /* a slot may have freed for a waiting no-op */
+	return err;
+}
+
+/* A leader without an entry of its own term appends its no-op as soon as the
+ * window has a slot, compacting what it has applied if it must (the no-op
+ * room rule in el_config.h says why a slot then exists). Called when elected,
+ * after each ready round, after a compaction and on the heartbeat tick. */
+void el_raft__maybe_noop(struct el_raft *r)
+{
+	if (r->state != EL_LEADER || r->in_ready || el_raft_term_at(r, r->last_index) == r->term)
+		return;
+	if (!el_raft__make_room(r))
+		return; /* the next round retries */
+	el_raft__append_local(r, EL_ENTRY_NOOP, NULL, 0);
+	r->flush_pending = true;
+}
+
+/* A full window whose base is applied is compacted now rather than at the
+ * threshold: a new leader's no-op, or a follower receiving it, must not wait
+ * for a commit that only that entry can bring. Returns whether a slot is
+ * free (not when the held snapshot bytes are not persisted yet). */
+bool el_raft__make_room(struct el_raft *r)
+{
+	if (el_raft__log_full(r) && r->applied > r->snap.index && r->snap_writer != NULL &&
+	    !r->in_ready)
+		compact_to(r, r->applied, r->snap_writer, r->snap_writer_ctx);
+	return !el_raft__log_full(r);
+}
+
 void el_raft__send_snapshot_chunk(struct el_raft *r, struct el_progress *pr)
 {
 	EL_ASSERT(pr->state == EL_PR_SNAPSHOT);
 	if (!r->snap_valid && r->snap_writer != NULL)
-		el_raft_compact(r, r->applied, r->snap_writer, r->snap_writer_ctx);
+		compact_to(r, r->applied, r->snap_writer, r->snap_writer_ctx);
 	if (!r->snap_valid)
 		return; /* no bytes yet: retried on the next heartbeat */
 	if (pr->snap_index != r->snap.index) { /* a newer snapshot: start over */

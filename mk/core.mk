@@ -93,6 +93,12 @@ test-core-freestanding: $(CORE_OBJS) $(CORE_ARM_OBJS) $(CORE_M0_OBJS) $(CORE_RV3
 	@tests/run-suite.sh $(BUILD)/results core-freestanding tests/check-core.sh $(BUILD)
 TESTS += test-core-freestanding test-unit test-unit-san
 
+# el_config.h refuses every configuration outside the no-op room rule.
+.PHONY: test-config-rules
+test-config-rules:
+	@tests/run-suite.sh $(BUILD)/results config-rules tests/config-rules.sh $(CC)
+TESTS += test-config-rules
+
 # sizeof(struct el_node) (or el_raft until the node exists) per config.
 .PHONY: sizes
 sizes:

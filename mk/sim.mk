@@ -2,6 +2,8 @@
 #
 #   make sim SEED=n              replay one seed (V=1 prints its trace)
 #   make sim START=s COUNT=n     run n seeds from s
+#   make test-sim-matrix         the configuration matrix, SIM_MATRIX_SEEDS each
+#   make sim-sweep               1,000,000 seeds, then the matrix at 5,000 each
 #
 # The simulator builds the core with small limits so that window-full,
 # compaction and chunked snapshots happen in every run.
@@ -11,7 +13,7 @@ SIM_CONFIG := -DEL_LOG_WINDOW=64 -DEL_ENTRY_DATA_MAX=112 -DEL_MSG_ENTRIES_MAX=4 
 	-DEL_COMPACT_THRESHOLD=24 -DEL_READS_MAX=8 -DEL_SESSIONS_MAX=24 -DEL_LOCKS_MAX=8 \
 	-DEL_HOLDERS_MAX=6 -DEL_HOLDS_MAX=24 -DEL_WAITERS_MAX=16 -DEL_WATCHES_MAX=8 \
 	-DEL_VALUES_MAX=8 -DEL_LOCK_EVENTS_MAX=24 -DEL_NAME_MAX=16 -DEL_VALUE_MAX=16 \
-	-DEL_CLIENT_NAME_MAX=8 -DEL_PENDING_MAX=24
+	-DEL_CLIENT_NAME_MAX=8 -DEL_PENDING_MAX=24 -DEL_OPENS_MAX=8
 SIM_CORE_SRCS := $(CORE_SRCS)
 SIM_SRCS := $(sort $(wildcard tests/sim/*.c))
 SIM_DEPS := $(SIM_CORE_SRCS) $(SIM_SRCS) $(wildcard tests/sim/*.h) $(CORE_HDRS)
@@ -40,7 +42,23 @@ $(BUILD)/sim-bug/%/sim: tests/sim/bugs/%.patch $(SIM_DEPS)
 
 ALL_TARGETS += $(BUILD)/sim/sim
 
-.PHONY: sim test-sim test-sim-san test-sim-bugs
+# The configuration matrix (issue 19): the same simulator at other limits a
+# board may choose, every other limit as above. W-T-E-I = log window,
+# compaction threshold (the smallest and the largest el_config.h allows: 1
+# and half the window), entries per message, appends in flight.
+SIM_MATRIX_WT := 8-1 8-4 16-1 16-8 32-1 32-16 512-1 512-256
+SIM_MATRIX := $(foreach wt,$(SIM_MATRIX_WT),$(foreach e,1 4,$(foreach i,1 4,$(wt)-$(e)-$(i))))
+SIM_MATRIX_SEEDS ?= 300
+SIM_LIMITS_VARIED := -DEL_LOG_WINDOW=% -DEL_COMPACT_THRESHOLD=% -DEL_MSG_ENTRIES_MAX=% -DEL_INFLIGHT_MAX=%
+sim_cfg = $(word $(1),$(subst -, ,$(2)))
+$(BUILD)/sim-matrix/%/sim: $(SIM_DEPS)
+	@mkdir -p $(@D)
+	$(CC) $(HOST_CFLAGS) -O2 $(filter-out $(SIM_LIMITS_VARIED),$(SIM_CONFIG)) \
+		-DEL_LOG_WINDOW=$(call sim_cfg,1,$*) -DEL_COMPACT_THRESHOLD=$(call sim_cfg,2,$*) \
+		-DEL_MSG_ENTRIES_MAX=$(call sim_cfg,3,$*) -DEL_INFLIGHT_MAX=$(call sim_cfg,4,$*) \
+		-Icore -Itests/sim $(SIM_CORE_SRCS) $(SIM_SRCS) -o $@
+
+.PHONY: sim test-sim test-sim-san test-sim-bugs test-sim-matrix sim-sweep
 sim: $(BUILD)/sim/sim
 ifdef SEED
 	$(BUILD)/sim/sim --seed $(SEED) $(if $(V),-v)
@@ -54,4 +72,15 @@ test-sim-san: $(BUILD)/sim-san/sim
 	@tests/run-suite.sh $(BUILD)/results sim-asan-ubsan $(BUILD)/sim-san/sim --start 100001 --count $(SIM_SAN_SEEDS)
 test-sim-bugs: $(foreach b,$(SIM_BUGS),$(BUILD)/sim-bug/$(b)/sim)
 	@tests/run-suite.sh $(BUILD)/results sim-catches-bugs tests/sim/bugs.sh $(BUILD) $(SIM_BUGS)
-TESTS += test-sim test-sim-san test-sim-bugs
+test-sim-matrix: $(foreach c,$(SIM_MATRIX),$(BUILD)/sim-matrix/$(c)/sim)
+	@tests/run-suite.sh $(BUILD)/results sim-matrix tests/sim/matrix.sh $(BUILD) 200001 \
+		$(SIM_MATRIX_SEEDS) $(SIM_MATRIX)
+TESTS += test-sim test-sim-san test-sim-bugs test-sim-matrix
+
+# The long sweep (not in make test): SWEEP_SEEDS seeds of the shipped
+# configuration, then the whole matrix with SWEEP_MATRIX_SEEDS seeds each.
+SWEEP_SEEDS ?= 1000000
+SWEEP_MATRIX_SEEDS ?= 5000
+sim-sweep: $(BUILD)/sim/sim $(foreach c,$(SIM_MATRIX),$(BUILD)/sim-matrix/$(c)/sim)
+	tests/sim/sweep.sh $(BUILD)/sim/sim 1 $(SWEEP_SEEDS)
+	tests/sim/matrix.sh $(BUILD) 1000001 $(SWEEP_MATRIX_SEEDS) $(SIM_MATRIX)

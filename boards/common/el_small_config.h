@@ -32,7 +32,7 @@
 #define EL_MSG_ENTRIES_MAX 4
 #define EL_INFLIGHT_MAX 2          /* pipelining depth per follower */
 #define EL_OUTBOX_MAX (2 * EL_NODES_MAX) /* the least el_config.h allows */
-#define EL_SNAPSHOT_MAX 2528       /* >= EL_LOCK_SNAPSHOT_BOUND (2521) */
+#define EL_SNAPSHOT_MAX 2588       /* >= EL_LOCK_SNAPSHOT_BOUND (2585) */
 /* 384 B chunks (7 for a full snapshot): below this an APPEND, not a
  * SNAPSHOT, is the widest frame, so the link's frame is no bigger than
  * 4 entries need (port/baremetal/el_bm_link.h). */
@@ -52,6 +52,9 @@
 #define EL_NAME_MAX 16
 #define EL_VALUE_MAX 8
 #define EL_CLIENT_NAME_MAX 8
+/* Recent session opens remembered for exactly-once OPEN_SESSION (16 B each):
+ * a few local clients retrying. */
+#define EL_OPENS_MAX 3
 /* Client requests in flight plus undelivered replies (88 B each): a board's
  * node serves a few local clients, each with one request outstanding. */
 #define EL_PENDING_MAX 4

@@ -24,8 +24,9 @@ elf=$1 stack=$2
 # caller=callee,... for every indirect call in a node image.
 #   el_bm_drive_node: the ready loop's io hooks (node_main.c: hook_send,
 #     hook_reply; its event hook is NULL)
-#   el_raft_compact: the snapshot writer, the lock table's (el_node)
-indirect="el_bm_drive_node=hook_send,hook_reply el_raft_compact=el_node__write_snapshot"
+#   compact_to (raft_snapshot.c, behind el_raft_compact): the snapshot
+#     writer, the lock table's (el_node)
+indirect="el_bm_drive_node=hook_send,hook_reply compact_to=el_node__write_snapshot"
 
 # The exception frame the hardware pushes: a Cortex-M stacks 8 words (26 with
 # a floating-point context) + 4 bytes of alignment; a RISC-V hart pushes

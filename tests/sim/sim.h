@@ -31,9 +31,50 @@
  *    holder's TTL + its lock-delay (measured on a clock up to 3% slow) +
  *    SIM_LEADER_BOUND_MS + SIM_LOCK_SLACK_MS (commits and client polling).
  * The probe: after the heal, client 0 takes the lock "live" and dies holding
- * it; client 1 waits for it forever. */
+ * it; client 1 waits for it forever. The bound counts from the later of the
+ * holder's death and client 1's request for "live": client 1 may still be
+ * queued (waiting forever) on a workload lock from before the heal, and asks
+ * for "live" only once that request ends. Its place there is FIFO (the
+ * reference replica checks), so that wait is the workload's, not the
+ * table's: seed 10011236 of issue 19 was such a run. That earlier wait ends
+ * within SIM_WAITER_BUSY_MS (at most four clients ahead, each holding for
+ * up to two TTLs of at most 1.5 s, or dying with it). */
 #define SIM_LEADER_BOUND_MS (20 * SIM_ELECTION_MS)
 #define SIM_LOCK_SLACK_MS 1000
+#define SIM_WAITER_BUSY_MS ((SIM_CLIENTS_MAX - 2) * 2 * 1500 + SIM_LOCK_SLACK_MS)
+
+/* The bounds hold only while the offered load fits what the cluster can
+ * commit. Every client sends a keepalive (a log entry) each quarter TTL, and
+ * a leader commits at most EL_MSG_ENTRIES_MAX * EL_INFLIGHT_MAX entries per
+ * round trip (up to 120 ms here). A configuration that commits one entry per
+ * round trip cannot carry six clients: their keepalives alone exceed it, the
+ * backlog outgrows their TTLs and sessions expire before their opens are
+ * answered. So a run has at most two clients (the probe) plus one per entry
+ * a round trip can commit, up to SIM_CLIENTS_MAX. */
+#define SIM_ENTRIES_PER_RTT (EL_MSG_ENTRIES_MAX * EL_INFLIGHT_MAX)
+#define SIM_CLIENTS_FIT \
+	(2 + SIM_ENTRIES_PER_RTT < SIM_CLIENTS_MAX ? 2 + SIM_ENTRIES_PER_RTT : SIM_CLIENTS_MAX)
+
+/* Quiescence and promotion, stated. After the probe has passed, every client
+ * stops. Once the cluster is idle (as below, measured once), the leader
+ * compacts its log, a spare node (if one exists) is added as a voter and a
+ * leadership transfer whose TimeoutNow is lost is started, so the newcomer
+ * catches up by snapshot from an idle leader while its promotion is refused;
+ * once idle again, another spare is added as a learner, kept out until the
+ * addition is applied and the leader has compacted up to its last index, so
+ * that nothing follows its snapshot. Then:
+ *  - a member caught up (match >= commit) while the leader can change its
+ *    configuration is promoted within SIM_PROMOTE_BOUND_MS (also before);
+ *  - the cluster goes idle (every member holds and has committed the
+ *    leader's last entry, and the leader knows it: no probe, no snapshot,
+ *    no change or transfer under way) within SIM_QUIET_SETTLE_MS, and
+ *    once idle for SIM_QUIET_WAIT_MS (longer than any message delay) it
+ *    sends no replication message (append, snapshot, their replies, timeout
+ *    now) for SIM_QUIET_MEASURE_MS: nothing but heartbeats. */
+#define SIM_PROMOTE_BOUND_MS (4 * SIM_HEARTBEAT_MS)
+#define SIM_QUIET_SETTLE_MS 8000
+#define SIM_QUIET_WAIT_MS (4 * SIM_HEARTBEAT_MS)
+#define SIM_QUIET_MEASURE_MS (10 * SIM_HEARTBEAT_MS)
 
 /* A replica's durable state: what survives a crash. */
 struct sim_disk {
@@ -215,6 +256,21 @@ struct sim {
 	uint64_t live_holder_dead_ms; /* the holder of "live" died */
 	uint64_t live_bound_ms;       /* its waiter must be granted by then */
 	uint64_t live_granted_ms;
+	uint64_t live_bound_span_ms;  /* TTL + lock-delay + election bound + slack */
+	uint64_t live_asked_ms;       /* the waiter first asked for "live" */
+	/* quiescence and promotion (after the probe) */
+	bool quiet;                /* the quiet phase runs */
+	uint32_t quiet_joined;     /* joins begun, each after an idle time */
+	el_id_t quiet_cut_id;      /* a joining learner kept out until a compaction */
+	bool drop_timeout_now;     /* the network loses TIMEOUT_NOW messages */
+	uint64_t quiet_start_ms;
+	uint64_t quiet_since_ms;   /* idle, with the same leader state, since */
+	uint64_t quiet_mark;
+	el_id_t quiet_leader;      /* the leader, and its last index, when idle */
+	uint64_t quiet_last;
+	uint64_t promote_key;      /* leader id and term the times below are for */
+	uint64_t caught_up_ms[SIM_NODES_MAX]; /* member caught up, promotable since */
+	uint64_t quiet_joins;
 	/* lock clients and what they saw */
 	struct sim_client clients[SIM_CLIENTS_MAX];
 	uint32_t n_holds;
@@ -256,6 +312,7 @@ void sim_clients_fault(struct sim *s);
 void sim_clients_heal(struct sim *s);
 void sim_clients_deliver(struct sim *s, struct sim_node *n, const struct el_node_ready *rd);
 void sim_clients_finish(struct sim *s);
+void sim_clients_stop(struct sim *s); /* every client stops for good */
 
 /* sim_history.c: the reference replica and the history checks */
 void sim_ref_apply(struct sim *s, const struct el_entry *e);
@@ -268,6 +325,7 @@ void sim_check_holds(struct sim *s);
 void sim_check_node(struct sim *s, struct sim_node *n);
 void sim_check_disk(struct sim *s, struct sim_node *n, const struct el_hard_state *before);
 void sim_check_liveness(struct sim *s);
+void sim_dump_nodes(struct sim *s); /* verbose: each replica's log state */
 /* Persist before send: a granted vote or an append acknowledgement may leave
  * a node only once its disk holds what the message promises. */
 void sim_check_durable_before_send(struct sim *s, struct sim_node *n, const struct el_msg *m);

@@ -164,20 +164,38 @@ static void dump_clients(struct sim *s)
 	}
 }
 
+void sim_dump_nodes(struct sim *s)
+{
+	for (uint32_t i = 0; i < s->p.n_nodes; i++) {
+		const struct el_raft *r = &s->nodes[i].node.raft;
+		sim_log(s, "node %u: up %d state %u term %llu snap %llu applied %llu commit %llu "
+			   "last %llu (term %llu) conf n %u (roles %u %u %u) conf_index %llu transferee %u",
+			s->nodes[i].id, s->nodes[i].up, el_raft_state(r), (unsigned long long)r->term,
+			(unsigned long long)r->snap.index, (unsigned long long)r->applied,
+			(unsigned long long)r->commit, (unsigned long long)r->last_index,
+			(unsigned long long)el_raft_term_at(r, r->last_index), r->conf.n, r->conf.m[0].role,
+			r->conf.m[1].role, r->conf.m[2].role, (unsigned long long)r->conf_index,
+			r->transferee);
+	}
+}
+
 void sim_check_liveness(struct sim *s)
 {
 	if (s->failed)
 		return;
-	if (s->verbose && s->live_granted_ms == 0)
+	if (s->verbose && s->live_granted_ms == 0) {
 		dump_clients(s);
+		sim_dump_nodes(s);
+	}
 	if (s->heal_leader_ms == 0 || s->heal_leader_ms > s->p.heal_ms + SIM_LEADER_BOUND_MS)
 		sim_fail(s, "liveness: no leader within %u ms of the heal", SIM_LEADER_BOUND_MS);
 	else if (s->live_holder_dead_ms == 0)
 		sim_fail(s, "liveness: the probe client never got the \"live\" lock after the heal");
 	else if (s->live_granted_ms == 0 || s->live_granted_ms > s->live_bound_ms)
 		sim_fail(s, "liveness: \"live\" not granted to the next waiter within TTL + lock-delay "
-			    "+ election bound (holder died at %llu, bound %llu)",
-			 (unsigned long long)s->live_holder_dead_ms, (unsigned long long)s->live_bound_ms);
+			    "+ election bound (holder died at %llu, waiter asked at %llu, bound %llu)",
+			 (unsigned long long)s->live_holder_dead_ms, (unsigned long long)s->live_asked_ms,
+			 (unsigned long long)s->live_bound_ms);
 }
 
 void sim_check_durable_before_send(struct sim *s, struct sim_node *n, const struct el_msg *m)

@@ -127,9 +127,9 @@ static void grant_seen(struct sim *s, struct sim_client *c, uint32_t lock, uint8
 	if (c->role == SIM_ROLE_LIVE_HOLDER) {
 		/* The liveness probe: the holder dies holding the lock. */
 		s->live_holder_dead_ms = s->now_ms;
-		s->live_bound_ms = s->now_ms +
-				   (uint64_t)(c->ttl_ms + s->p.live_delay_ms) * 103 / 100 +
-				   SIM_LEADER_BOUND_MS + SIM_LOCK_SLACK_MS;
+		s->live_bound_span_ms = (uint64_t)(c->ttl_ms + s->p.live_delay_ms) * 103 / 100 +
+					SIM_LEADER_BOUND_MS + SIM_LOCK_SLACK_MS;
+		s->live_bound_ms = s->now_ms + s->live_bound_span_ms;
 		stop_holding(s, c, s->now_ms);
 		c->alive = false;
 		sim_log(s, "client %u dies holding \"live\"", c->id);
@@ -304,6 +304,13 @@ static void next_action(struct sim *s, struct sim_client *c)
 		if (s->live_holder_dead_ms == 0 || s->live_granted_ms != 0)
 			return;
 		lock = SIM_LIVE_LOCK;
+		if (s->live_asked_ms == 0) { /* the bound counts from here at the latest */
+			s->live_asked_ms = s->now_ms;
+			if (s->now_ms + s->live_bound_span_ms > s->live_bound_ms)
+				s->live_bound_ms = s->now_ms + s->live_bound_span_ms;
+			sim_log(s, "client %u asks for \"live\"; bound %llu", c->id,
+				(unsigned long long)s->live_bound_ms);
+		}
 	} else if (go && sim_pct(s, 15)) {
 		start(s, c, &c->main, NULL, true);
 		return;
@@ -317,6 +324,15 @@ static void next_action(struct sim *s, struct sim_client *c)
 	cmd.wait_ms = live ? EL_WAIT_FOREVER : w == 0 ? 0 : w == 1 ? 50 + (uint32_t)(sim_rand(s) % 800) : EL_WAIT_FOREVER;
 	cmd.delay_ms = live ? s->p.live_delay_ms : (uint32_t)(sim_rand(s) % 300);
 	start(s, c, &c->main, &cmd, false);
+}
+
+static uint64_t open_nonce(const struct sim *s, const struct sim_client *c)
+{
+	uint64_t z = s->seed ^ ((uint64_t)c->id << 56) ^ (c->gen + 1) * 0x9E3779B97F4A7C15ull;
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+	z ^= z >> 31;
+	return z != 0 ? z : 1;
 }
 
 static void client_step(struct sim *s, struct sim_client *c)
@@ -334,6 +350,9 @@ static void client_step(struct sim *s, struct sim_client *c)
 			cmd.client_len = 2;
 			cmd.client[0] = 'c';
 			cmd.client[1] = (char)('0' + c->id);
+			/* one nonce per open, the same in every retry of it (drawn
+			 * from the seed without touching the run's random stream) */
+			cmd.nonce = open_nonce(s, c);
 			start(s, c, &c->main, &cmd, false);
 		}
 		return;
@@ -403,6 +422,15 @@ void sim_clients_heal(struct sim *s)
 	}
 	s->clients[0].role = SIM_ROLE_LIVE_HOLDER;
 	s->clients[1].role = SIM_ROLE_LIVE_WAITER;
+}
+
+void sim_clients_stop(struct sim *s)
+{
+	for (uint32_t i = 0; i < s->p.n_clients; i++) {
+		struct sim_client *c = &s->clients[i];
+		stop_holding(s, c, s->now_ms);
+		c->alive = false;
+	}
 }
 
 void sim_clients_finish(struct sim *s)

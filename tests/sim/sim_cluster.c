@@ -102,6 +102,28 @@ static void enqueue(struct sim *s, const struct el_msg *m, uint64_t deliver_ms)
 	/* The network is full: the message is lost, as on a congested link. */
 }
 
+static struct sim_node *find_leader(struct sim *s);
+
+/* In the quiet phase, once idle: nothing but heartbeats (sim.h). */
+static void check_quiet_send(struct sim *s, const struct el_msg *m)
+{
+	if (!s->quiet || s->quiet_since_ms == 0)
+		return;
+	const struct sim_node *l = find_leader(s);
+	if (l == NULL || l->id != s->quiet_leader || l->node.raft.last_index != s->quiet_last) {
+		s->quiet_since_ms = 0; /* new entries (timers fired): busy again */
+		return;
+	}
+	if (s->now_ms < s->quiet_since_ms + SIM_QUIET_WAIT_MS)
+		return;
+	if (m->type == EL_MSG_APPEND || m->type == EL_MSG_APPEND_RESP || m->type == EL_MSG_SNAPSHOT ||
+	    m->type == EL_MSG_SNAPSHOT_RESP || m->type == EL_MSG_TIMEOUT_NOW)
+		sim_fail(s, "quiescence: an idle cluster (idle since %llu) sent a message of type %u "
+			    "from %u to %u at index %llu (%u entries, commit %llu)",
+			 (unsigned long long)s->quiet_since_ms, m->type, m->from, m->to,
+			 (unsigned long long)m->index, m->n_entries, (unsigned long long)m->commit);
+}
+
 static void send_all(struct sim *s, struct sim_node *n, const struct el_ready *rd)
 {
 	for (uint32_t i = 0; i < rd->n_msgs; i++) {
@@ -109,6 +131,9 @@ static void send_all(struct sim *s, struct sim_node *n, const struct el_ready *r
 		sim_check_durable_before_send(s, n, m);
 		if (m->to == 0 || m->to > s->p.n_nodes || s->cut[n->id - 1][m->to - 1])
 			continue;
+		if (s->drop_timeout_now && m->type == EL_MSG_TIMEOUT_NOW)
+			continue;
+		check_quiet_send(s, m);
 		if (sim_pct(s, s->p.drop_pct))
 			continue;
 		int copies = 1 + (int)sim_pct(s, s->p.dup_pct);
@@ -392,11 +417,177 @@ static void track_liveness(struct sim *s)
 	}
 }
 
+/* ---- Quiet phase (sim.h) ------------------------------------------------ */
+
+static bool can_change_conf(const struct el_raft *r)
+{
+	return r->conf_index <= r->commit && r->transferee == 0 &&
+	       el_raft_term_at(r, r->commit) == r->term && r->last_index - r->snap.index < EL_LOG_WINDOW &&
+	       r->last_index - r->commit <= EL_UNCOMMITTED_MAX;
+}
+
+/* A caught-up member waiting for its promotion while the leader could
+ * promote it is promoted within SIM_PROMOTE_BOUND_MS. */
+static void check_promotion(struct sim *s)
+{
+	struct sim_node *l = find_leader(s);
+	uint64_t key = l == NULL ? 0 : (uint64_t)l->id << 48 | l->node.raft.term;
+	if (s->now_ms < s->p.heal_ms || key != s->promote_key) {
+		memset(s->caught_up_ms, 0, sizeof(s->caught_up_ms));
+		s->promote_key = key;
+	}
+	if (l == NULL || s->now_ms < s->p.heal_ms)
+		return;
+	const struct el_raft *r = &l->node.raft;
+	bool can = can_change_conf(r);
+	for (uint32_t i = 0; i < SIM_NODES_MAX; i++) {
+		const struct el_member *m = i < r->conf.n ? &r->conf.m[i] : NULL;
+		uint64_t *since = &s->caught_up_ms[i];
+		if (m == NULL || m->role != EL_MEMBER_CATCHING_UP || !can || r->pr[i].match < r->commit) {
+			*since = 0;
+		} else if (*since == 0) {
+			*since = s->now_ms;
+		} else if (s->now_ms > *since + SIM_PROMOTE_BOUND_MS) {
+			sim_fail(s, "promotion: node %u caught up at %llu and promotable, still not a "
+				    "voter %u ms later", m->id, (unsigned long long)*since,
+				 SIM_PROMOTE_BOUND_MS);
+		}
+	}
+}
+
+/* Once idle: the leader compacts; a spare joins, the first time as a voter
+ * while a transfer whose TimeoutNow is lost is pending, the second time as a
+ * learner (nothing follows its snapshot: no promotion, no entry). */
+static void quiet_join(struct sim *s)
+{
+	s->quiet_joined++;
+	s->quiet_start_ms = s->now_ms;
+	s->quiet_since_ms = 0;
+	struct sim_node *l = find_leader(s);
+	if (l == NULL)
+		return;
+	struct el_raft *r = &l->node.raft;
+	el_raft_compact(r, el_raft_applied(r), el_node__write_snapshot, &l->node);
+	s->drop_timeout_now = true;
+	for (uint32_t i = 0; i < s->p.n_nodes; i++) {
+		struct sim_node *n = &s->nodes[i];
+		if (el_conf_find(el_raft_conf(r), n->id) != NULL)
+			continue;
+		if (!n->started || !n->up)
+			boot(s, n);
+		bool voter = s->quiet_joined == 1;
+		if (el_raft_propose_conf(r, voter ? EL_CONF_ADD_VOTER : EL_CONF_ADD_LEARNER, n->id,
+					 sim_local_ms(s, l), NULL) != 0)
+			break;
+		s->quiet_joins++;
+		sim_log(s, "quiet: node %u joins via leader %u", n->id, l->id);
+		if (!voter) { /* it may catch up only once the leader compacted all */
+			s->quiet_cut_id = n->id;
+			for (uint32_t j = 0; j < s->p.n_nodes; j++)
+				s->cut[j][n->id - 1] = s->cut[n->id - 1][j] = true;
+		}
+		for (uint32_t j = 0; j < r->conf.n && voter; j++) {
+			const struct el_member *m = &r->conf.m[j];
+			if (m->role == EL_MEMBER_VOTER && m->id != l->id &&
+			    el_raft_transfer(r, m->id, sim_local_ms(s, l)) == 0) {
+				sim_log(s, "quiet: transfer to %u (its TimeoutNow is lost)", m->id);
+				break;
+			}
+		}
+		break;
+	}
+	sim_drain(s, l);
+}
+
+/* Whether every member is up, holds and has committed the leader's last
+ * entry, the leader knows it, and no change or transfer is under way. */
+static bool cluster_idle(struct sim *s, const struct sim_node *l)
+{
+	const struct el_raft *r = &l->node.raft;
+	if (r->transferee != 0 || r->commit != r->last_index || r->conf_index > r->commit)
+		return false;
+	for (uint32_t i = 0; i < r->conf.n; i++) {
+		const struct el_member *m = &r->conf.m[i];
+		const struct sim_node *n = &s->nodes[m->id - 1];
+		if (m->role == EL_MEMBER_CATCHING_UP || !n->up || n->node.raft.last_index != r->last_index ||
+		    n->node.raft.commit != r->commit)
+			return false;
+		/* ...and the leader knows it (no probe or snapshot under way) */
+		if (m->id != l->id && (r->pr[i].state != EL_PR_REPLICATE || r->pr[i].match != r->last_index))
+			return false;
+	}
+	return true;
+}
+
+/* Every client stops; once the cluster is idle, quiet_join. */
+static void quiet_start(struct sim *s)
+{
+	s->quiet = true;
+	s->quiet_start_ms = s->now_ms;
+	s->quiet_since_ms = 0;
+	sim_clients_stop(s);
+}
+
+/* The learner of the second join stays cut off until its addition has
+ * committed and been applied; then the leader compacts up to its last index
+ * and lets it in: it gets a snapshot that nothing follows (issue 19's endless
+ * empty append/ack exchange). */
+static void quiet_admit_learner(struct sim *s)
+{
+	struct sim_node *l = find_leader(s);
+	if (l == NULL)
+		return;
+	struct el_raft *r = &l->node.raft;
+	if (el_raft_applied(r) != r->last_index)
+		return;
+	el_raft_compact(r, el_raft_applied(r), el_node__write_snapshot, &l->node);
+	sim_drain(s, l);
+	for (uint32_t j = 0; j < s->p.n_nodes; j++)
+		s->cut[j][s->quiet_cut_id - 1] = s->cut[s->quiet_cut_id - 1][j] = false;
+	sim_log(s, "quiet: learner %u let in after a compaction to %llu", s->quiet_cut_id,
+		(unsigned long long)r->snap.index);
+	s->quiet_cut_id = 0;
+}
+
+/* Returns true when the quiet phase is over (passed or failed). */
+static bool quiet_step(struct sim *s)
+{
+	if (s->quiet_cut_id != 0)
+		quiet_admit_learner(s);
+	struct sim_node *l = find_leader(s);
+	bool idle = l != NULL && cluster_idle(s, l);
+	uint64_t mark = l == NULL ? 0 : (uint64_t)l->id << 56 ^ l->node.raft.term << 32 ^
+						  l->node.raft.last_index;
+	if (!idle) {
+		s->quiet_since_ms = 0;
+	} else if (s->quiet_since_ms == 0 || mark != s->quiet_mark) {
+		s->quiet_mark = mark;
+		s->quiet_since_ms = s->now_ms;
+		s->quiet_leader = l->id;
+		s->quiet_last = l->node.raft.last_index;
+	}
+	if (s->quiet_since_ms == 0 && s->now_ms > s->quiet_start_ms + SIM_QUIET_SETTLE_MS) {
+		if (s->verbose)
+			sim_dump_nodes(s);
+		sim_fail(s, "quiescence: the healed cluster did not go idle within %u ms%s",
+			 SIM_QUIET_SETTLE_MS, s->quiet_joined ? " of a join" : "");
+		return true;
+	}
+	bool measured = s->quiet_since_ms != 0 &&
+			s->now_ms >= s->quiet_since_ms + SIM_QUIET_WAIT_MS + SIM_QUIET_MEASURE_MS;
+	if (measured && s->quiet_joined < 2) {
+		quiet_join(s);
+		return false;
+	}
+	return measured;
+}
+
 static void run_loop(struct sim *s)
 {
 	uint64_t fault_ms = 50, work_ms = 10;
 	bool healed = false;
-	while (!s->failed && s->now_ms < s->p.end_ms) {
+	/* Once the probe's holder died, run until its waiter's bound. */
+	while (!s->failed && (s->now_ms < s->p.end_ms || s->live_bound_ms != 0)) {
 		s->now_ms = next_event_ms(s, fault_ms, work_ms);
 		if (!healed && s->now_ms >= s->p.heal_ms) {
 			healed = true;
@@ -416,9 +607,13 @@ static void run_loop(struct sim *s)
 			work_ms = s->now_ms + 1 + sim_rand(s) % 20;
 		}
 		track_liveness(s);
-		if (s->live_granted_ms != 0 && s->now_ms > s->live_granted_ms + 300)
-			break; /* proven live; a little more traffic was checked */
-		if (s->live_bound_ms != 0 && s->now_ms > s->live_bound_ms)
+		check_promotion(s);
+		if (s->live_granted_ms != 0 && s->now_ms > s->live_granted_ms + 300 && !s->quiet)
+			quiet_start(s); /* proven live; a little more traffic was checked */
+		if (s->quiet && quiet_step(s))
+			break;
+		if (s->live_granted_ms == 0 && s->live_bound_ms != 0 && s->now_ms > s->live_bound_ms &&
+		    (s->live_asked_ms != 0 || s->now_ms > s->live_bound_ms + SIM_WAITER_BUSY_MS))
 			break;
 	}
 	if (!s->failed)
@@ -444,6 +639,8 @@ static void draw_params(struct sim *s)
 	p->torn_pct = (uint32_t)(sim_rand(s) % 5);
 	p->leader_fault_pct = (uint32_t)(sim_rand(s) % 40);
 	p->n_clients = 2 + (uint32_t)(sim_rand(s) % (SIM_CLIENTS_MAX - 1));
+	if (p->n_clients > SIM_CLIENTS_FIT)
+		p->n_clients = SIM_CLIENTS_FIT; /* the offered load must fit (sim.h) */
 	p->client_pause_pct = (uint32_t)(sim_rand(s) % 30);
 	p->client_crash_pct = (uint32_t)(sim_rand(s) % 15);
 	p->live_delay_ms = (uint32_t)(sim_rand(s) % 500);

@@ -383,9 +383,9 @@ static int table_writer(void *ctx, uint8_t *buf, uint32_t cap)
 }
 
 /* More than the new leader appends before it compacts (a no-op, a session,
- * one acquire and release), within half the log window. */
+ * one acquire and release), within EL_UNCOMMITTED_MAX. */
 #define ORPHANS 8u
-_Static_assert(ORPHANS <= EL_LOG_WINDOW / 2, "orphans must fit the uncommitted half");
+_Static_assert(ORPHANS <= EL_UNCOMMITTED_MAX, "orphans must fit what a leader lets stand uncommitted");
 
 /* An old leader appends entries nobody else sees, loses its leadership, and
  * is brought back by a snapshot that replaces its whole log. Its store must
@@ -398,8 +398,8 @@ static void test_diverged_node_restarts_after_snapshot(void)
 	EL_CHECK(old >= 0);
 	run(100);
 	c.node[old].isolated = true;
-	/* orphans: appended and persisted, never committed (at most half the
-	 * window may be uncommitted). EL_PENDING_MAX client requests in flight,
+	/* orphans: appended and persisted, never committed (at most
+	 * EL_UNCOMMITTED_MAX entries may stand uncommitted). EL_PENDING_MAX client requests in flight,
 	 * and the rest proposed to the replica directly: the small config holds
 	 * only 4 requests, fewer than the new leader's own entries below, and
 	 * the snapshot must end inside the orphaned tail. */

@@ -801,9 +801,9 @@ static void test_restore_rejects(void)
 	snap[n] = 0;
 	EL_CHECK_EQ(el_lock_restore(&T, snap, (uint32_t)n + 1), EL_EDECODE);
 	/* wrong version: byte 1 is the version */
-	snap[1] = 2;
+	snap[1] = EL_LOCK_SNAPSHOT_VERSION + 1;
 	EL_CHECK_EQ(el_lock_restore(&T, snap, (uint32_t)n), EL_EVERSION);
-	snap[1] = 1;
+	snap[1] = EL_LOCK_SNAPSHOT_VERSION;
 	/* byte flips: each either fails cleanly (table unchanged) or restores a
 	 * table that snapshots to exactly the flipped bytes */
 	memcpy(&T2, &T, sizeof(T));
