@@ -44,6 +44,8 @@ void el_raft__remap_progress(struct el_raft *r)
 static int append_conf(struct el_raft *r, const struct el_conf *c, uint64_t *index_out)
 {
 	uint8_t buf[EL_CONF_ENCODED_MAX];
+	EL_ASSERT(r->state == EL_LEADER);
+	EL_ASSERT(r->conf_index <= r->commit); /* one uncommitted change at a time */
 	int len = el_conf_encode(c, buf, sizeof(buf));
 	EL_ASSERT(len > 0);
 	uint64_t index = el_raft__append_local(r, EL_ENTRY_CONF, buf, (uint16_t)len);
@@ -94,6 +96,8 @@ int el_raft_propose_conf(struct el_raft *r, enum el_conf_op op, el_id_t id, uint
 		return EL_ENOTLEADER;
 	if (id == 0)
 		return EL_EINVAL;
+	/* One change at a time, and only after an entry of our own term has
+	 * committed: the single-server change rule and its fix (thesis 4.1). */
 	if (r->conf_index > r->commit || r->transferee != 0 || !el_raft__committed_in_term(r))
 		return EL_EBUSY;
 	if (el_raft__log_full(r))
@@ -132,8 +136,12 @@ void el_raft__after_commit(struct el_raft *r)
 		el_raft__become_follower(r, r->term, 0);
 }
 
+/* Leadership transfer (Raft thesis 3.10): once the target holds our whole
+ * log, TimeoutNow makes it campaign at once; its vote requests carry
+ * EL_MSG_FORCE so that voters in a leader's lease still answer them. */
 void el_raft__maybe_finish_transfer(struct el_raft *r, struct el_progress *pr)
 {
+	EL_ASSERT(r->state == EL_LEADER);
 	if (r->transferee != pr->id || pr->match != r->last_index)
 		return;
 	el_raft__msg(r, EL_MSG_TIMEOUT_NOW, pr->id);

@@ -28,6 +28,7 @@ bool el_raft__committed_in_term(const struct el_raft *r)
 static void inflight_add(struct el_progress *pr, uint64_t last)
 {
 	EL_ASSERT(pr->inflight_n < EL_INFLIGHT_MAX);
+	EL_ASSERT(pr->state == EL_PR_REPLICATE);
 	pr->inflight[(pr->inflight_head + pr->inflight_n) % EL_INFLIGHT_MAX] = last;
 	pr->inflight_n++;
 }
@@ -147,6 +148,7 @@ void el_raft__commit_to(struct el_raft *r, uint64_t commit)
 	if (commit <= r->commit)
 		return;
 	EL_ASSERT(commit <= r->last_index);
+	EL_ASSERT(el_raft_term_at(r, commit) <= r->term);
 	r->commit = commit;
 }
 
@@ -182,22 +184,42 @@ static void reply_append(struct el_raft *r, const struct el_msg *m, uint64_t ind
 	}
 }
 
-/* Returns how many of the message's entries the log now holds in order, or
- * -1 when the message would overwrite a committed entry (impossible from a
- * real leader: refused as hostile). */
-static int append_entries(struct el_raft *r, const struct el_msg *m)
+/* Whether an append disagrees with an entry this node has committed (and
+ * still holds): its previous entry or one of its entries has another term.
+ * A leader of our term or a newer one never sends that (Leader
+ * Completeness), so el_raft_step refuses it before anything changes; a
+ * stale leader may, and is answered with our term instead. */
+bool el_raft__append_overwrites_commit(const struct el_raft *r, const struct el_msg *m)
+{
+	EL_ASSERT(m->type == EL_MSG_APPEND);
+	EL_ASSERT(m->n_entries <= EL_MSG_ENTRIES_MAX);
+	if (m->index <= r->commit && m->index >= r->snap.index &&
+	    el_raft_term_at(r, m->index) != m->log_term)
+		return true;
+	for (uint32_t k = 0; k < m->n_entries; k++) {
+		const struct el_entry *e = &m->entries[k];
+		if (e->index > r->commit)
+			break;
+		if (e->index > r->snap.index && el_raft_term_at(r, e->index) != e->term)
+			return true;
+	}
+	return false;
+}
+
+/* Returns how many of the message's entries the log now holds in order.
+ * The entries agree with every committed entry we hold (checked in
+ * el_raft_step), so a conflict lies above the commit index. */
+static uint32_t append_entries(struct el_raft *r, const struct el_msg *m)
 {
 	uint32_t k = 0;
+	EL_ASSERT(m->index >= r->commit);
 	for (; k < m->n_entries; k++) { /* skip what we already hold */
 		const struct el_entry *e = &m->entries[k];
 		if (e->index > r->last_index || el_raft_term_at(r, e->index) != e->term)
 			break;
 	}
-	if (k < m->n_entries && m->entries[k].index <= r->last_index) {
-		if (m->entries[k].index <= r->commit)
-			return -1;
+	if (k < m->n_entries && m->entries[k].index <= r->last_index)
 		el_raft__truncate_from(r, m->entries[k].index);
-	}
 	for (; k < m->n_entries; k++) {
 		const struct el_entry *e = &m->entries[k];
 		if (el_raft__log_full(r))
@@ -211,11 +233,13 @@ static int append_entries(struct el_raft *r, const struct el_msg *m)
 			el_raft__set_conf(r, &c, e->index);
 		}
 	}
-	return (int)k;
+	return k;
 }
 
 void el_raft__handle_append(struct el_raft *r, const struct el_msg *m)
 {
+	EL_ASSERT(r->state == EL_FOLLOWER);
+	EL_ASSERT(m->term == r->term);
 	if (m->index < r->commit) {
 		reply_append(r, m, r->commit, false); /* already committed here */
 		return;
@@ -224,18 +248,19 @@ void el_raft__handle_append(struct el_raft *r, const struct el_msg *m)
 		reply_append(r, m, m->index, true);
 		return;
 	}
-	int accepted = append_entries(r, m);
-	if (accepted < 0) {
-		r->stats.msgs_rejected++;
-		return;
-	}
-	uint64_t last_new = m->index + (uint64_t)accepted;
+	uint32_t accepted = append_entries(r, m);
+	/* Commit no further than this message verified: beyond last_new our log
+	 * may hold a stale suffix of an older term (Raft paper, figure 2). */
+	uint64_t last_new = m->index + accepted;
 	el_raft__commit_to(r, m->commit < last_new ? m->commit : last_new);
 	reply_append(r, m, last_new, false);
 }
 
 void el_raft__handle_heartbeat(struct el_raft *r, const struct el_msg *m)
 {
+	EL_ASSERT(r->state == EL_FOLLOWER);
+	EL_ASSERT(m->term == r->term);
+	/* The leader caps a heartbeat's commit at what it knows we match. */
 	el_raft__commit_to(r, m->commit < r->last_index ? m->commit : r->last_index);
 	struct el_msg *out = el_raft__msg(r, EL_MSG_HEARTBEAT_RESP, m->from);
 	if (out != NULL)
@@ -339,11 +364,13 @@ void el_raft__handle_heartbeat_resp(struct el_raft *r, const struct el_msg *m)
 
 /* ---- ReadIndex ---------------------------------------------------------- */
 
-/* Reads wait until the leader has committed in its own term (only then is
- * its commit index known to be the cluster's); then one heartbeat round
- * confirms it is still the leader. */
+/* ReadIndex (Raft thesis 6.4): reads wait until the leader has committed
+ * in its own term (only then is its commit index known to be the
+ * cluster's); then one heartbeat round confirms it is still the leader, and
+ * the read is served once the state machine has applied that index. */
 void el_raft__start_reads(struct el_raft *r)
 {
+	EL_ASSERT(r->n_pending_reads <= EL_READS_MAX);
 	if (r->state != EL_LEADER || !el_raft__committed_in_term(r))
 		return;
 	bool started = false;
