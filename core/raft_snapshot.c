@@ -142,7 +142,11 @@ int el_raft__handle_snapshot(struct el_raft *r, const struct el_msg *m)
 		reply_snapshot(r, m, m->total, false); /* we already have all of it */
 		return 0;
 	}
-	if (m->offset == 0) {
+	bool same = r->rx_active && r->rx.index == m->index && r->rx.term == m->log_term &&
+		    r->rx.len == m->total;
+	/* A first chunk starts a transfer, unless it is a duplicate of the first
+	 * chunk of the one in progress (which must not move the offset back). */
+	if (m->offset == 0 && !same) {
 		if (r->snap_dirty || r->restore_pending) {
 			reply_snapshot(r, m, 0, false); /* held bytes not yet persisted */
 			return 0;
@@ -155,10 +159,10 @@ int el_raft__handle_snapshot(struct el_raft *r, const struct el_msg *m)
 		r->rx_active = true;
 		r->snap_valid = false; /* the buffer now assembles the new one */
 	}
-	if (!r->rx_active || r->rx.index != m->index || r->rx.term != m->log_term ||
-	    r->rx.len != m->total || m->offset != r->rx_offset) {
+	same = r->rx_active && r->rx.index == m->index && r->rx.term == m->log_term &&
+	       r->rx.len == m->total;
+	if (!same || m->offset != r->rx_offset) {
 		/* Out of order or another snapshot: tell the leader where we are. */
-		bool same = r->rx_active && r->rx.index == m->index && r->rx.term == m->log_term;
 		reply_snapshot(r, m, same ? r->rx_offset : 0, false);
 		return 0;
 	}
