@@ -137,7 +137,8 @@ void sim_drain(struct sim *s, struct sim_node *n)
 		}
 		for (uint64_t i = rd.raft.apply_first; i <= rd.raft.apply_last && !s->failed; i++)
 			sim_sm_apply(s, n, el_raft_entry(&n->node.raft, i));
-		sim_clients_deliver(s, n, &rd);
+		if (!s->clients_done)
+			sim_clients_deliver(s, n, &rd);
 		int err = el_node_advance(&n->node, &rd, sim_local_ms(s, n));
 		if (err != 0)
 			sim_fail(s, "node %u: advance failed (%d)", n->id, err);
@@ -241,7 +242,8 @@ static void do_work(struct sim *s)
 		}
 		sim_drain(s, l);
 	}
-	sim_clients_work(s);
+	if (!s->clients_done)
+		sim_clients_work(s);
 }
 
 /* ---- Faults ------------------------------------------------------------- */
@@ -392,6 +394,105 @@ static void track_liveness(struct sim *s)
 	}
 }
 
+static bool is_voter(const struct sim_node *n)
+{
+	const struct el_member *m = el_conf_find(el_raft_conf(&n->node.raft), n->id);
+	return m != NULL && m->role == EL_MEMBER_VOTER;
+}
+
+/* Every voter of l's configuration is up and follows l in l's term. */
+static bool settled(const struct sim *s, const struct sim_node *l)
+{
+	const struct el_conf *c = el_raft_conf(&l->node.raft);
+	if (l->node.raft.transferee != 0 || !is_voter(l))
+		return false;
+	for (uint32_t i = 0; i < c->n; i++) {
+		if (c->m[i].role != EL_MEMBER_VOTER || c->m[i].id > s->p.n_nodes)
+			continue;
+		const struct sim_node *n = &s->nodes[c->m[i].id - 1];
+		if (!runnable(s, n) || el_raft_term(&n->node.raft) != el_raft_term(&l->node.raft) ||
+		    el_raft_leader(&n->node.raft) != l->id)
+			return false;
+	}
+	return true;
+}
+
+/* The stability property (see SIM_SETTLE_MS in sim.h). */
+static void track_stability(struct sim *s)
+{
+	if (s->now_ms < s->p.heal_ms + SIM_SETTLE_MS)
+		return;
+	struct sim_node *l = find_leader(s);
+	if (s->stable_leader == 0) {
+		if (l != NULL && settled(s, l)) {
+			s->stable_leader = l->id;
+			s->stable_term = el_raft_term(&l->node.raft);
+			sim_log(s, "settled on leader %u term %llu", l->id,
+				(unsigned long long)s->stable_term);
+		}
+		return;
+	}
+	if (!is_voter(&s->nodes[s->stable_leader - 1])) {
+		s->stable_leader = 0; /* it removed itself: a new leader is due */
+		return;
+	}
+	if (l == NULL || l->id != s->stable_leader || el_raft_term(&l->node.raft) != s->stable_term)
+		sim_fail(s, "stability: leader %u of term %llu lost its leadership (now %u) with no fault "
+			    "since the heal", s->stable_leader, (unsigned long long)s->stable_term,
+			 l == NULL ? 0 : l->id);
+}
+
+static uint32_t voters_of(const struct sim_node *l)
+{
+	const struct el_conf *c = el_raft_conf(&l->node.raft);
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < c->n; i++)
+		n += c->m[i].role == EL_MEMBER_VOTER;
+	return n;
+}
+
+/* Liveness is proven: stop the clients and start the stability probe. */
+static void start_probe(struct sim *s)
+{
+	sim_clients_finish(s);
+	s->clients_done = true;
+	s->probe_start_ms = s->now_ms;
+	s->p.end_ms = s->now_ms + SIM_PROBE_MS;
+	sim_log(s, "stability probe");
+}
+
+/* See SIM_PROBE_MS in sim.h; track_stability checks the leader stays. */
+static void stability_probe(struct sim *s)
+{
+	if (s->probe_cut_ms == 0) {
+		if (s->stable_leader == 0 || s->now_ms < s->probe_start_ms + SIM_SETTLE_MS)
+			return;
+		struct sim_node *l = &s->nodes[s->stable_leader - 1];
+		const struct el_conf *c = el_raft_conf(&l->node.raft);
+		if (voters_of(l) < 3)
+			return; /* cutting a follower off would cost the quorum */
+		el_id_t f = 0;
+		for (uint32_t k = 0, start = (uint32_t)sim_rand(s); k < c->n && f == 0; k++) {
+			const struct el_member *m = &c->m[(start + k) % c->n];
+			if (m->role == EL_MEMBER_VOTER && m->id != l->id)
+				f = m->id;
+		}
+		bool from_all = sim_pct(s, 50);
+		for (uint32_t i = 0; i < s->p.n_nodes; i++)
+			if (i != f - 1 && (from_all || i == l->id - 1))
+				s->cut[f - 1][i] = s->cut[i][f - 1] = true;
+		s->probe_cut_ms = s->now_ms;
+		s->probe_heal_ms = s->now_ms + 3 * SIM_ELECTION_MS + sim_rand(s) % (4 * SIM_ELECTION_MS);
+		s->probes++;
+		sim_log(s, "probe: cut follower %u off %s until %llu", f,
+			from_all ? "from all" : "from the leader", (unsigned long long)s->probe_heal_ms);
+	} else if (s->probe_heal_ms != 0 && s->now_ms >= s->probe_heal_ms) {
+		memset(s->cut, 0, sizeof(s->cut));
+		s->probe_heal_ms = 0;
+		sim_log(s, "probe: healed");
+	}
+}
+
 static void run_loop(struct sim *s)
 {
 	uint64_t fault_ms = 50, work_ms = 10;
@@ -416,12 +517,19 @@ static void run_loop(struct sim *s)
 			work_ms = s->now_ms + 1 + sim_rand(s) % 20;
 		}
 		track_liveness(s);
-		if (s->live_granted_ms != 0 && s->now_ms > s->live_granted_ms + 300)
-			break; /* proven live; a little more traffic was checked */
+		track_stability(s);
+		if (s->clients_done) {
+			stability_probe(s);
+			continue;
+		}
+		if (s->live_granted_ms != 0 && s->now_ms > s->live_granted_ms + 300) {
+			start_probe(s); /* proven live; a little more traffic was checked */
+			continue;
+		}
 		if (s->live_bound_ms != 0 && s->now_ms > s->live_bound_ms)
 			break;
 	}
-	if (!s->failed)
+	if (!s->failed && !s->clients_done)
 		sim_clients_finish(s);
 	sim_check_liveness(s);
 }
