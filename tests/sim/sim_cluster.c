@@ -345,8 +345,11 @@ static void deliver(struct sim *s, struct sim_msg *q)
 	int err = el_node_step(&to->node, &m, sim_local_ms(s, to));
 	if (stale)
 		sim_check_log_unchanged(s, to, &mark);
+	/* Every peer here is honest: a refusal means one of them broke a rule
+	 * the receiver checks (Leader Completeness, one leader per term, ...). */
 	if (err != 0)
-		sim_log(s, "node %u refused a message type %u: %d", to->id, m.type, err);
+		sim_fail(s, "node %u refused a message type %u from node %u: %d", to->id, m.type,
+			 m.from, err);
 	sim_drain(s, to);
 	s->steps++;
 }
