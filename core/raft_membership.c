@@ -21,6 +21,8 @@
 void el_raft__remap_progress(struct el_raft *r)
 {
 	struct el_progress old[EL_NODES_MAX];
+	EL_ASSERT(r->state == EL_LEADER);
+	EL_ASSERT(r->conf.n <= EL_NODES_MAX);
 	memcpy(old, r->pr, sizeof(old));
 	for (uint32_t i = 0; i < r->conf.n; i++) {
 		el_id_t id = r->conf.m[i].id;
@@ -58,6 +60,8 @@ static int append_conf(struct el_raft *r, const struct el_conf *c, uint64_t *ind
 
 static int change_conf(const struct el_raft *r, struct el_conf *c, enum el_conf_op op, el_id_t id)
 {
+	EL_ASSERT(c->n <= EL_NODES_MAX);
+	EL_ASSERT(id != 0);
 	int slot = el_raft__slot_of(c, id);
 	switch (op) {
 	case EL_CONF_ADD_VOTER:
@@ -114,6 +118,7 @@ int el_raft_propose_conf(struct el_raft *r, enum el_conf_op op, el_id_t id, uint
 void el_raft__maybe_promote(struct el_raft *r, struct el_progress *pr)
 {
 	const struct el_member *m = el_conf_find(&r->conf, pr->id);
+	EL_ASSERT(r->state == EL_LEADER);
 	if (m == NULL || m->role != EL_MEMBER_CATCHING_UP || pr->match < r->commit)
 		return;
 	if (r->conf_index > r->commit || r->transferee != 0 || !el_raft__committed_in_term(r) ||
@@ -129,6 +134,7 @@ void el_raft__maybe_promote(struct el_raft *r, struct el_progress *pr)
  * notices it is no member and shuts down. */
 void el_raft__after_commit(struct el_raft *r)
 {
+	EL_ASSERT(r->commit <= r->last_index);
 	if (r->conf_index > r->commit || r->conf.n == 0)
 		return;
 	const struct el_member *self = el_conf_find(&r->conf, r->cfg.id);

@@ -12,6 +12,7 @@
 struct el_progress *el_raft__progress(struct el_raft *r, el_id_t id)
 {
 	int slot = el_raft__slot_of(&r->conf, id);
+	EL_ASSERT(r->state == EL_LEADER);
 	if (slot < 0 || id == r->cfg.id)
 		return NULL;
 	EL_ASSERT(r->pr[slot].id == id);
@@ -20,6 +21,7 @@ struct el_progress *el_raft__progress(struct el_raft *r, el_id_t id)
 
 bool el_raft__committed_in_term(const struct el_raft *r)
 {
+	EL_ASSERT(r->commit <= r->last_index);
 	return el_raft_term_at(r, r->commit) == r->term;
 }
 
@@ -35,6 +37,8 @@ static void inflight_add(struct el_progress *pr, uint64_t last)
 
 static void inflight_free_through(struct el_progress *pr, uint64_t index)
 {
+	EL_ASSERT(pr->inflight_n <= EL_INFLIGHT_MAX);
+	EL_ASSERT(pr->inflight_head < EL_INFLIGHT_MAX);
 	while (pr->inflight_n > 0 && pr->inflight[pr->inflight_head] <= index) {
 		pr->inflight_head = (uint8_t)((pr->inflight_head + 1) % EL_INFLIGHT_MAX);
 		pr->inflight_n--;
@@ -43,6 +47,8 @@ static void inflight_free_through(struct el_progress *pr, uint64_t index)
 
 static void become_probe(struct el_progress *pr)
 {
+	EL_ASSERT(pr->id != 0);
+	EL_ASSERT(pr->state == EL_PR_REPLICATE);
 	pr->state = EL_PR_PROBE;
 	pr->probe_sent = false;
 	pr->inflight_n = 0;
@@ -52,6 +58,8 @@ static void become_probe(struct el_progress *pr)
 
 void el_raft__send_append(struct el_raft *r, struct el_progress *pr, bool allow_empty)
 {
+	EL_ASSERT(r->state == EL_LEADER);
+	EL_ASSERT(pr->next >= 1);
 	if (pr->state == EL_PR_SNAPSHOT ||
 	    (pr->state == EL_PR_PROBE && pr->probe_sent) ||
 	    (pr->state == EL_PR_REPLICATE && pr->inflight_n >= EL_INFLIGHT_MAX))
@@ -91,6 +99,7 @@ void el_raft__send_append(struct el_raft *r, struct el_progress *pr, bool allow_
 
 void el_raft__broadcast_append(struct el_raft *r, bool allow_empty)
 {
+	EL_ASSERT(r->state == EL_LEADER);
 	for (uint32_t i = 0; i < r->conf.n; i++)
 		if (r->conf.m[i].id != r->cfg.id)
 			el_raft__send_append(r, &r->pr[i], allow_empty);
@@ -98,6 +107,7 @@ void el_raft__broadcast_append(struct el_raft *r, bool allow_empty)
 
 void el_raft__broadcast_heartbeat(struct el_raft *r)
 {
+	EL_ASSERT(r->state == EL_LEADER);
 	for (uint32_t i = 0; i < r->conf.n; i++) {
 		struct el_progress *pr = &r->pr[i];
 		if (pr->id == r->cfg.id)
@@ -121,6 +131,7 @@ bool el_raft__maybe_commit(struct el_raft *r)
 {
 	uint64_t matches[EL_NODES_MAX];
 	uint32_t n = 0;
+	EL_ASSERT(r->state == EL_LEADER);
 	for (uint32_t i = 0; i < r->conf.n; i++) {
 		if (r->conf.m[i].role != EL_MEMBER_VOTER)
 			continue;
@@ -135,6 +146,7 @@ bool el_raft__maybe_commit(struct el_raft *r)
 			matches[j] = matches[j - 1];
 		matches[j] = v;
 	}
+	EL_ASSERT(el_raft__quorum(&r->conf) <= n);
 	uint64_t index = matches[el_raft__quorum(&r->conf) - 1];
 	if (index <= r->commit || el_raft_term_at(r, index) != r->term)
 		return false; /* only current-term entries commit by counting */
@@ -173,6 +185,7 @@ static uint64_t find_conflict_by_term(const struct el_raft *r, uint64_t index, u
 
 static void reply_append(struct el_raft *r, const struct el_msg *m, uint64_t index, bool reject)
 {
+	EL_ASSERT(m->type == EL_MSG_APPEND);
 	struct el_msg *out = el_raft__msg(r, EL_MSG_APPEND_RESP, m->from);
 	if (out == NULL)
 		return;
@@ -271,6 +284,8 @@ void el_raft__handle_heartbeat(struct el_raft *r, const struct el_msg *m)
 
 static bool maybe_decrease(struct el_raft *r, struct el_progress *pr, const struct el_msg *m)
 {
+	EL_ASSERT(m->flags & EL_MSG_REJECT);
+	EL_ASSERT(m->index <= r->last_index);
 	if (pr->state == EL_PR_REPLICATE) {
 		if (m->index <= pr->match)
 			return false; /* stale */
@@ -290,6 +305,8 @@ static bool maybe_decrease(struct el_raft *r, struct el_progress *pr, const stru
 
 static void on_ack(struct el_raft *r, struct el_progress *pr, uint64_t index)
 {
+	EL_ASSERT(index <= r->last_index);
+	EL_ASSERT(pr->state != EL_PR_SNAPSHOT);
 	if (index > pr->match) {
 		pr->match = index;
 		if (pr->state == EL_PR_PROBE)
@@ -308,6 +325,7 @@ static void on_ack(struct el_raft *r, struct el_progress *pr, uint64_t index)
 
 void el_raft__handle_append_resp(struct el_raft *r, const struct el_msg *m)
 {
+	EL_ASSERT(m->term == r->term);
 	struct el_progress *pr;
 	if (r->state != EL_LEADER || (pr = el_raft__progress(r, m->from)) == NULL)
 		return;
@@ -327,6 +345,7 @@ void el_raft__handle_append_resp(struct el_raft *r, const struct el_msg *m)
 static void confirm_reads(struct el_raft *r)
 {
 	uint32_t kept = 0, quorum = el_raft__quorum(&r->conf);
+	EL_ASSERT(r->state == EL_LEADER);
 	for (uint32_t k = 0; k < r->n_pending_reads; k++) {
 		struct el_pending_read *p = &r->pending_reads[k];
 		uint32_t acks = 0;
@@ -341,11 +360,13 @@ static void confirm_reads(struct el_raft *r)
 			r->pending_reads[kept++] = *p;
 		}
 	}
+	EL_ASSERT(kept <= r->n_pending_reads);
 	r->n_pending_reads = kept;
 }
 
 void el_raft__handle_heartbeat_resp(struct el_raft *r, const struct el_msg *m)
 {
+	EL_ASSERT(m->term == r->term);
 	struct el_progress *pr;
 	if (r->state != EL_LEADER || (pr = el_raft__progress(r, m->from)) == NULL)
 		return;
@@ -399,6 +420,7 @@ int el_raft_read_index(struct el_raft *r, uint64_t ctx, uint64_t now_ms)
 		return EL_ENOTLEADER;
 	if (r->n_pending_reads >= EL_READS_MAX)
 		return EL_EFULL;
+	EL_ASSERT(r->n_pending_reads < EL_READS_MAX);
 	struct el_pending_read *p = &r->pending_reads[r->n_pending_reads++];
 	p->ctx = ctx;
 	p->index = 0;
@@ -422,6 +444,7 @@ int el_raft_propose(struct el_raft *r, const uint8_t *data, uint16_t len, uint64
 	if (el_raft__log_full(r) || r->last_index - r->commit >= EL_LOG_WINDOW / 2)
 		return EL_EFULL;
 	uint64_t index = el_raft__append_local(r, EL_ENTRY_NORMAL, data, len);
+	EL_ASSERT(index == r->last_index);
 	r->flush_pending = true;
 	if (index_out != NULL)
 		*index_out = index;

@@ -64,12 +64,14 @@ int el_raft_compact(struct el_raft *r, uint64_t index, el_snapshot_writer write,
 	r->snap.len = (uint32_t)len;
 	r->snap_dirty = true;
 	r->snap_valid = true;
+	EL_ASSERT(r->snap.index <= r->applied);
 	return 0;
 }
 
 void el_raft__send_snapshot_chunk(struct el_raft *r, struct el_progress *pr)
 {
 	EL_ASSERT(pr->state == EL_PR_SNAPSHOT);
+	EL_ASSERT(r->state == EL_LEADER);
 	if (!r->snap_valid && r->snap_writer != NULL)
 		el_raft_compact(r, r->applied, r->snap_writer, r->snap_writer_ctx);
 	if (!r->snap_valid)
@@ -125,6 +127,7 @@ static int install(struct el_raft *r)
 
 static void reply_snapshot(struct el_raft *r, const struct el_msg *m, uint32_t offset, bool reject)
 {
+	EL_ASSERT(offset <= m->total);
 	struct el_msg *out = el_raft__msg(r, EL_MSG_SNAPSHOT_RESP, m->from);
 	if (out == NULL)
 		return;
@@ -176,6 +179,7 @@ int el_raft__handle_snapshot(struct el_raft *r, const struct el_msg *m)
 
 void el_raft__handle_snapshot_resp(struct el_raft *r, const struct el_msg *m)
 {
+	EL_ASSERT(m->term == r->term);
 	struct el_progress *pr;
 	if (r->state != EL_LEADER || (pr = el_raft__progress(r, m->from)) == NULL)
 		return;

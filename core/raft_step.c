@@ -161,6 +161,9 @@ static void follow(struct el_raft *r, const struct el_msg *m)
 
 static int dispatch(struct el_raft *r, const struct el_msg *m)
 {
+	/* Only a pre-vote and a granted pre-vote answer leave a newer term. */
+	EL_ASSERT(m->term >= r->term);
+	EL_ASSERT(m->to == r->cfg.id);
 	switch (m->type) {
 	case EL_MSG_VOTE:
 	case EL_MSG_PREVOTE:
@@ -202,6 +205,7 @@ static int dispatch(struct el_raft *r, const struct el_msg *m)
 
 static int step(struct el_raft *r, const struct el_msg *m)
 {
+	EL_ASSERT(m != NULL);
 	int err = validate(r, m);
 	if (err == 0)
 		err = check_leader_msg(r, m);
