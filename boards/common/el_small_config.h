@@ -20,6 +20,9 @@
 #define EL_SMALL_CONFIG_H
 
 /* Raft */
+/* Failed checks report file and line, not the expression (el_assert.h). */
+#define EL_ASSERT_TERSE 1
+
 #define EL_NODES_MAX 5
 #define EL_LOG_WINDOW 32
 #define EL_ENTRY_DATA_MAX 96       /* >= EL_LOCK_CMD_ENCODED_MAX (94 here) */

@@ -25,7 +25,8 @@ elf=$1 stack=$2
 #   el_bm_drive_node: the ready loop's io hooks (node_main.c: hook_send,
 #     hook_reply; its event hook is NULL)
 #   el_raft_compact: the snapshot writer, the lock table's (el_node)
-indirect="el_bm_drive_node=hook_send,hook_reply el_raft_compact=el_node__write_snapshot"
+#   el_raft__handle_snapshot: the snapshot validator, the node's (node.c)
+indirect="el_bm_drive_node=hook_send,hook_reply el_raft_compact=el_node__write_snapshot el_raft__handle_snapshot=check_snapshot"
 
 # A floating-point context makes the exception frame 26 words, not 8.
 if arm-none-eabi-readelf -A "$elf" | grep -q 'Tag_FP_arch'; then frame=108; else frame=36; fi
