@@ -27,7 +27,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "el_config.h" /* EL_CBOR_DEPTH_MAX: how deep arrays and maps nest */
+/* EL_CBOR_DEPTH_MAX, how deep arrays and maps nest, is in el_config.h. */
+#include "el_config.h"
 
 /* Bytes of the shortest head carrying argument v: a constant expression for
  * worst-case message sizes. Written with shifts so that a narrow v draws no
