@@ -210,7 +210,8 @@ void el_raft__truncate_from(struct el_raft *r, uint64_t index)
 struct el_msg *el_raft__msg(struct el_raft *r, uint8_t type, el_id_t to)
 {
 	EL_ASSERT(r->n_msgs <= EL_OUTBOX_MAX);
-	EL_ASSERT(type >= EL_MSG_APPEND && type <= EL_MSG_TYPE_MAX);
+	EL_ASSERT(type >= EL_MSG_APPEND);
+	EL_ASSERT(type <= EL_MSG_TYPE_MAX);
 	if (r->n_msgs >= EL_OUTBOX_MAX) {
 		/* Messages are unreliable anyway; Raft retries. */
 		r->stats.msgs_dropped++;

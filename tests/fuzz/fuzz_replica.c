@@ -115,7 +115,14 @@ static void check_node(el_id_t id)
 	f->seen_commit = el_raft_commit(r);
 	f->seen_applied = el_raft_applied(r);
 	f->seen_snap = snap;
-	for (uint64_t i = snap + 1; i <= el_raft_commit(r); i++) {
+}
+
+/* A committed entry never changes (checked after every operation). */
+static void check_committed(el_id_t id)
+{
+	struct fnode *f = &nodes[id];
+	const struct el_raft *r = raft(id);
+	for (uint64_t i = el_raft_snapshot(r)->index + 1; i <= el_raft_commit(r); i++) {
 		uint32_t slot = (uint32_t)(i % EL_LOG_WINDOW);
 		uint64_t term = el_raft_term_at(r, i);
 		if (f->c_index[slot] != i) {
@@ -569,6 +576,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			hostile();
 			break;
 		}
+		for (el_id_t id = 1; id <= NODES; id++)
+			if (nodes[id].up)
+				check_committed(id);
 	}
 	for (el_id_t id = 1; id <= NODES; id++)
 		if (load(&scratch, id, &nodes[id].disk) != 0)
