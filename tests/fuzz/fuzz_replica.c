@@ -100,6 +100,7 @@ static bool cut[NODES + 1];
 static uint64_t now;
 static uint64_t seq;
 static el_id_t victim;
+static uint64_t sessions[8]; /* sessions the cluster opened, from replies */
 
 static struct el_raft *raft(el_id_t id) { return el_node_raft(&nodes[id].node); }
 
@@ -177,6 +178,9 @@ static void drain(el_id_t id)
 		persist(f, &rd.raft);
 		for (uint32_t i = 0; i < rd.raft.n_msgs; i++)
 			enqueue(&rd.raft.msgs[i]);
+		for (uint32_t i = 0; i < rd.n_replies; i++)
+			if (rd.replies[i].err == EL_OK && rd.replies[i].session != 0)
+				sessions[rd.replies[i].session % 8] = rd.replies[i].session;
 		if (el_node_advance(&f->node, &rd, now) != 0)
 			f->up = false; /* a snapshot did not restore: the node stops */
 	}
@@ -230,6 +234,7 @@ static void setup(void)
 		conf.m[i].role = EL_MEMBER_VOTER;
 	}
 	queued = 0;
+	memset(sessions, 0, sizeof(sessions));
 	now = 1000;
 	seq = 1;
 	memset(cut, 0, sizeof(cut));
@@ -289,17 +294,43 @@ static void client(void)
 	el_id_t l = leader();
 	struct el_lock_cmd c;
 	memset(&c, 0, sizeof(c));
-	uint8_t op = byte();
-	c.type = (uint8_t)(op % 4 == 0 ? EL_CMD_OPEN_SESSION : op % 4 == 1 ? EL_CMD_ACQUIRE
-						      : op % 4 == 2 ? EL_CMD_RELEASE : EL_CMD_KEEPALIVE);
-	c.session = byte() % 16 + 1;
-	c.seq = seq++;
-	c.ttl_ms = 500 + byte() * 10u;
-	c.wait_ms = byte() % 2 ? 0 : 300;
-	c.mode = byte() % 2 ? EL_LOCK_SHARED : EL_LOCK_EXCLUSIVE;
-	c.token = byte() % 64;
-	c.name_len = 1;
-	c.name[0] = (char)('a' + byte() % 4);
+	uint8_t op = byte() % 8, s = byte();
+	uint64_t session = sessions[s % 8] != 0 && s < 224 ? sessions[s % 8] : s % 16 + 1;
+	/* Each command type carries exactly its own fields (el_lock_cmd_check). */
+	if (op == 0) {
+		c.type = EL_CMD_OPEN_SESSION;
+		c.ttl_ms = 300 + byte() * 10u;
+	} else if (op == 1 || op == 2) {
+		c.type = op == 1 ? EL_CMD_ACQUIRE : EL_CMD_RELEASE;
+		c.session = session;
+		c.seq = seq++;
+		c.name_len = 1;
+		c.name[0] = (char)('a' + byte() % 4);
+		if (op == 1) {
+			c.mode = byte() % 2 ? EL_LOCK_SHARED : EL_LOCK_EXCLUSIVE;
+			c.wait_ms = byte() % 2 ? 0 : 300;
+			c.delay_ms = byte() % 4 == 0 ? 200 : 0;
+		} else {
+			c.token = byte() % 64 + 1;
+		}
+	} else if (op >= 5) {
+		static const uint8_t types[] = { EL_CMD_CAMPAIGN, EL_CMD_RESIGN, EL_CMD_WATCH };
+		c.type = types[op - 5];
+		c.session = session;
+		c.seq = seq++;
+		c.name_len = 1;
+		c.name[0] = (char)('e' + byte() % 2);
+		if (c.type == EL_CMD_CAMPAIGN) {
+			c.wait_ms = byte() % 2 ? 0 : 300;
+			c.value_len = 1;
+			c.value[0] = byte();
+		} else if (c.type == EL_CMD_RESIGN) {
+			c.token = byte() % 64 + 1;
+		}
+	} else {
+		c.type = op == 3 ? EL_CMD_KEEPALIVE : EL_CMD_CLOSE_SESSION;
+		c.session = session;
+	}
 	if (l == 0)
 		return;
 	el_id_t who = 0;

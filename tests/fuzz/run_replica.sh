@@ -19,7 +19,7 @@ for t in replica replica_small; do
 	else
 		fail=$((fail + 1)); echo "FAIL $t: seed corpus (see $work/regression.log)"; tail -n 20 "$work/regression.log"
 	fi
-	if [ -n "$secs" ]; then limit=(-max_total_time="$secs"); else limit=(-seed=1 -runs=20000); fi
+	if [ -n "$secs" ]; then limit=(-max_total_time="$secs"); else limit=(-seed=1 -runs=10000); fi
 	if "$bin" "${limit[@]}" -max_len=4096 -artifact_prefix="$work/" -print_final_stats=1 \
 		"$work" "$corpus" >"$work/fuzz.log" 2>&1; then
 		pass=$((pass + 1))
