@@ -147,6 +147,7 @@ static void test_refuses_bad_header(void)
 	struct el_msg m = { .type = EL_MSG_HEARTBEAT, .from = 2, .to = 1, .term = 3 };
 	EL_CHECK_EQ(el_raft_step(r, &m, now), 0); /* the base message is valid */
 	drain(r);
+	m.term = 4; /* a newer term: refused before it is adopted */
 	m.type = 0;
 	EL_CHECK(refused(r, &m, EL_EDECODE));
 	m.type = EL_MSG_TYPE_MAX + 1;
@@ -155,14 +156,17 @@ static void test_refuses_bad_header(void)
 	m.term = 0;
 	EL_CHECK(refused(r, &m, EL_EDECODE));
 	m.term = 3;
-	m.to = 7;
-	EL_CHECK(refused(r, &m, EL_EINVAL));
-	m.to = 1;
-	m.from = 0;
-	EL_CHECK(refused(r, &m, EL_EINVAL));
-	m.from = 1;
-	EL_CHECK(refused(r, &m, EL_EINVAL));
-	m.from = 2;
+	/* Addressing, on a message no other rule refuses (an answer to a
+	 * leader, which this follower ignores when it is well addressed). */
+	struct el_msg ans = { .type = EL_MSG_HEARTBEAT_RESP, .from = 3, .to = 1, .term = 3 };
+	EL_CHECK_EQ(el_raft_step(r, &ans, now), 0);
+	ans.to = 7;
+	EL_CHECK(refused(r, &ans, EL_EINVAL));
+	ans.to = 1;
+	ans.from = 0;
+	EL_CHECK(refused(r, &ans, EL_EINVAL));
+	ans.from = 1;
+	EL_CHECK(refused(r, &ans, EL_EINVAL));
 	m.log_term = 4; /* above the message's own term */
 	EL_CHECK(refused(r, &m, EL_EDECODE));
 	m.log_term = 0;
@@ -171,6 +175,11 @@ static void test_refuses_bad_header(void)
 	m.commit = 0;
 	m.index = EL_INDEX_MAX + 1;
 	EL_CHECK(refused(r, &m, EL_EDECODE));
+	/* An index whose successor wraps to 0, with an entry claiming index 0. */
+	struct el_msg wrap = append();
+	wrap.index = UINT64_MAX;
+	entries[0].index = 0;
+	EL_CHECK(refused(r, &wrap, EL_EDECODE));
 	struct el_msg resp = { .type = EL_MSG_APPEND_RESP, .from = 2, .to = 1, .term = 3 };
 	resp.flags = EL_MSG_REJECT;
 	resp.hint_index = EL_INDEX_MAX + 1;
