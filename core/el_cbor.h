@@ -27,11 +27,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* Arrays and maps nest at most this deep (a top-level array is depth 1). */
-#ifndef EL_CBOR_DEPTH_MAX
-#define EL_CBOR_DEPTH_MAX 8
-#endif
-_Static_assert(EL_CBOR_DEPTH_MAX >= 1 && EL_CBOR_DEPTH_MAX <= 255, "bad EL_CBOR_DEPTH_MAX");
+/* EL_CBOR_DEPTH_MAX, how deep arrays and maps nest, is in el_config.h. */
+#include "el_config.h"
 
 /* Bytes of the shortest head carrying argument v: a constant expression for
  * worst-case message sizes. Written with shifts so that a narrow v draws no

@@ -14,6 +14,8 @@
 #ifndef EL_CONFIG_H
 #define EL_CONFIG_H
 
+#include <stdint.h>
+
 #ifdef EL_CONFIG_FILE
 #include EL_CONFIG_FILE
 #endif
@@ -97,6 +99,19 @@
 			 EL_LOG_WINDOW / 2 - EL_RAFT_RESERVE                          \
 		 ? (EL_LOG_WINDOW - EL_COMPACT_THRESHOLD - EL_RAFT_RESERVE)           \
 		 : EL_LOG_WINDOW / 2 - EL_RAFT_RESERVE)
+/* Terms and log indexes stay far below 2^64: a message or a stored state
+ * beyond these bounds is refused (EL_EDECODE / EL_ECORRUPT), a node never
+ * campaigns once its term has reached EL_TERM_MAX, and a leader never appends
+ * past EL_INDEX_MAX, so no term or index can wrap. At a million elections or
+ * entries a second, 2^62 lasts about 146,000 years. */
+#define EL_TERM_MAX (UINT64_C(1) << 62)
+#define EL_INDEX_MAX (UINT64_C(1) << 62)
+
+/* ---- Codec -------------------------------------------------------------- */
+
+/* Arrays and maps nest at most this deep in CBOR (a top-level array is depth 1). */
+#ifndef EL_CBOR_DEPTH_MAX
+#define EL_CBOR_DEPTH_MAX 8
 #endif
 
 /* ---- Lock service ------------------------------------------------------- */
@@ -220,5 +235,8 @@ _Static_assert(EL_COMPACT_THRESHOLD <= EL_LOG_WINDOW / 2,
 _Static_assert(EL_COMPACT_THRESHOLD + EL_UNCOMMITTED_MAX + EL_RAFT_RESERVE <= EL_LOG_WINDOW,
 	       "no-op room rule: EL_COMPACT_THRESHOLD + EL_UNCOMMITTED_MAX + EL_RAFT_RESERVE "
 	       "must not exceed EL_LOG_WINDOW (a new leader must find a slot for its no-op)");
+_Static_assert(EL_INDEX_MAX - EL_LOG_WINDOW > EL_LOG_WINDOW, "index bound below the window");
+_Static_assert(EL_CBOR_DEPTH_MAX >= 1 && EL_CBOR_DEPTH_MAX <= 255, "bad EL_CBOR_DEPTH_MAX");
+_Static_assert(EL_COMPACT_THRESHOLD >= 1 && EL_COMPACT_THRESHOLD < EL_LOG_WINDOW, "bad threshold");
 
 #endif /* EL_CONFIG_H */

@@ -349,5 +349,10 @@ int el_lock_snapshot(const struct el_lock_table *t, uint8_t *buf, uint32_t cap);
 /* Replace the table by a snapshot. Strict: on any error (EL_EDECODE,
  * EL_EVERSION, EL_EINVAL) the table is left exactly as it was. */
 int el_lock_restore(struct el_lock_table *t, const uint8_t *buf, uint32_t len);
+/* 0 when el_lock_restore would accept the bytes as the state at index (in
+ * particular, the table's last_index is not above index); a negative EL_E*
+ * code otherwise. Touches no table: the check Raft runs on a received
+ * snapshot before it replaces the log. */
+int el_lock_snapshot_check(const uint8_t *buf, uint32_t len, uint64_t index);
 
 #endif /* EL_LOCK_H */

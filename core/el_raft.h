@@ -250,6 +250,7 @@ struct el_raft {
 	/* volatile state */
 	uint8_t state;
 	el_id_t leader;
+	el_id_t term_leader;       /* the one leader this node saw in its term (0: none yet) */
 	el_id_t transferee;
 	uint64_t applied;
 	uint64_t conf_index;       /* index of the entry that set conf (0: snapshot) */
@@ -276,6 +277,8 @@ struct el_raft {
 	uint32_t rx_offset;
 	int (*snap_writer)(void *ctx, uint8_t *buf, uint32_t cap);
 	void *snap_writer_ctx;
+	int (*snap_validator)(void *ctx, const uint8_t *buf, uint32_t len, uint64_t index);
+	void *snap_validator_ctx;
 
 	/* leader */
 	struct el_progress pr[EL_NODES_MAX];
@@ -339,6 +342,13 @@ int el_raft_compact(struct el_raft *r, uint64_t index, el_snapshot_writer write,
 /* The writer a leader uses to regenerate its snapshot bytes at the applied
  * index when they were overwritten by a snapshot it was receiving. */
 void el_raft_set_snapshot_writer(struct el_raft *r, el_snapshot_writer write, void *ctx);
+/* The state machine's check of a snapshot received from a leader: called on
+ * the fully assembled bytes before they replace the log; 0 accepts, a
+ * negative code refuses it (nothing is installed or persisted, the leader is
+ * answered with a reject and el_raft_step returns the code). Without a
+ * validator every assembled snapshot is accepted. */
+typedef int (*el_snapshot_validator)(void *ctx, const uint8_t *buf, uint32_t len, uint64_t index);
+void el_raft_set_snapshot_validator(struct el_raft *r, el_snapshot_validator check, void *ctx);
 
 /* ---- Output ------------------------------------------------------------- */
 
@@ -366,5 +376,10 @@ static inline const struct el_snapshot_meta *el_raft_snapshot(const struct el_ra
 	return &r->snap;
 }
 static inline const uint8_t *el_raft_snapshot_data(const struct el_raft *r) { return r->snap_data; }
+/* Whether the snapshot buffer holds the bytes of el_raft_snapshot() (false
+ * while it assembles a snapshot being received). */
+static inline bool el_raft_snapshot_valid(const struct el_raft *r) { return r->snap_valid; }
+static inline el_id_t el_raft_vote(const struct el_raft *r) { return r->vote; }
+static inline const struct el_raft_stats *el_raft_stats(const struct el_raft *r) { return &r->stats; }
 
 #endif /* EL_RAFT_H */

@@ -15,6 +15,7 @@
 
 /* raft.c */
 void el_raft__enter(struct el_raft *r, uint64_t now_ms);
+void el_raft__check_invariants(const struct el_raft *r);
 struct el_entry *el_raft__slot(struct el_raft *r, uint64_t index);
 bool el_raft__log_full(const struct el_raft *r);
 uint64_t el_raft__append_local(struct el_raft *r, uint8_t type, const uint8_t *data, uint16_t len);
@@ -54,6 +55,7 @@ void el_raft__broadcast_append(struct el_raft *r, bool allow_empty);
 void el_raft__broadcast_heartbeat(struct el_raft *r);
 bool el_raft__maybe_commit(struct el_raft *r);
 void el_raft__commit_to(struct el_raft *r, uint64_t commit);
+bool el_raft__append_overwrites_commit(const struct el_raft *r, const struct el_msg *m);
 void el_raft__handle_append(struct el_raft *r, const struct el_msg *m);
 void el_raft__handle_append_resp(struct el_raft *r, const struct el_msg *m);
 void el_raft__handle_heartbeat(struct el_raft *r, const struct el_msg *m);
@@ -65,7 +67,7 @@ bool el_raft__committed_in_term(const struct el_raft *r);
 void el_raft__maybe_noop(struct el_raft *r);
 bool el_raft__make_room(struct el_raft *r);
 void el_raft__send_snapshot_chunk(struct el_raft *r, struct el_progress *pr);
-void el_raft__handle_snapshot(struct el_raft *r, const struct el_msg *m);
+int el_raft__handle_snapshot(struct el_raft *r, const struct el_msg *m);
 void el_raft__handle_snapshot_resp(struct el_raft *r, const struct el_msg *m);
 
 /* raft_membership.c */

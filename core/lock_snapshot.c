@@ -480,6 +480,19 @@ static int decode(struct restore *r, const uint8_t *buf, uint32_t len)
 	return el_cbor_dec_finish(&r->d) == 0 ? EL_OK : EL_EDECODE;
 }
 
+int el_lock_snapshot_check(const uint8_t *buf, uint32_t len, uint64_t index)
+{
+	struct restore r;
+	EL_ASSERT(buf != NULL || len == 0);
+	memset(&r, 0, sizeof(r));
+	const int err = decode(&r, buf, len); /* the validating pass: writes nothing */
+	if (err != EL_OK)
+		return err;
+	/* A table that has applied past the snapshot's own index would see the
+	 * next committed entry as a replay (and refuse to apply it). */
+	return r.last_index <= index ? EL_OK : EL_EINVAL;
+}
+
 int el_lock_restore(struct el_lock_table *t, const uint8_t *buf, uint32_t len)
 {
 	struct restore r;

@@ -148,7 +148,8 @@ void el_raft__refresh_conf(struct el_raft *r)
 
 struct el_entry *el_raft__slot(struct el_raft *r, uint64_t index)
 {
-	EL_ASSERT(index > r->snap.index && index <= r->last_index);
+	EL_ASSERT(index > r->snap.index);
+	EL_ASSERT(index <= r->last_index);
 	return &r->log[EL_RAFT_SLOT(index)];
 }
 
@@ -167,14 +168,18 @@ uint64_t el_raft_term_at(const struct el_raft *r, uint64_t index)
 	return e == NULL ? 0 : e->term;
 }
 
+/* No room for one more entry: the window is full, or the log has reached
+ * EL_INDEX_MAX (el_config.h), beyond which no index is ever appended. */
 bool el_raft__log_full(const struct el_raft *r)
 {
-	return r->last_index - r->snap.index >= EL_LOG_WINDOW;
+	return r->last_index - r->snap.index >= EL_LOG_WINDOW || r->last_index >= EL_INDEX_MAX;
 }
 
 uint64_t el_raft__append_local(struct el_raft *r, uint8_t type, const uint8_t *data, uint16_t len)
 {
-	EL_ASSERT(!el_raft__log_full(r) && len <= EL_ENTRY_DATA_MAX);
+	EL_ASSERT(!el_raft__log_full(r));
+	EL_ASSERT(len <= EL_ENTRY_DATA_MAX);
+	EL_ASSERT(r->term > 0);
 	uint64_t index = r->last_index + 1;
 	struct el_entry *e = &r->log[EL_RAFT_SLOT(index)];
 	e->term = r->term;
@@ -189,8 +194,10 @@ uint64_t el_raft__append_local(struct el_raft *r, uint8_t type, const uint8_t *d
 
 void el_raft__truncate_from(struct el_raft *r, uint64_t index)
 {
-	/* Committed entries are never overwritten: callers check first. */
-	EL_ASSERT(index > r->commit && index <= r->last_index);
+	/* Committed entries are never overwritten: el_raft_step refuses an
+	 * append that would (el_raft__append_overwrites_commit). */
+	EL_ASSERT(index > r->commit);
+	EL_ASSERT(index <= r->last_index);
 	r->last_index = index - 1;
 	if (r->persisted_index > index - 1)
 		r->persisted_index = index - 1;
@@ -202,6 +209,9 @@ void el_raft__truncate_from(struct el_raft *r, uint64_t index)
 
 struct el_msg *el_raft__msg(struct el_raft *r, uint8_t type, el_id_t to)
 {
+	EL_ASSERT(r->n_msgs <= EL_OUTBOX_MAX);
+	EL_ASSERT(type >= EL_MSG_APPEND);
+	EL_ASSERT(type <= EL_MSG_TYPE_MAX);
 	if (r->n_msgs >= EL_OUTBOX_MAX) {
 		/* Messages are unreliable anyway; Raft retries. */
 		r->stats.msgs_dropped++;
@@ -286,6 +296,8 @@ int el_raft_load_snapshot(struct el_raft *r, const struct el_snapshot_meta *meta
 	if (meta->len > EL_SNAPSHOT_MAX || !el_raft__conf_valid(&meta->conf) ||
 	    (meta->index == 0) != (meta->term == 0))
 		return EL_ECORRUPT;
+	if (meta->index > EL_INDEX_MAX || meta->term > EL_TERM_MAX)
+		return EL_ECORRUPT;
 	r->snap = *meta;
 	if (meta->len > 0)
 		memcpy(r->snap_data, data, meta->len);
@@ -299,8 +311,11 @@ int el_raft_load_snapshot(struct el_raft *r, const struct el_snapshot_meta *meta
 int el_raft_load_entry(struct el_raft *r, const struct el_entry *e)
 {
 	struct el_conf c;
-	if (e->index != r->last_index + 1 || e->term < el_raft_term_at(r, r->last_index) ||
-	    e->term == 0 || e->len > EL_ENTRY_DATA_MAX || e->type > EL_ENTRY_CONF)
+	if (e->index != r->last_index + 1 || e->index > EL_INDEX_MAX)
+		return EL_ECORRUPT;
+	if (e->term < el_raft_term_at(r, r->last_index) || e->term == 0 || e->term > EL_TERM_MAX)
+		return EL_ECORRUPT;
+	if (e->len > EL_ENTRY_DATA_MAX || e->type > EL_ENTRY_CONF)
 		return EL_ECORRUPT;
 	if (e->type == EL_ENTRY_CONF && el_conf_decode(&c, e->data, e->len) != 0)
 		return EL_ECORRUPT;
@@ -315,7 +330,7 @@ int el_raft_load_entry(struct el_raft *r, const struct el_entry *e)
 
 int el_raft_load_hard_state(struct el_raft *r, const struct el_hard_state *hs)
 {
-	if (hs->term < el_raft_term_at(r, r->last_index))
+	if (hs->term < el_raft_term_at(r, r->last_index) || hs->term > EL_TERM_MAX)
 		return EL_ECORRUPT;
 	r->term = hs->term;
 	r->vote = hs->vote;
@@ -331,12 +346,18 @@ int el_raft_load_hard_state(struct el_raft *r, const struct el_hard_state *hs)
 
 void el_raft_start(struct el_raft *r, uint64_t now_ms)
 {
+	/* Storage without a hard state (never voted): the term is at least
+	 * that of the last stored entry or snapshot. */
+	if (r->term < el_raft_term_at(r, r->last_index))
+		r->term = el_raft_term_at(r, r->last_index);
 	r->now_ms = now_ms;
 	r->state = EL_FOLLOWER;
 	r->leader = 0;
+	r->term_leader = 0;
 	r->leader_contact_ms = 0;
 	el_raft__reset_election_timer(r);
 	el_raft__after_commit(r);
+	el_raft__check_invariants(r);
 }
 
 /* ---- Ready loop --------------------------------------------------------- */
@@ -393,7 +414,8 @@ void el_raft_ready(struct el_raft *r, struct el_ready *rd)
 void el_raft_advance(struct el_raft *r, const struct el_ready *rd, uint64_t now_ms)
 {
 	EL_ASSERT(r->in_ready);
-	EL_ASSERT(rd->persist_last == r->last_index && rd->hs.commit == r->commit);
+	EL_ASSERT(rd->persist_last == r->last_index);
+	EL_ASSERT(rd->hs.commit == r->commit);
 	r->in_ready = false;
 	el_raft__enter(r, now_ms);
 	r->persisted_index = rd->persist_last;
@@ -412,6 +434,7 @@ void el_raft_advance(struct el_raft *r, const struct el_ready *rd, uint64_t now_
 		r->flush_pending = true;
 	el_raft__after_commit(r);
 	el_raft__maybe_noop(r);
+	el_raft__check_invariants(r);
 }
 
 /* ---- Time --------------------------------------------------------------- */
@@ -439,6 +462,8 @@ static bool voter_in_committed_conf(const struct el_raft *r)
  * own removal without counting itself, and steps down. */
 bool el_raft__can_campaign(const struct el_raft *r)
 {
+	if (r->term >= EL_TERM_MAX)
+		return false; /* the term may not grow past its bound (el_config.h) */
 	if (el_raft__is_voter(r, r->cfg.id))
 		return true;
 	return r->conf_index > r->commit && voter_in_committed_conf(r);
@@ -457,9 +482,14 @@ uint64_t el_raft_deadline(const struct el_raft *r)
 	return el_raft__can_campaign(r) ? r->election_deadline_ms : UINT64_MAX;
 }
 
+/* CheckQuorum (Raft thesis 6.2): a leader that has not heard from a quorum
+ * within an election timeout steps down, so that a leader cut off from its
+ * quorum stops serving; it is also what makes a leader's lease sound
+ * (raft_step.c, in_leader_lease). */
 static void leader_check_quorum(struct el_raft *r)
 {
 	uint32_t active = 0;
+	EL_ASSERT(r->state == EL_LEADER);
 	for (uint32_t i = 0; i < r->conf.n; i++) {
 		if (r->conf.m[i].role != EL_MEMBER_VOTER)
 			continue;
@@ -474,14 +504,8 @@ static void leader_check_quorum(struct el_raft *r)
 	}
 }
 
-void el_raft_tick(struct el_raft *r, uint64_t now_ms)
+static void tick_leader(struct el_raft *r)
 {
-	el_raft__enter(r, now_ms);
-	if (r->state != EL_LEADER) {
-		if (el_raft__can_campaign(r) && r->now_ms >= r->election_deadline_ms)
-			el_raft__campaign(r, false);
-		return;
-	}
 	if (r->transferee != 0 && r->now_ms >= r->transfer_deadline_ms)
 		r->transferee = 0; /* the target did not take over in time */
 	if (r->cfg.check_quorum && r->now_ms >= r->quorum_check_ms) {
@@ -498,5 +522,61 @@ void el_raft_tick(struct el_raft *r, uint64_t now_ms)
 		 * sends no acknowledgement that would retry it. */
 		for (uint32_t i = 0; i < r->conf.n; i++)
 			el_raft__maybe_promote(r, &r->pr[i]); /* skips voters (us too) */
+	}
+}
+
+void el_raft_tick(struct el_raft *r, uint64_t now_ms)
+{
+	el_raft__enter(r, now_ms);
+	if (r->state != EL_LEADER) {
+		if (el_raft__can_campaign(r) && r->now_ms >= r->election_deadline_ms)
+			el_raft__campaign(r, false);
+	} else {
+		tick_leader(r);
+	}
+	el_raft__check_invariants(r);
+}
+
+/* ---- Invariants --------------------------------------------------------- */
+
+static void check_progress(const struct el_raft *r)
+{
+	for (uint32_t i = 0; i < r->conf.n; i++) {
+		const struct el_progress *pr = &r->pr[i];
+		EL_ASSERT(pr->id == r->conf.m[i].id);
+		if (pr->id == r->cfg.id)
+			continue;
+		EL_ASSERT(pr->match <= r->last_index);
+		EL_ASSERT(pr->inflight_n <= EL_INFLIGHT_MAX);
+		EL_ASSERT(pr->state <= EL_PR_SNAPSHOT);
+	}
+}
+
+/* What holds between any two calls, checked at the end of step, tick and
+ * advance so that every caller (unit tests, simulator, fuzzers, a board)
+ * checks the same things. */
+void el_raft__check_invariants(const struct el_raft *r)
+{
+	EL_ASSERT(!r->in_ready);
+	EL_ASSERT(r->term <= EL_TERM_MAX);
+	EL_ASSERT(r->last_index <= EL_INDEX_MAX);
+	EL_ASSERT(r->snap.index <= r->commit);
+	EL_ASSERT(r->commit <= r->last_index);
+	EL_ASSERT(r->applied <= r->commit);
+	EL_ASSERT(r->persisted_index <= r->last_index);
+	EL_ASSERT(r->last_index - r->snap.index <= EL_LOG_WINDOW);
+	EL_ASSERT(el_raft_term_at(r, r->last_index) <= r->term);
+	EL_ASSERT(r->conf_index <= r->last_index);
+	EL_ASSERT(r->conf.n <= EL_NODES_MAX);
+	EL_ASSERT(r->n_msgs <= EL_OUTBOX_MAX);
+	EL_ASSERT(r->n_reads <= EL_READS_MAX);
+	EL_ASSERT(r->n_pending_reads <= EL_READS_MAX);
+	EL_ASSERT(r->state <= EL_LEADER);
+	EL_ASSERT(!r->rx_active || r->rx_offset <= r->rx.len);
+	if (r->state == EL_LEADER) {
+		EL_ASSERT(r->leader == r->cfg.id);
+		EL_ASSERT(r->vote == r->cfg.id);
+		EL_ASSERT(r->term_leader == r->cfg.id);
+		check_progress(r);
 	}
 }

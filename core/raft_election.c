@@ -1,8 +1,11 @@
 /*
  * raft_election.c - roles and votes: follower, pre-candidate, candidate,
- * leader; PreVote (a node first asks whether it could win, without raising
- * its term, so a partitioned node cannot disrupt a healthy cluster when it
- * returns) and the vote rules of the Raft paper (section 5.2, 5.4.1).
+ * leader; PreVote (Raft thesis 9.6: a node first asks whether it could win,
+ * without raising its term, so a partitioned node cannot disrupt a healthy
+ * cluster when it returns) and the vote rules of the Raft paper (section
+ * 5.2, 5.4.1). The lease that makes voters ignore a stray candidate while a
+ * leader is alive (thesis 4.2.3) is applied in raft_step.c, before a vote
+ * request can change the term.
  */
 #include <string.h>
 
@@ -13,10 +16,12 @@
 void el_raft__become_follower(struct el_raft *r, uint64_t term, el_id_t leader)
 {
 	EL_ASSERT(term >= r->term);
+	EL_ASSERT(term <= EL_TERM_MAX);
 	bool was_leader = r->state == EL_LEADER;
 	if (term > r->term) {
 		r->term = term;
 		r->vote = 0;
+		r->term_leader = 0;
 	}
 	r->state = EL_FOLLOWER;
 	r->leader = leader;
@@ -30,9 +35,11 @@ void el_raft__become_follower(struct el_raft *r, uint64_t term, el_id_t leader)
 
 static void become_leader(struct el_raft *r)
 {
-	EL_ASSERT(r->state == EL_CANDIDATE && r->vote == r->cfg.id);
+	EL_ASSERT(r->state == EL_CANDIDATE);
+	EL_ASSERT(r->vote == r->cfg.id);
 	r->state = EL_LEADER;
 	r->leader = r->cfg.id;
+	r->term_leader = r->cfg.id;
 	r->rx_active = false; /* a leader receives no snapshot */
 	r->transferee = 0;
 	r->read_round = 0;
@@ -52,6 +59,8 @@ static void become_leader(struct el_raft *r)
 static void send_vote_requests(struct el_raft *r, uint8_t type, uint64_t term, bool forced)
 {
 	uint64_t last = r->last_index;
+	EL_ASSERT(term == r->term + (type == EL_MSG_PREVOTE));
+	EL_ASSERT(term <= EL_TERM_MAX);
 	for (uint32_t i = 0; i < r->conf.n; i++) {
 		if (r->conf.m[i].role != EL_MEMBER_VOTER || r->conf.m[i].id == r->cfg.id)
 			continue;
@@ -68,6 +77,7 @@ static void send_vote_requests(struct el_raft *r, uint8_t type, uint64_t term, b
 static void start_round(struct el_raft *r, uint8_t state)
 {
 	int self = el_raft__slot_of(&r->conf, r->cfg.id);
+	EL_ASSERT(state == EL_PRECANDIDATE || state == EL_CANDIDATE);
 	r->state = state;
 	r->leader = 0;
 	/* A candidate being removed runs without counting its own vote. */
@@ -78,8 +88,10 @@ static void start_round(struct el_raft *r, uint8_t state)
 
 static void campaign_for_real(struct el_raft *r, bool forced)
 {
+	EL_ASSERT(r->term < EL_TERM_MAX); /* el_raft__can_campaign */
 	r->term++;
 	r->vote = r->cfg.id;
+	r->term_leader = 0;
 	start_round(r, EL_CANDIDATE);
 	send_vote_requests(r, EL_MSG_VOTE, r->term, forced);
 }
@@ -115,7 +127,8 @@ static void tally(struct el_raft *r)
  * a leadership transfer (the old leader asked us to take over). */
 void el_raft__campaign(struct el_raft *r, bool forced)
 {
-	EL_ASSERT(el_raft__can_campaign(r) && r->state != EL_LEADER);
+	EL_ASSERT(el_raft__can_campaign(r));
+	EL_ASSERT(r->state != EL_LEADER);
 	r->stats.elections++;
 	if (!r->cfg.prevote || forced) {
 		campaign_for_real(r, forced);
@@ -132,11 +145,17 @@ static bool log_up_to_date(const struct el_raft *r, uint64_t index, uint64_t ter
 	return term > last_term || (term == last_term && index >= r->last_index);
 }
 
+/* A vote request at our term (a real vote) or above it (a pre-vote, whose
+ * term is the one the candidate would take; a pre-vote not above our term
+ * comes from a node behind us and is refused). A real vote goes to at most
+ * one candidate per term, and never to a candidate other than the leader
+ * this node already follows in the term. */
 void el_raft__handle_vote(struct el_raft *r, const struct el_msg *m)
 {
 	bool pre = m->type == EL_MSG_PREVOTE;
-	bool can_vote = r->vote == m->from || (r->vote == 0 && r->leader == 0) ||
-			(pre && m->term > r->term);
+	EL_ASSERT(m->term >= r->term);
+	bool can_vote = pre ? m->term > r->term
+			    : r->vote == m->from || (r->vote == 0 && r->leader == 0);
 	uint8_t resp_type = pre ? EL_MSG_PREVOTE_RESP : EL_MSG_VOTE_RESP;
 	struct el_msg *out;
 	if (can_vote && log_up_to_date(r, m->index, m->log_term)) {
@@ -158,6 +177,7 @@ void el_raft__handle_vote(struct el_raft *r, const struct el_msg *m)
 void el_raft__handle_vote_resp(struct el_raft *r, const struct el_msg *m)
 {
 	bool pre = m->type == EL_MSG_PREVOTE_RESP;
+	EL_ASSERT(m->term >= r->term);
 	if ((pre && r->state != EL_PRECANDIDATE) || (!pre && r->state != EL_CANDIDATE))
 		return;
 	/* A granted pre-vote carries the term we asked about. */

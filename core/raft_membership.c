@@ -21,6 +21,8 @@
 void el_raft__remap_progress(struct el_raft *r)
 {
 	struct el_progress old[EL_NODES_MAX];
+	EL_ASSERT(r->state == EL_LEADER);
+	EL_ASSERT(r->conf.n <= EL_NODES_MAX);
 	memcpy(old, r->pr, sizeof(old));
 	for (uint32_t i = 0; i < r->conf.n; i++) {
 		el_id_t id = r->conf.m[i].id;
@@ -44,6 +46,8 @@ void el_raft__remap_progress(struct el_raft *r)
 static int append_conf(struct el_raft *r, const struct el_conf *c, uint64_t *index_out)
 {
 	uint8_t buf[EL_CONF_ENCODED_MAX];
+	EL_ASSERT(r->state == EL_LEADER);
+	EL_ASSERT(r->conf_index <= r->commit); /* one uncommitted change at a time */
 	int len = el_conf_encode(c, buf, sizeof(buf));
 	EL_ASSERT(len > 0);
 	uint64_t index = el_raft__append_local(r, EL_ENTRY_CONF, buf, (uint16_t)len);
@@ -56,6 +60,8 @@ static int append_conf(struct el_raft *r, const struct el_conf *c, uint64_t *ind
 
 static int change_conf(const struct el_raft *r, struct el_conf *c, enum el_conf_op op, el_id_t id)
 {
+	EL_ASSERT(c->n <= EL_NODES_MAX);
+	EL_ASSERT(id != 0);
 	int slot = el_raft__slot_of(c, id);
 	switch (op) {
 	case EL_CONF_ADD_VOTER:
@@ -94,6 +100,8 @@ int el_raft_propose_conf(struct el_raft *r, enum el_conf_op op, el_id_t id, uint
 		return EL_ENOTLEADER;
 	if (id == 0)
 		return EL_EINVAL;
+	/* One change at a time, and only after an entry of our own term has
+	 * committed: the single-server change rule and its fix (thesis 4.1). */
 	if (r->conf_index > r->commit || r->transferee != 0 || !el_raft__committed_in_term(r))
 		return EL_EBUSY;
 	if (!el_raft__conf_admissible(r))
@@ -110,6 +118,7 @@ int el_raft_propose_conf(struct el_raft *r, enum el_conf_op op, el_id_t id, uint
 void el_raft__maybe_promote(struct el_raft *r, struct el_progress *pr)
 {
 	const struct el_member *m = el_conf_find(&r->conf, pr->id);
+	EL_ASSERT(r->state == EL_LEADER);
 	if (m == NULL || m->role != EL_MEMBER_CATCHING_UP || pr->match < r->commit)
 		return;
 	if (r->conf_index > r->commit || r->transferee != 0 || !el_raft__committed_in_term(r) ||
@@ -125,6 +134,7 @@ void el_raft__maybe_promote(struct el_raft *r, struct el_progress *pr)
  * notices it is no member and shuts down. */
 void el_raft__after_commit(struct el_raft *r)
 {
+	EL_ASSERT(r->commit <= r->last_index);
 	if (r->conf_index > r->commit || r->conf.n == 0)
 		return;
 	const struct el_member *self = el_conf_find(&r->conf, r->cfg.id);
@@ -132,8 +142,12 @@ void el_raft__after_commit(struct el_raft *r)
 		el_raft__become_follower(r, r->term, 0);
 }
 
+/* Leadership transfer (Raft thesis 3.10): once the target holds our whole
+ * log, TimeoutNow makes it campaign at once; its vote requests carry
+ * EL_MSG_FORCE so that voters in a leader's lease still answer them. */
 void el_raft__maybe_finish_transfer(struct el_raft *r, struct el_progress *pr)
 {
+	EL_ASSERT(r->state == EL_LEADER);
 	if (r->transferee != pr->id || pr->match != r->last_index)
 		return;
 	el_raft__msg(r, EL_MSG_TIMEOUT_NOW, pr->id);

@@ -12,6 +12,7 @@
 struct el_progress *el_raft__progress(struct el_raft *r, el_id_t id)
 {
 	int slot = el_raft__slot_of(&r->conf, id);
+	EL_ASSERT(r->state == EL_LEADER);
 	if (slot < 0 || id == r->cfg.id)
 		return NULL;
 	EL_ASSERT(r->pr[slot].id == id);
@@ -20,6 +21,7 @@ struct el_progress *el_raft__progress(struct el_raft *r, el_id_t id)
 
 bool el_raft__committed_in_term(const struct el_raft *r)
 {
+	EL_ASSERT(r->commit <= r->last_index);
 	return el_raft_term_at(r, r->commit) == r->term;
 }
 
@@ -28,12 +30,15 @@ bool el_raft__committed_in_term(const struct el_raft *r)
 static void inflight_add(struct el_progress *pr, uint64_t last)
 {
 	EL_ASSERT(pr->inflight_n < EL_INFLIGHT_MAX);
+	EL_ASSERT(pr->state == EL_PR_REPLICATE);
 	pr->inflight[(pr->inflight_head + pr->inflight_n) % EL_INFLIGHT_MAX] = last;
 	pr->inflight_n++;
 }
 
 static void inflight_free_through(struct el_progress *pr, uint64_t index)
 {
+	EL_ASSERT(pr->inflight_n <= EL_INFLIGHT_MAX);
+	EL_ASSERT(pr->inflight_head < EL_INFLIGHT_MAX);
 	while (pr->inflight_n > 0 && pr->inflight[pr->inflight_head] <= index) {
 		pr->inflight_head = (uint8_t)((pr->inflight_head + 1) % EL_INFLIGHT_MAX);
 		pr->inflight_n--;
@@ -42,6 +47,8 @@ static void inflight_free_through(struct el_progress *pr, uint64_t index)
 
 static void become_probe(struct el_progress *pr)
 {
+	EL_ASSERT(pr->id != 0);
+	EL_ASSERT(pr->state == EL_PR_REPLICATE);
 	pr->state = EL_PR_PROBE;
 	pr->probe_sent = false;
 	pr->inflight_n = 0;
@@ -51,6 +58,8 @@ static void become_probe(struct el_progress *pr)
 
 void el_raft__send_append(struct el_raft *r, struct el_progress *pr, bool allow_empty)
 {
+	EL_ASSERT(r->state == EL_LEADER);
+	EL_ASSERT(pr->next >= 1);
 	if (pr->state == EL_PR_SNAPSHOT ||
 	    (pr->state == EL_PR_PROBE && pr->probe_sent) ||
 	    (pr->state == EL_PR_REPLICATE && pr->inflight_n >= EL_INFLIGHT_MAX))
@@ -90,6 +99,7 @@ void el_raft__send_append(struct el_raft *r, struct el_progress *pr, bool allow_
 
 void el_raft__broadcast_append(struct el_raft *r, bool allow_empty)
 {
+	EL_ASSERT(r->state == EL_LEADER);
 	for (uint32_t i = 0; i < r->conf.n; i++)
 		if (r->conf.m[i].id != r->cfg.id)
 			el_raft__send_append(r, &r->pr[i], allow_empty);
@@ -97,6 +107,7 @@ void el_raft__broadcast_append(struct el_raft *r, bool allow_empty)
 
 void el_raft__broadcast_heartbeat(struct el_raft *r)
 {
+	EL_ASSERT(r->state == EL_LEADER);
 	for (uint32_t i = 0; i < r->conf.n; i++) {
 		struct el_progress *pr = &r->pr[i];
 		if (pr->id == r->cfg.id)
@@ -120,6 +131,7 @@ bool el_raft__maybe_commit(struct el_raft *r)
 {
 	uint64_t matches[EL_NODES_MAX];
 	uint32_t n = 0;
+	EL_ASSERT(r->state == EL_LEADER);
 	for (uint32_t i = 0; i < r->conf.n; i++) {
 		if (r->conf.m[i].role != EL_MEMBER_VOTER)
 			continue;
@@ -134,6 +146,7 @@ bool el_raft__maybe_commit(struct el_raft *r)
 			matches[j] = matches[j - 1];
 		matches[j] = v;
 	}
+	EL_ASSERT(el_raft__quorum(&r->conf) <= n);
 	uint64_t index = matches[el_raft__quorum(&r->conf) - 1];
 	if (index <= r->commit || el_raft_term_at(r, index) != r->term)
 		return false; /* only current-term entries commit by counting */
@@ -147,6 +160,7 @@ void el_raft__commit_to(struct el_raft *r, uint64_t commit)
 	if (commit <= r->commit)
 		return;
 	EL_ASSERT(commit <= r->last_index);
+	EL_ASSERT(el_raft_term_at(r, commit) <= r->term);
 	r->commit = commit;
 }
 
@@ -171,6 +185,7 @@ static uint64_t find_conflict_by_term(const struct el_raft *r, uint64_t index, u
 
 static void reply_append(struct el_raft *r, const struct el_msg *m, uint64_t index, bool reject)
 {
+	EL_ASSERT(m->type == EL_MSG_APPEND);
 	struct el_msg *out = el_raft__msg(r, EL_MSG_APPEND_RESP, m->from);
 	if (out == NULL)
 		return;
@@ -182,22 +197,42 @@ static void reply_append(struct el_raft *r, const struct el_msg *m, uint64_t ind
 	}
 }
 
-/* Returns how many of the message's entries the log now holds in order, or
- * -1 when the message would overwrite a committed entry (impossible from a
- * real leader: refused as hostile). */
-static int append_entries(struct el_raft *r, const struct el_msg *m)
+/* Whether an append disagrees with an entry this node has committed (and
+ * still holds): its previous entry or one of its entries has another term.
+ * A leader of our term or a newer one never sends that (Leader
+ * Completeness), so el_raft_step refuses it before anything changes; a
+ * stale leader may, and is answered with our term instead. */
+bool el_raft__append_overwrites_commit(const struct el_raft *r, const struct el_msg *m)
+{
+	EL_ASSERT(m->type == EL_MSG_APPEND);
+	EL_ASSERT(m->n_entries <= EL_MSG_ENTRIES_MAX);
+	if (m->index <= r->commit && m->index >= r->snap.index &&
+	    el_raft_term_at(r, m->index) != m->log_term)
+		return true;
+	for (uint32_t k = 0; k < m->n_entries; k++) {
+		const struct el_entry *e = &m->entries[k];
+		if (e->index > r->commit)
+			break;
+		if (e->index > r->snap.index && el_raft_term_at(r, e->index) != e->term)
+			return true;
+	}
+	return false;
+}
+
+/* Returns how many of the message's entries the log now holds in order.
+ * The entries agree with every committed entry we hold (checked in
+ * el_raft_step), so a conflict lies above the commit index. */
+static uint32_t append_entries(struct el_raft *r, const struct el_msg *m)
 {
 	uint32_t k = 0;
+	EL_ASSERT(m->index >= r->commit);
 	for (; k < m->n_entries; k++) { /* skip what we already hold */
 		const struct el_entry *e = &m->entries[k];
 		if (e->index > r->last_index || el_raft_term_at(r, e->index) != e->term)
 			break;
 	}
-	if (k < m->n_entries && m->entries[k].index <= r->last_index) {
-		if (m->entries[k].index <= r->commit)
-			return -1;
+	if (k < m->n_entries && m->entries[k].index <= r->last_index)
 		el_raft__truncate_from(r, m->entries[k].index);
-	}
 	for (; k < m->n_entries; k++) {
 		const struct el_entry *e = &m->entries[k];
 		if (!el_raft__make_room(r))
@@ -211,11 +246,13 @@ static int append_entries(struct el_raft *r, const struct el_msg *m)
 			el_raft__set_conf(r, &c, e->index);
 		}
 	}
-	return (int)k;
+	return k;
 }
 
 void el_raft__handle_append(struct el_raft *r, const struct el_msg *m)
 {
+	EL_ASSERT(r->state == EL_FOLLOWER);
+	EL_ASSERT(m->term == r->term);
 	if (m->index < r->commit) {
 		reply_append(r, m, r->commit, false); /* already committed here */
 		return;
@@ -224,18 +261,19 @@ void el_raft__handle_append(struct el_raft *r, const struct el_msg *m)
 		reply_append(r, m, m->index, true);
 		return;
 	}
-	int accepted = append_entries(r, m);
-	if (accepted < 0) {
-		r->stats.msgs_rejected++;
-		return;
-	}
-	uint64_t last_new = m->index + (uint64_t)accepted;
+	uint32_t accepted = append_entries(r, m);
+	/* Commit no further than this message verified: beyond last_new our log
+	 * may hold a stale suffix of an older term (Raft paper, figure 2). */
+	uint64_t last_new = m->index + accepted;
 	el_raft__commit_to(r, m->commit < last_new ? m->commit : last_new);
 	reply_append(r, m, last_new, false);
 }
 
 void el_raft__handle_heartbeat(struct el_raft *r, const struct el_msg *m)
 {
+	EL_ASSERT(r->state == EL_FOLLOWER);
+	EL_ASSERT(m->term == r->term);
+	/* The leader caps a heartbeat's commit at what it knows we match. */
 	el_raft__commit_to(r, m->commit < r->last_index ? m->commit : r->last_index);
 	struct el_msg *out = el_raft__msg(r, EL_MSG_HEARTBEAT_RESP, m->from);
 	if (out != NULL)
@@ -246,6 +284,8 @@ void el_raft__handle_heartbeat(struct el_raft *r, const struct el_msg *m)
 
 static bool maybe_decrease(struct el_raft *r, struct el_progress *pr, const struct el_msg *m)
 {
+	EL_ASSERT(m->flags & EL_MSG_REJECT);
+	EL_ASSERT(m->index <= r->last_index);
 	if (pr->state == EL_PR_REPLICATE) {
 		if (m->index <= pr->match)
 			return false; /* stale */
@@ -271,6 +311,7 @@ static bool maybe_decrease(struct el_raft *r, struct el_progress *pr, const stru
  * nothing more until there is. */
 static void on_ack(struct el_raft *r, struct el_progress *pr, uint64_t index)
 {
+	EL_ASSERT(index <= r->last_index);
 	if (index < pr->match)
 		return;
 	if (index > pr->match)
@@ -294,6 +335,7 @@ static void on_ack(struct el_raft *r, struct el_progress *pr, uint64_t index)
 
 void el_raft__handle_append_resp(struct el_raft *r, const struct el_msg *m)
 {
+	EL_ASSERT(m->term == r->term);
 	struct el_progress *pr;
 	if (r->state != EL_LEADER || (pr = el_raft__progress(r, m->from)) == NULL)
 		return;
@@ -313,6 +355,7 @@ void el_raft__handle_append_resp(struct el_raft *r, const struct el_msg *m)
 static void confirm_reads(struct el_raft *r)
 {
 	uint32_t kept = 0, quorum = el_raft__quorum(&r->conf);
+	EL_ASSERT(r->state == EL_LEADER);
 	for (uint32_t k = 0; k < r->n_pending_reads; k++) {
 		struct el_pending_read *p = &r->pending_reads[k];
 		uint32_t acks = 0;
@@ -327,11 +370,13 @@ static void confirm_reads(struct el_raft *r)
 			r->pending_reads[kept++] = *p;
 		}
 	}
+	EL_ASSERT(kept <= r->n_pending_reads);
 	r->n_pending_reads = kept;
 }
 
 void el_raft__handle_heartbeat_resp(struct el_raft *r, const struct el_msg *m)
 {
+	EL_ASSERT(m->term == r->term);
 	struct el_progress *pr;
 	if (r->state != EL_LEADER || (pr = el_raft__progress(r, m->from)) == NULL)
 		return;
@@ -350,11 +395,13 @@ void el_raft__handle_heartbeat_resp(struct el_raft *r, const struct el_msg *m)
 
 /* ---- ReadIndex ---------------------------------------------------------- */
 
-/* Reads wait until the leader has committed in its own term (only then is
- * its commit index known to be the cluster's); then one heartbeat round
- * confirms it is still the leader. */
+/* ReadIndex (Raft thesis 6.4): reads wait until the leader has committed
+ * in its own term (only then is its commit index known to be the
+ * cluster's); then one heartbeat round confirms it is still the leader, and
+ * the read is served once the state machine has applied that index. */
 void el_raft__start_reads(struct el_raft *r)
 {
+	EL_ASSERT(r->n_pending_reads <= EL_READS_MAX);
 	if (r->state != EL_LEADER || !el_raft__committed_in_term(r))
 		return;
 	bool started = false;
@@ -383,6 +430,7 @@ int el_raft_read_index(struct el_raft *r, uint64_t ctx, uint64_t now_ms)
 		return EL_ENOTLEADER;
 	if (r->n_pending_reads >= EL_READS_MAX)
 		return EL_EFULL;
+	EL_ASSERT(r->n_pending_reads < EL_READS_MAX);
 	struct el_pending_read *p = &r->pending_reads[r->n_pending_reads++];
 	p->ctx = ctx;
 	p->index = 0;
@@ -407,6 +455,7 @@ int el_raft_propose(struct el_raft *r, const uint8_t *data, uint16_t len, uint64
 	if (el_raft__log_full(r) || r->last_index - r->commit >= EL_UNCOMMITTED_MAX)
 		return EL_EFULL;
 	uint64_t index = el_raft__append_local(r, EL_ENTRY_NORMAL, data, len);
+	EL_ASSERT(index == r->last_index);
 	r->flush_pending = true;
 	if (index_out != NULL)
 		*index_out = index;

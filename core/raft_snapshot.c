@@ -9,7 +9,10 @@
  * send them); one that finds them invalid regenerates them from the state
  * machine through the registered writer. Bytes not yet persisted are never
  * overwritten. The leader sends one chunk at a time and resends on each
- * heartbeat until acknowledged.
+ * heartbeat until acknowledged. Before an assembled snapshot replaces the
+ * log, the state machine's validator checks its bytes: a snapshot that would
+ * not restore is refused and installs nothing, so a node never persists
+ * state it cannot load again on restart.
  */
 #include <string.h>
 
@@ -21,6 +24,12 @@ void el_raft_set_snapshot_writer(struct el_raft *r, el_snapshot_writer write, vo
 {
 	r->snap_writer = write;
 	r->snap_writer_ctx = ctx;
+}
+
+void el_raft_set_snapshot_validator(struct el_raft *r, el_snapshot_validator check, void *ctx)
+{
+	r->snap_validator = check;
+	r->snap_validator_ctx = ctx;
 }
 
 static int compact_to(struct el_raft *r, uint64_t index, el_snapshot_writer write, void *ctx)
@@ -55,6 +64,7 @@ static int compact_to(struct el_raft *r, uint64_t index, el_snapshot_writer writ
 	r->snap.len = (uint32_t)len;
 	r->snap_dirty = true;
 	r->snap_valid = true;
+	EL_ASSERT(r->snap.index <= r->applied);
 	return 0;
 }
 
@@ -95,6 +105,7 @@ bool el_raft__make_room(struct el_raft *r)
 void el_raft__send_snapshot_chunk(struct el_raft *r, struct el_progress *pr)
 {
 	EL_ASSERT(pr->state == EL_PR_SNAPSHOT);
+	EL_ASSERT(r->state == EL_LEADER);
 	if (!r->snap_valid && r->snap_writer != NULL)
 		compact_to(r, r->applied, r->snap_writer, r->snap_writer_ctx);
 	if (!r->snap_valid)
@@ -119,16 +130,24 @@ void el_raft__send_snapshot_chunk(struct el_raft *r, struct el_progress *pr)
 }
 
 /* The assembled snapshot replaces our state, unless our log already holds
- * its last entry, in which case only the commit index moves. */
-static void install(struct el_raft *r)
+ * its last entry, in which case only the commit index moves. Returns the
+ * validator's refusal, in which case nothing changed but the bytes. */
+static int install(struct el_raft *r)
 {
+	EL_ASSERT(r->rx_active);
+	EL_ASSERT(r->rx_offset == r->rx.len);
 	r->rx_active = false;
 	if (el_raft_entry(r, r->rx.index) != NULL &&
 	    el_raft_term_at(r, r->rx.index) == r->rx.term) {
 		el_raft__commit_to(r, r->rx.index); /* our base stays; its bytes are gone */
-		return;
+		return 0;
 	}
 	EL_ASSERT(r->rx.index > r->commit);
+	if (r->snap_validator != NULL) {
+		int err = r->snap_validator(r->snap_validator_ctx, r->snap_data, r->rx.len, r->rx.index);
+		if (err != 0)
+			return err < 0 ? err : EL_EINVAL;
+	}
 	r->snap = r->rx;
 	r->snap_valid = true;
 	r->last_index = r->snap.index;
@@ -137,10 +156,12 @@ static void install(struct el_raft *r)
 	r->snap_dirty = true;
 	r->restore_pending = true;
 	el_raft__set_conf(r, &r->snap.conf, r->snap.index);
+	return 0;
 }
 
 static void reply_snapshot(struct el_raft *r, const struct el_msg *m, uint32_t offset, bool reject)
 {
+	EL_ASSERT(offset <= m->total);
 	struct el_msg *out = el_raft__msg(r, EL_MSG_SNAPSHOT_RESP, m->from);
 	if (out == NULL)
 		return;
@@ -150,16 +171,22 @@ static void reply_snapshot(struct el_raft *r, const struct el_msg *m, uint32_t o
 	out->flags = reject ? EL_MSG_REJECT : 0;
 }
 
-void el_raft__handle_snapshot(struct el_raft *r, const struct el_msg *m)
+int el_raft__handle_snapshot(struct el_raft *r, const struct el_msg *m)
 {
+	EL_ASSERT(r->state == EL_FOLLOWER);
+	EL_ASSERT(m->offset <= m->total);
 	if (m->index <= r->commit) {
 		reply_snapshot(r, m, m->total, false); /* we already have all of it */
-		return;
+		return 0;
 	}
-	if (m->offset == 0) {
+	bool same = r->rx_active && r->rx.index == m->index && r->rx.term == m->log_term &&
+		    r->rx.len == m->total;
+	/* A first chunk starts a transfer, unless it is a duplicate of the first
+	 * chunk of the one in progress (which must not move the offset back). */
+	if (m->offset == 0 && !same) {
 		if (r->snap_dirty || r->restore_pending) {
 			reply_snapshot(r, m, 0, false); /* held bytes not yet persisted */
-			return;
+			return 0;
 		}
 		r->rx.index = m->index;
 		r->rx.term = m->log_term;
@@ -169,23 +196,24 @@ void el_raft__handle_snapshot(struct el_raft *r, const struct el_msg *m)
 		r->rx_active = true;
 		r->snap_valid = false; /* the buffer now assembles the new one */
 	}
-	if (!r->rx_active || r->rx.index != m->index || r->rx.term != m->log_term ||
-	    r->rx.len != m->total || m->offset != r->rx_offset) {
+	same = r->rx_active && r->rx.index == m->index && r->rx.term == m->log_term &&
+	       r->rx.len == m->total;
+	if (!same || m->offset != r->rx_offset) {
 		/* Out of order or another snapshot: tell the leader where we are. */
-		bool same = r->rx_active && r->rx.index == m->index && r->rx.term == m->log_term;
 		reply_snapshot(r, m, same ? r->rx_offset : 0, false);
-		return;
+		return 0;
 	}
 	if (m->data_len > 0)
 		memcpy(r->snap_data + m->offset, m->data, m->data_len);
 	r->rx_offset += m->data_len;
-	if (r->rx_offset == r->rx.len)
-		install(r);
-	reply_snapshot(r, m, r->rx_offset, false);
+	int err = r->rx_offset == r->rx.len ? install(r) : 0;
+	reply_snapshot(r, m, err == 0 ? r->rx_offset : 0, err != 0);
+	return err;
 }
 
 void el_raft__handle_snapshot_resp(struct el_raft *r, const struct el_msg *m)
 {
+	EL_ASSERT(m->term == r->term);
 	struct el_progress *pr;
 	if (r->state != EL_LEADER || (pr = el_raft__progress(r, m->from)) == NULL)
 		return;

@@ -259,7 +259,7 @@ BM_SUITES += test-board-size test-baremetal-rules
 # Only the board suites, into their own results directory.
 target-tests:
 	@rm -rf $(BUILD)/results-target && mkdir -p $(BUILD)/results-target
-	@$(MAKE) --no-print-directory -k BM_RESULTS=$(BUILD)/results-target $(BM_SUITES) || \
+	@EL_TEST_ALL=1 $(MAKE) --no-print-directory -k BM_RESULTS=$(BUILD)/results-target $(BM_SUITES) || \
 		echo "build 0 1 2 0" >$(BUILD)/results-target/build-failed
 	@tests/summary.sh $(BUILD)/results-target
 TESTS += $(BM_SUITES)

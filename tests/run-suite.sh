@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # run-suite.sh RESULTS_DIR NAME CMD... - run one test suite, keep its log, and
 # record its closing "N passed, N failed" line (or a failure when the command
-# exits non-zero or prints no such line) in RESULTS_DIR/NAME.
+# exits non-zero or prints no such line) in RESULTS_DIR/NAME. Exits non-zero
+# when the suite failed, so `make test-unit` and the other per-suite targets
+# fail; `make test` sets EL_TEST_ALL=1 to run every suite regardless and lets
+# tests/summary.sh give the verdict.
 set -u
 results=$1 name=$2; shift 2
 mkdir -p "$results"
@@ -23,5 +26,6 @@ status=ok; [ "$failed" -ne 0 ] && status=FAIL
 printf '%-28s %6s passed %4s failed  %4ss  %s\n' "$name" "$passed" "$failed" "$secs" "$status"
 if [ "$failed" -ne 0 ]; then
 	echo "---- last lines of $log ----"; tail -n 30 "$log"; echo "----"
+	[ -n "${EL_TEST_ALL:-}" ] || exit 1
 fi
 exit 0

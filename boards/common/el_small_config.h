@@ -23,6 +23,7 @@
 #define EL_ASSERT_TEXT 0
 
 /* Raft */
+
 #define EL_NODES_MAX 5
 #define EL_LOG_WINDOW 32
 #define EL_ENTRY_DATA_MAX 96       /* >= EL_LOCK_CMD_ENCODED_MAX (94 here) */

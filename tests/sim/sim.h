@@ -76,6 +76,19 @@
 #define SIM_QUIET_WAIT_MS (4 * SIM_HEARTBEAT_MS)
 #define SIM_QUIET_MEASURE_MS (10 * SIM_HEARTBEAT_MS)
 
+/* Stability, stated: once every fault has healed and the cluster has settled
+ * on a leader (every voter of its configuration up and following it in its
+ * term; no transfer under way), nothing justifies an election, so that
+ * leader keeps its leadership and its term for the rest of the run unless it
+ * leaves the configuration. Checked from SIM_SETTLE_MS after the heal (older
+ * messages still in flight, at most delay_ms_max old, are gone by then). */
+#define SIM_SETTLE_MS (2 * SIM_ELECTION_MS)
+/* The stability probe: once liveness is proven, the clients stop and one
+ * follower of a leader with at least three voters is cut off (from everyone,
+ * or only from the leader) for 3 to 7 election timeouts, then healed; the
+ * leader must keep its leadership and term throughout (thesis 4.2.3). */
+#define SIM_PROBE_MS (SIM_SETTLE_MS + 12 * SIM_ELECTION_MS)
+
 /* A replica's durable state: what survives a crash. */
 struct sim_disk {
 	bool has_snapshot;
@@ -271,6 +284,16 @@ struct sim {
 	uint64_t promote_key;      /* leader id and term the times below are for */
 	uint64_t caught_up_ms[SIM_NODES_MAX]; /* member caught up, promotable since */
 	uint64_t quiet_joins;
+	bool quiet_run; /* this seed ends with the quiet phase, not the stability probe */
+	/* stability after the heal: the leader the cluster settled on */
+	el_id_t stable_leader;
+	uint64_t stable_term;
+	/* the stability probe, once liveness is proven (clients stopped) */
+	bool clients_done;
+	uint64_t probe_start_ms;
+	uint64_t probe_cut_ms;
+	uint64_t probe_heal_ms;
+	uint64_t probes;
 	/* lock clients and what they saw */
 	struct sim_client clients[SIM_CLIENTS_MAX];
 	uint32_t n_holds;

@@ -7,6 +7,8 @@
  *  - leader completeness: a new leader holds every entry any node applied;
  *  - state-machine safety: no two nodes apply different entries at an index
  *    (checked in sim_sm.c on every apply);
+ *  - the commitment rule: a leader's commit index moves only to an entry of
+ *    its own term;
  *  - term, commit and applied never move back within a node's life, and on
  *    disk the term never moves back and a vote never changes within a term;
  * and, once faults heal, liveness within the stated bounds.
@@ -113,6 +115,14 @@ void sim_check_node(struct sim *s, struct sim_node *n)
 		sim_fail(s, "node %u: term/commit/applied moved back", n->id);
 	if (r->commit > r->last_index || r->applied > r->commit || r->snap.index > r->applied)
 		sim_fail(s, "node %u: applied <= commit <= last broken", n->id);
+	/* The commitment rule (Raft paper 5.4.2): a leader moves its commit
+	 * index only to an entry of its own term, found on a quorum; earlier
+	 * entries commit with it, never by counting their own replicas. */
+	if (el_raft_state(r) == EL_LEADER && n->was_leader && n->seen_term == r->term &&
+	    r->commit > n->seen_commit && el_raft_term_at(r, r->commit) != r->term)
+		sim_fail(s, "commitment: leader %u of term %llu committed entry %llu of term %llu",
+			 n->id, (unsigned long long)r->term, (unsigned long long)r->commit,
+			 (unsigned long long)el_raft_term_at(r, r->commit));
 	n->seen_term = r->term;
 	n->seen_commit = r->commit;
 	n->seen_applied = r->applied;

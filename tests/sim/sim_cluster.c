@@ -162,7 +162,8 @@ void sim_drain(struct sim *s, struct sim_node *n)
 		}
 		for (uint64_t i = rd.raft.apply_first; i <= rd.raft.apply_last && !s->failed; i++)
 			sim_sm_apply(s, n, el_raft_entry(&n->node.raft, i));
-		sim_clients_deliver(s, n, &rd);
+		if (!s->clients_done)
+			sim_clients_deliver(s, n, &rd);
 		int err = el_node_advance(&n->node, &rd, sim_local_ms(s, n));
 		if (err != 0)
 			sim_fail(s, "node %u: advance failed (%d)", n->id, err);
@@ -266,7 +267,8 @@ static void do_work(struct sim *s)
 		}
 		sim_drain(s, l);
 	}
-	sim_clients_work(s);
+	if (!s->clients_done)
+		sim_clients_work(s);
 }
 
 /* ---- Faults ------------------------------------------------------------- */
@@ -368,8 +370,11 @@ static void deliver(struct sim *s, struct sim_msg *q)
 	int err = el_node_step(&to->node, &m, sim_local_ms(s, to));
 	if (stale)
 		sim_check_log_unchanged(s, to, &mark);
+	/* Every peer here is honest: a refusal means one of them broke a rule
+	 * the receiver checks (Leader Completeness, one leader per term, ...). */
 	if (err != 0)
-		sim_log(s, "node %u refused a message type %u: %d", to->id, m.type, err);
+		sim_fail(s, "node %u refused a message type %u from node %u: %d", to->id, m.type,
+			 m.from, err);
 	sim_drain(s, to);
 	s->steps++;
 }
@@ -514,6 +519,24 @@ static bool cluster_idle(struct sim *s, const struct sim_node *l)
 			return false;
 		/* ...and the leader knows it (no probe or snapshot under way) */
 		if (m->id != l->id && (r->pr[i].state != EL_PR_REPLICATE || r->pr[i].match != r->last_index))
+static bool is_voter(const struct sim_node *n)
+{
+	const struct el_member *m = el_conf_find(el_raft_conf(&n->node.raft), n->id);
+	return m != NULL && m->role == EL_MEMBER_VOTER;
+}
+
+/* Every voter of l's configuration is up and follows l in l's term. */
+static bool settled(const struct sim *s, const struct sim_node *l)
+{
+	const struct el_conf *c = el_raft_conf(&l->node.raft);
+	if (l->node.raft.transferee != 0 || !is_voter(l))
+		return false;
+	for (uint32_t i = 0; i < c->n; i++) {
+		if (c->m[i].role != EL_MEMBER_VOTER || c->m[i].id > s->p.n_nodes)
+			continue;
+		const struct sim_node *n = &s->nodes[c->m[i].id - 1];
+		if (!runnable(s, n) || el_raft_term(&n->node.raft) != el_raft_term(&l->node.raft) ||
+		    el_raft_leader(&n->node.raft) != l->id)
 			return false;
 	}
 	return true;
@@ -580,6 +603,80 @@ static bool quiet_step(struct sim *s)
 		return false;
 	}
 	return measured;
+/* The stability property (see SIM_SETTLE_MS in sim.h). */
+static void track_stability(struct sim *s)
+{
+	if (s->now_ms < s->p.heal_ms + SIM_SETTLE_MS)
+		return;
+	struct sim_node *l = find_leader(s);
+	if (s->stable_leader == 0) {
+		if (l != NULL && settled(s, l)) {
+			s->stable_leader = l->id;
+			s->stable_term = el_raft_term(&l->node.raft);
+			sim_log(s, "settled on leader %u term %llu", l->id,
+				(unsigned long long)s->stable_term);
+		}
+		return;
+	}
+	if (!is_voter(&s->nodes[s->stable_leader - 1])) {
+		s->stable_leader = 0; /* it removed itself: a new leader is due */
+		return;
+	}
+	if (l == NULL || l->id != s->stable_leader || el_raft_term(&l->node.raft) != s->stable_term)
+		sim_fail(s, "stability: leader %u of term %llu lost its leadership (now %u) with no fault "
+			    "since the heal", s->stable_leader, (unsigned long long)s->stable_term,
+			 l == NULL ? 0 : l->id);
+}
+
+static uint32_t voters_of(const struct sim_node *l)
+{
+	const struct el_conf *c = el_raft_conf(&l->node.raft);
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < c->n; i++)
+		n += c->m[i].role == EL_MEMBER_VOTER;
+	return n;
+}
+
+/* Liveness is proven: stop the clients and start the stability probe. */
+static void start_probe(struct sim *s)
+{
+	sim_clients_finish(s);
+	s->clients_done = true;
+	s->probe_start_ms = s->now_ms;
+	s->p.end_ms = s->now_ms + SIM_PROBE_MS;
+	sim_log(s, "stability probe");
+}
+
+/* See SIM_PROBE_MS in sim.h; track_stability checks the leader stays. */
+static void stability_probe(struct sim *s)
+{
+	if (s->probe_cut_ms == 0) {
+		if (s->stable_leader == 0 || s->now_ms < s->probe_start_ms + SIM_SETTLE_MS)
+			return;
+		struct sim_node *l = &s->nodes[s->stable_leader - 1];
+		const struct el_conf *c = el_raft_conf(&l->node.raft);
+		if (voters_of(l) < 3)
+			return; /* cutting a follower off would cost the quorum */
+		el_id_t f = 0;
+		for (uint32_t k = 0, start = (uint32_t)sim_rand(s); k < c->n && f == 0; k++) {
+			const struct el_member *m = &c->m[(start + k) % c->n];
+			if (m->role == EL_MEMBER_VOTER && m->id != l->id)
+				f = m->id;
+		}
+		bool from_all = sim_pct(s, 50);
+		for (uint32_t i = 0; i < s->p.n_nodes; i++)
+			if (i != f - 1 && (from_all || i == l->id - 1))
+				s->cut[f - 1][i] = s->cut[i][f - 1] = true;
+		s->probe_cut_ms = s->now_ms;
+		s->probe_heal_ms = s->now_ms + 3 * SIM_ELECTION_MS + sim_rand(s) % (4 * SIM_ELECTION_MS);
+		s->probes++;
+		sim_log(s, "probe: cut follower %u off %s until %llu", f,
+			from_all ? "from all" : "from the leader", (unsigned long long)s->probe_heal_ms);
+	} else if (s->probe_heal_ms != 0 && s->now_ms >= s->probe_heal_ms) {
+		memset(s->cut, 0, sizeof(s->cut));
+		s->probe_heal_ms = 0;
+		sim_log(s, "probe: healed");
+	}
 }
 
 static void run_loop(struct sim *s)
@@ -608,15 +705,31 @@ static void run_loop(struct sim *s)
 		}
 		track_liveness(s);
 		check_promotion(s);
-		if (s->live_granted_ms != 0 && s->now_ms > s->live_granted_ms + 300 && !s->quiet)
-			quiet_start(s); /* proven live; a little more traffic was checked */
+		if (!s->quiet_run)
+			track_stability(s);
+		if (s->clients_done) { /* the stability probe, until its end */
+			stability_probe(s);
+			if (s->now_ms >= s->p.end_ms)
+				break;
+			continue;
+		}
 		if (s->quiet && quiet_step(s))
 			break;
+		if (s->live_granted_ms != 0 && s->now_ms > s->live_granted_ms + 300 && !s->quiet) {
+			/* Proven live, and a little more traffic was checked: each seed
+			 * then runs one ending (tests/sim/README.md). */
+			if (s->quiet_run) {
+				quiet_start(s);
+			} else {
+				start_probe(s);
+				continue;
+			}
+		}
 		if (s->live_granted_ms == 0 && s->live_bound_ms != 0 && s->now_ms > s->live_bound_ms &&
 		    (s->live_asked_ms != 0 || s->now_ms > s->live_bound_ms + SIM_WAITER_BUSY_MS))
 			break;
 	}
-	if (!s->failed)
+	if (!s->failed && !s->clients_done)
 		sim_clients_finish(s);
 	sim_check_liveness(s);
 }
@@ -653,6 +766,7 @@ int sim_run(struct sim *s, uint64_t seed, bool verbose)
 {
 	memset(s, 0, sizeof(*s));
 	s->seed = seed;
+	s->quiet_run = (seed & 1) != 0; /* which ending after the heal (README) */
 	s->rng = seed ^ 0x6A09E667F3BCC909ull;
 	s->verbose = verbose;
 	for (int i = 0; i < 4; i++)

@@ -22,6 +22,7 @@ static struct sim the_sim;
 static struct sim_totals {
 	uint64_t steps, committed, conf_changes, transfers, installs, crashes;
 	uint64_t grants, expiries, client_faults, reads;
+	uint64_t probes, settled;
 } totals;
 static jmp_buf panic_jump;
 static char panic_text[256];
@@ -67,6 +68,8 @@ static int run_one(uint64_t seed, int verbose)
 	totals.expiries += s->expiries_seen;
 	totals.client_faults += s->client_faults;
 	totals.reads += s->reads_checked;
+	totals.probes += s->probes;
+	totals.settled += s->stable_leader != 0;
 	totals.committed += s->max_committed;
 	totals.conf_changes += s->conf_changes;
 	totals.transfers += s->transfers;
@@ -114,12 +117,13 @@ int main(int argc, char **argv)
 	}
 	printf("totals: %llu messages delivered, %llu entries committed, %llu membership changes, "
 	       "%llu transfers, %llu snapshot loads, %llu node crashes, %llu client faults, "
-	       "%llu lock grants seen by clients, %llu sessions expired, %llu reads checked\n",
+	       "%llu lock grants seen by clients, %llu sessions expired, %llu reads checked, %llu runs settled on a leader, %llu stability probes\n",
 	       (unsigned long long)totals.steps, (unsigned long long)totals.committed,
 	       (unsigned long long)totals.conf_changes, (unsigned long long)totals.transfers,
 	       (unsigned long long)totals.installs, (unsigned long long)totals.crashes,
 	       (unsigned long long)totals.client_faults, (unsigned long long)totals.grants,
-	       (unsigned long long)totals.expiries, (unsigned long long)totals.reads);
+	       (unsigned long long)totals.expiries, (unsigned long long)totals.reads,
+	       (unsigned long long)totals.settled, (unsigned long long)totals.probes);
 	printf("%llu passed, %llu failed\n", (unsigned long long)passed, (unsigned long long)failed);
 	if (expect_failure)
 		return failed > 0 ? 0 : 1;
