@@ -99,6 +99,8 @@
 			 EL_LOG_WINDOW / 2 - EL_RAFT_RESERVE                          \
 		 ? (EL_LOG_WINDOW - EL_COMPACT_THRESHOLD - EL_RAFT_RESERVE)           \
 		 : EL_LOG_WINDOW / 2 - EL_RAFT_RESERVE)
+#endif
+
 /* Terms and log indexes stay far below 2^64: a message or a stored state
  * beyond these bounds is refused (EL_EDECODE / EL_ECORRUPT), a node never
  * campaigns once its term has reached EL_TERM_MAX, and a leader never appends

@@ -519,6 +519,11 @@ static bool cluster_idle(struct sim *s, const struct sim_node *l)
 			return false;
 		/* ...and the leader knows it (no probe or snapshot under way) */
 		if (m->id != l->id && (r->pr[i].state != EL_PR_REPLICATE || r->pr[i].match != r->last_index))
+			return false;
+	}
+	return true;
+}
+
 static bool is_voter(const struct sim_node *n)
 {
 	const struct el_member *m = el_conf_find(el_raft_conf(&n->node.raft), n->id);
@@ -603,6 +608,8 @@ static bool quiet_step(struct sim *s)
 		return false;
 	}
 	return measured;
+}
+
 /* The stability property (see SIM_SETTLE_MS in sim.h). */
 static void track_stability(struct sim *s)
 {
