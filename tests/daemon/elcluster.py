@@ -61,6 +61,15 @@ class Conn:
         except OSError:
             pass
 
+    def recv_frame(self, timeout=5.0):
+        self.sock.settimeout(timeout)
+        (n,) = struct.unpack(">I", self._read(4))
+        return self._read(n)
+
+    def prove(self, pem_path, expected=None):
+        """Answer the listener's CHALLENGE (the first frame) with a PROOF."""
+        self.send_frame(ident_proof(pem_path, self.recv_frame(), expected))
+
     def send_raw(self, data):
         self.sock.sendall(data)
 
@@ -105,6 +114,31 @@ class Conn:
             return self.events.pop(0)
         m = self.recv(timeout)
         return m
+
+
+IDENT_DOMAIN = b"edgelock-ident-v1\x00"
+
+
+def ident_proof(pem_path, challenge, expected=None):
+    """The PROOF frame (net/el_ident.h) answering a CHALLENGE frame with the
+    certificate and key in pem_path, signed for the listener name the
+    challenge gives (or for expected, to play a dishonest prover)."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+    ch = cbor2.loads(challenge)
+    assert ch[0] == 1 and ch[1] == 1, ch
+    nonce, listener = ch[2], (expected or ch[3])
+    data = open(pem_path, "rb").read()
+    cert = x509.load_pem_x509_certificate(data)
+    key = serialization.load_pem_private_key(data, password=None)
+    name = cert.subject.get_attributes_for_oid(NameOID.COMMON_NAME)[0].value.encode()
+    signed = (IDENT_DOMAIN + bytes([1, len(name)]) + name + bytes([len(listener)]) +
+              listener.encode() + nonce)
+    sig = key.sign(signed, ec.ECDSA(hashes.SHA256()))
+    der = cert.public_bytes(serialization.Encoding.DER)
+    return cbor2.dumps({0: 1, 1: 2, 2: der, 3: sig}, canonical=True)
 
 
 class Cluster:
