@@ -129,6 +129,8 @@ static const char *default_config(char *buf, size_t cap)
 
 static int load_config(struct el_cli *cli)
 {
+	/* path may point into def: it must live as long as path */
+	// cppcheck-suppress variableScope
 	char def[PATH_MAX + 32];
 	const char *path = cli->config != NULL ? cli->config : getenv("EDGELOCK_CONFIG");
 	if (path == NULL)

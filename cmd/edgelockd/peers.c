@@ -121,9 +121,10 @@ static void on_hello(struct el_daemon *d, struct el_d_inbound *in, const uint8_t
 		refuse(d, in->conn, "hello claiming this node's id", h.node);
 		return;
 	}
-	char want[32], why[EL_IDENT_NAME_MAX + 96];
+	char want[32];
 	snprintf(want, sizeof want, "node%u", h.node);
 	if (strcmp(in->name, want) != 0) {
+		char why[EL_IDENT_NAME_MAX + 96];
 		snprintf(why, sizeof why, "the certificate proven on it is %s's, the hello claims %s",
 			 in->name, want);
 		refuse(d, in->conn, why, h.node);
@@ -153,10 +154,11 @@ void el_d_peer_opened(struct el_daemon *d, uint64_t conn)
 static void on_proof(struct el_daemon *d, struct el_d_inbound *in, const uint8_t *buf,
 		     uint32_t len)
 {
-	char err[256], why[300];
+	char err[256];
 	int rc = el_ident_verify(d->ident, in->nonce, EL_IDENT_NODE, buf, len, in->name, err,
 				 sizeof err);
 	if (rc != EL_OK) {
+		char why[300];
 		snprintf(why, sizeof why, "identity not proven: %s", err);
 		refuse(d, in->conn, why, 0);
 		return;
@@ -263,13 +265,16 @@ void el_d_peer_out_frame(struct el_daemon *d, uint64_t conn, el_id_t peer, const
 		out_refuse(d, o, conn, peer, "a frame after the challenge");
 		return;
 	}
-	char expect[32], why[96];
+	char expect[32];
 	snprintf(expect, sizeof expect, "node%u", peer);
 	uint8_t proof[EL_IDENT_PROOF_MAX], hello[EL_PEER_HELLO_MAX];
 	int n = el_ident_prove(d->ident, buf, len, expect, proof, sizeof proof);
 	if (n < 0) {
-		snprintf(why, sizeof why, n == EL_EPERM ? "the challenge is not %s's (relayed?)"
-					 : "bad challenge (%s)", n == EL_EPERM ? expect : el_strerror(n));
+		char why[96];
+		if (n == EL_EPERM)
+			snprintf(why, sizeof why, "the challenge is not %s's (relayed?)", expect);
+		else
+			snprintf(why, sizeof why, "bad challenge (%s)", el_strerror(n));
 		out_refuse(d, o, conn, peer, why);
 		return;
 	}

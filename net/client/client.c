@@ -94,7 +94,7 @@ static int io_exact(nng_stream *s, nng_aio *aio, void *buf, size_t len, bool sen
 }
 
 /* Hand a reply to the request waiting for its id, or queue an event. */
-static void deliver(el_client *c, struct el_conn *k, const struct el_cw_msg *m)
+static void deliver(el_client *c, const struct el_conn *k, const struct el_cw_msg *m)
 {
 	pthread_mutex_lock(&c->mu);
 	if (m->type == EL_CW_EVENT) {
@@ -127,12 +127,12 @@ static void *reader_main(void *arg)
 {
 	struct el_conn *k = arg;
 	el_client *c = k->client;
-	uint8_t prefix[EL_CW_PREFIX];
 	uint8_t *body = malloc(EL_CW_FRAME_MAX);
 	struct el_cw_msg *m = malloc(sizeof(*m));
 	nng_aio *aio = k->rx;
 	if (body != NULL && m != NULL) {
 		for (;;) {
+			uint8_t prefix[EL_CW_PREFIX];
 			if (io_exact(k->s, aio, prefix, sizeof prefix, false) != 0)
 				break;
 			const uint32_t len = el_cw_get_prefix(prefix);
@@ -157,7 +157,11 @@ static struct el_conn *conn_open(el_client *c, const char *url, uint32_t timeout
 {
 	struct el_conn *k = calloc(1, sizeof(*k));
 	nng_aio *aio = NULL;
-	int rv = k != NULL ? nng_stream_dialer_alloc(&k->d, url) : NNG_ENOMEM;
+	if (k == NULL) {
+		el_client__fail("%s: %s", url, nng_strerror(NNG_ENOMEM));
+		return NULL;
+	}
+	int rv = nng_stream_dialer_alloc(&k->d, url);
 	if (rv == 0)
 		rv = nng_stream_dialer_set_ptr(k->d, NNG_OPT_TLS_CONFIG, c->tls);
 	if (rv == 0)
@@ -178,14 +182,12 @@ static struct el_conn *conn_open(el_client *c, const char *url, uint32_t timeout
 		rv = NNG_ENOMEM;
 	if (rv != 0) {
 		el_client__fail("%s: %s", url, nng_strerror(rv));
-		if (k != NULL) {
-			if (k->s != NULL)
-				nng_stream_free(k->s);
-			nng_stream_dialer_free(k->d);
-			nng_aio_free(k->tx);
-			nng_aio_free(k->rx);
-			free(k);
-		}
+		if (k->s != NULL)
+			nng_stream_free(k->s);
+		nng_stream_dialer_free(k->d);
+		nng_aio_free(k->tx);
+		nng_aio_free(k->rx);
+		free(k);
 		return NULL;
 	}
 	snprintf(k->url, sizeof k->url, "%s", url);

@@ -455,7 +455,7 @@ int el_query(el_client *c, const char *name, struct el_lock_info *out)
 			}
 		out->value_len = rep->value_len < sizeof out->value ? rep->value_len : sizeof out->value;
 		memcpy(out->value, rep->value, out->value_len);
-	} else if (rc != EL_OK) {
+	} else {
 		el_client__fail("query %s: %s", name, el_strerror(rc));
 	}
 	free(req);
