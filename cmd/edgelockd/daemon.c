@@ -134,6 +134,8 @@ static int open_net(struct el_daemon *d)
 		.inq_per_conn_max = 256,
 	};
 	int rc = el_net_start(&d->net, &nc);
+	if (rc == EL_OK)
+		rc = el_d_clients_open(d);
 	if (rc != EL_OK)
 		return rc;
 	el_d_book_set(d, d->cfg.id, d->cfg.peer_addr, (uint32_t)strlen(d->cfg.peer_addr),
@@ -191,6 +193,8 @@ void el_d_close(struct el_daemon *d)
 	if (d->ident != NULL)
 		el_ident_free(d->ident);
 	d->ident = NULL;
+	free(d->clients);
+	d->clients = NULL;
 	free(d->node);
 	d->net = NULL;
 	d->st = NULL;
@@ -242,7 +246,7 @@ static void drain_input(struct el_daemon *d)
 			el_d_peer_out_frame(d, it->conn, it->peer, it->data, it->len);
 			break;
 		case EL_NET_PEER_OPENED: el_d_peer_opened(d, it->conn); break;
-		case EL_NET_CLIENT_OPENED: break;
+		case EL_NET_CLIENT_OPENED: el_d_client_opened(d, it->conn); break;
 		default: break;
 		}
 		el_net_item_free(d->net, it);

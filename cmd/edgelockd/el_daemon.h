@@ -3,7 +3,8 @@
  *   main.c     flags, config, start and stop
  *   daemon.c   the loop: drain input, step, ready (persist, send, reply), advance
  *   serve.c    client requests -> node calls, node replies/events -> frames
- *   peers.c    peer frames (hello, Raft messages) and the address book
+ *   peers.c    peer frames (proof, hello, Raft messages) and the address book
+ *   auth.c     client identities (proof or anonymous), session owners, [acl]
  *
  * One thread owns everything here; el_net's callbacks only queue frames.
  */
@@ -61,6 +62,22 @@ struct el_d_outbound {
 	bool proved;   /* PROOF and hello sent; nothing more may arrive */
 };
 
+/* A client connection's identity (auth.c), in el_net_slots() slots. */
+enum el_d_auth {
+	EL_D_AUTH_NONE = 0,
+	EL_D_AUTH_CHALLENGED = 1, /* waiting for a PROOF or a first request */
+	EL_D_AUTH_PROVEN = 2,     /* name holds the certificate's CN */
+	EL_D_AUTH_ANONYMOUS = 3,  /* no proof (client_auth = optional) */
+	EL_D_AUTH_REFUSED = 4,    /* closing: nothing more is served */
+};
+
+struct el_d_client {
+	uint64_t conn; /* 0: free */
+	uint8_t auth;
+	uint8_t nonce[EL_IDENT_NONCE_LEN];
+	char name[EL_IDENT_NAME_MAX + 1];
+};
+
 /* The client connection a session's events go to. */
 struct el_d_attach {
 	uint64_t session;
@@ -85,6 +102,7 @@ struct el_daemon {
 	struct el_d_inbound inbound[EL_D_INBOUND_MAX];
 	struct el_d_outbound outbound[EL_DCFG_PEERS_MAX];
 	struct el_ident *ident; /* this node's CA, certificate and key */
+	struct el_d_client *clients; /* by el_net_slot(); allocated at start */
 	struct el_d_attach attach[EL_SESSIONS_MAX]; /* by session slot of the lock table */
 	uint64_t peer_frames_refused;
 	uint64_t client_frames_refused;
@@ -109,6 +127,19 @@ void el_d_event(struct el_daemon *d, const struct el_lock_event *e);
 void el_d_gap(struct el_daemon *d);
 void el_d_expiring(struct el_daemon *d);
 void el_d_send(struct el_daemon *d, uint64_t conn, const struct el_cw_msg *m, bool close_after);
+
+/* auth.c */
+int el_d_clients_open(struct el_daemon *d);
+struct el_d_client *el_d_client_of(struct el_daemon *d, uint64_t conn);
+void el_d_client_opened(struct el_daemon *d, uint64_t conn);
+void el_d_client_gone(struct el_daemon *d, uint64_t conn);
+void el_d_client_prove(struct el_daemon *d, struct el_d_client *cl, const uint8_t *buf,
+		       uint32_t len);
+bool el_d_client_anonymous(struct el_daemon *d, struct el_d_client *cl);
+int el_d_client_stamp(const struct el_d_client *cl, struct el_lock_cmd *c);
+bool el_d_client_may(const struct el_daemon *d, const struct el_d_client *cl, enum el_acl_op op,
+		     const char *name, size_t name_len);
+int el_d_authorize(struct el_daemon *d, const struct el_d_client *cl, const struct el_cw_msg *q);
 
 /* peers.c */
 void el_d_peer_opened(struct el_daemon *d, uint64_t conn);

@@ -152,6 +152,40 @@ static void *reader_main(void *arg)
 	return NULL;
 }
 
+/*
+ * The daemon's first frame is its CHALLENGE (net/el_ident.h): answer it with
+ * a PROOF of our certificate, or, without one, send nothing (an anonymous
+ * client; the daemon accepts it only with client_auth = optional). TLS has
+ * checked that the server holds a certificate of the cluster CA for a server
+ * (a node's), so we sign for the node name the challenge gives.
+ */
+static int conn_handshake(el_client *c, struct el_conn *k, uint32_t timeout_ms)
+{
+	uint8_t prefix[EL_CW_PREFIX], ch[EL_IDENT_CHALLENGE_MAX];
+	nng_aio_set_timeout(k->rx, (nng_duration)timeout_ms);
+	int rv = io_exact(k->s, k->rx, prefix, sizeof prefix, false);
+	const uint32_t len = rv == 0 ? el_cw_get_prefix(prefix) : 0;
+	if (rv == 0 && (len == 0 || len > sizeof ch))
+		rv = NNG_EPROTO;
+	if (rv == 0)
+		rv = io_exact(k->s, k->rx, ch, len, false);
+	nng_aio_set_timeout(k->rx, NNG_DURATION_INFINITE);
+	if (rv != 0 || c->ident == NULL)
+		return rv;
+	char name[EL_IDENT_NAME_MAX + 1];
+	uint8_t frame[EL_CW_PREFIX + EL_IDENT_PROOF_MAX];
+	int n = el_ident_challenge_name(ch, len, name);
+	if (n == 0)
+		n = el_ident_prove(c->ident, ch, len, name, frame + EL_CW_PREFIX, sizeof frame - EL_CW_PREFIX);
+	if (n < 0)
+		return NNG_EPROTO;
+	el_cw_put_prefix(frame, (uint32_t)n);
+	nng_aio_set_timeout(k->tx, (nng_duration)timeout_ms);
+	rv = io_exact(k->s, k->tx, frame, EL_CW_PREFIX + (size_t)n, true);
+	nng_aio_set_timeout(k->tx, NNG_DURATION_INFINITE);
+	return rv;
+}
+
 /* Dial url within timeout_ms; NULL and a message on failure. */
 static struct el_conn *conn_open(el_client *c, const char *url, uint32_t timeout_ms)
 {
@@ -177,8 +211,11 @@ static struct el_conn *conn_open(el_client *c, const char *url, uint32_t timeout
 	nng_aio_free(aio);
 	k->client = c;
 	if (rv == 0 && (nng_aio_alloc(&k->tx, NULL, NULL) != 0 ||
-			nng_aio_alloc(&k->rx, NULL, NULL) != 0 ||
-			pthread_create(&k->reader, NULL, reader_main, k) != 0))
+			nng_aio_alloc(&k->rx, NULL, NULL) != 0))
+		rv = NNG_ENOMEM;
+	if (rv == 0)
+		rv = conn_handshake(c, k, timeout_ms);
+	if (rv == 0 && pthread_create(&k->reader, NULL, reader_main, k) != 0)
 		rv = NNG_ENOMEM;
 	if (rv != 0) {
 		el_client__fail("%s: %s", url, nng_strerror(rv));
@@ -473,6 +510,12 @@ static int tls_setup(el_client *c, const struct el_client_options *o)
 		el_client__fail("TLS setup: %s", nng_strerror(rv));
 		return EL_EINVAL;
 	}
+	char err[256];
+	if (o->cert_key_file != NULL &&
+	    el_ident_load(&c->ident, o->ca_file, o->cert_key_file, NULL, err, sizeof err) != 0) {
+		el_client__fail("%s", err);
+		return EL_EINVAL;
+	}
 	return 0;
 }
 
@@ -528,6 +571,8 @@ void el_client_close(el_client *c)
 		free(c->endpoints[i]);
 	if (c->tls != NULL)
 		nng_tls_config_free(c->tls);
+	if (c->ident != NULL)
+		el_ident_free(c->ident);
 	pthread_cond_destroy(&c->cv);
 	pthread_mutex_destroy(&c->mu);
 	pthread_mutex_destroy(&c->send_mu);

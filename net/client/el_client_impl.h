@@ -13,6 +13,8 @@
 #include <nng/nng.h>
 #include <nng/supplemental/tls/tls.h>
 
+#include "el_ident.h"
+
 #include "edgelock.h"
 #include "el_client_wire.h"
 
@@ -58,6 +60,7 @@ struct el_client {
 	pthread_cond_t cv;
 	pthread_mutex_t send_mu;
 	nng_tls_config *tls;
+	struct el_ident *ident;  /* our certificate and key for the PROOF; NULL: anonymous */
 	char *endpoints[EL_CLIENT_ENDPOINTS_MAX];
 	unsigned n_endpoints, next_ep;
 	char leader_hint[EL_CW_ADDR_MAX + 1];

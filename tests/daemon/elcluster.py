@@ -49,11 +49,21 @@ def tls_context(certs, cert="client.pem"):
 class Conn:
     """One TLS connection speaking frames: 4-byte big-endian length + CBOR."""
 
-    def __init__(self, port, certs, cert="client.pem", timeout=5.0):
+    def __init__(self, port, certs, cert="client.pem", timeout=5.0, prove=True, proof_cert=None):
+        """prove: answer the daemon's CHALLENGE (client port) with a PROOF by
+        proof_cert (default: the TLS certificate), or, without a certificate,
+        go on as an anonymous client. prove=False leaves the challenge unread
+        (the peer port's tests run the exchange themselves)."""
         raw = socket.create_connection(("127.0.0.1", port), timeout=timeout)
         self.sock = tls_context(certs, cert).wrap_socket(raw)
         self.next_id = 1
         self.events = []
+        self.challenge = None
+        if prove:
+            self.challenge = self.recv_frame(timeout)
+            pem = proof_cert or cert
+            if pem:
+                self.send_frame(ident_proof(os.path.join(certs, pem), self.challenge))
 
     def close(self):
         try:
@@ -119,21 +129,32 @@ class Conn:
 IDENT_DOMAIN = b"edgelock-ident-v1\x00"
 
 
+_IDENT_KEYS = {}
+
+
+def _ident_key(pem_path):
+    if pem_path not in _IDENT_KEYS:
+        from cryptography import x509
+        from cryptography.hazmat.primitives import serialization
+        from cryptography.x509.oid import NameOID
+        data = open(pem_path, "rb").read()
+        cert = x509.load_pem_x509_certificate(data)
+        key = serialization.load_pem_private_key(data, password=None)
+        name = cert.subject.get_attributes_for_oid(NameOID.COMMON_NAME)[0].value.encode()
+        _IDENT_KEYS[pem_path] = (cert, key, name)
+    return _IDENT_KEYS[pem_path]
+
+
 def ident_proof(pem_path, challenge, expected=None):
     """The PROOF frame (net/el_ident.h) answering a CHALLENGE frame with the
     certificate and key in pem_path, signed for the listener name the
     challenge gives (or for expected, to play a dishonest prover)."""
-    from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
     ch = cbor2.loads(challenge)
     assert ch[0] == 1 and ch[1] == 1, ch
     nonce, listener = ch[2], (expected or ch[3])
-    data = open(pem_path, "rb").read()
-    cert = x509.load_pem_x509_certificate(data)
-    key = serialization.load_pem_private_key(data, password=None)
-    name = cert.subject.get_attributes_for_oid(NameOID.COMMON_NAME)[0].value.encode()
+    cert, key, name = _ident_key(pem_path)
     signed = (IDENT_DOMAIN + bytes([1, len(name)]) + name + bytes([len(listener)]) +
               listener.encode() + nonce)
     sig = key.sign(signed, ec.ECDSA(hashes.SHA256()))
@@ -228,8 +249,8 @@ class Cluster:
         for i in list(self.procs):
             self.stop(i)
 
-    def connect(self, i, cert="client.pem", timeout=5.0):
-        return Conn(self.client_port[i], self.certs, cert, timeout)
+    def connect(self, i, cert="client.pem", timeout=5.0, proof_cert=None):
+        return Conn(self.client_port[i], self.certs, cert, timeout, proof_cert=proof_cert)
 
     def status(self, i):
         c = self.connect(i, timeout=2.0)
