@@ -78,10 +78,11 @@ void el_d_client_gone(struct el_daemon *d, uint64_t conn)
 void el_d_client_prove(struct el_daemon *d, struct el_d_client *cl, const uint8_t *buf,
 		       uint32_t len)
 {
-	char err[256], why[300];
+	char err[256];
 	int rc = el_ident_verify(d->ident, cl->nonce, EL_IDENT_CLIENT, buf, len, cl->name, err,
 				 sizeof err);
 	if (rc != EL_OK) {
+		char why[300];
 		snprintf(why, sizeof why, "identity not proven: %s", err);
 		refuse(d, cl, why);
 		return;

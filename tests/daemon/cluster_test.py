@@ -183,6 +183,21 @@ def test_bad_client_input(c):
         check("client: a connection without a certificate is refused", False)
     except (OSError, EOFError, ssl.SSLError):
         check("client: a connection without a certificate is refused", True)
+    # issue 12: client_auth = required (the default) also needs the proof
+    conn = Conn(c.client_port[S.leader], c.certs, proof_cert=False)
+    conn.send({0: 1, 1: 18, 2: 1})
+    ok = True  # closed before the error frame could be read: refused too
+    try:
+        m = conn.recv(3.0)
+        ok = m.get(1) == 129 and m.get(3) == -18
+        conn.recv(3.0)
+        ok = False
+    except (EOFError, OSError, ssl.SSLError):
+        pass
+    check("client: a request without an identity proof is refused (client_auth = required)", ok)
+    with open(c.log(S.leader)) as f:
+        check("client: ... with a log line saying why",
+              "no identity proof, and [tls] client_auth = required" in f.read())
     still_serving(c, "client port")
 
 

@@ -51,8 +51,8 @@ class Conn:
 
     def __init__(self, port, certs, cert="client.pem", timeout=5.0, prove=True, proof_cert=None):
         """prove: answer the daemon's CHALLENGE (client port) with a PROOF by
-        proof_cert (default: the TLS certificate), or, without a certificate,
-        go on as an anonymous client. prove=False leaves the challenge unread
+        proof_cert (default: the TLS certificate), or, without a certificate
+        or with proof_cert=False, go on as an anonymous client. prove=False leaves the challenge unread
         (the peer port's tests run the exchange themselves)."""
         raw = socket.create_connection(("127.0.0.1", port), timeout=timeout)
         self.sock = tls_context(certs, cert).wrap_socket(raw)
@@ -61,7 +61,7 @@ class Conn:
         self.challenge = None
         if prove:
             self.challenge = self.recv_frame(timeout)
-            pem = proof_cert or cert
+            pem = cert if proof_cert is None else proof_cert  # False: no proof
             if pem:
                 self.send_frame(ident_proof(os.path.join(certs, pem), self.challenge))
 
@@ -163,7 +163,7 @@ def ident_proof(pem_path, challenge, expected=None):
 
 
 class Cluster:
-    def __init__(self, build, n=3, tmp=None, election_ms=600, heartbeat_ms=60):
+    def __init__(self, build, n=3, tmp=None, election_ms=600, heartbeat_ms=60, extra=""):
         self.build = os.path.abspath(build)
         self.bin = os.environ.get("EDGELOCKD") or os.path.join(self.build, "bin", "edgelockd")
         self.certs = os.path.join(self.build, "certs")
@@ -176,6 +176,7 @@ class Cluster:
         self.procs = {}
         self.election_ms = election_ms
         self.heartbeat_ms = heartbeat_ms
+        self.extra = extra  # more config text for every node ([acl], [tls] client_auth)
         for i in self.peer_port:
             self.write_config(i, list(self.peer_port))
 
@@ -186,9 +187,9 @@ class Cluster:
                     "client_addr = tls+tcp://127.0.0.1:%d\ncluster = test\n\n"
                     "[tls]\nca_file = %s/ca.pem\ncert_key_file = %s/node%d.pem\n\n"
                     "[peers]\n%s\n[timing]\nelection_ms = %d\nheartbeat_ms = %d\n"
-                    "\n[log]\nlevel = info\n"
+                    "\n[log]\nlevel = info\n%s"
                     % (i, self.data(i), self.peer_port[i], self.client_port[i], self.certs,
-                       self.certs, i, peers, self.election_ms, self.heartbeat_ms))
+                       self.certs, i, peers, self.election_ms, self.heartbeat_ms, self.extra))
 
     def add_node(self, i):
         """Ports and a config for node i (a later member)."""
