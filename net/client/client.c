@@ -175,8 +175,13 @@ static int conn_handshake(el_client *c, struct el_conn *k, uint32_t timeout_ms)
 	char name[EL_IDENT_NAME_MAX + 1];
 	uint8_t frame[EL_CW_PREFIX + EL_IDENT_PROOF_MAX];
 	int n = el_ident_challenge_name(ch, len, name);
-	if (n == 0)
-		n = el_ident_prove(c->ident, ch, len, name, frame + EL_CW_PREFIX, sizeof frame - EL_CW_PREFIX);
+	if (n == 0) {
+		/* conn_open may run on several threads at once (a reconnect race) */
+		pthread_mutex_lock(&c->ident_mu);
+		n = el_ident_prove(c->ident, ch, len, name, frame + EL_CW_PREFIX,
+				   sizeof frame - EL_CW_PREFIX);
+		pthread_mutex_unlock(&c->ident_mu);
+	}
 	if (n < 0)
 		return NNG_EPROTO;
 	el_cw_put_prefix(frame, (uint32_t)n);
@@ -289,11 +294,23 @@ static struct el_conn *current_conn(el_client *c, uint64_t deadline_ms)
 		const uint64_t left = deadline_ms - el_client__now_ms();
 		k = conn_open(c, url, left < 2000 ? (uint32_t)left : 2000u);
 		if (k != NULL) {
+			/* Another thread may have connected meanwhile (the dial and
+			 * the identity proof take a while): keep its connection,
+			 * which may carry requests in flight and the sessions'
+			 * events, and drop ours. */
 			pthread_mutex_lock(&c->mu);
 			struct el_conn *old = c->conn;
-			c->conn = k;
+			if (old != NULL && !old->dead) {
+				struct el_conn *theirs = old;
+				old = k;
+				k = theirs;
+			} else {
+				c->conn = k;
+				if (old != NULL)
+					c->reconnects++;
+			}
 			pthread_mutex_unlock(&c->mu);
-			conn_close(old); /* another thread's, if it raced us */
+			conn_close(old);
 			return k;
 		}
 		if (strstr(tried, url) == NULL && strlen(tried) + strlen(url) + 3 < sizeof tried)
@@ -536,6 +553,7 @@ int el_client_open(el_client **out, const struct el_client_options *o)
 	pthread_condattr_destroy(&ca);
 	pthread_mutex_init(&c->mu, NULL);
 	pthread_mutex_init(&c->send_mu, NULL);
+	pthread_mutex_init(&c->ident_mu, NULL);
 	c->timeout_ms = o->timeout_ms != 0 ? o->timeout_ms : 5000u;
 	if (o->name != NULL)
 		snprintf(c->name, sizeof c->name, "%s", o->name);
@@ -576,6 +594,7 @@ void el_client_close(el_client *c)
 	pthread_cond_destroy(&c->cv);
 	pthread_mutex_destroy(&c->mu);
 	pthread_mutex_destroy(&c->send_mu);
+	pthread_mutex_destroy(&c->ident_mu);
 	free(c);
 }
 

@@ -61,6 +61,7 @@ struct el_client {
 	pthread_mutex_t send_mu;
 	nng_tls_config *tls;
 	struct el_ident *ident;  /* our certificate and key for the PROOF; NULL: anonymous */
+	pthread_mutex_t ident_mu; /* el_ident's random generator is not thread-safe */
 	char *endpoints[EL_CLIENT_ENDPOINTS_MAX];
 	unsigned n_endpoints, next_ep;
 	char leader_hint[EL_CW_ADDR_MAX + 1];
