@@ -161,33 +161,39 @@ static void *reader_main(void *arg)
  */
 static int conn_handshake(el_client *c, struct el_conn *k, uint32_t timeout_ms)
 {
+	/* An aio of its own, freed here: the reader's and the sender's aios
+	 * are left untouched for the connection's life. */
+	nng_aio *aio = NULL;
+	int rv = nng_aio_alloc(&aio, NULL, NULL);
+	if (rv != 0)
+		return rv;
+	nng_aio_set_timeout(aio, (nng_duration)timeout_ms);
 	uint8_t prefix[EL_CW_PREFIX], ch[EL_IDENT_CHALLENGE_MAX];
-	nng_aio_set_timeout(k->rx, (nng_duration)timeout_ms);
-	int rv = io_exact(k->s, k->rx, prefix, sizeof prefix, false);
+	rv = io_exact(k->s, aio, prefix, sizeof prefix, false);
 	const uint32_t len = rv == 0 ? el_cw_get_prefix(prefix) : 0;
 	if (rv == 0 && (len == 0 || len > sizeof ch))
 		rv = NNG_EPROTO;
 	if (rv == 0)
-		rv = io_exact(k->s, k->rx, ch, len, false);
-	nng_aio_set_timeout(k->rx, NNG_DURATION_INFINITE);
-	if (rv != 0 || c->ident == NULL)
-		return rv;
-	char name[EL_IDENT_NAME_MAX + 1];
-	uint8_t frame[EL_CW_PREFIX + EL_IDENT_PROOF_MAX];
-	int n = el_ident_challenge_name(ch, len, name);
-	if (n == 0) {
-		/* conn_open may run on several threads at once (a reconnect race) */
-		pthread_mutex_lock(&c->ident_mu);
-		n = el_ident_prove(c->ident, ch, len, name, frame + EL_CW_PREFIX,
-				   sizeof frame - EL_CW_PREFIX);
-		pthread_mutex_unlock(&c->ident_mu);
+		rv = io_exact(k->s, aio, ch, len, false);
+	if (rv == 0 && c->ident != NULL) {
+		char name[EL_IDENT_NAME_MAX + 1];
+		uint8_t frame[EL_CW_PREFIX + EL_IDENT_PROOF_MAX];
+		int n = el_ident_challenge_name(ch, len, name);
+		if (n == 0) {
+			/* conn_open may run on several threads at once (a reconnect race) */
+			pthread_mutex_lock(&c->ident_mu);
+			n = el_ident_prove(c->ident, ch, len, name, frame + EL_CW_PREFIX,
+					   sizeof frame - EL_CW_PREFIX);
+			pthread_mutex_unlock(&c->ident_mu);
+		}
+		if (n < 0) {
+			rv = NNG_EPROTO;
+		} else {
+			el_cw_put_prefix(frame, (uint32_t)n);
+			rv = io_exact(k->s, aio, frame, EL_CW_PREFIX + (size_t)n, true);
+		}
 	}
-	if (n < 0)
-		return NNG_EPROTO;
-	el_cw_put_prefix(frame, (uint32_t)n);
-	nng_aio_set_timeout(k->tx, (nng_duration)timeout_ms);
-	rv = io_exact(k->s, k->tx, frame, EL_CW_PREFIX + (size_t)n, true);
-	nng_aio_set_timeout(k->tx, NNG_DURATION_INFINITE);
+	nng_aio_free(aio);
 	return rv;
 }
 
