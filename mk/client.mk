@@ -9,14 +9,14 @@
 # daemon's profile (el_gateway_config.h) so names, values and lists have the
 # daemon's limits.
 
-CLIENT_SRCS := $(sort $(wildcard net/client/*.c)) core/client_wire.c core/cbor.c core/error.c
+CLIENT_SRCS := $(sort $(wildcard net/client/*.c)) net/ident.c core/client_wire.c core/cbor.c core/error.c
 CLIENT_HDRS := net/edgelock.h $(wildcard net/client/*.h) $(CORE_HDRS)
 CLIENT_FLAGS = $(GW_FLAGS) -Icore -Inet -Inet/client
 CLIENT_OBJS := $(patsubst %.c,$(BUILD)/client/%.o,$(CLIENT_SRCS))
 CLIENT_PIC_OBJS := $(patsubst %.c,$(BUILD)/client-pic/%.o,$(CLIENT_SRCS))
 LIBEDGELOCK := $(BUILD)/lib/libedgelock.a
 LIBEDGELOCK_SO := $(BUILD)/lib/libedgelock.so
-CLIENT_LIBS := -lnng -lpthread
+CLIENT_LIBS := -lnng -lmbedx509 -lmbedcrypto -lpthread
 EDGELOCK_CLI := $(BUILD)/bin/edgelock
 
 $(BUILD)/client/%.o: %.c $(CLIENT_HDRS) cmd/edgelockd/el_gateway_config.h

@@ -4,7 +4,8 @@
 #   make edgelockd        build/bin/edgelockd
 #   make certs            build/certs: a dev CA, node1..5, a client certificate
 #   make run              three edgelockd on loopback, logs prefixed, Ctrl-C stops
-#   make test-daemon      the three-daemon cluster test and the bad-input test
+#   make test-daemon      the three-daemon cluster test and the bad-input test, and the
+#                         client identity / session owner / [acl] test (auth_test.py)
 #
 # (The client library and the CLI add their own fragment.)
 
@@ -53,4 +54,7 @@ test-daemon: $(EDGELOCKD) $(EDGELOCKD_SAN) certs
 	@tests/run-suite.sh $(BUILD)/results daemon-cluster /usr/bin/python3 tests/daemon/cluster_test.py $(BUILD)
 	@EDGELOCKD=$(EDGELOCKD_SAN) EL_TEST_CONNS=300 tests/run-suite.sh $(BUILD)/results \
 		daemon-cluster-asan-ubsan /usr/bin/python3 tests/daemon/cluster_test.py $(BUILD)
+	@tests/run-suite.sh $(BUILD)/results daemon-auth /usr/bin/python3 tests/daemon/auth_test.py $(BUILD)
+	@EDGELOCKD=$(EDGELOCKD_SAN) tests/run-suite.sh $(BUILD)/results \
+		daemon-auth-asan-ubsan /usr/bin/python3 tests/daemon/auth_test.py $(BUILD)
 TESTS += test-daemon

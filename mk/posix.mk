@@ -58,6 +58,9 @@ $(BUILD)/san/test_posix_raft: tests/port/test_posix_raft.c $(PORT_TEST_DEPS) $(P
 
 # Scratch directories of the tests live under the build directory.
 PORT_TEST_TMP := $(BUILD)/tmp
+# The sanitizer runs get their own scratch: under make -j2 they run beside the
+# plain ones, and the power-cut test keeps fixed names there (power-saved-torn).
+PORT_TEST_TMP_SAN := $(BUILD)/tmp/san
 KILLS ?= 200
 
 .PHONY: posix test-posix test-posix-san test-posix-raft test-kill cppcheck-posix bench-posix
@@ -75,18 +78,18 @@ test-posix: $(PORT_TEST_BINS)
 		'$(POSIX_CPPCHECK) port/posix && echo "1 passed, 0 failed"'
 
 test-posix-san: $(PORT_TEST_SAN_BINS)
-	@mkdir -p $(PORT_TEST_TMP)
-	@tests/run-suite.sh $(BUILD)/results posix-storage-asan-ubsan $(BUILD)/san/test_posix_storage $(PORT_TEST_TMP)
-	@tests/run-suite.sh $(BUILD)/results posix-crash-asan-ubsan $(BUILD)/san/test_posix_crash $(PORT_TEST_TMP)
-	@tests/run-suite.sh $(BUILD)/results posix-faults-asan-ubsan $(BUILD)/san/test_posix_faults $(PORT_TEST_TMP)
-	@tests/run-suite.sh $(BUILD)/results posix-power-cut-asan-ubsan $(BUILD)/san/test_posix_power $(PORT_TEST_TMP)
+	@mkdir -p $(PORT_TEST_TMP_SAN)
+	@tests/run-suite.sh $(BUILD)/results posix-storage-asan-ubsan $(BUILD)/san/test_posix_storage $(PORT_TEST_TMP_SAN)
+	@tests/run-suite.sh $(BUILD)/results posix-crash-asan-ubsan $(BUILD)/san/test_posix_crash $(PORT_TEST_TMP_SAN)
+	@tests/run-suite.sh $(BUILD)/results posix-faults-asan-ubsan $(BUILD)/san/test_posix_faults $(PORT_TEST_TMP_SAN)
+	@tests/run-suite.sh $(BUILD)/results posix-power-cut-asan-ubsan $(BUILD)/san/test_posix_power $(PORT_TEST_TMP_SAN)
 
 # The glue with the Raft core: a suite of its own, so a core that does not
 # build fails only this one.
 test-posix-raft: $(BUILD)/host/test_posix_raft $(BUILD)/san/test_posix_raft
-	@mkdir -p $(PORT_TEST_TMP)
+	@mkdir -p $(PORT_TEST_TMP) $(PORT_TEST_TMP_SAN)
 	@tests/run-suite.sh $(BUILD)/results posix-raft $(BUILD)/host/test_posix_raft $(PORT_TEST_TMP)
-	@tests/run-suite.sh $(BUILD)/results posix-raft-asan-ubsan $(BUILD)/san/test_posix_raft $(PORT_TEST_TMP)
+	@tests/run-suite.sh $(BUILD)/results posix-raft-asan-ubsan $(BUILD)/san/test_posix_raft $(PORT_TEST_TMP_SAN)
 
 # The long kill/restart run: make test-kill KILLS=2000
 test-kill: $(BUILD)/host/test_posix_kill

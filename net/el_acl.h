@@ -28,7 +28,8 @@
  *
  * Session keepalives and closes are checked against ownership, not the ACL:
  * a client may renew or close only sessions it opened itself (the daemon
- * records the opener's identity with each session).
+ * records the opener's identity in each session's replicated client field:
+ * cmd/edgelockd/auth.c).
  */
 #ifndef EL_ACL_H
 #define EL_ACL_H

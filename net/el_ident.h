@@ -82,6 +82,12 @@ int el_ident_challenge(struct el_ident *id, uint8_t nonce[EL_IDENT_NONCE_LEN], u
 int el_ident_prove(struct el_ident *id, const uint8_t *challenge, size_t len,
 		   const char *expected_name, uint8_t *buf, size_t cap);
 
+/* Dialer: the listener name a challenge gives (for a client, which reaches
+ * "a node of the cluster" rather than one named node: see docs/security.md).
+ * EL_EDECODE / EL_EVERSION for malformed bytes. */
+int el_ident_challenge_name(const uint8_t *challenge, size_t len,
+			    char name[EL_IDENT_NAME_MAX + 1]);
+
 /* Listener: check a proof against the nonce of this connection and the role
  * the port expects. 0 and the proven name in name (NUL-terminated); EL_EPERM
  * when the certificate, its role or the signature do not hold (why goes to

@@ -127,4 +127,11 @@ void el_net_close(struct el_net *net, uint64_t conn);
 
 void el_net_stats(struct el_net *net, struct el_net_stats *st);
 
+/* Connections live in el_net_slots() slots (a power of two, fixed at start)
+ * and a live connection's id names its slot: el_net_slot(), so the owner
+ * can keep per-connection state in an array of that size (no two live
+ * connections share a slot). */
+uint32_t el_net_slots(const struct el_net *net);
+uint32_t el_net_slot(const struct el_net *net, uint64_t conn);
+
 #endif /* EL_NET_H */

@@ -301,6 +301,20 @@ int el_ident_prove(struct el_ident *id, const uint8_t *challenge, size_t len,
 			  (uint32_t)sig_len, false, buf, cap);
 }
 
+int el_ident_challenge_name(const uint8_t *challenge, size_t len,
+			    char name[EL_IDENT_NAME_MAX + 1])
+{
+	struct msg m;
+	name[0] = '\0';
+	int rc = decode_msg(challenge, len, MSG_CHALLENGE, EL_IDENT_NONCE_LEN, EL_IDENT_NAME_MAX,
+			    true, &m);
+	if (rc != 0)
+		return rc;
+	memcpy(name, m.b, m.b_len);
+	name[m.b_len] = '\0';
+	return 0;
+}
+
 static int check_proof(struct el_ident *id, mbedtls_x509_crt *crt,
 		       const uint8_t nonce[EL_IDENT_NONCE_LEN], enum el_ident_role want,
 		       const struct msg *m, char name[EL_IDENT_NAME_MAX + 1], char *err, size_t cap)

@@ -806,3 +806,14 @@ void el_net_stop(struct el_net *net)
 	free(net->slots);
 	free(net);
 }
+
+/* n_slots is set once by el_net_start: no lock needed. */
+uint32_t el_net_slots(const struct el_net *net)
+{
+	return net->n_slots;
+}
+
+uint32_t el_net_slot(const struct el_net *net, uint64_t conn)
+{
+	return (uint32_t)(conn & (net->n_slots - 1));
+}

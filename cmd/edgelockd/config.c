@@ -141,6 +141,10 @@ int el_dcfg_set(struct el_dcfg *c, const char *section, const char *key, const c
 			c->client_cert_required = false;
 		else
 			rc = EL_EINVAL;
+	} else if (!strcmp(section, "acl")) {
+		static char acl_err[160];
+		rc = el_acl_add(&c->acl, key, v, acl_err, sizeof acl_err);
+		why = acl_err;
 	} else if (!strcmp(section, "peers"))
 		rc = set_peer(c, key, v), why = "must be <node id> = tls+tcp://HOST:PORT, at most 7";
 	else if (IS("timing", "election_ms"))

@@ -134,6 +134,8 @@ static int open_net(struct el_daemon *d)
 		.inq_per_conn_max = 256,
 	};
 	int rc = el_net_start(&d->net, &nc);
+	if (rc == EL_OK)
+		rc = el_d_clients_open(d);
 	if (rc != EL_OK)
 		return rc;
 	el_d_book_set(d, d->cfg.id, d->cfg.peer_addr, (uint32_t)strlen(d->cfg.peer_addr),
@@ -146,10 +148,35 @@ static int open_net(struct el_daemon *d)
 	return EL_OK;
 }
 
+/* This node's identity for the challenge and proof of every connection
+ * (net/el_ident.h): its certificate must say OU=node and CN=node<id>, the
+ * name every other node checks. */
+static int open_ident(struct el_daemon *d)
+{
+	char err[256], want[32];
+	int rc = el_ident_load(&d->ident, d->cfg.ca_file, d->cfg.cert_key_file, NULL, err,
+			       sizeof err);
+	if (rc != EL_OK) {
+		el_log(EL_LOG_ERROR, "[tls] %s", err);
+		return rc;
+	}
+	snprintf(want, sizeof want, "node%u", d->cfg.id);
+	if (el_ident_role_of(d->ident) != EL_IDENT_NODE || strcmp(el_ident_name(d->ident), want) != 0) {
+		el_log(EL_LOG_ERROR, "[tls] cert_key_file %s: node %u needs a certificate with "
+		       "OU=node and CN=%s, this one is CN=%s (%s)", d->cfg.cert_key_file, d->cfg.id,
+		       want, el_ident_name(d->ident),
+		       el_ident_role_of(d->ident) == EL_IDENT_NODE ? "OU=node" : "OU=client");
+		return EL_EINVAL;
+	}
+	return EL_OK;
+}
+
 int el_d_open(struct el_daemon *d, bool bootstrap, bool join)
 {
 	d->cluster = el_peer_digest(d->cfg.cluster);
 	int rc = check_start_mode(d, bootstrap, join);
+	if (rc == EL_OK)
+		rc = open_ident(d);
 	if (rc == EL_OK)
 		rc = open_node(d, bootstrap);
 	if (rc == EL_OK)
@@ -163,6 +190,11 @@ void el_d_close(struct el_daemon *d)
 		el_net_stop(d->net);
 	if (d->st != NULL)
 		el_storage_close(d->st);
+	if (d->ident != NULL)
+		el_ident_free(d->ident);
+	d->ident = NULL;
+	free(d->clients);
+	d->clients = NULL;
 	free(d->node);
 	d->net = NULL;
 	d->st = NULL;
@@ -210,10 +242,11 @@ static void drain_input(struct el_daemon *d)
 		case EL_NET_CLIENT_CLOSED: el_d_client_closed(d, it->conn); break;
 		case EL_NET_CLIENT_BAD: el_d_client_bad(d, it->conn); break;
 		case EL_NET_PEER_DIALED: el_d_peer_dialed(d, it->conn, it->peer); break;
-		case EL_NET_PEER_OUT_FRAME: el_d_peer_out_frame(d, it->conn, it->peer); break;
-		/* Accepted connections: the place for issue 12's challenge. */
-		case EL_NET_PEER_OPENED:
-		case EL_NET_CLIENT_OPENED: break;
+		case EL_NET_PEER_OUT_FRAME:
+			el_d_peer_out_frame(d, it->conn, it->peer, it->data, it->len);
+			break;
+		case EL_NET_PEER_OPENED: el_d_peer_opened(d, it->conn); break;
+		case EL_NET_CLIENT_OPENED: el_d_client_opened(d, it->conn); break;
 		default: break;
 		}
 		el_net_item_free(d->net, it);

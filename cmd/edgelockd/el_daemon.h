@@ -3,7 +3,8 @@
  *   main.c     flags, config, start and stop
  *   daemon.c   the loop: drain input, step, ready (persist, send, reply), advance
  *   serve.c    client requests -> node calls, node replies/events -> frames
- *   peers.c    peer frames (hello, Raft messages) and the address book
+ *   peers.c    peer frames (proof, hello, Raft messages) and the address book
+ *   auth.c     client identities (proof or anonymous), session owners, [acl]
  *
  * One thread owns everything here; el_net's callbacks only queue frames.
  */
@@ -15,6 +16,7 @@
 
 #include "el_client_wire.h"
 #include "el_daemon_config.h"
+#include "el_ident.h"
 #include "el_net.h"
 #include "el_node.h"
 #include "el_storage.h"
@@ -42,9 +44,38 @@ struct el_d_book {
 	char client_addr[EL_CW_ADDR_MAX];
 };
 
+/* An accepted peer connection: challenged on opening, then its PROOF
+ * (the proven certificate name), then its hello (the node id, which must be
+ * the proven name's), then Raft messages. */
 struct el_d_inbound {
 	uint64_t conn; /* 0: free */
 	el_id_t node;  /* 0 until its hello */
+	bool proven;   /* a valid PROOF arrived: name holds the certificate's CN */
+	uint8_t nonce[EL_IDENT_NONCE_LEN];
+	char name[EL_IDENT_NAME_MAX + 1];
+};
+
+/* A connection this node dialed: waiting for the listener's CHALLENGE. */
+struct el_d_outbound {
+	uint64_t conn; /* 0: free (one per peer: a new dial replaces it) */
+	el_id_t peer;
+	bool proved;   /* PROOF and hello sent; nothing more may arrive */
+};
+
+/* A client connection's identity (auth.c), in el_net_slots() slots. */
+enum el_d_auth {
+	EL_D_AUTH_NONE = 0,
+	EL_D_AUTH_CHALLENGED = 1, /* waiting for a PROOF or a first request */
+	EL_D_AUTH_PROVEN = 2,     /* name holds the certificate's CN */
+	EL_D_AUTH_ANONYMOUS = 3,  /* no proof (client_auth = optional) */
+	EL_D_AUTH_REFUSED = 4,    /* closing: nothing more is served */
+};
+
+struct el_d_client {
+	uint64_t conn; /* 0: free */
+	uint8_t auth;
+	uint8_t nonce[EL_IDENT_NONCE_LEN];
+	char name[EL_IDENT_NAME_MAX + 1];
 };
 
 /* The client connection a session's events go to. */
@@ -69,6 +100,9 @@ struct el_daemon {
 	struct el_d_pending pending[EL_D_PENDING];
 	struct el_d_book book[EL_DCFG_PEERS_MAX];
 	struct el_d_inbound inbound[EL_D_INBOUND_MAX];
+	struct el_d_outbound outbound[EL_DCFG_PEERS_MAX];
+	struct el_ident *ident; /* this node's CA, certificate and key */
+	struct el_d_client *clients; /* by el_net_slot(); allocated at start */
 	struct el_d_attach attach[EL_SESSIONS_MAX]; /* by session slot of the lock table */
 	uint64_t peer_frames_refused;
 	uint64_t client_frames_refused;
@@ -94,11 +128,26 @@ void el_d_gap(struct el_daemon *d);
 void el_d_expiring(struct el_daemon *d);
 void el_d_send(struct el_daemon *d, uint64_t conn, const struct el_cw_msg *m, bool close_after);
 
+/* auth.c */
+int el_d_clients_open(struct el_daemon *d);
+struct el_d_client *el_d_client_of(struct el_daemon *d, uint64_t conn);
+void el_d_client_opened(struct el_daemon *d, uint64_t conn);
+void el_d_client_gone(struct el_daemon *d, uint64_t conn);
+void el_d_client_prove(struct el_daemon *d, struct el_d_client *cl, const uint8_t *buf,
+		       uint32_t len);
+bool el_d_client_anonymous(struct el_daemon *d, struct el_d_client *cl);
+int el_d_client_stamp(const struct el_d_client *cl, struct el_lock_cmd *c);
+bool el_d_client_may(const struct el_daemon *d, const struct el_d_client *cl, enum el_acl_op op,
+		     const char *name, size_t name_len);
+int el_d_authorize(struct el_daemon *d, const struct el_d_client *cl, const struct el_cw_msg *q);
+
 /* peers.c */
+void el_d_peer_opened(struct el_daemon *d, uint64_t conn);
 void el_d_peer_frame(struct el_daemon *d, uint64_t conn, const uint8_t *buf, uint32_t len);
 void el_d_peer_closed(struct el_daemon *d, uint64_t conn);
 void el_d_peer_dialed(struct el_daemon *d, uint64_t conn, el_id_t peer);
-void el_d_peer_out_frame(struct el_daemon *d, uint64_t conn, el_id_t peer);
+void el_d_peer_out_frame(struct el_daemon *d, uint64_t conn, el_id_t peer, const uint8_t *buf,
+			 uint32_t len);
 void el_d_peer_send(struct el_daemon *d, const struct el_msg *m);
 const struct el_d_book *el_d_book_find(const struct el_daemon *d, el_id_t id);
 void el_d_book_set(struct el_daemon *d, el_id_t id, const char *peer, uint32_t peer_len,

@@ -8,6 +8,7 @@
  *   [timing]  election_ms, heartbeat_ms, check_quorum
  *   [limits]  max_clients, client_queue, peer_queue
  *   [log]     level = debug | info | warn | error
+ *   [acl]     <identity pattern> = <operations> : <name prefixes>   (net/el_acl.h)
  *
  * Every bad value is reported as "FILE:LINE: [section] key: why" and every
  * missing required key by name; el_dcfg_load reports them all, not just the
@@ -18,6 +19,8 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+
+#include "el_acl.h"
 
 #include "el_client_wire.h"
 #include "el_raft.h"
@@ -31,6 +34,7 @@ struct el_dcfg_peer {
 };
 
 struct el_dcfg {
+	struct el_acl acl; /* the [acl] section: who may do what to which names */
 	el_id_t id;
 	char data_dir[EL_DCFG_PATH_MAX];
 	char peer_addr[EL_CW_ADDR_MAX];

@@ -1,13 +1,19 @@
 /*
  * peers.c - frames from and to other nodes, and the address book.
  *
- * Accepted peer connections start with a hello (el_peer_hello.h) naming the
- * node, its cluster and capacity profile; a hello from another cluster or
- * profile, a second hello, or a Raft message before the hello closes the
- * connection. Raft messages must say they come from the node the hello
- * named and are addressed to us; anything else is dropped and counted.
- * (The name in a hello is claimed, not proven; issue 12 binds it to the
- * certificate.)
+ * Every peer connection opens with the identity exchange of el_ident.h:
+ * the accepting node sends a CHALLENGE (a fresh nonce and its own name), the
+ * dialing node answers with a PROOF (its certificate and its signature over
+ * both names, the direction and the nonce) and then its hello. The dialer
+ * proves only to the node it dialed (the challenge must name node<N>, the
+ * name TLS checked), so a member cannot relay another node's challenge.
+ * The acceptor binds the connection to the proven certificate: its role
+ * must be node and its CN node<N> where N is the id the hello claims; a
+ * client certificate, another node's name, a hello from another cluster or
+ * profile, a second hello, or anything before the proof and the hello
+ * closes the connection with a log line saying why. Raft messages must say
+ * they come from the proven node and are addressed to us; anything else is
+ * dropped and counted.
  */
 #include <stdio.h>
 #include <string.h>
@@ -77,8 +83,8 @@ static struct el_d_inbound *inbound(struct el_daemon *d, uint64_t conn, bool add
 			free_slot = &d->inbound[i];
 	}
 	if (add && free_slot != NULL) {
+		memset(free_slot, 0, sizeof *free_slot);
 		free_slot->conn = conn;
-		free_slot->node = 0;
 		return free_slot;
 	}
 	return NULL;
@@ -115,16 +121,60 @@ static void on_hello(struct el_daemon *d, struct el_d_inbound *in, const uint8_t
 		refuse(d, in->conn, "hello claiming this node's id", h.node);
 		return;
 	}
+	char want[32];
+	snprintf(want, sizeof want, "node%u", h.node);
+	if (strcmp(in->name, want) != 0) {
+		char why[EL_IDENT_NAME_MAX + 96];
+		snprintf(why, sizeof why, "the certificate proven on it is %s's, the hello claims %s",
+			 in->name, want);
+		refuse(d, in->conn, why, h.node);
+		return;
+	}
 	in->node = h.node;
 	el_d_book_set(d, h.node, h.peer_addr, h.peer_addr_len, h.client_addr, h.client_addr_len);
 	el_log(EL_LOG_INFO, "peer: node %u connected", h.node);
 }
 
-void el_d_peer_frame(struct el_daemon *d, uint64_t conn, const uint8_t *buf, uint32_t len)
+/* A peer connection was accepted: challenge it. */
+void el_d_peer_opened(struct el_daemon *d, uint64_t conn)
 {
 	struct el_d_inbound *in = inbound(d, conn, true);
 	if (in == NULL) {
 		refuse(d, conn, "too many peer connections", 0);
+		return;
+	}
+	uint8_t ch[EL_IDENT_CHALLENGE_MAX];
+	int n = el_ident_challenge(d->ident, in->nonce, ch, sizeof ch);
+	int rc = n < 0 ? n : el_net_conn_send(d->net, conn, ch, (uint32_t)n);
+	if (rc != EL_OK)
+		refuse(d, conn, "cannot send the challenge", 0);
+}
+
+/* The first frame of an accepted connection: the PROOF of a node. */
+static void on_proof(struct el_daemon *d, struct el_d_inbound *in, const uint8_t *buf,
+		     uint32_t len)
+{
+	char err[256];
+	int rc = el_ident_verify(d->ident, in->nonce, EL_IDENT_NODE, buf, len, in->name, err,
+				 sizeof err);
+	if (rc != EL_OK) {
+		char why[300];
+		snprintf(why, sizeof why, "identity not proven: %s", err);
+		refuse(d, in->conn, why, 0);
+		return;
+	}
+	in->proven = true;
+}
+
+void el_d_peer_frame(struct el_daemon *d, uint64_t conn, const uint8_t *buf, uint32_t len)
+{
+	struct el_d_inbound *in = inbound(d, conn, false);
+	if (in == NULL) {
+		refuse(d, conn, "a frame on a connection not challenged", 0);
+		return;
+	}
+	if (!in->proven) {
+		on_proof(d, in, buf, len);
 		return;
 	}
 	if (in->node == 0) {
@@ -170,25 +220,71 @@ void el_d_peer_send(struct el_daemon *d, const struct el_msg *m)
 	(void)el_net_peer_send(d->net, m->to, d->buf, (uint32_t)n);
 }
 
-/* A connection this node dialed is up: the hello first, then Raft. (Issue
- * 12 waits here for the listener's challenge and proves the name first.) */
-void el_d_peer_dialed(struct el_daemon *d, uint64_t conn, el_id_t peer)
+static struct el_d_outbound *outbound(struct el_daemon *d, el_id_t peer, bool add)
 {
-	uint8_t hello[EL_PEER_HELLO_MAX];
-	int n = el_d_hello(d, hello, sizeof hello);
-	int rc = n < 0 ? n : el_net_conn_send(d->net, conn, hello, (uint32_t)n);
-	if (rc != EL_OK) {
-		el_log(EL_LOG_ERROR, "peer: cannot greet node %u: %s", peer, el_strerror(rc));
-		el_net_close(d->net, conn);
-		return;
+	struct el_d_outbound *free_slot = NULL;
+	for (int i = 0; i < EL_DCFG_PEERS_MAX; i++) {
+		if (d->outbound[i].conn != 0 && d->outbound[i].peer == peer)
+			return &d->outbound[i];
+		if (d->outbound[i].conn == 0 && free_slot == NULL)
+			free_slot = &d->outbound[i];
 	}
-	el_net_peer_ready(d->net, conn);
+	return add ? free_slot : NULL;
 }
 
-/* Nothing is sent back on a dialed connection (yet): close it. */
-void el_d_peer_out_frame(struct el_daemon *d, uint64_t conn, el_id_t peer)
+static void out_refuse(struct el_daemon *d, struct el_d_outbound *o, uint64_t conn, el_id_t peer,
+		       const char *why)
 {
 	d->peer_frames_refused++;
-	el_log(EL_LOG_WARN, "peer: node %u sent a frame on our connection to it; closed", peer);
+	el_log(EL_LOG_WARN, "peer: our connection to node %u: %s; closed", peer, why);
+	if (o != NULL && o->conn == conn)
+		o->conn = 0;
 	el_net_close(d->net, conn);
+}
+
+/* A connection this node dialed is up: wait for the listener's challenge
+ * (the previous connection to the same peer, if any, is gone: net.c dials
+ * one at a time). */
+void el_d_peer_dialed(struct el_daemon *d, uint64_t conn, el_id_t peer)
+{
+	struct el_d_outbound *o = outbound(d, peer, true);
+	if (o == NULL) {
+		out_refuse(d, NULL, conn, peer, "no room to track it");
+		return;
+	}
+	*o = (struct el_d_outbound){ .conn = conn, .peer = peer };
+}
+
+/* On a dialed connection the listener sends one frame, its CHALLENGE: prove
+ * our name to node<peer> only, then say hello, then Raft may use it. */
+void el_d_peer_out_frame(struct el_daemon *d, uint64_t conn, el_id_t peer, const uint8_t *buf,
+			 uint32_t len)
+{
+	struct el_d_outbound *o = outbound(d, peer, false);
+	if (o == NULL || o->conn != conn || o->proved) {
+		out_refuse(d, o, conn, peer, "a frame after the challenge");
+		return;
+	}
+	char expect[32];
+	snprintf(expect, sizeof expect, "node%u", peer);
+	uint8_t proof[EL_IDENT_PROOF_MAX], hello[EL_PEER_HELLO_MAX];
+	int n = el_ident_prove(d->ident, buf, len, expect, proof, sizeof proof);
+	if (n < 0) {
+		char why[96];
+		if (n == EL_EPERM)
+			snprintf(why, sizeof why, "the challenge is not %s's (relayed?)", expect);
+		else
+			snprintf(why, sizeof why, "bad challenge (%s)", el_strerror(n));
+		out_refuse(d, o, conn, peer, why);
+		return;
+	}
+	int rc = el_net_conn_send(d->net, conn, proof, (uint32_t)n);
+	int h = rc == EL_OK ? el_d_hello(d, hello, sizeof hello) : rc;
+	rc = h < 0 ? h : el_net_conn_send(d->net, conn, hello, (uint32_t)h);
+	if (rc != EL_OK) {
+		out_refuse(d, o, conn, peer, el_strerror(rc));
+		return;
+	}
+	o->proved = true;
+	el_net_peer_ready(d->net, conn);
 }

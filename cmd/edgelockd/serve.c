@@ -120,6 +120,7 @@ static uint64_t attached_conn(struct el_daemon *d, uint64_t session)
 
 void el_d_client_closed(struct el_daemon *d, uint64_t conn)
 {
+	el_d_client_gone(d, conn);
 	for (uint32_t i = 0; i < EL_SESSIONS_MAX; i++)
 		if (d->attach[i].conn == conn)
 			d->attach[i].conn = 0;
@@ -163,14 +164,16 @@ static void to_cmd(const struct el_cw_msg *q, struct el_lock_cmd *c)
 	memcpy(c->client, q->client, q->client_len);
 }
 
-static void command(struct el_daemon *d, uint64_t conn, const struct el_cw_msg *q)
+static void command(struct el_daemon *d, uint64_t conn, const struct el_d_client *cl,
+		    const struct el_cw_msg *q)
 {
 	struct el_lock_cmd c;
 	el_id_t leader = 0;
 	if (q->type != EL_CW_OPEN_SESSION)
 		attach(d, q->session, conn);
 	to_cmd(q, &c);
-	if (el_lock_cmd_check(&c) != EL_OK) {
+	if ((q->type == EL_CW_OPEN_SESSION && el_d_client_stamp(cl, &c) != EL_OK) ||
+	    el_lock_cmd_check(&c) != EL_OK) {
 		reply_err(d, conn, q->type, q->id, EL_EINVAL, 0);
 		return;
 	}
@@ -236,10 +239,13 @@ static void fill_list(struct el_daemon *d, const struct el_d_pending *p)
 {
 	const struct el_lock_table *t = el_node_table(d->node);
 	uint64_t i = p->cursor > 0 ? p->cursor - 1 : 0;
+	const struct el_d_client *cl = el_d_client_of(d, p->conn);
 	for (; i < EL_LOCKS_MAX && d->rep.n_locks_listed < p->limit; i++) {
 		const struct el_lock_entry *e = &t->locks[i];
-		if (e->name_len == 0 || el_lock_query(t, e->name, e->name_len, &d->q) != EL_OK)
-			continue;
+		if (e->name_len == 0 || cl == NULL ||
+		    !el_d_client_may(d, cl, EL_ACL_OBSERVE, e->name, e->name_len) ||
+		    el_lock_query(t, e->name, e->name_len, &d->q) != EL_OK)
+			continue; /* LIST shows only the names the client may observe */
 		struct el_cw_lock *l = &d->rep.locks[d->rep.n_locks_listed++];
 		l->name_len = e->name_len;
 		memcpy(l->name, e->name, e->name_len);
@@ -353,9 +359,26 @@ static void admin(struct el_daemon *d, uint64_t conn, const struct el_cw_msg *q)
 void el_d_client_frame(struct el_daemon *d, uint64_t conn, const uint8_t *buf, uint32_t len)
 {
 	struct el_cw_msg *q = &d->req;
+	struct el_d_client *cl = el_d_client_of(d, conn);
+	if (cl == NULL || cl->auth == EL_D_AUTH_REFUSED || cl->auth == EL_D_AUTH_NONE)
+		return; /* refused and closing (or never challenged): nothing more */
 	int rc = el_cw_decode(q, buf, len);
+	if (cl->auth == EL_D_AUTH_CHALLENGED) {
+		/* the first frame: a PROOF, or a request from an anonymous client */
+		if (rc != EL_OK) {
+			el_d_client_prove(d, cl, buf, len);
+			return;
+		}
+		if (!el_d_client_anonymous(d, cl))
+			return;
+	}
 	if (rc != EL_OK || !el_cw_is_request(q->type)) {
 		send_error(d, conn, q->id, rc != EL_OK ? rc : EL_EDECODE, false);
+		return;
+	}
+	if (el_d_authorize(d, cl, q) != EL_OK) {
+		d->client_frames_refused++;
+		reply_err(d, conn, q->type, q->id, EL_EPERM, 0);
 		return;
 	}
 	switch (q->type) {
@@ -376,7 +399,7 @@ void el_d_client_frame(struct el_daemon *d, uint64_t conn, const uint8_t *buf, u
 		admin(d, conn, q);
 		break;
 	default:
-		command(d, conn, q);
+		command(d, conn, cl, q);
 		break;
 	}
 }

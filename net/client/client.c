@@ -85,9 +85,15 @@ void el_client__wake_events(el_client *c)
 
 /* ---- Streams -------------------------------------------------------------- */
 
-static int io_exact(nng_stream *s, nng_aio *aio, void *buf, size_t len, bool send)
+/* Move exactly len bytes. A receive given stop polls: its aio times out
+ * every 100 ms so the reader can notice *stop (TLS streams of nng 1.5 may not
+ * end a pending receive when the stream is closed). */
+static int io_exact(nng_stream *s, nng_aio *aio, void *buf, size_t len, bool send,
+		    const int *stop)
 {
 	size_t done = 0;
+	if (stop != NULL)
+		nng_aio_set_timeout(aio, 100);
 	while (done < len) {
 		nng_iov iov = { .iov_buf = (uint8_t *)buf + done, .iov_len = len - done };
 		nng_aio_set_iov(aio, 1, &iov);
@@ -97,9 +103,11 @@ static int io_exact(nng_stream *s, nng_aio *aio, void *buf, size_t len, bool sen
 			nng_stream_recv(s, aio);
 		nng_aio_wait(aio);
 		int rv = nng_aio_result(aio);
+		done += nng_aio_count(aio);
+		if (rv == NNG_ETIMEDOUT && stop != NULL && !__atomic_load_n(stop, __ATOMIC_ACQUIRE))
+			continue;
 		if (rv != 0)
 			return rv;
-		done += nng_aio_count(aio);
 	}
 	return 0;
 }
@@ -145,11 +153,11 @@ static void *reader_main(void *arg)
 	if (body != NULL && m != NULL) {
 		for (;;) {
 			uint8_t prefix[EL_CW_PREFIX];
-			if (io_exact(k->s, aio, prefix, sizeof prefix, false) != 0)
+			if (io_exact(k->s, aio, prefix, sizeof prefix, false, &k->stop) != 0)
 				break;
 			const uint32_t len = el_cw_get_prefix(prefix);
 			if (len == 0 || len > EL_CW_FRAME_MAX ||
-			    io_exact(k->s, aio, body, len, false) != 0)
+			    io_exact(k->s, aio, body, len, false, &k->stop) != 0)
 				break;
 			if (el_cw_decode(m, body, len) == 0)
 				deliver(c, k, m);
@@ -162,6 +170,51 @@ static void *reader_main(void *arg)
 	pthread_cond_broadcast(&c->cv);
 	pthread_mutex_unlock(&c->mu);
 	return NULL;
+}
+
+/*
+ * The daemon's first frame is its CHALLENGE (net/el_ident.h): answer it with
+ * a PROOF of our certificate, or, without one, send nothing (an anonymous
+ * client; the daemon accepts it only with client_auth = optional). TLS has
+ * checked that the server holds a certificate of the cluster CA for a server
+ * (a node's), so we sign for the node name the challenge gives.
+ */
+static int conn_handshake(el_client *c, struct el_conn *k, uint32_t timeout_ms)
+{
+	/* An aio of its own, freed here: the reader's and the sender's aios
+	 * are left untouched for the connection's life. */
+	nng_aio *aio = NULL;
+	int rv = nng_aio_alloc(&aio, NULL, NULL);
+	if (rv != 0)
+		return rv;
+	nng_aio_set_timeout(aio, (nng_duration)timeout_ms);
+	uint8_t prefix[EL_CW_PREFIX], ch[EL_IDENT_CHALLENGE_MAX];
+	rv = io_exact(k->s, aio, prefix, sizeof prefix, false, NULL);
+	const uint32_t len = rv == 0 ? el_cw_get_prefix(prefix) : 0;
+	if (rv == 0 && (len == 0 || len > sizeof ch))
+		rv = NNG_EPROTO;
+	if (rv == 0)
+		rv = io_exact(k->s, aio, ch, len, false, NULL);
+	if (rv == 0 && c->ident != NULL) {
+		char name[EL_IDENT_NAME_MAX + 1];
+		uint8_t frame[EL_CW_PREFIX + EL_IDENT_PROOF_MAX];
+		int n = el_ident_challenge_name(ch, len, name);
+		if (n == 0) {
+			/* conn_open may run on several threads at once (a reconnect race) */
+			pthread_mutex_lock(&c->ident_mu);
+			n = el_ident_prove(c->ident, ch, len, name, frame + EL_CW_PREFIX,
+					   sizeof frame - EL_CW_PREFIX);
+			pthread_mutex_unlock(&c->ident_mu);
+		}
+		if (n < 0) {
+			rv = NNG_EPROTO;
+		} else {
+			el_cw_put_prefix(frame, (uint32_t)n);
+			rv = io_exact(k->s, aio, frame, EL_CW_PREFIX + (size_t)n, true, NULL);
+		}
+	}
+	nng_aio_free(aio);
+	return rv;
 }
 
 /* Dial url within timeout_ms; NULL and a message on failure. */
@@ -189,8 +242,11 @@ static struct el_conn *conn_open(el_client *c, const char *url, uint32_t timeout
 	nng_aio_free(aio);
 	k->client = c;
 	if (rv == 0 && (nng_aio_alloc(&k->tx, NULL, NULL) != 0 ||
-			nng_aio_alloc(&k->rx, NULL, NULL) != 0 ||
-			pthread_create(&k->reader, NULL, reader_main, k) != 0))
+			nng_aio_alloc(&k->rx, NULL, NULL) != 0))
+		rv = NNG_ENOMEM;
+	if (rv == 0)
+		rv = conn_handshake(c, k, timeout_ms);
+	if (rv == 0 && pthread_create(&k->reader, NULL, reader_main, k) != 0)
 		rv = NNG_ENOMEM;
 	if (rv != 0) {
 		el_client__fail("%s: %s", url, nng_strerror(rv));
@@ -210,9 +266,9 @@ static void conn_close(struct el_conn *k)
 {
 	if (k == NULL)
 		return;
+	__atomic_store_n(&k->stop, 1, __ATOMIC_RELEASE);
 	nng_stream_close(k->s);
-	nng_aio_stop(k->rx); /* a TLS stream's close does not end a pending receive */
-	pthread_join(k->reader, NULL);
+	pthread_join(k->reader, NULL); /* it sees stop within 100 ms */
 	nng_stream_free(k->s);
 	nng_stream_dialer_free(k->d);
 	nng_aio_free(k->tx);
@@ -226,7 +282,7 @@ static int conn_send(el_client *c, struct el_conn *k, const uint8_t *frame, size
 	const uint64_t now = el_client__now_ms();
 	pthread_mutex_lock(&c->send_mu);
 	nng_aio_set_timeout(k->tx, (nng_duration)(deadline_ms > now ? deadline_ms - now : 1));
-	const int rv = io_exact(k->s, k->tx, (void *)frame, len, true);
+	const int rv = io_exact(k->s, k->tx, (void *)frame, len, true, NULL);
 	pthread_mutex_unlock(&c->send_mu);
 	return rv;
 }
@@ -265,11 +321,23 @@ static struct el_conn *current_conn(el_client *c, uint64_t deadline_ms)
 		const uint64_t left = deadline_ms - el_client__now_ms();
 		k = conn_open(c, url, left < 2000 ? (uint32_t)left : 2000u);
 		if (k != NULL) {
+			/* Another thread may have connected meanwhile (the dial and
+			 * the identity proof take a while): keep its connection,
+			 * which may carry requests in flight and the sessions'
+			 * events, and drop ours. */
 			pthread_mutex_lock(&c->mu);
 			struct el_conn *old = c->conn;
-			c->conn = k;
+			if (old != NULL && !old->dead) {
+				struct el_conn *theirs = old;
+				old = k;
+				k = theirs;
+			} else {
+				c->conn = k;
+				if (old != NULL)
+					c->reconnects++;
+			}
 			pthread_mutex_unlock(&c->mu);
-			conn_close(old); /* another thread's, if it raced us */
+			conn_close(old);
 			return k;
 		}
 		if (strstr(tried, url) == NULL && strlen(tried) + strlen(url) + 3 < sizeof tried)
@@ -487,6 +555,12 @@ static int tls_setup(el_client *c, const struct el_client_options *o)
 		el_client__fail("TLS setup: %s", nng_strerror(rv));
 		return EL_EINVAL;
 	}
+	char err[256];
+	if (o->cert_key_file != NULL &&
+	    el_ident_load(&c->ident, o->ca_file, o->cert_key_file, NULL, err, sizeof err) != 0) {
+		el_client__fail("%s", err);
+		return EL_EINVAL;
+	}
 	return 0;
 }
 
@@ -507,6 +581,7 @@ int el_client_open(el_client **out, const struct el_client_options *o)
 	pthread_condattr_destroy(&ca);
 	pthread_mutex_init(&c->mu, NULL);
 	pthread_mutex_init(&c->send_mu, NULL);
+	pthread_mutex_init(&c->ident_mu, NULL);
 	c->timeout_ms = o->timeout_ms != 0 ? o->timeout_ms : 5000u;
 	c->event_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (o->name != NULL)
@@ -545,9 +620,12 @@ void el_client_close(el_client *c)
 		nng_tls_config_free(c->tls);
 	if (c->event_fd >= 0)
 		close(c->event_fd);
+	if (c->ident != NULL)
+		el_ident_free(c->ident);
 	pthread_cond_destroy(&c->cv);
 	pthread_mutex_destroy(&c->mu);
 	pthread_mutex_destroy(&c->send_mu);
+	pthread_mutex_destroy(&c->ident_mu);
 	free(c);
 }
 

@@ -13,6 +13,8 @@
 #include <nng/nng.h>
 #include <nng/supplemental/tls/tls.h>
 
+#include "el_ident.h"
+
 #include "edgelock.h"
 #include "el_client_wire.h"
 
@@ -29,6 +31,7 @@ struct el_conn {
 	nng_aio *rx; /* the reader thread's */
 	pthread_t reader;
 	bool dead; /* the reader saw the stream end (under c->mu) */
+	int stop;  /* set (atomically) by conn_close: the reader ends */
 	char url[EL_CW_ADDR_MAX + 1];
 };
 
@@ -58,6 +61,8 @@ struct el_client {
 	pthread_cond_t cv;
 	pthread_mutex_t send_mu;
 	nng_tls_config *tls;
+	struct el_ident *ident;  /* our certificate and key for the PROOF; NULL: anonymous */
+	pthread_mutex_t ident_mu; /* el_ident's random generator is not thread-safe */
 	char *endpoints[EL_CLIENT_ENDPOINTS_MAX];
 	unsigned n_endpoints, next_ep;
 	char leader_hint[EL_CW_ADDR_MAX + 1];

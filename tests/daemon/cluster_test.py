@@ -94,9 +94,9 @@ def test_lock_round_trip(c):
           S.t2 > S.t1, repr(ev))
     q = a.call({1: 11, 6: "door"})
     holders = q.get(29, [])
-    check("query: the holder, its token and client name",
+    check("query: the holder, its token and client name (the proven identity, then the label)",
           len(holders) == 1 and holders[0].get(4) == S.sb and holders[0].get(11) == S.t2 and
-          holders[0].get(13) == "client-b", repr(q))
+          holders[0].get(13) == "client client-b", repr(q))
     lst = a.call({1: 12})
     check("list: the lock is listed", [l.get(6) for l in lst.get(35, [])] == ["door"], repr(lst))
 
@@ -183,11 +183,31 @@ def test_bad_client_input(c):
         check("client: a connection without a certificate is refused", False)
     except (OSError, EOFError, ssl.SSLError):
         check("client: a connection without a certificate is refused", True)
+    # issue 12: client_auth = required (the default) also needs the proof
+    conn = Conn(c.client_port[S.leader], c.certs, proof_cert=False)
+    conn.send({0: 1, 1: 18, 2: 1})
+    ok = True  # closed before the error frame could be read: refused too
+    try:
+        m = conn.recv(3.0)
+        ok = m.get(1) == 129 and m.get(3) == -18
+        conn.recv(3.0)
+        ok = False
+    except (EOFError, OSError, ssl.SSLError):
+        pass
+    check("client: a request without an identity proof is refused (client_auth = required)", ok)
+    with open(c.log(S.leader)) as f:
+        check("client: ... with a log line saying why",
+              "no identity proof, and [tls] client_auth = required" in f.read())
     still_serving(c, "client port")
 
 
-def peer_conn(c, i, cert="node3.pem"):
-    return Conn(c.peer_port[i], c.certs, cert=cert)
+def peer_conn(c, i, cert="node3.pem", prove=True):
+    """A connection to node i's peer port that has answered its challenge
+    with the certificate (when prove) and is ready for a hello."""
+    conn = Conn(c.peer_port[i], c.certs, cert=cert, prove=False)
+    if prove and cert:
+        conn.prove(os.path.join(c.certs, cert))
+    return conn
 
 
 def fnv1a(text):
@@ -254,6 +274,114 @@ def test_bad_peer_input(c):
     time.sleep(0.5)
     check("peer port: leader unchanged", c.wait_leader() == S.leader)
     still_serving(c, "peer port")
+
+
+def closed(conn, timeout=3.0):
+    """True when the other end closes conn without sending anything more."""
+    try:
+        conn.recv_frame(timeout)
+        return False
+    except socket.timeout:
+        return False
+    except (EOFError, OSError, ssl.SSLError):
+        return True
+
+
+def hello(c, node, peer_addr=""):
+    ver = subprocess.run([c.bin, "--version"], capture_output=True, text=True).stdout
+    profile = int(ver.split("capacity profile ")[1].split()[0], 16)
+    return cbor2.dumps({0: 1, 1: 100, 2: node, 3: fnv1a("test"), 4: profile, 5: peer_addr,
+                        6: ""}, canonical=True)
+
+
+def log_text(c, i):
+    with open(c.log(i)) as f:
+        return f.read()
+
+
+def test_peer_identity(c):
+    """Issue 12: the node id a peer claims in its hello must be the name its
+    certificate proves (signed challenge); client certificates, other
+    nodes' names, missing proofs and relayed challenges are refused."""
+    target = S.leader
+    others = [i for i in sorted(c.peer_port) if i != target]
+    a, b = others[0], others[1]
+    # control: a proven node<a> saying it is node a is kept open
+    conn = peer_conn(c, target, cert="node%d.pem" % a)
+    conn.send_frame(hello(c, a))
+    check("peer identity: a proven node claiming its own id is accepted",
+          not closed(conn, 1.5))
+    conn.close()
+    # node<a>'s valid certificate claiming node b
+    conn = peer_conn(c, target, cert="node%d.pem" % a)
+    conn.send_frame(hello(c, b))
+    check("peer identity: node%d's certificate claiming node %d is refused" % (a, b), closed(conn))
+    conn.close()
+    # a client certificate on the peer port, proven correctly
+    conn = peer_conn(c, target, cert="client.pem")
+    check("peer identity: a client certificate on the peer port is refused", closed(conn))
+    conn.close()
+    # no proof at all: a hello as the first frame
+    conn = peer_conn(c, target, cert="node%d.pem" % a, prove=False)
+    conn.recv_frame()
+    conn.send_frame(hello(c, a))
+    check("peer identity: a hello without a proof is refused", closed(conn))
+    conn.close()
+    # a proof signed for another listener name (a replayed/relayed signature)
+    conn = Conn(c.peer_port[target], c.certs, cert="node%d.pem" % a, prove=False)
+    conn.prove(os.path.join(c.certs, "node%d.pem" % a), expected="node%d" % b)
+    check("peer identity: a proof signed for another listener is refused", closed(conn))
+    conn.close()
+    text = log_text(c, target)
+    check("peer identity: the refusals are logged with their reason",
+          "the certificate proven on it is node%d's, the hello claims node%d" % (a, b) in text
+          and "a client certificate (client) on the peer port" in text
+          and "identity not proven: malformed proof" in text
+          and "does not verify for this connection" in text, text[-2000:])
+    check("peer identity: leader unchanged", c.wait_leader() == S.leader)
+    still_serving(c, "peer identity")
+    test_relayed_challenge(c, target, a)
+
+
+def test_relayed_challenge(c, victim, other):
+    """A member M (node 4's certificate, a listener of its own) lures the
+    victim into dialing it and relays node `other`'s challenge to it: the
+    victim must not sign it (the challenge names node<other>, it dialed
+    node4), so M has nothing to present to `other`."""
+    import threading
+    (port,) = free_ports(1)
+    srv = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    srv.load_cert_chain(os.path.join(c.certs, "node4.pem"))
+    srv.load_verify_locations(os.path.join(c.certs, "ca.pem"))
+    srv.verify_mode = ssl.CERT_REQUIRED
+    lsock = socket.create_server(("127.0.0.1", port))
+    lsock.settimeout(10)
+    got = {}
+
+    def relay():
+        try:
+            raw, _ = lsock.accept()
+            vconn = Conn.__new__(Conn)
+            vconn.sock = srv.wrap_socket(raw, server_side=True)
+            upstream = Conn(c.peer_port[other], c.certs, cert="node4.pem", prove=False)
+            vconn.send_frame(upstream.recv_frame())  # the other node's challenge
+            got["victim_closed"] = closed(vconn, 5.0)
+            upstream.close()
+            vconn.close()
+        except (OSError, EOFError, ssl.SSLError) as e:
+            got["error"] = repr(e)
+
+    t = threading.Thread(target=relay)
+    t.start()
+    lure = peer_conn(c, victim, cert="node4.pem")
+    lure.send_frame(hello(c, 4, "tls+tcp://127.0.0.1:%d" % port))
+    t.join(15)
+    lure.close()
+    lsock.close()
+    check("peer identity: the victim dials the member and refuses to prove to a relayed "
+          "challenge", got.get("victim_closed") is True, repr(got))
+    check("peer identity: the relayed challenge is logged",
+          "the challenge is not node4's (relayed?)" in log_text(c, victim))
 
 
 def test_many_clients(c, n=int(os.environ.get("EL_TEST_CONNS", "1000"))):
@@ -450,7 +578,7 @@ def main():
         c.start_all(bootstrap=True)
         for t in (test_election_and_redirect, test_lock_round_trip, test_session_expiring,
                   test_bad_client_input,
-                  test_bad_peer_input, test_many_clients, test_membership, test_sigterm_leader,
+                  test_bad_peer_input, test_peer_identity, test_many_clients, test_membership, test_sigterm_leader,
                   test_sigkill_leader_waiter_granted, test_kill_all_restart,
                   test_start_guards):
             try:

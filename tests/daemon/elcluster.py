@@ -49,17 +49,36 @@ def tls_context(certs, cert="client.pem"):
 class Conn:
     """One TLS connection speaking frames: 4-byte big-endian length + CBOR."""
 
-    def __init__(self, port, certs, cert="client.pem", timeout=5.0):
+    def __init__(self, port, certs, cert="client.pem", timeout=5.0, prove=True, proof_cert=None):
+        """prove: answer the daemon's CHALLENGE (client port) with a PROOF by
+        proof_cert (default: the TLS certificate), or, without a certificate
+        or with proof_cert=False, go on as an anonymous client. prove=False leaves the challenge unread
+        (the peer port's tests run the exchange themselves)."""
         raw = socket.create_connection(("127.0.0.1", port), timeout=timeout)
         self.sock = tls_context(certs, cert).wrap_socket(raw)
         self.next_id = 1
         self.events = []
+        self.challenge = None
+        if prove:
+            self.challenge = self.recv_frame(timeout)
+            pem = cert if proof_cert is None else proof_cert  # False: no proof
+            if pem:
+                self.send_frame(ident_proof(os.path.join(certs, pem), self.challenge))
 
     def close(self):
         try:
             self.sock.close()
         except OSError:
             pass
+
+    def recv_frame(self, timeout=5.0):
+        self.sock.settimeout(timeout)
+        (n,) = struct.unpack(">I", self._read(4))
+        return self._read(n)
+
+    def prove(self, pem_path, expected=None):
+        """Answer the listener's CHALLENGE (the first frame) with a PROOF."""
+        self.send_frame(ident_proof(pem_path, self.recv_frame(), expected))
 
     def send_raw(self, data):
         self.sock.sendall(data)
@@ -107,8 +126,44 @@ class Conn:
         return m
 
 
+IDENT_DOMAIN = b"edgelock-ident-v1\x00"
+
+
+_IDENT_KEYS = {}
+
+
+def _ident_key(pem_path):
+    if pem_path not in _IDENT_KEYS:
+        from cryptography import x509
+        from cryptography.hazmat.primitives import serialization
+        from cryptography.x509.oid import NameOID
+        data = open(pem_path, "rb").read()
+        cert = x509.load_pem_x509_certificate(data)
+        key = serialization.load_pem_private_key(data, password=None)
+        name = cert.subject.get_attributes_for_oid(NameOID.COMMON_NAME)[0].value.encode()
+        _IDENT_KEYS[pem_path] = (cert, key, name)
+    return _IDENT_KEYS[pem_path]
+
+
+def ident_proof(pem_path, challenge, expected=None):
+    """The PROOF frame (net/el_ident.h) answering a CHALLENGE frame with the
+    certificate and key in pem_path, signed for the listener name the
+    challenge gives (or for expected, to play a dishonest prover)."""
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    ch = cbor2.loads(challenge)
+    assert ch[0] == 1 and ch[1] == 1, ch
+    nonce, listener = ch[2], (expected or ch[3])
+    cert, key, name = _ident_key(pem_path)
+    signed = (IDENT_DOMAIN + bytes([1, len(name)]) + name + bytes([len(listener)]) +
+              listener.encode() + nonce)
+    sig = key.sign(signed, ec.ECDSA(hashes.SHA256()))
+    der = cert.public_bytes(serialization.Encoding.DER)
+    return cbor2.dumps({0: 1, 1: 2, 2: der, 3: sig}, canonical=True)
+
+
 class Cluster:
-    def __init__(self, build, n=3, tmp=None, election_ms=600, heartbeat_ms=60):
+    def __init__(self, build, n=3, tmp=None, election_ms=600, heartbeat_ms=60, extra=""):
         self.build = os.path.abspath(build)
         self.bin = os.environ.get("EDGELOCKD") or os.path.join(self.build, "bin", "edgelockd")
         self.certs = os.path.join(self.build, "certs")
@@ -121,6 +176,7 @@ class Cluster:
         self.procs = {}
         self.election_ms = election_ms
         self.heartbeat_ms = heartbeat_ms
+        self.extra = extra  # more config text for every node ([acl], [tls] client_auth)
         for i in self.peer_port:
             self.write_config(i, list(self.peer_port))
 
@@ -131,9 +187,9 @@ class Cluster:
                     "client_addr = tls+tcp://127.0.0.1:%d\ncluster = test\n\n"
                     "[tls]\nca_file = %s/ca.pem\ncert_key_file = %s/node%d.pem\n\n"
                     "[peers]\n%s\n[timing]\nelection_ms = %d\nheartbeat_ms = %d\n"
-                    "\n[log]\nlevel = info\n"
+                    "\n[log]\nlevel = info\n%s"
                     % (i, self.data(i), self.peer_port[i], self.client_port[i], self.certs,
-                       self.certs, i, peers, self.election_ms, self.heartbeat_ms))
+                       self.certs, i, peers, self.election_ms, self.heartbeat_ms, self.extra))
 
     def add_node(self, i):
         """Ports and a config for node i (a later member)."""
@@ -194,8 +250,8 @@ class Cluster:
         for i in list(self.procs):
             self.stop(i)
 
-    def connect(self, i, cert="client.pem", timeout=5.0):
-        return Conn(self.client_port[i], self.certs, cert, timeout)
+    def connect(self, i, cert="client.pem", timeout=5.0, proof_cert=None):
+        return Conn(self.client_port[i], self.certs, cert, timeout, proof_cert=proof_cert)
 
     def status(self, i):
         c = self.connect(i, timeout=2.0)

@@ -229,6 +229,26 @@ static int write_seeds(const char *out)
 	return 0;
 }
 
+/* A client reads the node name from the challenge and proves to it; the
+ * name of a malformed or truncated challenge is refused. */
+static void test_client_proves_to_the_challenge_name(void)
+{
+	uint8_t nonce[EL_IDENT_NONCE_LEN], chal[EL_IDENT_CHALLENGE_MAX], proof[EL_IDENT_PROOF_MAX];
+	char name[EL_IDENT_NAME_MAX + 1], got[EL_IDENT_NAME_MAX + 1], err[256] = "";
+	int cl = el_ident_challenge(node2, nonce, chal, sizeof(chal));
+	EL_CHECK(cl > 0);
+	EL_CHECK_EQ(el_ident_challenge_name(chal, (size_t)cl, name), 0);
+	EL_CHECK(strcmp(name, "node2") == 0);
+	int pl = el_ident_prove(client1, chal, (size_t)cl, name, proof, sizeof(proof));
+	EL_CHECK(pl > 0);
+	EL_CHECK_EQ(el_ident_verify(node2, nonce, EL_IDENT_CLIENT, proof, (size_t)pl, got, err,
+				    sizeof(err)), 0);
+	EL_CHECK(strcmp(got, "client1") == 0);
+	EL_CHECK_EQ(el_ident_challenge_name(chal, (size_t)cl - 1, name), EL_EDECODE);
+	EL_CHECK(name[0] == '\0');
+	EL_CHECK_EQ(el_ident_challenge_name(proof, (size_t)pl, name), EL_EDECODE);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2 && !(argc == 4 && strcmp(argv[2], "--write-seeds") == 0)) {
@@ -250,6 +270,7 @@ int main(int argc, char **argv)
 	EL_RUN(test_certificate_without_its_key_is_refused);
 	EL_RUN(test_malformed_proofs_are_refused);
 	EL_RUN(test_load_errors_name_the_file);
+	EL_RUN(test_client_proves_to_the_challenge_name);
 	el_ident_free(node1);
 	el_ident_free(node2);
 	el_ident_free(node3);

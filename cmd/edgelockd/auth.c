@@ -1,0 +1,196 @@
+/*
+ * auth.c - who a client is and what it may do (docs/security.md).
+ *
+ * Identity: every client connection is challenged when it opens
+ * (net/el_ident.h). Its first frame is either a PROOF, checked against this
+ * connection's nonce with role client (the proven name is the certificate's
+ * CN), or a request: the client chose not to prove, and is anonymous, which
+ * is refused outright when [tls] client_auth = required.
+ *
+ * Ownership: the daemon writes the opener's identity into the client field
+ * of OPEN_SESSION ("<identity> <label>", or " <label>" for anonymous: a CN
+ * holds no space, so the two never collide). That field is replicated with
+ * the session, so every node, after any failover, knows who owns it; a
+ * request naming a session (keepalive, close, locks, elections, watches)
+ * from anyone else is refused with EL_EPERM.
+ *
+ * Access: every request type is checked against the [acl] section
+ * (net/el_acl.h) with the operation it needs and its lock name.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "el_daemon.h"
+#include "el_error.h"
+#include "el_platform.h"
+
+int el_d_clients_open(struct el_daemon *d)
+{
+	d->clients = calloc(el_net_slots(d->net), sizeof *d->clients);
+	if (d->clients == NULL)
+		return EL_EFULL;
+	if (!d->cfg.acl.configured)
+		el_log(EL_LOG_WARN, "no [acl] section: every client with a proven identity may do "
+		       "everything, anonymous clients nothing");
+	return EL_OK;
+}
+
+struct el_d_client *el_d_client_of(struct el_daemon *d, uint64_t conn)
+{
+	struct el_d_client *cl = &d->clients[el_net_slot(d->net, conn)];
+	return cl->conn == conn ? cl : NULL;
+}
+
+static void refuse(struct el_daemon *d, struct el_d_client *cl, const char *why)
+{
+	el_log(EL_LOG_WARN, "client connection: %s; closed", why);
+	d->rep = (struct el_cw_msg){ .type = EL_CW_ERROR, .err = EL_EPERM };
+	d->client_frames_refused++;
+	el_d_send(d, cl->conn, &d->rep, true);
+	cl->auth = EL_D_AUTH_REFUSED;
+}
+
+/* A client connection was accepted: challenge it. */
+void el_d_client_opened(struct el_daemon *d, uint64_t conn)
+{
+	struct el_d_client *cl = &d->clients[el_net_slot(d->net, conn)];
+	memset(cl, 0, sizeof *cl);
+	cl->conn = conn;
+	uint8_t ch[EL_IDENT_CHALLENGE_MAX];
+	int n = el_ident_challenge(d->ident, cl->nonce, ch, sizeof ch);
+	if (n < 0 || el_net_conn_send(d->net, conn, ch, (uint32_t)n) != EL_OK) {
+		el_net_close(d->net, conn);
+		cl->conn = 0;
+		return;
+	}
+	cl->auth = EL_D_AUTH_CHALLENGED;
+}
+
+void el_d_client_gone(struct el_daemon *d, uint64_t conn)
+{
+	struct el_d_client *cl = el_d_client_of(d, conn);
+	if (cl != NULL)
+		memset(cl, 0, sizeof *cl);
+}
+
+/* The first frame was not a request: it must be a valid client PROOF. */
+void el_d_client_prove(struct el_daemon *d, struct el_d_client *cl, const uint8_t *buf,
+		       uint32_t len)
+{
+	char err[256];
+	int rc = el_ident_verify(d->ident, cl->nonce, EL_IDENT_CLIENT, buf, len, cl->name, err,
+				 sizeof err);
+	if (rc != EL_OK) {
+		char why[300];
+		snprintf(why, sizeof why, "identity not proven: %s", err);
+		refuse(d, cl, why);
+		return;
+	}
+	cl->auth = EL_D_AUTH_PROVEN;
+	el_log(EL_LOG_DEBUG, "client connection: proven as %s", cl->name);
+}
+
+/* The first frame is a request without a proof: anonymous, if allowed. */
+bool el_d_client_anonymous(struct el_daemon *d, struct el_d_client *cl)
+{
+	if (d->cfg.client_cert_required) {
+		refuse(d, cl, "no identity proof, and [tls] client_auth = required");
+		return false;
+	}
+	cl->auth = EL_D_AUTH_ANONYMOUS;
+	return true;
+}
+
+static const char *identity(const struct el_d_client *cl)
+{
+	return cl->auth == EL_D_AUTH_PROVEN ? cl->name : NULL;
+}
+
+/* Does the session's client field say id (NULL: anonymous) opened it? */
+static bool owns(const char *field, uint32_t len, const char *id)
+{
+	if (id == NULL)
+		return len > 0 && field[0] == ' ';
+	const size_t n = strlen(id);
+	return n <= len && memcmp(field, id, n) == 0 && (n == len || field[n] == ' ');
+}
+
+/* Write the opener's identity into OPEN_SESSION's client field. */
+int el_d_client_stamp(const struct el_d_client *cl, struct el_lock_cmd *c)
+{
+	const char *id = identity(cl);
+	const size_t n = id != NULL ? strlen(id) : 0;
+	if (n + 1 > EL_CLIENT_NAME_MAX)
+		return EL_EINVAL; /* the identity must fit whole: ownership rests on it */
+	char label[EL_CLIENT_NAME_MAX];
+	const uint32_t label_len = c->client_len;
+	memcpy(label, c->client, label_len);
+	memcpy(c->client, id != NULL ? id : "", n);
+	c->client[n] = ' ';
+	uint32_t keep = label_len;
+	if (n + 1 + keep > EL_CLIENT_NAME_MAX)
+		keep = (uint32_t)(EL_CLIENT_NAME_MAX - n - 1);
+	memcpy(c->client + n + 1, label, keep);
+	c->client_len = (uint8_t)(n + 1 + keep);
+	return EL_OK;
+}
+
+bool el_d_client_may(const struct el_daemon *d, const struct el_d_client *cl, enum el_acl_op op,
+		     const char *name, size_t name_len)
+{
+	return el_acl_allows(&d->cfg.acl, identity(cl), op, name, name_len);
+}
+
+/* The operation a request type needs (0: none) and whether it names a
+ * session the requester must own. */
+static uint32_t op_of(uint8_t type, bool *session)
+{
+	*session = false;
+	switch (type) {
+	case EL_CW_PING: return 0;
+	case EL_CW_OPEN_SESSION: return EL_ACL_LOCK | EL_ACL_ELECT | EL_ACL_OBSERVE;
+	case EL_CW_KEEPALIVE:
+	case EL_CW_CLOSE_SESSION: *session = true; return 0;
+	case EL_CW_ACQUIRE:
+	case EL_CW_RELEASE: *session = true; return EL_ACL_LOCK;
+	case EL_CW_CAMPAIGN:
+	case EL_CW_RESIGN:
+	case EL_CW_PROCLAIM: *session = true; return EL_ACL_ELECT;
+	case EL_CW_WATCH:
+	case EL_CW_UNWATCH: *session = true; return EL_ACL_OBSERVE;
+	case EL_CW_QUERY:
+	case EL_CW_LIST:
+	case EL_CW_STATUS: return EL_ACL_OBSERVE;
+	default: return EL_ACL_ADMIN; /* members, transfer */
+	}
+}
+
+/* EL_OK, or EL_EPERM (logged) when cl may not make request q. */
+int el_d_authorize(struct el_daemon *d, const struct el_d_client *cl, const struct el_cw_msg *q)
+{
+	bool session;
+	const uint32_t ops = op_of(q->type, &session);
+	const char *who = identity(cl) != NULL ? identity(cl) : "anonymous";
+	if (session) {
+		const struct el_lock_table *t = el_node_table(d->node);
+		uint16_t slot = el_lock_session_slot(t, q->session);
+		if (slot != EL_LOCK_NONE && t->sessions[slot].id == q->session &&
+		    !owns(t->sessions[slot].client, t->sessions[slot].client_len, identity(cl))) {
+			el_log(EL_LOG_WARN, "client %s: request type %u on session %llu of another "
+			       "client refused", who, q->type, (unsigned long long)q->session);
+			return EL_EPERM;
+		}
+	}
+	if (ops == 0)
+		return EL_OK;
+	const bool named = q->type != EL_CW_OPEN_SESSION && q->type != EL_CW_LIST &&
+			   q->type != EL_CW_STATUS && (ops & EL_ACL_ADMIN) == 0;
+	for (uint32_t op = 1; op <= EL_ACL_ADMIN; op <<= 1)
+		if ((ops & op) != 0 && el_d_client_may(d, cl, (enum el_acl_op)op,
+						       named ? q->name : NULL, q->name_len))
+			return EL_OK;
+	el_log(EL_LOG_WARN, "client %s: request type %u on '%.*s' refused by [acl]", who, q->type,
+	       named ? (int)q->name_len : 0, q->name);
+	return EL_EPERM;
+}

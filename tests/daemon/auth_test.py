@@ -1,0 +1,242 @@
+#!/usr/bin/env python3
+"""auth_test.py BUILD_DIR - who a client is and what it may do (issue 12).
+
+A three-node cluster with client_auth = optional and an [acl] section; client
+certificates minted for the test (sensor-1, sensor-2, ops from the cluster CA,
+and a sensor-1 from another CA). Checks that the identity proven on the client
+port decides: lock names and operations outside a client's [acl] grant are
+refused with EL_EPERM and change nothing; a client cannot renew, close or use
+another client's session (also after a leader failover: the owner is in the
+replicated session); an anonymous client gets only what [acl] grants
+"anonymous"; a certificate of another CA and a node certificate on the client
+port are refused and the connection closed, with a log line saying why.
+Runs against BUILD/bin/edgelockd (or $EDGELOCKD).
+"""
+import os
+import random
+import socket
+import ssl
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from elcluster import Cluster  # noqa: E402
+
+EL_EPERM = -18
+passed = failed = 0
+
+ACL = """
+[tls]
+client_auth = optional
+
+[acl]
+sensor-* = lock, elect, observe : fleet/sensors/ fleet/leader
+ops = lock, elect, observe, admin : *
+anonymous = observe : public/
+client = observe : status-only/
+"""
+
+
+def check(name, cond, why=""):
+    global passed, failed
+    if cond:
+        passed += 1
+        print("ok   %s" % name, flush=True)
+    else:
+        failed += 1
+        print("FAIL %s %s" % (name, why), flush=True)
+    return cond
+
+
+def openssl(*args):
+    subprocess.run(["openssl"] + list(args), check=True, capture_output=True)
+
+
+def mint(dir, ca_crt, ca_key, name, ou="client"):
+    """A certificate and key (one PEM file) for CN=name, OU=ou, signed by ca."""
+    key, csr, crt, ext = (os.path.join(dir, name + s) for s in (".key", ".csr", ".crt", ".ext"))
+    openssl("genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", key)
+    openssl("req", "-new", "-key", key, "-subj", "/OU=%s/CN=%s" % (ou, name), "-out", csr)
+    with open(ext, "w") as f:
+        f.write("basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\n"
+                "extendedKeyUsage=clientAuth\n")
+    openssl("x509", "-req", "-in", csr, "-CA", ca_crt, "-CAkey", ca_key, "-CAcreateserial",
+            "-sha256", "-days", "30", "-extfile", ext, "-out", crt)
+    pem = os.path.join(dir, name + ".pem")
+    with open(pem, "w") as f:
+        f.write(open(crt).read() + open(key).read())
+    return pem
+
+
+def make_certs(c):
+    d = os.path.join(c.dir, "certs")
+    os.makedirs(os.path.join(d, "evil"))
+    ca, ca_key = os.path.join(c.certs, "ca.pem"), os.path.join(c.certs, "ca.key")
+    pems = {n: mint(d, ca, ca_key, n) for n in ("sensor-1", "sensor-2", "ops")}
+    ev = os.path.join(d, "evil")
+    openssl("genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out",
+            os.path.join(ev, "ca.key"))
+    openssl("req", "-x509", "-new", "-key", os.path.join(ev, "ca.key"), "-sha256", "-days", "30",
+            "-subj", "/CN=evil CA", "-addext", "basicConstraints=critical,CA:TRUE",
+            "-addext", "keyUsage=critical,keyCertSign,cRLSign", "-out", os.path.join(ev, "ca.pem"))
+    pems["evil"] = mint(ev, os.path.join(ev, "ca.pem"), os.path.join(ev, "ca.key"), "sensor-1")
+    return pems
+
+
+def refused(conn, timeout=3.0):
+    """The daemon answers ERROR EL_EPERM and closes the connection."""
+    try:
+        m = conn.recv(timeout)
+    except (EOFError, OSError, ssl.SSLError):
+        return True  # closed before the error frame could be read
+    if m.get(1) != 129 or m.get(3) != EL_EPERM:
+        return False
+    try:
+        conn.recv(timeout)
+        return False
+    except socket.timeout:
+        return False
+    except (EOFError, OSError, ssl.SSLError):
+        return True
+
+
+def log_text(c, i):
+    with open(c.log(i)) as f:
+        return f.read()
+
+
+def session(conn, label):
+    rep = conn.call({1: 1, 9: 30000, 13: label, 14: random.getrandbits(64)})
+    return rep.get(4, 0)
+
+
+def holder(conn, name):
+    q = conn.call({1: 11, 6: name})
+    h = q.get(29, [])
+    return (h[0].get(4), h[0].get(11), h[0].get(13)) if h else None
+
+
+def test_acl(c, pems, leader):
+    s1c = c.connect(leader, cert=pems["sensor-1"])
+    ops = c.connect(leader, cert=pems["ops"])
+    s1 = session(s1c, "dev1")
+    check("acl: sensor-1 opens a session", s1 > 0)
+    rep = s1c.call({1: 4, 4: s1, 5: 1, 6: "fleet/sensors/1"})
+    check("acl: sensor-1 locks a name under its prefix", rep.get(11, 0) > 0, repr(rep))
+    h = holder(ops, "fleet/sensors/1")
+    check("acl: the session carries the proven identity", h is not None and h[2] == "sensor-1 dev1",
+          repr(h))
+    rep = s1c.call({1: 4, 4: s1, 5: 2, 6: "fleet/other"})
+    check("acl: sensor-1 locking outside its prefixes gets EPERM", rep.get(3) == EL_EPERM, repr(rep))
+    check("acl: ... and the lock was not taken", holder(ops, "fleet/other") is None)
+    rep = s1c.call({1: 11, 6: "secret/x"})
+    check("acl: sensor-1 querying outside its prefixes gets EPERM", rep.get(3) == EL_EPERM, repr(rep))
+    rep = s1c.call({1: 17, 20: 0})
+    check("acl: sensor-1 asking for an admin operation gets EPERM", rep.get(3) == EL_EPERM, repr(rep))
+    rep = s1c.call({1: 6, 4: s1, 5: 3, 6: "fleet/leader", 12: b"me"})
+    check("acl: sensor-1 campaigns on fleet/leader (elect granted)", rep.get(11, 0) > 0, repr(rep))
+    rep = ops.call({1: 4, 4: session(ops, "admin"), 5: 1, 6: "secret/x"})
+    check("acl: ops (prefix *) locks anything", rep.get(11, 0) > 0, repr(rep))
+    names = [l.get(6) for l in s1c.call({1: 12}).get(35, [])]
+    check("acl: LIST shows sensor-1 only the names it may observe",
+          "fleet/sensors/1" in names and "secret/x" not in names, repr(names))
+    names = [l.get(6) for l in ops.call({1: 12}).get(35, [])]
+    check("acl: LIST shows ops every name", "secret/x" in names, repr(names))
+    text = log_text(c, leader)
+    check("acl: refusals are logged", "client sensor-1: request type 4 on 'fleet/other' refused "
+          "by [acl]" in text, text[-1500:])
+    return s1c, s1, ops
+
+
+def test_ownership(c, pems, leader, s1c, s1, ops):
+    s2c = c.connect(leader, cert=pems["sensor-2"])
+    token = holder(ops, "fleet/sensors/1")[1]
+    rep = s2c.call({1: 2, 4: s1})
+    check("owner: sensor-2 renewing sensor-1's session gets EPERM", rep.get(3) == EL_EPERM, repr(rep))
+    rep = s2c.call({1: 5, 4: s1, 5: 1, 6: "fleet/sensors/1", 11: token})
+    check("owner: sensor-2 releasing sensor-1's lock gets EPERM", rep.get(3) == EL_EPERM, repr(rep))
+    rep = s2c.call({1: 3, 4: s1})
+    check("owner: sensor-2 closing sensor-1's session gets EPERM", rep.get(3) == EL_EPERM, repr(rep))
+    anon = c.connect(leader, cert=None)
+    rep = anon.call({1: 3, 4: s1})
+    check("owner: an anonymous client closing it gets EPERM", rep.get(3) == EL_EPERM, repr(rep))
+    check("owner: the lock is still sensor-1's", holder(ops, "fleet/sensors/1") ==
+          (s1, token, "sensor-1 dev1"))
+    rep = s1c.call({1: 2, 4: s1})
+    check("owner: sensor-1 renews its own session", rep.get(3, 0) == 0, repr(rep))
+    text = log_text(c, leader)
+    check("owner: refusals are logged", "client sensor-2: request type 2 on session %d of another "
+          "client refused" % s1 in text)
+    # After a failover the new leader knows the owner from the replicated session.
+    c.stop(leader)
+    new = c.wait_leader(exclude=(leader,))
+    s2c = c.connect(new, cert=pems["sensor-2"])
+    rep = s2c.call({1: 3, 4: s1})
+    check("owner: after failover, sensor-2 closing sensor-1's session still gets EPERM",
+          rep.get(3) == EL_EPERM, repr(rep))
+    s1c = c.connect(new, cert=pems["sensor-1"])
+    rep = s1c.call({1: 2, 4: s1})
+    check("owner: after failover, sensor-1 renews its session", rep.get(3, 0) == 0, repr(rep))
+    rep = s1c.call({1: 3, 4: s1})
+    check("owner: sensor-1 closes its own session", rep.get(3, 0) == 0, repr(rep))
+    c.start(leader)
+    return new
+
+
+def test_anonymous(c, leader):
+    anon = c.connect(leader, cert=None)
+    s = session(anon, "guest")
+    check("anonymous: may open a session (it has a grant)", s > 0)
+    rep = anon.call({1: 11, 6: "public/board"})
+    check("anonymous: may observe public/", rep.get(3) in (None, 0, -4), repr(rep))
+    rep = anon.call({1: 4, 4: s, 5: 1, 6: "public/board"})
+    check("anonymous: may not lock (observe only)", rep.get(3) == EL_EPERM, repr(rep))
+    rep = anon.call({1: 11, 6: "fleet/sensors/1"})
+    check("anonymous: may not observe outside public/", rep.get(3) == EL_EPERM, repr(rep))
+    rep = anon.call({1: 13})
+    check("anonymous: status needs observe on some prefix (granted)", rep.get(3, 0) == 0 and
+          rep.get(20, 0) > 0, repr(rep))
+
+
+def test_refused_certs(c, pems, leader):
+    conn = c.connect(leader, cert=pems["evil"])  # TLS lets it in (optional); the proof not
+    check("other CA: a client certificate of another CA is refused", refused(conn))
+    conn = c.connect(leader, cert=pems["sensor-1"], proof_cert=pems["evil"])
+    check("other CA: a proof by another CA's certificate is refused", refused(conn))
+    conn = c.connect(leader, cert="node1.pem")
+    check("role: a node certificate on the client port is refused", refused(conn))
+    text = log_text(c, leader)
+    check("refusals name the reason", "certificate not accepted by the cluster CA" in text and
+          "a node certificate (node1) on the client port" in text, text[-1500:])
+
+
+def main():
+    build = sys.argv[1] if len(sys.argv) > 1 else "build"
+    random.seed(int(os.environ.get("SEED", "1")))
+    c = Cluster(build, 3, tmp=os.path.join(os.path.abspath(build), "tmp",
+                                           "auth-%d" % os.getpid()), extra=ACL)
+    try:
+        pems = make_certs(c)
+        c.start_all(bootstrap=True)
+        leader = c.wait_leader()
+        s1c, s1, ops = test_acl(c, pems, leader)
+        test_anonymous(c, leader)
+        test_refused_certs(c, pems, leader)
+        leader = test_ownership(c, pems, leader, s1c, s1, ops)
+        check("the cluster still has a leader", c.wait_leader() > 0)
+    except Exception as e:  # a crashed step fails the suite
+        check("auth test", False, "raised %r" % (e,))
+    finally:
+        c.stop_all()
+        for i in sorted(c.peer_port):
+            if os.path.exists(c.log(i)):
+                lines = open(c.log(i)).readlines()
+                bad = [ln for ln in lines if "Sanitizer" in ln or "runtime error" in ln]
+                check("node%d: no sanitizer report" % i, not bad, "".join(bad[:5]))
+    print("%d passed, %d failed" % (passed, failed))
+    return 0 if failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
