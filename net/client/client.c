@@ -85,29 +85,36 @@ void el_client__wake_events(el_client *c)
 
 /* ---- Streams -------------------------------------------------------------- */
 
-/* Move exactly len bytes. A receive given stop polls: its aio times out
- * every 100 ms so the reader can notice *stop (TLS streams of nng 1.5 may not
- * end a pending receive when the stream is closed). */
+/* Move exactly len bytes. The reader passes its connection (k): each receive
+ * is submitted under k->io_mu and only while k->stop is clear, so conn_close
+ * (which sets stop and closes the stream under the same mutex) either sees
+ * the receive pending, and the close ends it, or keeps it from starting. A
+ * receive submitted after the close would wait forever on nng 1.5's TLS. */
 static int io_exact(nng_stream *s, nng_aio *aio, void *buf, size_t len, bool send,
-		    const int *stop)
+		    struct el_conn *k)
 {
 	size_t done = 0;
-	if (stop != NULL)
-		nng_aio_set_timeout(aio, 100);
 	while (done < len) {
 		nng_iov iov = { .iov_buf = (uint8_t *)buf + done, .iov_len = len - done };
 		nng_aio_set_iov(aio, 1, &iov);
-		if (send)
+		if (send) {
 			nng_stream_send(s, aio);
-		else
+		} else if (k != NULL) {
+			pthread_mutex_lock(&k->io_mu);
+			const bool stopped = k->stop;
+			if (!stopped)
+				nng_stream_recv(s, aio);
+			pthread_mutex_unlock(&k->io_mu);
+			if (stopped)
+				return NNG_ECLOSED;
+		} else {
 			nng_stream_recv(s, aio);
+		}
 		nng_aio_wait(aio);
 		int rv = nng_aio_result(aio);
-		done += nng_aio_count(aio);
-		if (rv == NNG_ETIMEDOUT && stop != NULL && !__atomic_load_n(stop, __ATOMIC_ACQUIRE))
-			continue;
 		if (rv != 0)
 			return rv;
+		done += nng_aio_count(aio);
 	}
 	return 0;
 }
@@ -153,11 +160,11 @@ static void *reader_main(void *arg)
 	if (body != NULL && m != NULL) {
 		for (;;) {
 			uint8_t prefix[EL_CW_PREFIX];
-			if (io_exact(k->s, aio, prefix, sizeof prefix, false, &k->stop) != 0)
+			if (io_exact(k->s, aio, prefix, sizeof prefix, false, k) != 0)
 				break;
 			const uint32_t len = el_cw_get_prefix(prefix);
 			if (len == 0 || len > EL_CW_FRAME_MAX ||
-			    io_exact(k->s, aio, body, len, false, &k->stop) != 0)
+			    io_exact(k->s, aio, body, len, false, k) != 0)
 				break;
 			if (el_cw_decode(m, body, len) == 0)
 				deliver(c, k, m);
@@ -225,6 +232,7 @@ static struct el_conn *conn_open(el_client *c, const char *url, uint32_t timeout
 		el_client__fail("out of memory");
 		return NULL;
 	}
+	pthread_mutex_init(&k->io_mu, NULL);
 	nng_aio *aio = NULL;
 	int rv = nng_stream_dialer_alloc(&k->d, url);
 	if (rv == 0)
@@ -266,9 +274,13 @@ static void conn_close(struct el_conn *k)
 {
 	if (k == NULL)
 		return;
-	__atomic_store_n(&k->stop, 1, __ATOMIC_RELEASE);
-	nng_stream_close(k->s);
-	pthread_join(k->reader, NULL); /* it sees stop within 100 ms */
+	pthread_mutex_lock(&k->io_mu);
+	k->stop = 1;
+	nng_stream_close(k->s); /* ends the receive pending, if any */
+	pthread_mutex_unlock(&k->io_mu);
+	nng_aio_cancel(k->rx);
+	pthread_join(k->reader, NULL);
+	pthread_mutex_destroy(&k->io_mu);
 	nng_stream_free(k->s);
 	nng_stream_dialer_free(k->d);
 	nng_aio_free(k->tx);

@@ -31,7 +31,8 @@ struct el_conn {
 	nng_aio *rx; /* the reader thread's */
 	pthread_t reader;
 	bool dead; /* the reader saw the stream end (under c->mu) */
-	int stop;  /* set (atomically) by conn_close: the reader ends */
+	pthread_mutex_t io_mu; /* orders the reader's receives with conn_close */
+	bool stop;             /* set by conn_close under io_mu: the reader ends */
 	char url[EL_CW_ADDR_MAX + 1];
 };
 
