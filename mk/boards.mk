@@ -75,7 +75,10 @@ bm_cflags_default = $(CSTD) $(WARN) $($(1)_CPU_FLAGS) $(BM_ARCH_FLAGS_$(call bm_
 bm_cflags = $(call bm_cflags_default,$(1)) -include boards/$(1)/el_board_config.h
 BM_INCLUDES = -Icore -Iport/baremetal -Iboards/$(1) -Iboards/common -Iexamples/firmware
 # Link board $(1) with stack $(2) and heap $(3) bytes and C library $(4).
-bm_link = $(call bm_cc,$(1)) $($(1)_CPU_FLAGS) $(BM_ARCH_FLAGS_$(call bm_arch,$(1))) -Os $(BM_LTO) -nostartfiles -T boards/$(1)/linker.ld -Lboards \
+# The unit-test image (the core's default limits) may use a board's larger
+# memory: boards/NAME/linker-unit.ld when there is one.
+bm_ld = $(if $(and $(filter unit.elf,$(@F)),$(wildcard boards/$(1)/linker-unit.ld)),boards/$(1)/linker-unit.ld,boards/$(1)/linker.ld)
+bm_link = $(call bm_cc,$(1)) $($(1)_CPU_FLAGS) $(BM_ARCH_FLAGS_$(call bm_arch,$(1))) -Os $(BM_LTO) -nostartfiles -T $(call bm_ld,$(1)) -Lboards \
 	-Wl,--gc-sections -Wl,-Map=$(@:.elf=.map) -Wl,--defsym=__stack_size=$(2) \
 	-Wl,--defsym=__heap_size=$(3) $(filter %.o,$^) \
 	-Wl,--start-group $(4) -lgcc -Wl,--end-group -o $@
