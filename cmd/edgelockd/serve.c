@@ -149,6 +149,7 @@ static void to_cmd(const struct el_cw_msg *q, struct el_lock_cmd *c)
 {
 	memset(c, 0, sizeof *c);
 	c->type = cmd_of[q->type];
+	c->nonce = q->nonce; /* OPEN_SESSION: a retried open finds its session */
 	c->mode = q->mode;
 	c->ttl_ms = q->ttl_ms;
 	c->wait_ms = q->wait_ms;

@@ -219,6 +219,22 @@ def test_cluster_restart(cluster, e):
           "the holder kept its lock through the restart; the next token is higher")
 
 
+def test_open_retry(cluster):
+    """A retried OPEN_SESSION (same nonce, as after a lost reply) returns the
+    session the first attempt made, and makes no second one."""
+    leader = cluster.wait_leader()
+    conn = cluster.connect(leader)
+    try:
+        first = conn.call({1: 1, 9: 10000, 14: 0x5EED1234ABCD})
+        again = conn.call({1: 1, 9: 10000, 14: 0x5EED1234ABCD})
+        other = conn.call({1: 1, 9: 10000, 14: 0x5EED1234ABCE})
+    finally:
+        conn.close()
+    check(first.get(4) and again.get(4) == first.get(4) and other.get(4) != first.get(4),
+          "a retried open (same nonce) returns the same session (%s, %s); a new nonce, a new one"
+          % (first.get(4), again.get(4)))
+
+
 def test_help():
     env = dict(os.environ)
     ok = all(subprocess.run([CLI] + a + ["--help"], capture_output=True, env=env).returncode == 0
@@ -238,6 +254,7 @@ def main():
     cluster.start_all(bootstrap=True)
     try:
         cluster.wait_leader()
+        test_open_retry(cluster)
         e = Env(cluster)
         for t in (test_basics, test_fifo_handoff, test_shared, test_counter,
                   test_election_observe, test_killed_client):
