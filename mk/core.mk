@@ -51,7 +51,8 @@ $(BUILD)/m0plus/core/%.o: core/%.c $(CORE_HDRS)
 
 $(BUILD)/rv32/core/%.o: core/%.c $(CORE_HDRS)
 	@mkdir -p $(@D)
-	riscv64-unknown-elf-gcc --specs=picolibc.specs $(CORE_CFLAGS) -march=rv32imac -mabi=ilp32 -Os \
+	$(call say,RVCC,$@)
+	$(Q)riscv64-unknown-elf-gcc --specs=picolibc.specs $(CORE_CFLAGS) -march=rv32imac -mabi=ilp32 -Os \
 		-ffunction-sections -fdata-sections -Icore -c $< -o $@
 
 .PHONY: core core-arm check-core

@@ -10,11 +10,13 @@ REPLICA_FUZZ := $(BUILD)/fuzz/fuzz_replica $(BUILD)/fuzz/fuzz_replica_small
 
 $(BUILD)/fuzz/fuzz_replica: $(REPLICA_FUZZ_SRCS) $(CORE_HDRS)
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) $(INCLUDES) $(REPLICA_FUZZ_SRCS) -o $@
+	$(call say,FUZZCC,$@)
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) $(INCLUDES) $(REPLICA_FUZZ_SRCS) -o $@
 
 $(BUILD)/fuzz/fuzz_replica_small: $(REPLICA_FUZZ_SRCS) $(CORE_HDRS) boards/common/el_small_config.h
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -include boards/common/el_small_config.h $(INCLUDES) \
+	$(call say,FUZZCC,$@)
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -include boards/common/el_small_config.h $(INCLUDES) \
 		$(REPLICA_FUZZ_SRCS) -o $@
 
 .PHONY: test-fuzz-replica fuzz-replica

@@ -53,7 +53,8 @@ SIM_LIMITS_VARIED := -DEL_LOG_WINDOW=% -DEL_COMPACT_THRESHOLD=% -DEL_MSG_ENTRIES
 sim_cfg = $(word $(1),$(subst -, ,$(2)))
 $(BUILD)/sim-matrix/%/sim: $(SIM_DEPS)
 	@mkdir -p $(@D)
-	$(CC) $(HOST_CFLAGS) -O2 $(filter-out $(SIM_LIMITS_VARIED),$(SIM_CONFIG)) \
+	$(call say,CC,$@)
+	$(Q)$(CC) $(HOST_CFLAGS) -O2 $(filter-out $(SIM_LIMITS_VARIED),$(SIM_CONFIG)) \
 		-DEL_LOG_WINDOW=$(call sim_cfg,1,$*) -DEL_COMPACT_THRESHOLD=$(call sim_cfg,2,$*) \
 		-DEL_MSG_ENTRIES_MAX=$(call sim_cfg,3,$*) -DEL_INFLIGHT_MAX=$(call sim_cfg,4,$*) \
 		-Icore -Itests/sim $(SIM_CORE_SRCS) $(SIM_SRCS) -o $@
