@@ -179,6 +179,30 @@
 #define EL_LOCK_EVENTS_MAX 32
 #endif
 
+/* Events (grants, timeouts, watch notifications) one node batch hands out.
+ * More are counted in events_dropped; clients then learn by retrying or
+ * querying (core/el_node.h). */
+#ifndef EL_NODE_EVENTS_MAX
+#define EL_NODE_EVENTS_MAX (2 * EL_LOCK_EVENTS_MAX)
+#endif
+
+/* Longest lock-delay a holder may ask for; longer requests are capped. */
+#ifndef EL_LOCK_DELAY_MAX_MS
+#define EL_LOCK_DELAY_MAX_MS 60000u
+#endif
+
+/* Waiters one el_lock_query() lists (the total count is always given). */
+#ifndef EL_QUERY_WAITERS_MAX
+#define EL_QUERY_WAITERS_MAX 16
+#endif
+
+/* 1: check the whole lock table's invariants after every command (tests and
+ * audit builds; O(table) per command); 0: the named lock's only, and the whole
+ * table after every restore (core/lock_check.c). */
+#ifndef EL_LOCK_AUDIT
+#define EL_LOCK_AUDIT 0
+#endif
+
 /* Client requests the node holds while they commit. */
 #ifndef EL_PENDING_MAX
 #define EL_PENDING_MAX 64

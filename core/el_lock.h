@@ -71,16 +71,6 @@
 
 #include "el_config.h"
 
-/* Longest lock-delay a holder may ask for; longer requests are capped. */
-#ifndef EL_LOCK_DELAY_MAX_MS
-#define EL_LOCK_DELAY_MAX_MS 60000u
-#endif
-
-/* Waiters one el_lock_query() lists (the total count is always given). */
-#ifndef EL_QUERY_WAITERS_MAX
-#define EL_QUERY_WAITERS_MAX 16
-#endif
-
 /* Holds and waits share one pool; at most EL_WAITERS_MAX of it may wait. */
 #define EL_CLAIMS_MAX (EL_HOLDS_MAX + EL_WAITERS_MAX)
 

@@ -41,12 +41,6 @@
 #include "el_lock.h"
 #include "el_raft.h"
 
-/* Events (grants, timeouts, watch notifications) one batch hands out. More
- * are counted in events_dropped; clients then learn by retrying or querying. */
-#ifndef EL_NODE_EVENTS_MAX
-#define EL_NODE_EVENTS_MAX (2 * EL_LOCK_EVENTS_MAX)
-#endif
-
 enum el_reply_kind {
 	EL_REPLY_CMD = 1,  /* a submitted command committed (or failed) */
 	EL_REPLY_READ = 2, /* a read barrier passed: query the table now */
@@ -176,18 +170,5 @@ int el_node_query(const struct el_node *n, const char *name, uint32_t name_len,
 /* The leader's remaining lease of a session: EL_ENOTLEADER, EL_ENOTFOUND. */
 int el_node_lease_left(const struct el_node *n, uint64_t session, uint64_t now_ms,
 		       uint64_t *left_ms);
-
-/* ---- Private: shared by node*.c ----------------------------------------- */
-
-/* The lock table as snapshot bytes (the Raft replica's snapshot writer). */
-int el_node__write_snapshot(void *ctx, uint8_t *buf, uint32_t cap);
-/* Queue the reply of pending slot p (freed), with err. */
-struct el_node_reply *el_node__finish(struct el_node *n, uint32_t p, int32_t err);
-/* Notice a lost or gained leadership: fail requests, reset timers. */
-void el_node__check_leadership(struct el_node *n, uint64_t now_ms);
-void el_node__timers_clear(struct el_node *n);
-void el_node__timers_sync(struct el_node *n, uint64_t now_ms);
-void el_node__timers_fire(struct el_node *n, uint64_t now_ms);
-uint64_t el_node__timers_next(const struct el_node *n);
 
 #endif /* EL_NODE_H */

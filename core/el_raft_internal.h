@@ -25,6 +25,8 @@ void el_raft__set_conf(struct el_raft *r, const struct el_conf *conf, uint64_t i
 struct el_msg *el_raft__msg(struct el_raft *r, uint8_t type, el_id_t to);
 void el_raft__purge_outbox(struct el_raft *r, uint64_t compacted_through, bool leader_msgs);
 void el_raft__reset_election_timer(struct el_raft *r);
+/* x % m without a 64-bit division (none linked on 32-bit boards). */
+uint32_t el_raft__mod_u64_u32(uint64_t x, uint32_t m);
 bool el_raft__conf_valid(const struct el_conf *c);
 bool el_raft__can_campaign(const struct el_raft *r);
 /* A configuration change takes the slot the no-op room rule (el_config.h)

@@ -78,7 +78,8 @@ int el_lock_cmd_check(const struct el_lock_cmd *c)
 
 int el_lock_cmd_encode(const struct el_lock_cmd *c, uint8_t *buf, uint32_t cap)
 {
-	EL_ASSERT(c != NULL && buf != NULL);
+	EL_ASSERT(c != NULL);
+	EL_ASSERT(buf != NULL);
 	if (el_lock_cmd_check(c) != EL_OK)
 		return EL_EINVAL;
 	struct el_cbor_enc e;

@@ -12,64 +12,66 @@
 #include "el_error.h"
 #include "el_lock_internal.h"
 
-static void query_holder(const struct el_lock_table *t, const struct el_lock_claim *C,
+static void query_holder(const struct el_lock_table *t, const struct el_lock_claim *req,
 			 struct el_lock_query_holder *h)
 {
-	const struct el_lock_session *S = &t->sessions[C->session];
-	EL_ASSERT(S->id != 0); /* a hold always belongs to a live session */
-	h->session = S->id;
-	h->token = C->token;
-	h->grant_ms = C->grant_ms;
-	h->count = C->count;
-	h->client_len = S->client_len;
-	memcpy(h->client, S->client, S->client_len);
+	const struct el_lock_session *sess = &t->sessions[req->session];
+	EL_ASSERT(sess->id != 0); /* a hold always belongs to a live session */
+	h->session = sess->id;
+	h->token = req->token;
+	h->grant_ms = req->grant_ms;
+	h->count = req->count;
+	h->client_len = sess->client_len;
+	memcpy(h->client, sess->client, sess->client_len);
 }
 
 int el_lock_query(const struct el_lock_table *t, const char *name, uint32_t name_len,
 		  struct el_lock_query *q)
 {
-	EL_ASSERT(t != NULL && q != NULL);
+	EL_ASSERT(t != NULL);
+	EL_ASSERT(q != NULL);
 	memset(q, 0, sizeof(*q));
 	if (name_len == 0 || name_len > EL_NAME_MAX)
 		return EL_EINVAL;
-	const uint16_t lock = lk_find(t, name, name_len);
+	const uint16_t lock = el_lock__find(t, name, name_len);
 	if (lock == EL_LOCK_NONE)
 		return EL_ENOTFOUND;
-	const struct el_lock_entry *L = &t->locks[lock];
-	q->mode = L->mode;
-	q->delayed = L->delayed != 0;
-	q->delay_token = L->delay_token;
-	q->n_watches = L->n_watches;
-	for (uint16_t c = 0; c < EL_CLAIMS_MAX && q->n_holders < L->n_holders; c++) {
-		const struct el_lock_claim *C = &t->claims[c];
-		if (C->state != EL_CLAIM_HOLD || C->lock != lock)
+	const struct el_lock_entry *entry = &t->locks[lock];
+	q->mode = entry->mode;
+	q->delayed = entry->delayed != 0;
+	q->delay_token = entry->delay_token;
+	q->n_watches = entry->n_watches;
+	for (uint16_t c = 0; c < EL_CLAIMS_MAX && q->n_holders < entry->n_holders; c++) {
+		const struct el_lock_claim *req = &t->claims[c];
+		if (req->state != EL_CLAIM_HOLD || req->lock != lock)
 			continue;
-		query_holder(t, C, &q->holders[q->n_holders++]);
-		if (C->value != EL_LOCK_NONE) {
-			q->value_len = t->values[C->value].len;
-			memcpy(q->value, t->values[C->value].data, q->value_len);
+		query_holder(t, req, &q->holders[q->n_holders++]);
+		if (req->value != EL_LOCK_NONE) {
+			q->value_len = t->values[req->value].len;
+			memcpy(q->value, t->values[req->value].data, q->value_len);
 		}
 	}
-	EL_ASSERT(q->n_holders == L->n_holders);
-	uint16_t w = L->wait_head;
+	EL_ASSERT(q->n_holders == entry->n_holders);
+	uint16_t w = entry->wait_head;
 	for (uint32_t i = 0; i < EL_CLAIMS_MAX && w != EL_LOCK_NONE; i++) {
-		const struct el_lock_claim *C = &t->claims[w];
+		const struct el_lock_claim *req = &t->claims[w];
 		if (q->n_waiters_listed < EL_QUERY_WAITERS_MAX) {
 			struct el_lock_query_waiter *qw = &q->waiters[q->n_waiters_listed++];
-			qw->session = t->sessions[C->session].id;
-			qw->seq = C->seq;
-			qw->wait_ms = C->wait_ms;
-			qw->mode = C->mode;
+			qw->session = t->sessions[req->session].id;
+			qw->seq = req->seq;
+			qw->wait_ms = req->wait_ms;
+			qw->mode = req->mode;
 		}
 		q->n_waiters++;
-		w = C->next;
+		w = req->next;
 	}
 	return EL_OK;
 }
 
 void el_lock_usage(const struct el_lock_table *t, struct el_lock_usage *u)
 {
-	EL_ASSERT(t != NULL && u != NULL);
+	EL_ASSERT(t != NULL);
+	EL_ASSERT(u != NULL);
 	memset(u, 0, sizeof(*u));
 	for (uint32_t s = 0; s < EL_SESSIONS_MAX; s++)
 		u->sessions += t->sessions[s].id != 0;

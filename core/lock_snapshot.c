@@ -64,20 +64,20 @@ static void put_sessions(struct el_cbor_enc *e, const struct el_lock_table *t)
 		n += t->sessions[s].id != 0;
 	el_cbor_put_array(e, n);
 	for (uint32_t s = 0; s < EL_SESSIONS_MAX; s++) {
-		const struct el_lock_session *S = &t->sessions[s];
-		if (S->id == 0)
+		const struct el_lock_session *sess = &t->sessions[s];
+		if (sess->id == 0)
 			continue;
 		el_cbor_put_array(e, 10);
 		el_cbor_put_uint(e, s);
-		el_cbor_put_uint(e, S->id);
-		el_cbor_put_uint(e, S->ttl_ms);
-		el_cbor_put_uint(e, S->renew_index);
-		el_cbor_put_uint(e, S->last_seq);
-		el_cbor_put_int(e, S->last_reply.err);
-		el_cbor_put_uint(e, S->last_reply.token);
-		el_cbor_put_uint(e, S->last_reply.count);
-		el_cbor_put_bool(e, S->last_reply.queued != 0);
-		el_cbor_put_text(e, S->client, S->client_len);
+		el_cbor_put_uint(e, sess->id);
+		el_cbor_put_uint(e, sess->ttl_ms);
+		el_cbor_put_uint(e, sess->renew_index);
+		el_cbor_put_uint(e, sess->last_seq);
+		el_cbor_put_int(e, sess->last_reply.err);
+		el_cbor_put_uint(e, sess->last_reply.token);
+		el_cbor_put_uint(e, sess->last_reply.count);
+		el_cbor_put_bool(e, sess->last_reply.queued != 0);
+		el_cbor_put_text(e, sess->client, sess->client_len);
 	}
 }
 
@@ -98,58 +98,59 @@ static void put_values(struct el_cbor_enc *e, const struct el_lock_table *t)
 
 static void put_claims(struct el_cbor_enc *e, const struct el_lock_table *t, uint16_t lock)
 {
-	const struct el_lock_entry *L = &t->locks[lock];
+	const struct el_lock_entry *entry = &t->locks[lock];
 	uint32_t holders = 0;
-	el_cbor_put_array(e, L->n_holders);
+	el_cbor_put_array(e, entry->n_holders);
 	for (uint16_t c = 0; c < EL_CLAIMS_MAX; c++) {
-		const struct el_lock_claim *C = &t->claims[c];
-		if (C->state != EL_CLAIM_HOLD || C->lock != lock)
+		const struct el_lock_claim *req = &t->claims[c];
+		if (req->state != EL_CLAIM_HOLD || req->lock != lock)
 			continue;
 		holders++;
 		el_cbor_put_array(e, 7);
 		el_cbor_put_uint(e, c);
-		el_cbor_put_uint(e, C->session);
-		el_cbor_put_uint(e, C->token);
-		el_cbor_put_uint(e, C->count);
-		el_cbor_put_uint(e, C->grant_ms);
-		el_cbor_put_uint(e, C->delay_ms);
-		put_value_ref(e, C->value);
+		el_cbor_put_uint(e, req->session);
+		el_cbor_put_uint(e, req->token);
+		el_cbor_put_uint(e, req->count);
+		el_cbor_put_uint(e, req->grant_ms);
+		el_cbor_put_uint(e, req->delay_ms);
+		put_value_ref(e, req->value);
 	}
-	EL_ASSERT(holders == L->n_holders); /* the derived count matches the pool */
+	EL_ASSERT(holders == entry->n_holders); /* the derived count matches the pool */
 	uint32_t n = 0;
-	for (uint16_t c = L->wait_head; c != EL_LOCK_NONE && n < EL_CLAIMS_MAX; c = t->claims[c].next)
+	for (uint16_t c = entry->wait_head; c != EL_LOCK_NONE && n < EL_CLAIMS_MAX; c = t->claims[c].next)
 		n++;
 	EL_ASSERT(n < EL_CLAIMS_MAX); /* a queue has no cycle */
 	el_cbor_put_array(e, n);
-	uint16_t c = L->wait_head;
+	uint16_t c = entry->wait_head;
 	for (uint32_t i = 0; i < n; i++, c = t->claims[c].next) {
-		const struct el_lock_claim *C = &t->claims[c];
-		EL_ASSERT(C->state == EL_CLAIM_WAIT && C->lock == lock);
+		const struct el_lock_claim *req = &t->claims[c];
+		EL_ASSERT(req->state == EL_CLAIM_WAIT);
+		EL_ASSERT(req->lock == lock);
 		el_cbor_put_array(e, 7);
 		el_cbor_put_uint(e, c);
-		el_cbor_put_uint(e, C->session);
-		el_cbor_put_uint(e, C->seq);
-		el_cbor_put_uint(e, C->wait_ms);
-		el_cbor_put_uint(e, C->delay_ms);
-		el_cbor_put_uint(e, C->mode);
-		put_value_ref(e, C->value);
+		el_cbor_put_uint(e, req->session);
+		el_cbor_put_uint(e, req->seq);
+		el_cbor_put_uint(e, req->wait_ms);
+		el_cbor_put_uint(e, req->delay_ms);
+		el_cbor_put_uint(e, req->mode);
+		put_value_ref(e, req->value);
 	}
 }
 
 static void put_lock(struct el_cbor_enc *e, const struct el_lock_table *t, uint16_t lock)
 {
-	const struct el_lock_entry *L = &t->locks[lock];
+	const struct el_lock_entry *entry = &t->locks[lock];
 	el_cbor_put_array(e, 10);
 	el_cbor_put_uint(e, lock);
-	el_cbor_put_text(e, L->name, L->name_len);
-	el_cbor_put_uint(e, L->mode);
-	el_cbor_put_bool(e, L->delayed != 0);
-	el_cbor_put_uint(e, L->delay_ms);
-	el_cbor_put_uint(e, L->delay_token);
-	el_cbor_put_uint(e, L->last_token);
+	el_cbor_put_text(e, entry->name, entry->name_len);
+	el_cbor_put_uint(e, entry->mode);
+	el_cbor_put_bool(e, entry->delayed != 0);
+	el_cbor_put_uint(e, entry->delay_ms);
+	el_cbor_put_uint(e, entry->delay_token);
+	el_cbor_put_uint(e, entry->last_token);
 	put_claims(e, t, lock);
 	uint32_t watches = 0;
-	el_cbor_put_array(e, L->n_watches);
+	el_cbor_put_array(e, entry->n_watches);
 	for (uint16_t w = 0; w < EL_WATCHES_MAX; w++) {
 		if (t->watches[w].lock != lock)
 			continue;
@@ -158,12 +159,13 @@ static void put_lock(struct el_cbor_enc *e, const struct el_lock_table *t, uint1
 		el_cbor_put_uint(e, w);
 		el_cbor_put_uint(e, t->watches[w].session);
 	}
-	EL_ASSERT(watches == L->n_watches);
+	EL_ASSERT(watches == entry->n_watches);
 }
 
 int el_lock_snapshot(const struct el_lock_table *t, uint8_t *buf, uint32_t cap)
 {
-	EL_ASSERT(t != NULL && buf != NULL);
+	EL_ASSERT(t != NULL);
+	EL_ASSERT(buf != NULL);
 	struct el_cbor_enc e;
 	el_cbor_enc_init(&e, buf, cap);
 	el_cbor_put_array(&e, 6);
@@ -230,17 +232,17 @@ static bool get_session(struct restore *r, int32_t *prev_slot)
 	*prev_slot = (int32_t)slot;
 	bit_set(r->seen.sessions, (uint32_t)slot);
 	if (r->out) {
-		struct el_lock_session *S = &r->out->sessions[slot];
-		S->id = id;
-		S->ttl_ms = (uint32_t)ttl_ms;
-		S->renew_index = renew;
-		S->last_seq = seq;
-		S->last_reply.err = (int32_t)err;
-		S->last_reply.token = token;
-		S->last_reply.count = (uint32_t)count;
-		S->last_reply.queued = queued ? 1 : 0;
-		S->client_len = (uint8_t)client_len;
-		memcpy(S->client, client, client_len);
+		struct el_lock_session *sess = &r->out->sessions[slot];
+		sess->id = id;
+		sess->ttl_ms = (uint32_t)ttl_ms;
+		sess->renew_index = renew;
+		sess->last_seq = seq;
+		sess->last_reply.err = (int32_t)err;
+		sess->last_reply.token = token;
+		sess->last_reply.count = (uint32_t)count;
+		sess->last_reply.queued = queued ? 1 : 0;
+		sess->client_len = (uint8_t)client_len;
+		memcpy(sess->client, client, client_len);
 	}
 	return true;
 }
@@ -258,10 +260,10 @@ static bool get_value(struct restore *r, int32_t *prev_slot)
 	*prev_slot = (int32_t)slot;
 	bit_set(r->seen.values, (uint32_t)slot);
 	if (r->out) {
-		struct el_lock_value *V = &r->out->values[slot];
-		V->used = 1;
-		V->len = (uint8_t)len;
-		memcpy(V->data, data, len);
+		struct el_lock_value *val = &r->out->values[slot];
+		val->used = 1;
+		val->len = (uint8_t)len;
+		memcpy(val->data, data, len);
 	}
 	return true;
 }
@@ -313,17 +315,17 @@ static bool get_holder(struct restore *r, uint16_t lock, uint8_t mode, uint64_t 
 		return false;
 	*prev_claim = (int32_t)claim;
 	if (r->out) {
-		struct el_lock_claim *C = &r->out->claims[claim];
-		C->state = EL_CLAIM_HOLD;
-		C->lock = lock;
-		C->session = s;
-		C->next = EL_LOCK_NONE;
-		C->value = value;
-		C->mode = mode;
-		C->token = token;
-		C->count = (uint32_t)count;
-		C->grant_ms = grant_ms;
-		C->delay_ms = (uint32_t)delay_ms;
+		struct el_lock_claim *req = &r->out->claims[claim];
+		req->state = EL_CLAIM_HOLD;
+		req->lock = lock;
+		req->session = s;
+		req->next = EL_LOCK_NONE;
+		req->value = value;
+		req->mode = mode;
+		req->token = token;
+		req->count = (uint32_t)count;
+		req->grant_ms = grant_ms;
+		req->delay_ms = (uint32_t)delay_ms;
 		r->out->locks[lock].n_holders++;
 	}
 	return true;
@@ -345,15 +347,15 @@ static bool get_waiter(struct restore *r, uint16_t lock, uint8_t *mode_out)
 	r->seen.n_waiting++;
 	*mode_out = (uint8_t)mode;
 	if (r->out) {
-		struct el_lock_claim *C = &r->out->claims[claim];
-		C->lock = lock;
-		C->session = s;
-		C->value = value;
-		C->mode = (uint8_t)mode;
-		C->seq = seq;
-		C->wait_ms = (uint32_t)wait_ms;
-		C->delay_ms = (uint32_t)delay_ms;
-		lk_enqueue(r->out, (uint16_t)claim);
+		struct el_lock_claim *req = &r->out->claims[claim];
+		req->lock = lock;
+		req->session = s;
+		req->value = value;
+		req->mode = (uint8_t)mode;
+		req->seq = seq;
+		req->wait_ms = (uint32_t)wait_ms;
+		req->delay_ms = (uint32_t)delay_ms;
+		el_lock__enqueue(r->out, (uint16_t)claim);
 	}
 	return true;
 }
@@ -397,14 +399,14 @@ static bool get_lock_head(struct restore *r, int32_t *prev_slot, uint8_t *mode, 
 		return false;
 	*prev_slot = (int32_t)slot;
 	if (r->out) {
-		struct el_lock_entry *L = &r->out->locks[slot];
-		L->name_len = (uint8_t)name_len;
-		memcpy(L->name, name, name_len);
-		L->mode = *mode;
-		L->delayed = *delayed ? 1 : 0;
-		L->delay_ms = (uint32_t)delay_ms;
-		L->delay_token = delay_token;
-		L->last_token = *last_token;
+		struct el_lock_entry *entry = &r->out->locks[slot];
+		entry->name_len = (uint8_t)name_len;
+		memcpy(entry->name, name, name_len);
+		entry->mode = *mode;
+		entry->delayed = *delayed ? 1 : 0;
+		entry->delay_ms = (uint32_t)delay_ms;
+		entry->delay_token = delay_token;
+		entry->last_token = *last_token;
 	}
 	return true;
 }
@@ -507,5 +509,6 @@ int el_lock_restore(struct el_lock_table *t, const uint8_t *buf, uint32_t len)
 	const int again = decode(&r, buf, len);
 	EL_ASSERT(again == EL_OK); /* the same bytes passed a moment ago */
 	t->last_index = r.last_index;
+	el_lock__check_invariants(t); /* what the decoder accepted is a table history can make */
 	return EL_OK;
 }

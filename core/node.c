@@ -7,7 +7,7 @@
 
 #include "el_assert.h"
 #include "el_error.h"
-#include "el_node.h"
+#include "el_node_internal.h"
 
 /* Raft's check of a snapshot received from a leader, before it replaces the
  * log: bytes the lock table would not restore as its state at index are
@@ -21,7 +21,8 @@ static int check_snapshot(void *ctx, const uint8_t *buf, uint32_t len, uint64_t 
 
 int el_node_init(struct el_node *n, const struct el_node_config *cfg, uint64_t seed)
 {
-	EL_ASSERT(n != NULL && cfg != NULL);
+	EL_ASSERT(n != NULL);
+	EL_ASSERT(cfg != NULL);
 	memset(n, 0, sizeof(*n));
 	const int err = el_raft_init(&n->raft, &cfg->raft, seed);
 	if (err != EL_OK)
@@ -31,7 +32,8 @@ int el_node_init(struct el_node *n, const struct el_node_config *cfg, uint64_t s
 	el_raft_set_snapshot_validator(&n->raft, check_snapshot, NULL);
 	n->next_read_ctx = 1;
 	n->heartbeat_ms = cfg->raft.heartbeat_ms;
-	EL_ASSERT(n->leader_term == 0 && n->n_pending == 0);
+	EL_ASSERT(n->leader_term == 0);
+	EL_ASSERT(n->n_pending == 0);
 	return EL_OK;
 }
 
@@ -141,7 +143,9 @@ static bool client_command(uint8_t type)
 int el_node_submit(struct el_node *n, uint64_t req_id, const struct el_lock_cmd *cmd,
 		   uint64_t now_ms, el_id_t *leader)
 {
-	EL_ASSERT(!n->in_ready && cmd != NULL && leader != NULL);
+	EL_ASSERT(!n->in_ready);
+	EL_ASSERT(cmd != NULL);
+	EL_ASSERT(leader != NULL);
 	*leader = el_raft_leader(&n->raft);
 	if (n->failed)
 		return EL_ESTOPPED;
@@ -179,7 +183,8 @@ int el_node_submit(struct el_node *n, uint64_t req_id, const struct el_lock_cmd 
 
 int el_node_read(struct el_node *n, uint64_t req_id, uint64_t now_ms, el_id_t *leader)
 {
-	EL_ASSERT(!n->in_ready && leader != NULL);
+	EL_ASSERT(!n->in_ready);
+	EL_ASSERT(leader != NULL);
 	*leader = el_raft_leader(&n->raft);
 	if (n->failed)
 		return EL_ESTOPPED;
@@ -212,7 +217,8 @@ bool el_node_has_ready(const struct el_node *n)
 
 void el_node_ready(struct el_node *n, struct el_node_ready *rd)
 {
-	EL_ASSERT(!n->in_ready && !n->failed);
+	EL_ASSERT(!n->in_ready);
+	EL_ASSERT(!n->failed);
 	memset(rd, 0, sizeof(*rd));
 	el_raft_ready(&n->raft, &rd->raft);
 	rd->n_replies = n->n_replies;

@@ -8,7 +8,7 @@
 
 #include "el_assert.h"
 #include "el_error.h"
-#include "el_node.h"
+#include "el_node_internal.h"
 
 static void collect_events(struct el_node *n, const struct el_lock_result *res)
 {
@@ -48,7 +48,8 @@ static void answer(struct el_node *n, uint64_t index, uint64_t term,
 static void apply_entry(struct el_node *n, uint64_t index)
 {
 	const struct el_entry *e = el_raft_entry(&n->raft, index);
-	EL_ASSERT(e != NULL && e->index == index); /* committed entries are in the window */
+	EL_ASSERT(e != NULL);
+	EL_ASSERT(e->index == index); /* committed entries are in the window */
 	if (e->type != EL_ENTRY_NORMAL) {
 		answer(n, index, e->term, NULL);
 		return;

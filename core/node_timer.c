@@ -21,7 +21,7 @@
 #include "el_assert.h"
 #include "el_error.h"
 #include "el_lock_internal.h"
-#include "el_node.h"
+#include "el_node_internal.h"
 
 void el_node__timers_clear(struct el_node *n)
 {
@@ -160,7 +160,8 @@ uint64_t el_node__timers_next(const struct el_node *n)
 int el_node_lease_left(const struct el_node *n, uint64_t session, uint64_t now_ms,
 		       uint64_t *left_ms)
 {
-	EL_ASSERT(n != NULL && left_ms != NULL);
+	EL_ASSERT(n != NULL);
+	EL_ASSERT(left_ms != NULL);
 	*left_ms = 0;
 	if (n->leader_term == 0)
 		return EL_ENOTLEADER;

@@ -32,10 +32,24 @@ static uint64_t rng_next(uint64_t *state)
 	return x * 2685821657736338717ull;
 }
 
+/* x mod m by shift and subtract: the same value as x % m, without the 64-bit
+ * division a 32-bit microcontroller would link from libgcc (1.6 KiB on RV32). */
+uint32_t el_raft__mod_u64_u32(uint64_t x, uint32_t m)
+{
+	EL_ASSERT(m != 0);
+	uint64_t rem = 0;
+	for (int bit = 63; bit >= 0; bit--) {
+		rem = (rem << 1) | ((x >> bit) & 1u);
+		if (rem >= m)
+			rem -= m;
+	}
+	return (uint32_t)rem;
+}
+
 void el_raft__reset_election_timer(struct el_raft *r)
 {
 	uint32_t min = r->cfg.election_ms_min;
-	r->election_deadline_ms = r->now_ms + min + rng_next(&r->rng) % min;
+	r->election_deadline_ms = r->now_ms + min + el_raft__mod_u64_u32(rng_next(&r->rng), min);
 }
 
 /* ---- Configuration ------------------------------------------------------ */

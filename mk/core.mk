@@ -94,6 +94,17 @@ test-core-freestanding: $(CORE_OBJS) $(CORE_ARM_OBJS) $(CORE_M0_OBJS) $(CORE_RV3
 	@tests/run-suite.sh $(BUILD)/results core-freestanding tests/check-core.sh $(BUILD)
 TESTS += test-core-freestanding test-unit test-unit-san
 
+# The lock table's invariant check catches each kind of broken table (host
+# only: each corruption is checked in a child process).
+$(BUILD)/host/lock_check_test: tests/lockcheck/lock_check_test.c $(TEST_LIB_SRCS) $(CORE_LIB) tests/lib/el_test.h
+	$(call say,LD,$@)
+	$(Q)$(CC) $(HOST_CFLAGS) $(INCLUDES) $< $(TEST_LIB_SRCS) $(CORE_LIB) -o $@
+
+.PHONY: test-lock-check
+test-lock-check: $(BUILD)/host/lock_check_test
+	@tests/run-suite.sh $(BUILD)/results lock-check $(BUILD)/host/lock_check_test
+TESTS += test-lock-check
+
 # el_config.h refuses every configuration outside the no-op room rule.
 .PHONY: test-config-rules
 test-config-rules:

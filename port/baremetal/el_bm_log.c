@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 
+#include "el_bm_div.h"
 #include "el_bm_log.h"
 #include "el_bm_semihost.h"
 
@@ -41,8 +42,7 @@ static void put_u64(struct line *l, uint64_t v, uint32_t base)
 	char digits[20];
 	uint32_t n = 0;
 	do {
-		digits[n++] = "0123456789abcdef"[v % base];
-		v /= base;
+		digits[n++] = "0123456789abcdef"[el_bm_divmod_u64(&v, base)];
 	} while (v != 0);
 	while (n > 0)
 		put_char(l, digits[--n]);

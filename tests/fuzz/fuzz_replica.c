@@ -29,6 +29,7 @@
 #include "el_error.h"
 #include "el_lock.h"
 #include "el_node.h"
+#include "el_node_internal.h" /* el_node__write_snapshot: the fuzzer compacts at will */
 #include "el_wire.h"
 
 #define NODES 4   /* ids 1..3 voters, 4 the spare */

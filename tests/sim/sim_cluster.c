@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "sim.h"
+#include "el_node_internal.h" /* el_node__write_snapshot: the quiet phase compacts */
 
 /* ---- Clock -------------------------------------------------------------- */
 

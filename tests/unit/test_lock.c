@@ -11,6 +11,7 @@
 
 #include "el_error.h"
 #include "el_lock.h"
+#include "el_lock_internal.h"
 #include "el_test.h"
 
 static struct el_lock_table T;
@@ -35,6 +36,7 @@ static int apply(const struct el_lock_cmd *c)
 	if (n < 0)
 		return -1000 + n; /* a test bug: never a lock error code */
 	el_lock_apply(&T, ++next_index, buf, (uint32_t)n, &R);
+	el_lock__check_invariants(&T); /* panics (fails the run) on a broken table */
 	return R.err;
 }
 
@@ -815,6 +817,7 @@ static void test_restore_rejects(void)
 			rejected++;
 			EL_CHECK(memcmp(&T, &T2, sizeof(T)) == 0);
 		} else {
+			el_lock__check_invariants(&T); /* an accepted table is consistent */
 			const int m = el_lock_snapshot(&T, snap2, sizeof(snap2));
 			EL_CHECK_EQ(m, n);
 			EL_CHECK(memcmp(snap, snap2, (size_t)n) == 0);
@@ -842,6 +845,59 @@ static void test_restore_rejects_bad_references(void)
 	memcpy(&T2, &T, sizeof(T));
 	EL_CHECK_EQ(el_lock_restore(&T, snap, (uint32_t)n), EL_EDECODE);
 	EL_CHECK(memcmp(&T, &T2, sizeof(T)) == 0);
+}
+
+/* Snapshot the table as it is, then require that a restore refuses it and
+ * leaves the table restored into untouched. */
+static void expect_restore_refused(const struct el_lock_table *broken)
+{
+	const int n = el_lock_snapshot(broken, snap, sizeof(snap));
+	EL_CHECK(n > 0);
+	EL_CHECK_EQ(el_lock_snapshot_check(snap, (uint32_t)n, UINT64_MAX), EL_EDECODE);
+	el_lock_init(&T2);
+	EL_CHECK_EQ(el_lock_restore(&T2, snap, (uint32_t)n), EL_EDECODE);
+	EL_CHECK_EQ(T2.last_index, 0u);
+	EL_CHECK_EQ(T2.locks[0].name_len, 0u);
+}
+
+/* Tables no history can make are refused at restore (issue 8): a holder's
+ * token above its lock's last token (fencing would go backwards after the
+ * restore), and a waiter at the head of a queue it could be granted from. */
+static void test_restore_refuses_inconsistent_tables(void)
+{
+	static struct el_lock_table broken;
+	reset();
+	const uint64_t a = open_s("a", 1000), b = open_s("b", 1000);
+	EL_CHECK_EQ(acq(a, 1, "L", EL_LOCK_EXCLUSIVE, 0, 0), EL_OK);
+	EL_CHECK_EQ(acq(b, 1, "L", EL_LOCK_EXCLUSIVE, 5000, 0), EL_OK);
+	EL_CHECK(R.queued);
+	const uint16_t l = el_lock__find(&T, "L", 1);
+	const uint16_t a_s = el_lock_session_slot(&T, a);
+	const uint16_t hold = el_lock__find_claim(&T, l, a_s, EL_CLAIM_HOLD);
+	EL_CHECK(hold != EL_LOCK_NONE);
+	/* the untouched table restores: the edits below are what is refused */
+	int n = el_lock_snapshot(&T, snap, sizeof(snap));
+	el_lock_init(&T2);
+	EL_CHECK_EQ(el_lock_restore(&T2, snap, (uint32_t)n), EL_OK);
+	/* 1. the holder's token above the lock's last token */
+	memcpy(&broken, &T, sizeof(T));
+	broken.locks[l].last_token = broken.claims[hold].token - 1;
+	expect_restore_refused(&broken);
+	/* 2. nobody holds L, yet b waits at the head of its queue */
+	memcpy(&broken, &T, sizeof(T));
+	memset(&broken.claims[hold], 0, sizeof(broken.claims[hold]));
+	broken.locks[l].n_holders = 0;
+	expect_restore_refused(&broken);
+	/* 3. a shared waiter behind a shared holder, with room for more */
+	reset();
+	const uint64_t c = open_s("c", 1000), d = open_s("d", 1000);
+	EL_CHECK_EQ(acq(c, 1, "S", EL_LOCK_SHARED, 0, 0), EL_OK);
+	EL_CHECK_EQ(acq(d, 1, "S", EL_LOCK_EXCLUSIVE, 5000, 0), EL_OK);
+	EL_CHECK(R.queued);
+	const uint16_t sl = el_lock__find(&T, "S", 1);
+	memcpy(&broken, &T, sizeof(T));
+	broken.claims[broken.locks[sl].wait_head].mode = EL_LOCK_SHARED;
+	expect_restore_refused(&broken);
 }
 
 static void test_full_snapshot_bound(void)
@@ -1048,6 +1104,7 @@ void el_suite_lock(void)
 	EL_RUN(test_determinism);
 	EL_RUN(test_restore_rejects);
 	EL_RUN(test_restore_rejects_bad_references);
+	EL_RUN(test_restore_refuses_inconsistent_tables);
 	EL_RUN(test_full_snapshot_bound);
 	EL_RUN(test_random_histories);
 }

@@ -12,6 +12,7 @@
 
 #include "el_error.h"
 #include "el_node.h"
+#include "el_node_internal.h" /* el_node__timers_next: white-box checks */
 #include "el_test.h"
 
 #define NODES 3

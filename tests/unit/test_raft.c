@@ -7,6 +7,7 @@
 
 #include "el_error.h"
 #include "el_raft.h"
+#include "el_raft_internal.h"
 #include "el_test.h"
 
 #define N 3
@@ -1071,9 +1072,22 @@ static void test_read_index_waits_for_own_term_commit(void)
 	el_raft_advance(r, &rd, now);
 }
 
+/* The election timer's modulo agrees with C's % (it replaces it so that
+ * 32-bit boards link no 64-bit division). */
+static void test_mod_u64_u32(void)
+{
+	static const uint64_t values[] = {0, 1, 299, 300, 12345678901234567890ull, UINT64_MAX,
+					  1ull << 63, 0xffffffffull, 0x100000000ull};
+	static const uint32_t mods[] = {1, 2, 150, 300, 65537, 0x80000000u, UINT32_MAX};
+	for (size_t i = 0; i < sizeof values / sizeof values[0]; i++)
+		for (size_t j = 0; j < sizeof mods / sizeof mods[0]; j++)
+			EL_CHECK_EQ(el_raft__mod_u64_u32(values[i], mods[j]), values[i] % mods[j]);
+}
+
 void el_suite_raft(void)
 {
 	EL_RUN(test_init_rejects_bad_config);
+	EL_RUN(test_mod_u64_u32);
 	EL_RUN(test_single_node_elects_itself_and_commits);
 	EL_RUN(test_three_nodes_elect_one_leader_and_replicate);
 	EL_RUN(test_prevote_keeps_partitioned_node_term);

@@ -13,6 +13,7 @@
 
 #include "board.h"
 #include "el_bm_clock.h"
+#include "el_bm_div.h"
 #include "riscv_csr.h"
 
 #define MTIME_LO (*(volatile uint32_t *)(EL_BOARD_MTIME_ADDR))
@@ -43,7 +44,9 @@ void el_bm_clock_start(uint32_t cpu_hz)
 
 uint64_t el_bm_now_ms(void)
 {
-	return (read_mtime() - start_ticks) / TICKS_PER_MS;
+	uint64_t ticks = read_mtime() - start_ticks;
+	(void)el_bm_divmod_u64(&ticks, TICKS_PER_MS); /* no libgcc 64-bit division */
+	return ticks;
 }
 
 void el_bm_idle(void)
