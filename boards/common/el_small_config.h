@@ -27,17 +27,18 @@
 #define EL_NODES_MAX 5
 #define EL_LOG_WINDOW 32
 #define EL_ENTRY_DATA_MAX 96       /* >= EL_LOCK_CMD_ENCODED_MAX (94 here) */
-/* 4 entries per append (not 8): each entry costs 120 B in the link's decode
- * array and 118 B in its frame. With 2 appends in flight a follower still
- * has 8 entries on the way, a quarter of the window. */
-#define EL_MSG_ENTRIES_MAX 4
+/* 3 entries per append (not 8): each entry costs 120 B in the link's decode
+ * array and 118 B in its frame; the fourth went to holding every lock (the
+ * claims below). With 2 appends in flight a follower still has 6 entries on
+ * the way, about a fifth of the window. */
+#define EL_MSG_ENTRIES_MAX 3
 #define EL_INFLIGHT_MAX 2          /* pipelining depth per follower */
 #define EL_OUTBOX_MAX (2 * EL_NODES_MAX) /* the least el_config.h allows */
-#define EL_SNAPSHOT_MAX 2588       /* >= EL_LOCK_SNAPSHOT_BOUND (2585) */
-/* 384 B chunks (7 for a full snapshot): below this an APPEND, not a
+#define EL_SNAPSHOT_MAX 2740       /* >= EL_LOCK_SNAPSHOT_BOUND (2737) */
+/* 320 B chunks (9 for a full snapshot): below this an APPEND, not a
  * SNAPSHOT, is the widest frame, so the link's frame is no bigger than
- * 4 entries need (port/baremetal/el_bm_link.h). */
-#define EL_SNAPSHOT_CHUNK 384
+ * 3 entries need (port/baremetal/el_bm_link.h). */
+#define EL_SNAPSHOT_CHUNK 320
 #define EL_READS_MAX 1              /* one read barrier at a time (40 B each) */
 #define EL_COMPACT_THRESHOLD 16
 
@@ -45,7 +46,9 @@
 #define EL_SESSIONS_MAX 16
 #define EL_LOCKS_MAX 16
 #define EL_HOLDERS_MAX 2
-#define EL_HOLDS_MAX 8             /* at most 8 of the 16 locks held at once */
+/* Holds and waits share 16 claims: all 16 locks held at once, or 12 while 4
+ * acquires wait (examples/firmware/node_main.c holds them all on every board). */
+#define EL_HOLDS_MAX 12
 #define EL_WAITERS_MAX 4           /* queued acquires, all locks together */
 #define EL_WATCHES_MAX 4
 #define EL_VALUES_MAX 4

@@ -5,11 +5,11 @@
 #   flash = everything loaded: vectors, text, rodata, exidx, .data's initial values
 #   RAM   = .data + .bss + heap + the stack reserve (STACK, from board.mk)
 #   stack = the static worst case of stack-bound.sh, within STACK
-# A breakdown by part comes from the link map (ELF with .map next to it).
+# A breakdown of flash by part and by core file comes from the debug line of
+# each symbol (the image is built with -g).
 set -eu
 board=$1 elf=$2 flash_budget=$3 ram_budget=$4 stack=$5
 here=$(dirname "$0")
-map=${elf%.elf}.map
 
 # The binutils of the image's architecture.
 case $(readelf -h "$elf" | sed -n 's/^ *Machine: *//p') in
@@ -44,45 +44,39 @@ fi
 stack_ok=true
 "$here/stack-bound.sh" "$elf" "$stack" || stack_ok=false
 
-# Per part: sum the input sections the link kept, by the object they came from.
-if [ -f "$map" ]; then
-	awk '
-	/^Linker script and memory map/ { on = 1; next }
-	!on { next }
-	# mawk has no strtonum: hex by hand
-	function hex(h,    v, i, c) {
-		v = 0; h = tolower(substr(h, 3))
-		for (i = 1; i <= length(h); i++) { c = index("0123456789abcdef", substr(h, i, 1)) - 1; v = v * 16 + c }
-		return v
-	}
-	function part(f) {
-		if (f ~ /\/fs\/core\//) return "core"
-		if (f ~ /\/fs\/port\/baremetal\//) return "port/baremetal"
-		if (f ~ /\/fs\/boards\//) return "board startup"
-		if (f ~ /\/fs\/examples\//) return "node main + state"
-		return "libc + libgcc"
-	}
-	function add(sec, size, file) {
-		if (size == 0 || file == "") return
-		p = part(file)
-		if (sec ~ /^\.(text|rodata|srodata|vectors|ARM\.exidx)/) fl[p] += size
-		else if (sec ~ /^\.(s|t)?data/) { fl[p] += size; rm[p] += size }
-		else if (sec ~ /^(\.(s|t)?bss|COMMON)/) rm[p] += size
-		seen[p] = 1
-	}
-	# an input section on one line: " .text.x 0xaddr 0xsize file"
-	/^ [.A-Z]/ && NF >= 4 && $2 ~ /^0x/ && $3 ~ /^0x/ { add($1, hex($3), $4); pend = ""; next }
-	# or its name alone, the rest on the next line
-	/^ [.A-Z]/ && NF == 1 { pend = $1; next }
-	pend != "" && $1 ~ /^0x/ && $2 ~ /^0x/ && NF >= 3 { add(pend, hex($2), $3); pend = ""; next }
-	{ pend = "" }
+# Flash per part and per core module, from the debug line of every symbol the
+# link kept (nm -l): with LTO the link map names only ltrans objects, but
+# DWARF still says which source file each function came from (a function
+# inlined into another counts for its caller). Symbols without a line are
+# the C library's and libgcc's.
+"${tools}nm" -S -l --size-sort "$elf" | awk '
+	function hex(h,    v, i) { v = 0; h = tolower(h)
+		for (i = 1; i <= length(h); i++) v = v * 16 + index("0123456789abcdef", substr(h, i, 1)) - 1
+		return v }
+	NF < 4 { next }
+	{ size = hex($2); type = $3; file = (NF >= 5) ? $5 : ""; sub(/:[0-9]+$/, "", file)
+	  if (type ~ /^[tTrRwWvVdDgG]$/) f = size; else next  # RAM: "largest in RAM" below
+	  p = "libc + libgcc"
+	  if (file ~ /\/core\//) p = "core"; else if (file ~ /\/port\/baremetal\//) p = "port/baremetal"
+	  else if (file ~ /\/boards\//) p = "board startup"; else if (file ~ /\/examples\//) p = "node main + state"
+	  fl[p] += f; seen[p] = 1
+	  if (p == "core") { m = file; sub(/.*\//, "", m); mod[m] += f } }
 	END {
 		n = split("core|port/baremetal|board startup|node main + state|libc + libgcc", order, "|")
-		printf "  %-22s %8s %8s\n", "by part", "flash", "RAM"
+		printf "  %-22s %8s\n", "by part", "flash"
 		for (i = 1; i <= n; i++) if (order[i] in seen)
-			printf "  %-22s %8d %8d\n", order[i], fl[order[i]], rm[order[i]]
-	}' "$map"
-fi
+			printf "  %-22s %8d\n", order[i], fl[order[i]]
+		line = "  core flash by file:"
+		for (k in mod) names[++nm] = k
+		for (i = 1; i <= nm; i++) for (j = i + 1; j <= nm; j++)
+			if (mod[names[j]] > mod[names[i]]) { t = names[i]; names[i] = names[j]; names[j] = t }
+		for (i = 1; i <= nm; i++) {
+			item = sprintf(" %s %d", names[i], mod[names[i]])
+			if (length(line) + length(item) > 96) { print line; line = "   " }
+			line = line item
+		}
+		print line
+	}'
 # The biggest RAM users by symbol (the node's state is a few large objects).
 echo "  largest in RAM:"
 "${tools}objdump" -t "$elf" | awk 'NF >= 4 && ($(NF-2) ~ /^\.(bss|data|sbss|sdata)$/) {print $(NF-1), $NF}' |

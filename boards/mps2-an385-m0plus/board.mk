@@ -7,5 +7,5 @@
 mps2-an385-m0plus_CPU_FLAGS := -mcpu=cortex-m0plus -mthumb -mfloat-abi=soft
 mps2-an385-m0plus_FLASH_BUDGET := 32768
 mps2-an385-m0plus_RAM_BUDGET := 16384
-mps2-an385-m0plus_STACK := 1536
+mps2-an385-m0plus_STACK := 1280
 mps2-an385-m0plus_QEMU := mps2-an385

@@ -8,6 +8,6 @@ mps2-an385_RAM_BUDGET := 16384
 # Main stack reserved for one node's image, counted in its RAM: above the
 # static worst case of common/stack-bound.sh (1,220 B, checked by `make size`)
 # and the deepest use measured under QEMU (944 B, tests/target/check-harness.sh).
-mps2-an385_STACK := 1536
+mps2-an385_STACK := 1280
 # QEMU machine that runs this board's images (empty: build only).
 mps2-an385_QEMU := mps2-an385

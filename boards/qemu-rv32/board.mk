@@ -7,5 +7,5 @@ qemu-rv32_CPU_FLAGS := -march=rv32imac -mabi=ilp32 -mcmodel=medany -msave-restor
 # the same as every board's.
 qemu-rv32_FLASH_BUDGET := 32768
 qemu-rv32_RAM_BUDGET := 16384
-qemu-rv32_STACK := 1536
+qemu-rv32_STACK := 1280
 qemu-rv32_QEMU := virt

@@ -7,5 +7,5 @@ rp2040_CPU_FLAGS := -mcpu=cortex-m0plus -mthumb -mfloat-abi=soft
 # same as every board's.
 rp2040_FLASH_BUDGET := 32768
 rp2040_RAM_BUDGET := 16384
-rp2040_STACK := 1536
+rp2040_STACK := 1280
 rp2040_QEMU :=

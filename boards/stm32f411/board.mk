@@ -8,5 +8,5 @@ stm32f411_FLASH_BUDGET := 32768
 stm32f411_RAM_BUDGET := 16384
 # Main stack of one node's image, counted in its RAM: above the static worst
 # case of common/stack-bound.sh (1,300 B: a floating-point exception frame).
-stm32f411_STACK := 1536
+stm32f411_STACK := 1280
 stm32f411_QEMU :=

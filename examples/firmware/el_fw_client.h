@@ -1,8 +1,10 @@
 /*
- * el_fw_client.h - the firmware example's client: one session that takes
- * the lock "door" and gives it back, over and over, checking that every
- * grant carries a higher fencing token than the one before. It only builds
- * commands and reads answers; the caller submits and delivers them.
+ * el_fw_client.h - the firmware example's client. First it proves the node
+ * can hold every lock of its table at once: one session takes EL_LOCKS_MAX
+ * locks ("L0", "L1", ...) and then closes, which releases them all. Then a
+ * second session takes the lock "door" and gives it back, over and over.
+ * Every grant must carry a higher fencing token than the one before. It only
+ * builds commands and reads answers; the caller submits and delivers them.
  */
 #ifndef EL_FW_CLIENT_H
 #define EL_FW_CLIENT_H
@@ -21,6 +23,8 @@ struct el_fw_client {
 	uint64_t req_id;     /* of the request in flight */
 	bool waiting;        /* a request is in flight */
 	uint32_t done;       /* commands completed */
+	uint16_t held;       /* locks of the first session held at once */
+	bool filled;         /* the first session held every lock, then closed */
 	int err;             /* first failure, 0 while fine */
 };
 

@@ -6,8 +6,9 @@
  * RAM cost of one node (core + port/baremetal) for the small config.
  *
  * Run under QEMU it bootstraps a one-member cluster (EL_FW_MEMBERS), elects
- * itself, and serves a local client (el_fw_client) that opens a session and
- * takes and releases a lock COMMANDS times, through several compactions; it
+ * itself, and serves a local client (el_fw_client) that holds every lock of
+ * the table at once, then takes and releases a lock until COMMANDS commands
+ * are done, through several compactions; it
  * reports how much of its stack reserve it touched, and exits 1 if that
  * passed the reserve, a command failed or a fencing token did not rise.
  */
@@ -130,6 +131,8 @@ int main(void)
 		err = poll_node(el_bm_now_ms());
 	uint32_t reserve = stack_reserve();
 	uint32_t untouched = stack_untouched();
+	el_bm_logf("node %u on %s: held %u of %u locks at once\n", (unsigned)EL_FW_NODE_ID,
+		   EL_BOARD_NAME, (unsigned)client.held, (unsigned)EL_LOCKS_MAX);
 	el_bm_logf("node %u on %s: %u lock commands applied (last token %llu), term %llu, "
 		   "stack used %u of %u bytes, err %d\n",
 		   (unsigned)EL_FW_NODE_ID, EL_BOARD_NAME, (unsigned)client.done,
