@@ -131,7 +131,7 @@ void el_raft__maybe_promote(struct el_raft *r, struct el_progress *pr)
 
 /* After the commit index moved: a leader whose removal committed steps down.
  * A removed node simply never campaigns again (it is no voter); the daemon
- * notices it is no member and shuts down. */
+ * stops once it knows its removal committed (cmd/edgelockd/daemon.c). */
 void el_raft__after_commit(struct el_raft *r)
 {
 	EL_ASSERT(r->commit <= r->last_index);

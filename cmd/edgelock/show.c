@@ -243,6 +243,29 @@ int el_cli_observe(struct el_cli *cli, int argc, char **argv)
 
 /* ---- members, transfer-leader -------------------------------------------------- */
 
+/* Why the leader refused a change, in the operator's terms: the reply
+ * carries only a generic code (core/raft_membership.c), whose cause depends
+ * on the request. A promote is refused as busy until the learner holds every
+ * committed entry, which "another change is in progress" alone would hide. */
+static const char *admin_hint(uint8_t type, int32_t err)
+{
+	if (err == EL_EBUSY)
+		return type == EL_CW_MEMBER_PROMOTE
+			       ? " (not caught up yet, or another change is in progress; try again)"
+			       : " (another change is in progress; try again)";
+	if (err == EL_EFULL)
+		return " (the member table or the uncommitted log is full; try again later)";
+	if (err != EL_EINVAL)
+		return "";
+	switch (type) {
+	case EL_CW_MEMBER_ADD: return " (already a member)";
+	case EL_CW_MEMBER_PROMOTE: return " (not a learner of this cluster)";
+	case EL_CW_MEMBER_REMOVE: return " (it would leave no voter)";
+	case EL_CW_TRANSFER: return " (not another voter)";
+	default: return "";
+	}
+}
+
 static int admin(struct el_cli *cli, struct el_cw_msg *m, const char *what)
 {
 	int rc = el_cli_connect(cli);
@@ -251,7 +274,7 @@ static int admin(struct el_cli *cli, struct el_cw_msg *m, const char *what)
 	rc = el_client_request(cli->client, m, m + 1);
 	if (rc == EL_OK && m[1].err != EL_OK) {
 		fprintf(stderr, "edgelock: %s: %s%s\n", what, el_strerror(m[1].err),
-			m[1].err == EL_EBUSY ? " (another change is in progress; try again)" : "");
+			admin_hint(m->type, m[1].err));
 		return m[1].err == EL_EPERM ? EL_EXIT_NOPERM : EL_EXIT_FAILED;
 	}
 	if (rc != EL_OK)
@@ -287,7 +310,8 @@ int el_cli_members(struct el_cli *cli, int argc, char **argv)
 		"member catches up as a learner and is promoted unless --learner.\n";
 	if (help(cli, argc, argv, text))
 		return EL_EXIT_OK;
-	if (argc >= 2 && strcmp(argv[1], "list") == 0)
+	argc = args_of(argc, argv); /* a trailing --json, which help() took */
+	if (argc == 2 && strcmp(argv[1], "list") == 0)
 		return el_cli_status(cli, 1, argv);
 	struct el_cw_msg *m = two_msgs();
 	int rc = EL_EXIT_USAGE;
@@ -317,6 +341,7 @@ int el_cli_transfer(struct el_cli *cli, int argc, char **argv)
 				   "Hand leadership to node ID, or to the most caught-up voter.\n";
 	if (help(cli, argc, argv, text))
 		return EL_EXIT_OK;
+	argc = args_of(argc, argv);
 	struct el_cw_msg *m = two_msgs();
 	int rc = EL_EXIT_USAGE;
 	m->type = EL_CW_TRANSFER;

@@ -299,6 +299,26 @@ static void log_role(struct el_daemon *d)
 	       names[el_raft_state(r) & 3], (unsigned long long)el_raft_term(r), el_raft_leader(r));
 }
 
+/* A node removed from the configuration stops by itself once it knows the
+ * removal committed (thesis 4.2.2: a removed server is no longer part of the
+ * cluster). A node that was never a member (joining, not yet added) waits. A
+ * removed follower the leader no longer reaches may never learn it: it stays
+ * up, idle, until its operator stops it. */
+static void check_removed(struct el_daemon *d)
+{
+	const struct el_raft *r = el_node_raft(d->node);
+	if (el_conf_find(el_raft_conf(r), d->cfg.id) != NULL) {
+		d->was_member = true;
+		return;
+	}
+	if (!d->was_member || d->stopping || el_raft_commit(r) < r->conf_index)
+		return;
+	el_log(EL_LOG_INFO, "node %u: removed from the cluster (entry %llu): stopping", d->cfg.id,
+	       (unsigned long long)r->conf_index);
+	d->stopping = true;
+	d->stop_deadline_ms = d->now_ms + STOP_FLUSH_MS; /* the last replies and acks go out */
+}
+
 int el_d_run(struct el_daemon *d, const volatile int *stop_signal)
 {
 	for (;;) {
@@ -322,5 +342,6 @@ int el_d_run(struct el_daemon *d, const volatile int *stop_signal)
 		int rc = ready_loop(d);
 		if (rc != EL_OK)
 			return rc;
+		check_removed(d);
 	}
 }

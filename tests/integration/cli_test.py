@@ -12,8 +12,21 @@ time printed); every daemon SIGSTOPed longer than the TTL while
 CLI exits 76; the whole cluster SIGKILLed and restarted: the held lock is
 still there and the next token is higher; --help of every command exits 0.
 
+Membership under load (issue 11), all through the CLI while three threads
+run `edgelock lock` processes back to back, each incrementing a counter file
+and logging its value and token: a fourth edgelockd starts empty (--join),
+`members add 4 ... --learner` makes it a learner (`members list --json`), it
+stays one until `members promote 4` (retried while it catches up), then is a
+voter that follows the leader and holds the lock table; the leader is removed
+with `members remove`, is gone from `members list` while another node leads,
+and its daemon stops by itself (exit 0). Then: the counter equals the number of
+logged increments, which are 1, 2, 3... (no lost update) with rising tokens;
+every lock client succeeded and some ran during the change; a lock held
+throughout kept its token; the remaining three nodes grant a higher token.
+
 Ends with "N passed, N failed". Run with /usr/bin/python3 (python3-cbor2).
 """
+import json
 import os
 import signal
 import subprocess
@@ -219,6 +232,182 @@ def test_cluster_restart(cluster, e):
           "the holder kept its lock through the restart; the next token is higher")
 
 
+class Load:
+    """Lock traffic from CLI processes: WORKERS threads each run
+    `edgelock lock load -- sh -c INCREMENT` back to back until stopped. The
+    increment reads the counter file, writes it plus one, and appends
+    "VALUE TOKEN TIME" to a log: under a working lock the log's values are
+    1, 2, 3... with rising tokens, and the counter equals the log's length."""
+    WORKERS = 3
+
+    def __init__(self, e):
+        import threading
+        self.e = e
+        self.counter, self.log = e.path("load.counter"), e.path("load.log")
+        with open(self.counter, "w") as f:
+            f.write("0\n")
+        open(self.log, "w").close()
+        self.script = ('n=$(cat %s); n=$((n + 1)); echo $n > %s; '
+                       'echo "$n $EDGELOCK_TOKEN $(date +%%s.%%N)" >> %s'
+                       % (self.counter, self.counter, self.log))
+        self.stopping = threading.Event()
+        self.rcs, self.errs = [], []
+        self.threads = [threading.Thread(target=self.work, daemon=True)
+                        for _ in range(self.WORKERS)]
+        for t in self.threads:
+            t.start()
+
+    def work(self):
+        while not self.stopping.is_set():
+            r = self.e.run("lock", "load", "--wait", "30s", "--", "sh", "-c", self.script,
+                           timeout=60)
+            self.rcs.append(r.returncode)
+            if r.returncode != 0:
+                self.errs.append(r.stderr.strip())
+
+    def stop(self):
+        self.stopping.set()
+        for t in self.threads:
+            t.join(timeout=90)
+
+    def rows(self):
+        with open(self.log) as f:
+            return [(int(v), int(t), float(at)) for v, t, at in (line.split() for line in f)]
+
+    def done_between(self, t0, t1):
+        return sum(1 for _, _, at in self.rows() if t0 <= at <= t1)
+
+
+def cli_members(cluster, e, leader=False):
+    """node -> role ("voter", "learner", ...) as the leader reports it through
+    `edgelock members list --json` asked of every running node (the leader
+    may be one the clients' endpoint list lacks); {} while none leads. With
+    leader=True: (the leader's id, that map)."""
+    eps = ",".join(cluster.addr(i) for i in sorted(cluster.procs))
+    r = e.run("--endpoints", eps, "members", "list", "--json", timeout=30)
+    for line in r.stdout.splitlines():
+        st = json.loads(line)
+        if st.get("role") == "leader":
+            roles = {m["node"]: m["role"] for m in st["members"]}
+            return (st["node"], roles) if leader else roles
+    return (0, {}) if leader else {}
+
+
+def eventually(pred, timeout=15.0):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if pred():
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def join_fourth(cluster, e):
+    """Node 4 starts empty (--join), is added as a learner, then promoted."""
+    cluster.add_node(4)
+    cluster.start(4, "--join")
+    peer4 = "tls+tcp://127.0.0.1:%d" % cluster.peer_port[4]
+    r = e.run("members", "add", "4", peer4, cluster.addr(4), "--learner")
+    check(r.returncode == 0 and "proposed at index" in r.stdout,
+          "members add 4 --learner: accepted (%s)" % (r.stdout + r.stderr).strip())
+    check(eventually(lambda: cli_members(cluster, e).get(4) == "learner"),
+          "members list --json: node 4 is a learner %s" % cli_members(cluster, e))
+    time.sleep(0.5)
+    check(cli_members(cluster, e).get(4) == "learner",
+          "a --learner member is not promoted on its own")
+    for tries in range(1, 51):  # refused (busy) until node 4 holds every commit
+        r = e.run("members", "promote", "4")
+        if r.returncode != 1:
+            break
+        time.sleep(0.2)
+    check(r.returncode == 0, "members promote 4: accepted after %d tries (%s)"
+          % (tries, (r.stdout + r.stderr).strip()))
+    check(eventually(lambda: cli_members(cluster, e).get(4) == "voter"),
+          "members list --json: node 4 is a voter %s" % cli_members(cluster, e))
+    r = e.run("members", "promote", "4", "--json")
+    check(r.returncode == 1 and "not a learner" in r.stderr,
+          "promoting a voter again: exit 1, and why (%s)" % r.stderr.strip())
+    leader, _ = cli_members(cluster, e, leader=True)
+    r = e.run("--endpoints", cluster.addr(4), "status", "--json")
+    st = json.loads(r.stdout or "{}")
+    check(st.get("node") == 4 and st.get("leader") == leader and st.get("locks", 0) >= 1,
+          "status on node 4: it follows leader %d and has the lock table (%s)"
+          % (leader, r.stdout.strip()))
+
+
+def remove_leader(cluster, e):
+    """The leader removes itself, steps down; its daemon is stopped by PID."""
+    old, _ = cli_members(cluster, e, leader=True)
+    r = e.run("members", "remove", str(old))
+    check(old != 0 and r.returncode == 0, "members remove %d (the leader): accepted (%s)"
+          % (old, (r.stdout + r.stderr).strip()))
+    rest = {1, 2, 3, 4} - {old}
+
+    def gone():
+        leader, roles = cli_members(cluster, e, leader=True)
+        return leader in rest and roles.keys() == rest
+    check(eventually(gone), "members list --json: node %d is gone, another leads: %s"
+          % (old, cli_members(cluster, e, leader=True)))
+    # A removed daemon that knows its removal committed stops by itself, exit 0.
+    proc = cluster.procs[old]
+    try:
+        rc = proc.wait(10.0)
+    except subprocess.TimeoutExpired:
+        rc = None
+    cluster.stop(old)  # by PID, if it is still there
+    check(rc == 0, "the removed node %d (PID %d) stopped by itself: exit %r" % (old, proc.pid, rc))
+
+
+def check_load(cluster, e, load, t0, t1):
+    rows = load.rows()
+    with open(load.counter) as f:
+        value = int(f.read())
+    values, tokens = [v for v, _, _ in rows], [t for _, t, _ in rows]
+    during = load.done_between(t0, t1)
+    print("  load: %d increments, %d during the change (%.1f s), exits %s"
+          % (len(rows), during, t1 - t0, sorted(set(load.rcs))), flush=True)
+    check(value == len(rows) and values == list(range(1, len(rows) + 1)),
+          "no lost update: counter %d, %d increments logged in order" % (value, len(rows)))
+    check(during >= 3 and all(rc == 0 for rc in load.rcs),
+          "the lock served every CLI client through the change (%d of %d during it) %s"
+          % (during, len(rows), load.errs[:3]))
+    check(all(a < b for a, b in zip(tokens, tokens[1:])), "the tokens rose with each grant")
+    left = ",".join(cluster.addr(i) for i in sorted(cluster.procs))
+    r = e.run("--endpoints", left, "lock", "load", "--wait", "10s", "--", "sh", "-c",
+              "echo $EDGELOCK_TOKEN")
+    check(r.returncode == 0 and tokens and int(r.stdout.split()[0]) > tokens[-1],
+          "the new membership %s serves a lock afterwards, with a higher token (%s)"
+          % (sorted(cluster.procs), (r.stdout + r.stderr).strip()))
+
+
+def test_membership_under_load(cluster, e):
+    """Issue 11: a fourth node joins as a learner and is promoted, then the
+    leader is removed, all through the CLI while CLI lock traffic runs."""
+    stop = e.path("steady.stop")
+    steady = e.start("lock", "steady", "--", "sh", "-c", "echo $EDGELOCK_TOKEN; "
+                     "while [ ! -e %s ]; do sleep 0.1; done" % stop)
+    load = Load(e)
+    try:
+        time.sleep(1.0)
+        t0 = time.time()
+        join_fourth(cluster, e)
+        t_join = time.time()
+        remove_leader(cluster, e)
+        t1 = time.time()
+        print("  membership: node 4 a voter after %.1f s, the leader removed after %.1f s more"
+              % (t_join - t0, t1 - t_join), flush=True)
+        time.sleep(1.0)
+    finally:
+        load.stop()
+    check_load(cluster, e, load, t0, t1)
+    r = e.run("--endpoints", cluster.addr(4), "locks", "--json")
+    open(stop, "w").close()
+    out, err = steady.communicate(timeout=30)
+    check(steady.returncode == 0 and '"name":"steady","mode":"exclusive","holders":1,"token":%s,'
+          % out.strip() in r.stdout,
+          "a lock held through the whole change stayed held with its token (%s)" % err.strip())
+
+
 def test_open_retry(cluster):
     """A retried OPEN_SESSION (same nonce, as after a lost reply) returns the
     session the first attempt made, and makes no second one."""
@@ -243,6 +432,8 @@ def test_help():
     bad = subprocess.run([CLI, "frobnicate"], capture_output=True, text=True)
     check(ok and bad.returncode == 64 and "unknown command" in bad.stderr,
           "--help on every command exits 0; an unknown command exits 64")
+    extra = subprocess.run([CLI, "members", "list", "extra"], capture_output=True, text=True)
+    check(extra.returncode == 64, "members list with a stray argument exits 64")
     nowhere = subprocess.run([CLI, "--config", "/nonexistent", "status"], capture_output=True,
                              text=True)
     check(nowhere.returncode == 78, "an unreadable config exits 78 (%s)" % nowhere.stderr.strip())
@@ -262,6 +453,7 @@ def main():
         test_leader_killed(cluster, e)
         test_cluster_stopped(cluster, e)
         test_cluster_restart(cluster, e)
+        test_membership_under_load(cluster, e)
     finally:
         cluster.stop_all()
     print("%d passed, %d failed" % (passed, failed))
