@@ -94,6 +94,13 @@ test-core-freestanding: $(CORE_OBJS) $(CORE_ARM_OBJS) $(CORE_M0_OBJS) $(CORE_RV3
 	@tests/run-suite.sh $(BUILD)/results core-freestanding tests/check-core.sh $(BUILD)
 TESTS += test-core-freestanding test-unit test-unit-san
 
+# The core's naming and layout rules: el_ symbols, internals in *_internal.h,
+# limits in el_config.h, role names in the lock code.
+.PHONY: test-core-conventions
+test-core-conventions: $(CORE_OBJS)
+	@tests/run-suite.sh $(BUILD)/results core-conventions tests/check-conventions.sh $(BUILD)
+TESTS += test-core-conventions
+
 # The lock table's invariant check catches each kind of broken table (host
 # only: each corruption is checked in a child process).
 $(BUILD)/host/lock_check_test: tests/lockcheck/lock_check_test.c $(TEST_LIB_SRCS) $(CORE_LIB) tests/lib/el_test.h
