@@ -203,6 +203,42 @@
 #define EL_LOCK_AUDIT 0
 #endif
 
+/* 1: the lock table finds locks by name and sessions by id through hash
+ * indexes, allocates slots from bitmaps, and the leader keeps its deadlines
+ * in a min-heap, so a command costs what it touches, not what the tables
+ * could hold (core/lock_index.c, core/node_timer.c). 0: plain scans over the
+ * pools instead, about 1.5 KiB less code; the microcontroller config's pools
+ * hold 16 records each, where a scan is as fast as a hash and the flash is
+ * not there for both. Both lay out tables identically (the lowest free slot),
+ * so their snapshots are the same bytes. */
+#ifndef EL_INDEXED
+#define EL_INDEXED 1
+#endif
+
+/* Width of the lock table's slot indexes: 16 bits while every pool has fewer
+ * than 65,535 slots, else 32 (the gateway profile). */
+#ifndef EL_SLOT_BITS
+#if EL_SESSIONS_MAX >= 65535 || EL_LOCKS_MAX >= 65535 || \
+	EL_HOLDS_MAX + EL_WAITERS_MAX >= 65535 || EL_WATCHES_MAX >= 65535 || EL_VALUES_MAX >= 65535
+#define EL_SLOT_BITS 32
+#else
+#define EL_SLOT_BITS 16
+#endif
+#endif
+
+/* Compaction follows the log's size, not a fixed count (as LogCabin does): a
+ * node snapshots once the entries applied since its snapshot hold at least
+ * EL_COMPACT_RATIO times the snapshot's bytes, and at least EL_COMPACT_MIN
+ * entries; EL_COMPACT_THRESHOLD above stays the hard bound the log window
+ * needs. A small table is written as soon as that is cheaper than replaying
+ * the log; a big one only at the bound, so its cost is paid rarely. */
+#ifndef EL_COMPACT_RATIO
+#define EL_COMPACT_RATIO 2
+#endif
+#ifndef EL_COMPACT_MIN
+#define EL_COMPACT_MIN (EL_COMPACT_THRESHOLD / 2 > 0 ? EL_COMPACT_THRESHOLD / 2 : 1)
+#endif
+
 /* Client requests the node holds while they commit. */
 #ifndef EL_PENDING_MAX
 #define EL_PENDING_MAX 64
@@ -264,5 +300,9 @@ _Static_assert(EL_COMPACT_THRESHOLD + EL_UNCOMMITTED_MAX + EL_RAFT_RESERVE <= EL
 _Static_assert(EL_INDEX_MAX - EL_LOG_WINDOW > EL_LOG_WINDOW, "index bound below the window");
 _Static_assert(EL_CBOR_DEPTH_MAX >= 1 && EL_CBOR_DEPTH_MAX <= 255, "bad EL_CBOR_DEPTH_MAX");
 _Static_assert(EL_COMPACT_THRESHOLD >= 1 && EL_COMPACT_THRESHOLD < EL_LOG_WINDOW, "bad threshold");
+_Static_assert(EL_INDEXED == 0 || EL_INDEXED == 1, "EL_INDEXED is 0 or 1");
+_Static_assert(EL_SLOT_BITS == 16 || EL_SLOT_BITS == 32, "EL_SLOT_BITS is 16 or 32");
+_Static_assert(EL_COMPACT_MIN >= 1 && EL_COMPACT_MIN <= EL_COMPACT_THRESHOLD, "bad EL_COMPACT_MIN");
+_Static_assert(EL_COMPACT_RATIO >= 1, "bad EL_COMPACT_RATIO");
 
 #endif /* EL_CONFIG_H */

@@ -76,12 +76,27 @@
 
 #define EL_LOCK_CMD_VERSION 1
 #define EL_LOCK_SNAPSHOT_VERSION 2 /* 2: the recent-opens section */
-#define EL_LOCK_NONE 0xFFFFu /* no slot */
 #define EL_WAIT_FOREVER UINT32_MAX
+/* Locks one command can put into lock-delay and report by slot (an expiring
+ * session holding more makes the leader look at every delayed lock). */
+#define EL_LOCK_ARMED_DELAYS_MAX 8
 
-_Static_assert(EL_SESSIONS_MAX < EL_LOCK_NONE && EL_LOCKS_MAX < EL_LOCK_NONE, "slot index");
-_Static_assert(EL_CLAIMS_MAX < EL_LOCK_NONE, "slot index");
-_Static_assert(EL_WATCHES_MAX < EL_LOCK_NONE && EL_VALUES_MAX < EL_LOCK_NONE, "slot index");
+/* A slot of one of the table's pools; EL_LOCK_NONE is no slot. 16 bits on a
+ * microcontroller, 32 on the gateway (EL_SLOT_BITS in el_config.h). */
+#if EL_SLOT_BITS == 32
+typedef uint32_t el_slot_t;
+#define EL_LOCK_NONE 0xFFFFFFFFu
+#define EL_LOCK_SNAP_SLOT 5 /* CBOR bytes of a slot number at its widest */
+#else
+typedef uint16_t el_slot_t;
+#define EL_LOCK_NONE 0xFFFFu
+#define EL_LOCK_SNAP_SLOT 3
+#endif
+
+/* Slot + 1 must fit el_slot_t below EL_LOCK_NONE (the indexes store it). */
+_Static_assert(EL_SESSIONS_MAX < EL_LOCK_NONE - 1 && EL_LOCKS_MAX < EL_LOCK_NONE - 1, "slot index");
+_Static_assert(EL_CLAIMS_MAX < EL_LOCK_NONE - 1, "slot index");
+_Static_assert(EL_WATCHES_MAX < EL_LOCK_NONE - 1 && EL_VALUES_MAX < EL_LOCK_NONE - 1, "slot index");
 _Static_assert(EL_NAME_MAX >= 1 && EL_NAME_MAX <= 255, "EL_NAME_MAX out of range");
 _Static_assert(EL_VALUE_MAX <= 255 && EL_CLIENT_NAME_MAX <= 255, "value/client too long");
 _Static_assert(EL_HOLDERS_MAX >= 1 && EL_HOLDERS_MAX <= 255, "EL_HOLDERS_MAX out of range");
@@ -175,6 +190,16 @@ struct el_lock_result {
 	uint16_t n_events;
 	uint16_t events_dropped;
 	struct el_lock_event events[EL_LOCK_EVENTS_MAX];
+	/* What needs a new deadline on the leader (el_node.h), so its timers
+	 * follow the commands without scanning the table: a session opened or
+	 * kept alive, a request queued with a bound, locks put into lock-delay
+	 * (more than EL_LOCK_ARMED_DELAYS_MAX in one command: armed_delays_lost,
+	 * and the node looks at every delayed lock). EL_LOCK_NONE: none. */
+	el_slot_t armed_session;
+	el_slot_t armed_claim;
+	uint8_t n_armed_delays;
+	bool armed_delays_lost;
+	el_slot_t armed_delays[EL_LOCK_ARMED_DELAYS_MAX];
 };
 
 /* ---- The table (fields private to lock*.c and node*.c) ------------------- */
@@ -193,6 +218,8 @@ struct el_lock_session {
 	uint64_t last_seq;
 	struct el_lock_reply last_reply;
 	uint32_t ttl_ms;
+	el_slot_t claims;     /* derived: its first claim; claims chain by sess_next */
+	el_slot_t watches;    /* derived: its first watch; watches chain by sess_next */
 	uint8_t client_len;
 	char client[EL_CLIENT_NAME_MAX];
 };
@@ -209,18 +236,23 @@ struct el_lock_claim {
 	uint32_t count;    /* HOLD: reentrancy count */
 	uint32_t wait_ms;  /* WAIT: its bound (0 once held) */
 	uint32_t delay_ms; /* lock-delay asked for, capped */
-	uint16_t lock;
-	uint16_t session;
-	uint16_t next;     /* WAIT: next in this lock's queue */
-	uint16_t value;    /* election value slot or EL_LOCK_NONE */
+	el_slot_t lock;
+	el_slot_t session;
+	el_slot_t next;      /* derived: next in its lock's holders (slots ascending)
+			      * or queue (FIFO) */
+	el_slot_t prev;      /* derived: previous in that list */
+	el_slot_t sess_next; /* derived: next claim of its session (slots ascending) */
+	el_slot_t value;     /* election value slot or EL_LOCK_NONE */
 	uint8_t state;
 	uint8_t mode;
-	uint8_t pad_[2];
 };
 
 struct el_lock_watch {
-	uint16_t lock;    /* EL_LOCK_NONE: a free slot */
-	uint16_t session;
+	el_slot_t lock;
+	el_slot_t session;
+	el_slot_t next;      /* derived: next watch of its lock (slots ascending) */
+	el_slot_t sess_next; /* derived: next watch of its session */
+	uint8_t used;        /* 0: a free slot */
 };
 
 struct el_lock_value {
@@ -233,9 +265,11 @@ struct el_lock_entry {
 	uint64_t delay_token; /* token of the expired hold while delayed */
 	uint64_t last_token;  /* token of the latest grant */
 	uint32_t delay_ms;
-	uint16_t wait_head;
-	uint16_t wait_tail;
-	uint16_t n_watches;   /* derived */
+	el_slot_t holders;    /* derived: first holding claim (claim slots ascending) */
+	el_slot_t wait_head;  /* the queue, FIFO */
+	el_slot_t wait_tail;
+	el_slot_t watches;    /* derived: first watch (watch slots ascending) */
+	el_slot_t n_watches;  /* derived */
 	uint8_t n_holders;    /* derived */
 	uint8_t mode;
 	uint8_t delayed;
@@ -251,8 +285,54 @@ struct el_lock_opens {
 	uint16_t n;    /* slots in use */
 };
 
+/* The pools, for the slot helpers of lock_index.c. */
+enum el_lock_pool {
+	EL_POOL_SESSIONS = 0,
+	EL_POOL_LOCKS = 1,
+	EL_POOL_CLAIMS = 2,
+	EL_POOL_WATCHES = 3,
+	EL_POOL_VALUES = 4,
+};
+#define EL_POOLS 5
+
+#if EL_INDEXED
+/* The smallest power of two >= x (x >= 1, a constant expression). */
+#define EL_POW2_(x) ((x) | (x) >> 1 | (x) >> 2 | (x) >> 4 | (x) >> 8 | (x) >> 16)
+#define EL_POW2_CEIL(x) (EL_POW2_((uint32_t)(x) - 1u) + 1u)
+/* Open-addressing buckets at most half full. */
+#define EL_LOCK_BUCKETS (2u * EL_POW2_CEIL(EL_LOCKS_MAX))
+#define EL_SESSION_BUCKETS (2u * EL_POW2_CEIL(EL_SESSIONS_MAX))
+#define EL_WORDS_(n) (((n) + 31u) / 32u)
+
+/* One pool's allocation bitmap: a bit per slot (1: in use) and a bit per
+ * word (1: that word is full), so the lowest free slot is two scans of a few
+ * words away. All-zero is an empty pool. */
+#define EL_POOL_BITMAP(name, n)                          \
+	struct {                                        \
+		uint32_t used[EL_WORDS_(n)];             \
+		uint32_t full[EL_WORDS_(EL_WORDS_(n))];  \
+	} name
+
+/* Derived state (never in a snapshot): rebuilt by restore, checked by
+ * lock_check.c. The layout of the buckets depends on index_key, which may
+ * differ between replicas; nothing replicated depends on it. */
+struct el_lock_index {
+	el_slot_t lock_buckets[EL_LOCK_BUCKETS];       /* lock slot + 1; 0: empty */
+	el_slot_t session_buckets[EL_SESSION_BUCKETS]; /* session slot + 1 */
+	EL_POOL_BITMAP(sessions, EL_SESSIONS_MAX);
+	EL_POOL_BITMAP(locks, EL_LOCKS_MAX);
+	EL_POOL_BITMAP(claims, EL_CLAIMS_MAX);
+	EL_POOL_BITMAP(watches, EL_WATCHES_MAX);
+	EL_POOL_BITMAP(values, EL_VALUES_MAX);
+};
+#endif
+
+/* A free record is all-zero bytes (a lock's links are set when it is taken),
+ * so a table in zeroed memory is empty and a node whose tables are large on
+ * paper touches only the pages it uses. */
 struct el_lock_table {
 	uint64_t last_index; /* index of the last command applied */
+	uint64_t index_key;  /* this replica's hash key (not replicated) */
 	struct el_lock_session sessions[EL_SESSIONS_MAX];
 	struct el_lock_entry locks[EL_LOCKS_MAX];
 	uint32_t n_waiting;  /* derived: claims in EL_CLAIM_WAIT */
@@ -260,11 +340,19 @@ struct el_lock_table {
 	struct el_lock_watch watches[EL_WATCHES_MAX];
 	struct el_lock_value values[EL_VALUES_MAX];
 	struct el_lock_opens opens;
+#if EL_INDEXED
+	struct el_lock_index idx;
+#endif
 };
 
 /* ---- Applying commands ----------------------------------------------------- */
 
+/* An empty table (clears all of it). */
 void el_lock_init(struct el_lock_table *t);
+/* The same for a table already in zeroed memory (static or calloc): touches
+ * nothing. key: this replica's hash key for the indexes (any value; a random
+ * one keeps clients from choosing names that collide). */
+void el_lock_init_zeroed(struct el_lock_table *t, uint64_t key);
 /* Apply the NORMAL entry at index (index > every index applied before).
  * A malformed command applies as a no-op with res->err = EL_EDECODE etc. */
 void el_lock_apply(struct el_lock_table *t, uint64_t index, const uint8_t *data, uint32_t len,
@@ -310,7 +398,7 @@ struct el_lock_query {
 int el_lock_query(const struct el_lock_table *t, const char *name, uint32_t name_len,
 		  struct el_lock_query *q);
 /* The session slot of id, or EL_LOCK_NONE. */
-uint16_t el_lock_session_slot(const struct el_lock_table *t, uint64_t id);
+el_slot_t el_lock_session_slot(const struct el_lock_table *t, uint64_t id);
 /* Records in use, for metrics and tests. */
 struct el_lock_usage {
 	uint32_t sessions, locks, holds, waits, watches, values;
@@ -321,11 +409,11 @@ void el_lock_usage(const struct el_lock_table *t, struct el_lock_usage *u);
 
 /* Worst-case snapshot bytes of a full table (every integer at its widest
  * head, every string at its limit); see lock_snapshot.c for the layout. */
-#define EL_LOCK_SNAP_SESSION_MAX (1 + 3 + 9 + 5 + 9 + 9 + 5 + 9 + 5 + 1 + (2 + EL_CLIENT_NAME_MAX))
-#define EL_LOCK_SNAP_LOCK_MAX (1 + 3 + (2 + EL_NAME_MAX) + 1 + 1 + 5 + 9 + 9 + 3 * 3)
-#define EL_LOCK_SNAP_CLAIM_MAX (1 + 3 + 3 + 9 + 5 + 9 + 5 + 3)
-#define EL_LOCK_SNAP_VALUE_MAX (1 + 3 + (2 + EL_VALUE_MAX))
-#define EL_LOCK_SNAP_WATCH_MAX (1 + 3 + 3)
+#define EL_LOCK_SNAP_SESSION_MAX (1 + EL_LOCK_SNAP_SLOT + 9 + 5 + 9 + 9 + 5 + 9 + 5 + 1 + (2 + EL_CLIENT_NAME_MAX))
+#define EL_LOCK_SNAP_LOCK_MAX (1 + EL_LOCK_SNAP_SLOT + (2 + EL_NAME_MAX) + 1 + 1 + 5 + 9 + 9 + 3 * EL_LOCK_SNAP_SLOT)
+#define EL_LOCK_SNAP_CLAIM_MAX (1 + 3 * EL_LOCK_SNAP_SLOT + 9 + 5 + 9 + 5)
+#define EL_LOCK_SNAP_VALUE_MAX (1 + EL_LOCK_SNAP_SLOT + (2 + EL_VALUE_MAX))
+#define EL_LOCK_SNAP_WATCH_MAX (1 + 2 * EL_LOCK_SNAP_SLOT)
 #define EL_LOCK_SNAP_OPENS_MAX (1 + 3 + 3 + EL_OPENS_MAX * (1 + 9 + 9))
 #define EL_LOCK_SNAPSHOT_BOUND                                                      \
 	(1 + 1 + 9 + 9 + 3 * 3 + EL_LOCK_SNAP_OPENS_MAX +                             \

@@ -69,6 +69,11 @@ struct el_node_ready {
 
 struct el_node_config {
 	struct el_raft_config raft;
+	/* true: the node's memory is already all-zero bytes (calloc or static
+	 * storage), so el_node_init leaves the lock table and the timer table
+	 * untouched: a gateway-sized node costs the pages it uses, not the
+	 * tens of MB its tables could hold. false: el_node_init clears it all. */
+	bool zeroed;
 };
 
 /* Private: a request in flight. */
@@ -81,13 +86,17 @@ struct el_node_pending {
 	bool confirmed; /* READ: index is known */
 };
 
-/* Private: one deadline of the leader's timer table. */
+/* Private: one deadline of the leader's timer table. Timer ids: sessions
+ * [0, S), claims [S, S + C), locks [S + C, S + C + L) by slot. */
+#define EL_TIMERS_MAX (EL_SESSIONS_MAX + EL_CLAIMS_MAX + EL_LOCKS_MAX)
 struct el_node_timer {
 	uint64_t deadline_ms;
-	uint64_t key_a;  /* what the deadline is about (see node_timer.c) */
-	uint64_t key_b;
+	uint64_t key;      /* what the deadline is about (see node_timer.c) */
+#if EL_INDEXED
+	uint32_t heap_pos; /* its place in the heap + 1; 0: not in it */
+#endif
 	uint8_t armed;
-	uint8_t proposed; /* its command is in the log: do not propose again */
+	uint8_t proposed;  /* its command is in the log: do not propose again */
 };
 
 struct el_node_stats {
@@ -106,6 +115,7 @@ struct el_node {
 	uint64_t next_read_ctx;
 	uint64_t timers_retry_ms; /* a timer command found the log full: wait till then */
 	uint32_t heartbeat_ms;    /* from the config: the retry step */
+	uint64_t log_bytes;       /* entry bytes applied since the last snapshot */
 	bool in_ready;
 	bool failed;          /* a snapshot did not restore: stop the node */
 	uint32_t n_pending;
@@ -116,10 +126,14 @@ struct el_node {
 	uint32_t events_dropped;
 	struct el_lock_event events[EL_NODE_EVENTS_MAX];
 	struct el_lock_result result; /* scratch for one apply */
-	struct el_node_timer session_timers[EL_SESSIONS_MAX];
-	struct el_node_timer wait_timers[EL_CLAIMS_MAX];
-	struct el_node_timer delay_timers[EL_LOCKS_MAX];
 	struct el_node_stats stats;
+	struct el_node_timer timers[EL_TIMERS_MAX];
+#if EL_INDEXED
+	/* The armed timers not yet proposed, a binary min-heap by (deadline,
+	 * id): the next deadline is heap[0], arming and firing cost O(log n). */
+	uint32_t heap_len;
+	uint32_t heap[EL_TIMERS_MAX];
+#endif
 };
 
 /* ---- Lifecycle ---------------------------------------------------------- */

@@ -14,10 +14,12 @@ int el_node__write_snapshot(void *ctx, uint8_t *buf, uint32_t cap);
 struct el_node_reply *el_node__finish(struct el_node *n, uint32_t p, int32_t err);
 /* Notice a lost or gained leadership: fail requests, reset timers. */
 void el_node__check_leadership(struct el_node *n, uint64_t now_ms);
-/* The leader's timers (node_timer.c): disarm all; re-arm from the table;
- * propose the commands of those due; the earliest deadline (UINT64_MAX: none). */
+/* The leader's timers (node_timer.c): disarm all; arm every live subject
+ * (on becoming leader); arm what one applied command reports; propose the
+ * commands of those due; the earliest deadline (UINT64_MAX: none). */
 void el_node__timers_clear(struct el_node *n);
-void el_node__timers_sync(struct el_node *n, uint64_t now_ms);
+void el_node__timers_arm_all(struct el_node *n, uint64_t now_ms);
+void el_node__timers_follow(struct el_node *n, const struct el_lock_result *res, uint64_t now_ms);
 void el_node__timers_fire(struct el_node *n, uint64_t now_ms);
 uint64_t el_node__timers_next(const struct el_node *n);
 

@@ -16,17 +16,17 @@
 void el_lock_init(struct el_lock_table *t)
 {
 	EL_ASSERT(t != NULL);
+	const uint64_t key = t->index_key;
 	memset(t, 0, sizeof(*t));
-	for (uint32_t l = 0; l < EL_LOCKS_MAX; l++) {
-		t->locks[l].wait_head = EL_LOCK_NONE;
-		t->locks[l].wait_tail = EL_LOCK_NONE;
-	}
-	for (uint32_t w = 0; w < EL_WATCHES_MAX; w++) {
-		t->watches[w].lock = EL_LOCK_NONE;
-		t->watches[w].session = EL_LOCK_NONE;
-	}
-	EL_ASSERT(t->n_waiting == 0);
+	el_lock_init_zeroed(t, key);
+}
+
+void el_lock_init_zeroed(struct el_lock_table *t, uint64_t key)
+{
+	EL_ASSERT(t != NULL);
 	EL_ASSERT(t->last_index == 0);
+	EL_ASSERT(t->n_waiting == 0);
+	t->index_key = key; /* every free record is all-zero: nothing else to do */
 }
 
 /* ---- Exactly-once --------------------------------------------------------- */
@@ -63,43 +63,38 @@ static void remember(struct el_lock_session *sess, uint64_t seq, const struct el
 static void open_session(struct el_lock_table *t, uint64_t index, const struct el_lock_cmd *cmd,
 			 struct el_lock_result *res)
 {
-	const uint16_t s = el_lock__alloc_session(t);
+	const el_slot_t s = el_lock__lowest_free(t, EL_POOL_SESSIONS);
 	if (s == EL_LOCK_NONE) {
 		res->err = EL_EFULL;
 		return;
 	}
-	struct el_lock_session *sess = &t->sessions[s];
 	EL_ASSERT(el_lock_session_slot(t, index) == EL_LOCK_NONE); /* indices are unique */
-	sess->id = index;
+	el_lock__take_session(t, s, index);
+	struct el_lock_session *sess = &t->sessions[s];
 	sess->renew_index = index;
 	sess->ttl_ms = cmd->ttl_ms;
 	sess->client_len = cmd->client_len;
 	memcpy(sess->client, cmd->client, cmd->client_len);
 	res->session = index;
+	res->armed_session = s;
 }
 
 /* End a session: remove its watches (it hears of no more changes), drop its
  * waits (telling its client), release its holds (into lock-delay when it
- * expired) and grant what that frees. */
-static void drop_session(struct el_lock_table *t, uint16_t s, uint64_t index, uint64_t now_ms,
+ * expired) and grant what that frees. Its claims go in ascending slot order. */
+static void drop_session(struct el_lock_table *t, el_slot_t s, uint64_t index, uint64_t now_ms,
 			 bool expired, struct el_lock_result *res)
 {
-	for (uint16_t w = 0; w < EL_WATCHES_MAX; w++) {
-		struct el_lock_watch *watcher = &t->watches[w];
-		if (watcher->lock == EL_LOCK_NONE || watcher->session != s)
-			continue;
-		const uint16_t lock = watcher->lock;
-		watcher->lock = EL_LOCK_NONE;
-		watcher->session = EL_LOCK_NONE;
-		EL_ASSERT(t->locks[lock].n_watches > 0);
-		t->locks[lock].n_watches--;
-		el_lock__maybe_free_lock(t, lock);
+	struct el_lock_session *sess = &t->sessions[s];
+	for (uint32_t n = 0; sess->watches != EL_LOCK_NONE; n++) {
+		EL_ASSERT(n < EL_WATCHES_MAX);
+		el_lock__free_watch(t, sess->watches);
 	}
-	for (uint16_t c = 0; c < EL_CLAIMS_MAX; c++) {
+	for (uint32_t n = 0; sess->claims != EL_LOCK_NONE; n++) {
+		EL_ASSERT(n < EL_CLAIMS_MAX);
+		const el_slot_t c = sess->claims;
 		struct el_lock_claim *req = &t->claims[c];
-		if (req->state == EL_CLAIM_FREE || req->session != s)
-			continue;
-		const uint16_t lock = req->lock;
+		const el_slot_t lock = req->lock;
 		struct el_lock_entry *entry = &t->locks[lock];
 		const bool held = req->state == EL_CLAIM_HOLD;
 		if (!held)
@@ -108,17 +103,18 @@ static void drop_session(struct el_lock_table *t, uint16_t s, uint64_t index, ui
 			entry->delayed = 1;
 			entry->delay_ms = req->delay_ms;
 			entry->delay_token = req->token;
+			el_lock__armed_delay(res, lock);
 		}
 		el_lock__free_claim(t, c);
 		el_lock__settle(t, lock, index, now_ms, held, res);
 	}
-	memset(&t->sessions[s], 0, sizeof(t->sessions[s]));
+	el_lock__free_session(t, s);
 }
 
 static void renew_or_end_session(struct el_lock_table *t, uint64_t index,
 				 const struct el_lock_cmd *cmd, struct el_lock_result *res)
 {
-	const uint16_t s = el_lock_session_slot(t, cmd->session);
+	const el_slot_t s = el_lock_session_slot(t, cmd->session);
 	if (s == EL_LOCK_NONE) {
 		res->err = EL_EEXPIRED;
 		return;
@@ -126,6 +122,7 @@ static void renew_or_end_session(struct el_lock_table *t, uint64_t index,
 	struct el_lock_session *sess = &t->sessions[s];
 	if (cmd->type == EL_CMD_KEEPALIVE) {
 		sess->renew_index = index;
+		res->armed_session = s;
 		return;
 	}
 	const bool expired = cmd->type == EL_CMD_EXPIRE_SESSION;
@@ -139,7 +136,7 @@ static void renew_or_end_session(struct el_lock_table *t, uint64_t index,
 /* ---- Acquire / campaign --------------------------------------------------- */
 
 /* The session already holds or waits for the lock. */
-static void acquire_again(struct el_lock_table *t, uint16_t lock, uint16_t s,
+static void acquire_again(struct el_lock_table *t, el_slot_t lock, el_slot_t s,
 			  const struct el_lock_cmd *cmd, struct el_lock_result *res)
 {
 	if (el_lock__find_claim(t, lock, s, EL_CLAIM_WAIT) != EL_LOCK_NONE) {
@@ -162,30 +159,35 @@ static void acquire_again(struct el_lock_table *t, uint16_t lock, uint16_t s,
 }
 
 /* A new claim for (lock, session), with its campaign value. */
-static uint16_t new_claim(struct el_lock_table *t, uint16_t lock, uint16_t s,
-			  const struct el_lock_cmd *cmd)
+static el_slot_t new_claim(struct el_lock_table *t, el_slot_t lock, el_slot_t s,
+			   const struct el_lock_cmd *cmd)
 {
-	const uint16_t claim = el_lock__alloc_claim(t, lock, s);
-	if (claim == EL_LOCK_NONE)
-		return EL_LOCK_NONE;
-	struct el_lock_claim *req = &t->claims[claim];
+	el_slot_t value = EL_LOCK_NONE;
 	if (cmd->type == EL_CMD_CAMPAIGN) {
-		req->value = el_lock__alloc_value(t, cmd->value, cmd->value_len);
-		if (req->value == EL_LOCK_NONE) {
-			memset(req, 0, sizeof(*req)); /* still free */
+		value = el_lock__alloc_value(t, cmd->value, cmd->value_len);
+		if (value == EL_LOCK_NONE)
 			return EL_LOCK_NONE;
-		}
 	}
+	const el_slot_t claim = el_lock__alloc_claim(t, lock, s);
+	if (claim == EL_LOCK_NONE) {
+		if (value != EL_LOCK_NONE) {
+			el_lock__mark(t, EL_POOL_VALUES, value, false);
+			memset(&t->values[value], 0, sizeof(t->values[value]));
+		}
+		return EL_LOCK_NONE;
+	}
+	struct el_lock_claim *req = &t->claims[claim];
+	req->value = value;
 	req->mode = cmd->mode;
 	req->delay_ms = cmd->delay_ms < EL_LOCK_DELAY_MAX_MS ? cmd->delay_ms : EL_LOCK_DELAY_MAX_MS;
 	EL_ASSERT(req->state == EL_CLAIM_FREE);
 	return claim;
 }
 
-static void acquire(struct el_lock_table *t, uint64_t index, uint16_t s,
+static void acquire(struct el_lock_table *t, uint64_t index, el_slot_t s,
 		    const struct el_lock_cmd *cmd, struct el_lock_result *res)
 {
-	uint16_t lock = el_lock__find(t, cmd->name, cmd->name_len);
+	el_slot_t lock = el_lock__find(t, cmd->name, cmd->name_len);
 	if (lock != EL_LOCK_NONE && (el_lock__find_claim(t, lock, s, EL_CLAIM_HOLD) != EL_LOCK_NONE ||
 				     el_lock__find_claim(t, lock, s, EL_CLAIM_WAIT) != EL_LOCK_NONE)) {
 		acquire_again(t, lock, s, cmd, res);
@@ -204,7 +206,7 @@ static void acquire(struct el_lock_table *t, uint64_t index, uint16_t s,
 	} else if (!now && t->n_waiting >= EL_WAITERS_MAX) {
 		res->err = EL_EFULL;
 	} else {
-		const uint16_t claim = new_claim(t, lock, s, cmd);
+		const el_slot_t claim = new_claim(t, lock, s, cmd);
 		if (claim == EL_LOCK_NONE) {
 			res->err = EL_EFULL;
 		} else if (now) {
@@ -216,6 +218,7 @@ static void acquire(struct el_lock_table *t, uint64_t index, uint16_t s,
 			t->claims[claim].wait_ms = cmd->wait_ms;
 			el_lock__enqueue(t, claim);
 			res->queued = true;
+			res->armed_claim = claim;
 		}
 	}
 	el_lock__maybe_free_lock(t, lock);
@@ -225,11 +228,11 @@ static void acquire(struct el_lock_table *t, uint64_t index, uint16_t s,
 
 /* The hold of session s on the command's lock, checked against its token;
  * EL_LOCK_NONE with res->err set otherwise. */
-static uint16_t own_hold(const struct el_lock_table *t, uint16_t s, const struct el_lock_cmd *cmd,
+static el_slot_t own_hold(const struct el_lock_table *t, el_slot_t s, const struct el_lock_cmd *cmd,
 			 struct el_lock_result *res)
 {
-	const uint16_t lock = el_lock__find(t, cmd->name, cmd->name_len);
-	const uint16_t claim =
+	const el_slot_t lock = el_lock__find(t, cmd->name, cmd->name_len);
+	const el_slot_t claim =
 		lock == EL_LOCK_NONE ? EL_LOCK_NONE : el_lock__find_claim(t, lock, s, EL_CLAIM_HOLD);
 	if (claim == EL_LOCK_NONE) {
 		res->err = EL_ENOTFOUND;
@@ -242,10 +245,10 @@ static uint16_t own_hold(const struct el_lock_table *t, uint16_t s, const struct
 	return claim;
 }
 
-static void release(struct el_lock_table *t, uint64_t index, uint16_t s,
+static void release(struct el_lock_table *t, uint64_t index, el_slot_t s,
 		    const struct el_lock_cmd *cmd, struct el_lock_result *res)
 {
-	const uint16_t claim = own_hold(t, s, cmd, res);
+	const el_slot_t claim = own_hold(t, s, cmd, res);
 	if (claim == EL_LOCK_NONE)
 		return;
 	struct el_lock_claim *req = &t->claims[claim];
@@ -254,16 +257,16 @@ static void release(struct el_lock_table *t, uint64_t index, uint16_t s,
 	req->count = cmd->type == EL_CMD_RESIGN ? 0 : req->count - 1;
 	res->count = req->count;
 	if (req->count == 0) {
-		const uint16_t lock = req->lock;
+		const el_slot_t lock = req->lock;
 		el_lock__free_claim(t, claim);
 		el_lock__settle(t, lock, index, cmd->now_ms, true, res);
 	}
 }
 
-static void proclaim(struct el_lock_table *t, uint16_t s, const struct el_lock_cmd *cmd,
+static void proclaim(struct el_lock_table *t, el_slot_t s, const struct el_lock_cmd *cmd,
 		     struct el_lock_result *res)
 {
-	const uint16_t claim = own_hold(t, s, cmd, res);
+	const el_slot_t claim = own_hold(t, s, cmd, res);
 	if (claim == EL_LOCK_NONE)
 		return;
 	const struct el_lock_claim *req = &t->claims[claim];
@@ -282,40 +285,32 @@ static void proclaim(struct el_lock_table *t, uint16_t s, const struct el_lock_c
 
 /* ---- Watches -------------------------------------------------------------- */
 
-static void watch(struct el_lock_table *t, uint16_t s, const struct el_lock_cmd *cmd,
+static void watch(struct el_lock_table *t, el_slot_t s, const struct el_lock_cmd *cmd,
 		  struct el_lock_result *res)
 {
-	uint16_t lock = el_lock__find(t, cmd->name, cmd->name_len);
-	uint16_t free_w = EL_LOCK_NONE, found = EL_LOCK_NONE;
-	for (uint16_t w = 0; w < EL_WATCHES_MAX; w++) {
-		const struct el_lock_watch *watcher = &t->watches[w];
-		if (watcher->lock == EL_LOCK_NONE && free_w == EL_LOCK_NONE)
-			free_w = w;
-		if (lock != EL_LOCK_NONE && watcher->lock == lock && watcher->session == s)
-			found = w;
-	}
+	el_slot_t lock = el_lock__find(t, cmd->name, cmd->name_len);
+	const el_slot_t found = lock == EL_LOCK_NONE ? EL_LOCK_NONE : el_lock__find_watch(t, lock, s);
 	if (cmd->type == EL_CMD_UNWATCH) {
-		if (found == EL_LOCK_NONE) {
+		if (found == EL_LOCK_NONE)
 			res->err = EL_ENOTFOUND;
-			return;
-		}
-		t->watches[found].lock = EL_LOCK_NONE;
-		t->watches[found].session = EL_LOCK_NONE;
-		t->locks[lock].n_watches--;
-		el_lock__maybe_free_lock(t, lock);
+		else
+			el_lock__free_watch(t, found);
 		return;
 	}
 	if (found != EL_LOCK_NONE)
 		return; /* already watching */
-	if (lock == EL_LOCK_NONE && free_w != EL_LOCK_NONE)
-		lock = el_lock__alloc_lock(t, cmd->name, cmd->name_len);
-	if (lock == EL_LOCK_NONE || free_w == EL_LOCK_NONE) {
+	if (el_lock__lowest_free(t, EL_POOL_WATCHES) == EL_LOCK_NONE) {
 		res->err = EL_EFULL;
 		return;
 	}
-	t->watches[free_w].lock = lock;
-	t->watches[free_w].session = s;
-	t->locks[lock].n_watches++;
+	if (lock == EL_LOCK_NONE)
+		lock = el_lock__alloc_lock(t, cmd->name, cmd->name_len);
+	if (lock == EL_LOCK_NONE) {
+		res->err = EL_EFULL;
+		return;
+	}
+	const el_slot_t w = el_lock__alloc_watch(t, lock, s);
+	EL_ASSERT(w != EL_LOCK_NONE); /* a free slot was there a moment ago */
 	res->token = t->locks[lock].n_holders > 0 ? t->locks[lock].last_token : 0;
 }
 
@@ -324,9 +319,9 @@ static void watch(struct el_lock_table *t, uint16_t s, const struct el_lock_cmd 
 static void wait_timeout(struct el_lock_table *t, uint64_t index, const struct el_lock_cmd *cmd,
 			 struct el_lock_result *res)
 {
-	const uint16_t s = el_lock_session_slot(t, cmd->session);
-	const uint16_t lock = el_lock__find(t, cmd->name, cmd->name_len);
-	const uint16_t claim = (s == EL_LOCK_NONE || lock == EL_LOCK_NONE)
+	const el_slot_t s = el_lock_session_slot(t, cmd->session);
+	const el_slot_t lock = el_lock__find(t, cmd->name, cmd->name_len);
+	const el_slot_t claim = (s == EL_LOCK_NONE || lock == EL_LOCK_NONE)
 				       ? EL_LOCK_NONE
 				       : el_lock__find_claim(t, lock, s, EL_CLAIM_WAIT);
 	if (claim == EL_LOCK_NONE || t->claims[claim].seq != cmd->seq) {
@@ -346,7 +341,7 @@ static void wait_timeout(struct el_lock_table *t, uint64_t index, const struct e
 static void delay_end(struct el_lock_table *t, uint64_t index, const struct el_lock_cmd *cmd,
 		      struct el_lock_result *res)
 {
-	const uint16_t lock = el_lock__find(t, cmd->name, cmd->name_len);
+	const el_slot_t lock = el_lock__find(t, cmd->name, cmd->name_len);
 	if (lock == EL_LOCK_NONE) {
 		res->err = EL_ENOTFOUND;
 		return;
@@ -368,7 +363,7 @@ static void delay_end(struct el_lock_table *t, uint64_t index, const struct el_l
 static void session_request(struct el_lock_table *t, uint64_t index, const struct el_lock_cmd *cmd,
 			    struct el_lock_result *res)
 {
-	const uint16_t s = el_lock_session_slot(t, cmd->session);
+	const el_slot_t s = el_lock_session_slot(t, cmd->session);
 	if (s == EL_LOCK_NONE) {
 		res->err = EL_EEXPIRED;
 		return;
@@ -396,6 +391,10 @@ static void result_reset(struct el_lock_result *res, uint64_t session)
 	res->session = session;
 	res->n_events = 0;
 	res->events_dropped = 0;
+	res->armed_session = EL_LOCK_NONE;
+	res->armed_claim = EL_LOCK_NONE;
+	res->n_armed_delays = 0;
+	res->armed_delays_lost = false;
 }
 
 /* After a command: the invariants of the lock it named (of the whole table
@@ -408,7 +407,7 @@ static void check_after(const struct el_lock_table *t, const struct el_lock_cmd 
 	el_lock__check_invariants(t);
 #else
 	EL_ASSERT(t->n_waiting <= EL_WAITERS_MAX);
-	const uint16_t lock = el_lock__find(t, cmd->name, cmd->name_len);
+	const el_slot_t lock = el_lock__find(t, cmd->name, cmd->name_len);
 	if (lock != EL_LOCK_NONE)
 		el_lock__check_lock(t, lock);
 #endif

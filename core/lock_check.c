@@ -20,32 +20,54 @@
 static void check_hold(const struct el_lock_table *t, const struct el_lock_entry *entry,
 		       const struct el_lock_claim *req)
 {
+	EL_ASSERT(req->state == EL_CLAIM_HOLD);
 	EL_ASSERT(req->session < EL_SESSIONS_MAX);
 	EL_ASSERT(t->sessions[req->session].id != 0);
 	EL_ASSERT(req->token >= 1);
 	EL_ASSERT(req->token <= entry->last_token); /* fencing never goes back */
 	EL_ASSERT(req->mode == entry->mode);
 	EL_ASSERT(req->count >= 1);
-	EL_ASSERT(req->next == EL_LOCK_NONE);
 	if (req->value != EL_LOCK_NONE) {
 		EL_ASSERT(req->value < EL_VALUES_MAX);
 		EL_ASSERT(t->values[req->value].used);
 	}
 }
 
-/* The queue of lock: every member waits on lock, the tail is the last, the
- * walk ends within the pool; returns its length. */
-static uint32_t check_queue(const struct el_lock_table *t, uint16_t lock)
+/* The holders of lock: a list in ascending slot order with consistent back
+ * links, each a valid hold of lock; returns their number. */
+static uint32_t check_holders(const struct el_lock_table *t, el_slot_t lock)
 {
 	const struct el_lock_entry *entry = &t->locks[lock];
 	uint32_t n = 0;
-	uint16_t prev = EL_LOCK_NONE;
-	for (uint16_t c = entry->wait_head; c != EL_LOCK_NONE; c = t->claims[c].next) {
+	el_slot_t prev = EL_LOCK_NONE;
+	for (el_slot_t c = entry->holders; c != EL_LOCK_NONE; c = t->claims[c].next) {
+		EL_ASSERT(c < EL_CLAIMS_MAX);
+		EL_ASSERT(n < EL_HOLDERS_MAX); /* no cycle */
+		const struct el_lock_claim *req = &t->claims[c];
+		EL_ASSERT(req->lock == lock);
+		EL_ASSERT(req->prev == prev);
+		EL_ASSERT(prev == EL_LOCK_NONE || prev < c); /* ascending */
+		check_hold(t, entry, req);
+		prev = c;
+		n++;
+	}
+	return n;
+}
+
+/* The queue of lock: every member waits on lock, back links and tail agree,
+ * the walk ends within the pool; returns its length. */
+static uint32_t check_queue(const struct el_lock_table *t, el_slot_t lock)
+{
+	const struct el_lock_entry *entry = &t->locks[lock];
+	uint32_t n = 0;
+	el_slot_t prev = EL_LOCK_NONE;
+	for (el_slot_t c = entry->wait_head; c != EL_LOCK_NONE; c = t->claims[c].next) {
 		EL_ASSERT(c < EL_CLAIMS_MAX);
 		EL_ASSERT(n < EL_WAITERS_MAX); /* no cycle */
 		const struct el_lock_claim *req = &t->claims[c];
 		EL_ASSERT(req->state == EL_CLAIM_WAIT);
 		EL_ASSERT(req->lock == lock);
+		EL_ASSERT(req->prev == prev);
 		EL_ASSERT(req->session < EL_SESSIONS_MAX);
 		EL_ASSERT(t->sessions[req->session].id != 0);
 		EL_ASSERT(req->token == 0);
@@ -60,11 +82,31 @@ static uint32_t check_queue(const struct el_lock_table *t, uint16_t lock)
 	return n;
 }
 
-/* The fields of one lock in use, its holders and its queue. */
-void el_lock__check_lock(const struct el_lock_table *t, uint16_t lock)
+/* The watches of lock, in ascending slot order; returns their number. */
+static uint32_t check_watches(const struct el_lock_table *t, el_slot_t lock)
+{
+	uint32_t n = 0;
+	el_slot_t prev = EL_LOCK_NONE;
+	for (el_slot_t w = t->locks[lock].watches; w != EL_LOCK_NONE; w = t->watches[w].next) {
+		EL_ASSERT(w < EL_WATCHES_MAX);
+		EL_ASSERT(n < EL_WATCHES_MAX); /* no cycle */
+		EL_ASSERT(prev == EL_LOCK_NONE || prev < w);
+		EL_ASSERT(t->watches[w].used);
+		EL_ASSERT(t->watches[w].lock == lock);
+		EL_ASSERT(t->sessions[t->watches[w].session].id != 0);
+		prev = w;
+		n++;
+	}
+	return n;
+}
+
+/* The fields of one lock in use, its holders, queue and watches: what every
+ * command checks of the lock it named, at the cost of that lock's lists. */
+void el_lock__check_lock(const struct el_lock_table *t, el_slot_t lock)
 {
 	EL_ASSERT(lock < EL_LOCKS_MAX);
 	const struct el_lock_entry *entry = &t->locks[lock];
+	EL_ASSERT(el_lock__slot_used(t, EL_POOL_LOCKS, lock));
 	EL_ASSERT(entry->name_len >= 1);
 	EL_ASSERT(entry->name_len <= EL_NAME_MAX);
 	EL_ASSERT(entry->last_token <= t->last_index);
@@ -81,82 +123,115 @@ void el_lock__check_lock(const struct el_lock_table *t, uint16_t lock)
 	EL_ASSERT(entry->n_holders <= EL_HOLDERS_MAX);
 	if (entry->mode == EL_LOCK_EXCLUSIVE)
 		EL_ASSERT(entry->n_holders <= 1);
-	uint32_t holders = 0, watches = 0;
-	for (uint16_t c = 0; c < EL_CLAIMS_MAX; c++) {
-		const struct el_lock_claim *req = &t->claims[c];
-		if (req->state != EL_CLAIM_HOLD || req->lock != lock)
-			continue;
-		check_hold(t, entry, req);
-		holders++;
-	}
+	const uint32_t holders = check_holders(t, lock);
 	EL_ASSERT(holders == entry->n_holders);
 	const uint32_t waiters = check_queue(t, lock);
-	for (uint16_t w = 0; w < EL_WATCHES_MAX; w++)
-		if (t->watches[w].lock == lock)
-			watches++;
+	const uint32_t watches = check_watches(t, lock);
 	EL_ASSERT(watches == entry->n_watches);
 	/* an unused lock would have been freed */
 	EL_ASSERT(holders + waiters + watches > 0 || entry->delayed);
-	EL_ASSERT(el_lock__find(t, entry->name, entry->name_len) == lock); /* names unique */
+	EL_ASSERT(el_lock__find(t, entry->name, entry->name_len) == lock); /* indexed, unique */
 }
 
-/* A free lock slot is all empty (a new lock starts from nothing). */
-static void check_free_lock(const struct el_lock_entry *entry)
+/* A free record is all-zero bytes (a table in zeroed memory is empty). */
+static void check_zero(const void *rec, uint32_t size)
 {
-	EL_ASSERT(entry->n_holders == 0);
-	EL_ASSERT(entry->wait_head == EL_LOCK_NONE);
-	EL_ASSERT(entry->wait_tail == EL_LOCK_NONE);
-	EL_ASSERT(entry->n_watches == 0);
-	EL_ASSERT(!entry->delayed);
-	EL_ASSERT(entry->last_token == 0);
+	const uint8_t *p = rec;
+	for (uint32_t i = 0; i < size; i++)
+		EL_ASSERT(p[i] == 0);
 }
 
-/* Claims, watches and values: each refers to records in use; the waiters
- * counted match n_waiting. */
-static void check_pools(const struct el_lock_table *t)
+/* One session: its fields, its index entry, its claims (ascending, each its
+ * own) and its watches; adds what it counted to *claims and *watches. */
+static void check_session(const struct el_lock_table *t, el_slot_t s, uint32_t *claims,
+			  uint32_t *watches)
 {
-	uint32_t waits = 0;
-	for (uint16_t c = 0; c < EL_CLAIMS_MAX; c++) {
+	const struct el_lock_session *sess = &t->sessions[s];
+	EL_ASSERT(sess->id <= t->last_index); /* a session id is its OPEN's index */
+	EL_ASSERT(sess->renew_index >= sess->id);
+	EL_ASSERT(sess->renew_index <= t->last_index);
+	EL_ASSERT(sess->client_len <= EL_CLIENT_NAME_MAX);
+	EL_ASSERT(el_lock_session_slot(t, sess->id) == s); /* indexed, ids unique */
+	el_slot_t prev = EL_LOCK_NONE;
+	for (el_slot_t c = sess->claims; c != EL_LOCK_NONE; c = t->claims[c].sess_next) {
+		EL_ASSERT(c < EL_CLAIMS_MAX);
+		EL_ASSERT(prev == EL_LOCK_NONE || prev < c); /* ascending: no cycle */
+		EL_ASSERT(t->claims[c].state != EL_CLAIM_FREE);
+		EL_ASSERT(t->claims[c].session == s);
+		prev = c;
+		(*claims)++;
+	}
+	prev = EL_LOCK_NONE;
+	for (el_slot_t w = sess->watches; w != EL_LOCK_NONE; w = t->watches[w].sess_next) {
+		EL_ASSERT(w < EL_WATCHES_MAX);
+		EL_ASSERT(prev == EL_LOCK_NONE || prev < w); /* ascending: no cycle */
+		prev = w;
+		EL_ASSERT(t->watches[w].used);
+		EL_ASSERT(t->watches[w].session == s);
+		(*watches)++;
+	}
+}
+
+/* Every slot of every pool: the bitmap (or the record's own marker) says in
+ * use exactly when the record is; free records are all-zero. Returns the
+ * claims, waits and watches in use through the pointers. */
+static void check_pools(const struct el_lock_table *t, uint32_t *claims, uint32_t *waits,
+			uint32_t *watches)
+{
+	for (el_slot_t s = 0; s < EL_SESSIONS_MAX; s++) {
+		EL_ASSERT(el_lock__slot_used(t, EL_POOL_SESSIONS, s) == (t->sessions[s].id != 0));
+		if (t->sessions[s].id == 0)
+			check_zero(&t->sessions[s], sizeof(t->sessions[s]));
+	}
+	for (el_slot_t l = 0; l < EL_LOCKS_MAX; l++) {
+		EL_ASSERT(el_lock__slot_used(t, EL_POOL_LOCKS, l) == (t->locks[l].name_len != 0));
+		if (t->locks[l].name_len == 0)
+			check_zero(&t->locks[l], sizeof(t->locks[l]));
+	}
+	for (el_slot_t c = 0; c < EL_CLAIMS_MAX; c++) {
 		const struct el_lock_claim *req = &t->claims[c];
 		EL_ASSERT(req->state <= EL_CLAIM_WAIT);
-		if (req->state == EL_CLAIM_FREE)
+		EL_ASSERT(el_lock__slot_used(t, EL_POOL_CLAIMS, c) == (req->state != EL_CLAIM_FREE));
+		if (req->state == EL_CLAIM_FREE) {
+			check_zero(req, sizeof(*req));
 			continue;
+		}
 		EL_ASSERT(req->lock < EL_LOCKS_MAX);
 		EL_ASSERT(t->locks[req->lock].name_len != 0);
-		if (req->state == EL_CLAIM_WAIT)
-			waits++;
+		(*claims)++;
+		*waits += req->state == EL_CLAIM_WAIT;
 	}
-	EL_ASSERT(waits == t->n_waiting);
-	EL_ASSERT(t->n_waiting <= EL_WAITERS_MAX);
-	for (uint16_t w = 0; w < EL_WATCHES_MAX; w++) {
-		const struct el_lock_watch *watcher = &t->watches[w];
-		if (watcher->lock == EL_LOCK_NONE)
-			continue;
-		EL_ASSERT(watcher->lock < EL_LOCKS_MAX);
-		EL_ASSERT(watcher->session < EL_SESSIONS_MAX);
-		EL_ASSERT(t->sessions[watcher->session].id != 0);
+	for (el_slot_t w = 0; w < EL_WATCHES_MAX; w++) {
+		EL_ASSERT(el_lock__slot_used(t, EL_POOL_WATCHES, w) == (t->watches[w].used != 0));
+		if (!t->watches[w].used)
+			check_zero(&t->watches[w], sizeof(t->watches[w]));
+		*watches += t->watches[w].used != 0;
+	}
+	for (el_slot_t v = 0; v < EL_VALUES_MAX; v++) {
+		EL_ASSERT(el_lock__slot_used(t, EL_POOL_VALUES, v) == (t->values[v].used != 0));
+		if (!t->values[v].used)
+			check_zero(&t->values[v], sizeof(t->values[v]));
 	}
 }
 
 void el_lock__check_invariants(const struct el_lock_table *t)
 {
 	EL_ASSERT(t != NULL);
-	for (uint16_t s = 0; s < EL_SESSIONS_MAX; s++) {
-		const struct el_lock_session *sess = &t->sessions[s];
-		if (sess->id == 0)
-			continue;
-		EL_ASSERT(sess->id <= t->last_index); /* a session id is its OPEN's index */
-		EL_ASSERT(sess->renew_index >= sess->id);
-		EL_ASSERT(sess->renew_index <= t->last_index);
-		EL_ASSERT(sess->client_len <= EL_CLIENT_NAME_MAX);
-		for (uint16_t o = (uint16_t)(s + 1); o < EL_SESSIONS_MAX; o++)
-			EL_ASSERT(t->sessions[o].id != sess->id); /* ids unique */
+	uint32_t claims = 0, waits = 0, watches = 0, chained_claims = 0, chained_watches = 0;
+	check_pools(t, &claims, &waits, &watches);
+	EL_ASSERT(waits == t->n_waiting);
+	EL_ASSERT(t->n_waiting <= EL_WAITERS_MAX);
+	EL_LOCK_FOR_EACH(t, EL_POOL_SESSIONS, s)
+		check_session(t, s, &chained_claims, &chained_watches);
+	/* every claim and watch in use is in its session's list */
+	EL_ASSERT(chained_claims == claims);
+	EL_ASSERT(chained_watches == watches);
+	uint32_t listed = 0;
+	EL_LOCK_FOR_EACH(t, EL_POOL_LOCKS, l) {
+		el_lock__check_lock(t, l);
+		listed += t->locks[l].n_holders;
 	}
-	for (uint16_t l = 0; l < EL_LOCKS_MAX; l++) {
-		if (t->locks[l].name_len != 0)
-			el_lock__check_lock(t, l);
-		else
-			check_free_lock(&t->locks[l]);
-	}
-	check_pools(t);
+	/* every claim is in its lock's holders or queue (their lengths are
+	 * checked against n_holders and n_waiting) */
+	EL_ASSERT(listed + t->n_waiting == claims);
 }

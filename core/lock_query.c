@@ -33,7 +33,7 @@ int el_lock_query(const struct el_lock_table *t, const char *name, uint32_t name
 	memset(q, 0, sizeof(*q));
 	if (name_len == 0 || name_len > EL_NAME_MAX)
 		return EL_EINVAL;
-	const uint16_t lock = el_lock__find(t, name, name_len);
+	const el_slot_t lock = el_lock__find(t, name, name_len);
 	if (lock == EL_LOCK_NONE)
 		return EL_ENOTFOUND;
 	const struct el_lock_entry *entry = &t->locks[lock];
@@ -41,10 +41,10 @@ int el_lock_query(const struct el_lock_table *t, const char *name, uint32_t name
 	q->delayed = entry->delayed != 0;
 	q->delay_token = entry->delay_token;
 	q->n_watches = entry->n_watches;
-	for (uint16_t c = 0; c < EL_CLAIMS_MAX && q->n_holders < entry->n_holders; c++) {
+	for (el_slot_t c = entry->holders; c != EL_LOCK_NONE; c = t->claims[c].next) {
 		const struct el_lock_claim *req = &t->claims[c];
-		if (req->state != EL_CLAIM_HOLD || req->lock != lock)
-			continue;
+		EL_ASSERT(req->state == EL_CLAIM_HOLD);
+		EL_ASSERT(q->n_holders < entry->n_holders); /* the list has no cycle */
 		query_holder(t, req, &q->holders[q->n_holders++]);
 		if (req->value != EL_LOCK_NONE) {
 			q->value_len = t->values[req->value].len;
@@ -52,7 +52,7 @@ int el_lock_query(const struct el_lock_table *t, const char *name, uint32_t name
 		}
 	}
 	EL_ASSERT(q->n_holders == entry->n_holders);
-	uint16_t w = entry->wait_head;
+	el_slot_t w = entry->wait_head;
 	for (uint32_t i = 0; i < EL_CLAIMS_MAX && w != EL_LOCK_NONE; i++) {
 		const struct el_lock_claim *req = &t->claims[w];
 		if (q->n_waiters_listed < EL_QUERY_WAITERS_MAX) {
@@ -73,17 +73,17 @@ void el_lock_usage(const struct el_lock_table *t, struct el_lock_usage *u)
 	EL_ASSERT(t != NULL);
 	EL_ASSERT(u != NULL);
 	memset(u, 0, sizeof(*u));
-	for (uint32_t s = 0; s < EL_SESSIONS_MAX; s++)
-		u->sessions += t->sessions[s].id != 0;
-	for (uint32_t l = 0; l < EL_LOCKS_MAX; l++)
-		u->locks += t->locks[l].name_len != 0;
-	for (uint32_t c = 0; c < EL_CLAIMS_MAX; c++) {
+	EL_LOCK_FOR_EACH(t, EL_POOL_SESSIONS, s)
+		u->sessions++;
+	EL_LOCK_FOR_EACH(t, EL_POOL_LOCKS, l)
+		u->locks++;
+	EL_LOCK_FOR_EACH(t, EL_POOL_CLAIMS, c) {
 		u->holds += t->claims[c].state == EL_CLAIM_HOLD;
 		u->waits += t->claims[c].state == EL_CLAIM_WAIT;
 	}
-	for (uint32_t w = 0; w < EL_WATCHES_MAX; w++)
-		u->watches += t->watches[w].lock != EL_LOCK_NONE;
-	for (uint32_t v = 0; v < EL_VALUES_MAX; v++)
-		u->values += t->values[v].used != 0;
+	EL_LOCK_FOR_EACH(t, EL_POOL_WATCHES, w)
+		u->watches++;
+	EL_LOCK_FOR_EACH(t, EL_POOL_VALUES, v)
+		u->values++;
 	EL_ASSERT(u->waits == t->n_waiting);
 }

@@ -49,7 +49,7 @@ static void bit_set(uint8_t *set, uint32_t i) { set[i / 8] = (uint8_t)(set[i / 8
 
 /* ---- Writing ---------------------------------------------------------------- */
 
-static void put_value_ref(struct el_cbor_enc *e, uint16_t value)
+static void put_value_ref(struct el_cbor_enc *e, el_slot_t value)
 {
 	if (value == EL_LOCK_NONE)
 		el_cbor_put_null(e);
@@ -60,13 +60,12 @@ static void put_value_ref(struct el_cbor_enc *e, uint16_t value)
 static void put_sessions(struct el_cbor_enc *e, const struct el_lock_table *t)
 {
 	uint32_t n = 0;
-	for (uint32_t s = 0; s < EL_SESSIONS_MAX; s++)
-		n += t->sessions[s].id != 0;
+	EL_LOCK_FOR_EACH(t, EL_POOL_SESSIONS, s)
+		n++;
 	el_cbor_put_array(e, n);
-	for (uint32_t s = 0; s < EL_SESSIONS_MAX; s++) {
+	EL_LOCK_FOR_EACH(t, EL_POOL_SESSIONS, s) {
 		const struct el_lock_session *sess = &t->sessions[s];
-		if (sess->id == 0)
-			continue;
+		EL_ASSERT(sess->id != 0);
 		el_cbor_put_array(e, 10);
 		el_cbor_put_uint(e, s);
 		el_cbor_put_uint(e, sess->id);
@@ -84,27 +83,27 @@ static void put_sessions(struct el_cbor_enc *e, const struct el_lock_table *t)
 static void put_values(struct el_cbor_enc *e, const struct el_lock_table *t)
 {
 	uint32_t n = 0;
-	for (uint32_t v = 0; v < EL_VALUES_MAX; v++)
-		n += t->values[v].used != 0;
+	EL_LOCK_FOR_EACH(t, EL_POOL_VALUES, v)
+		n++;
 	el_cbor_put_array(e, n);
-	for (uint32_t v = 0; v < EL_VALUES_MAX; v++) {
-		if (!t->values[v].used)
-			continue;
+	EL_LOCK_FOR_EACH(t, EL_POOL_VALUES, v) {
+		EL_ASSERT(t->values[v].used);
 		el_cbor_put_array(e, 2);
 		el_cbor_put_uint(e, v);
 		el_cbor_put_bytes(e, t->values[v].data, t->values[v].len);
 	}
 }
 
-static void put_claims(struct el_cbor_enc *e, const struct el_lock_table *t, uint16_t lock)
+static void put_claims(struct el_cbor_enc *e, const struct el_lock_table *t, el_slot_t lock)
 {
 	const struct el_lock_entry *entry = &t->locks[lock];
 	uint32_t holders = 0;
 	el_cbor_put_array(e, entry->n_holders);
-	for (uint16_t c = 0; c < EL_CLAIMS_MAX; c++) {
+	for (el_slot_t c = entry->holders; c != EL_LOCK_NONE; c = t->claims[c].next) {
 		const struct el_lock_claim *req = &t->claims[c];
-		if (req->state != EL_CLAIM_HOLD || req->lock != lock)
-			continue;
+		EL_ASSERT(req->state == EL_CLAIM_HOLD);
+		EL_ASSERT(req->lock == lock);
+		EL_ASSERT(holders < entry->n_holders); /* the list has no cycle */
 		holders++;
 		el_cbor_put_array(e, 7);
 		el_cbor_put_uint(e, c);
@@ -117,11 +116,11 @@ static void put_claims(struct el_cbor_enc *e, const struct el_lock_table *t, uin
 	}
 	EL_ASSERT(holders == entry->n_holders); /* the derived count matches the pool */
 	uint32_t n = 0;
-	for (uint16_t c = entry->wait_head; c != EL_LOCK_NONE && n < EL_CLAIMS_MAX; c = t->claims[c].next)
+	for (el_slot_t c = entry->wait_head; c != EL_LOCK_NONE && n < EL_CLAIMS_MAX; c = t->claims[c].next)
 		n++;
 	EL_ASSERT(n < EL_CLAIMS_MAX); /* a queue has no cycle */
 	el_cbor_put_array(e, n);
-	uint16_t c = entry->wait_head;
+	el_slot_t c = entry->wait_head;
 	for (uint32_t i = 0; i < n; i++, c = t->claims[c].next) {
 		const struct el_lock_claim *req = &t->claims[c];
 		EL_ASSERT(req->state == EL_CLAIM_WAIT);
@@ -137,7 +136,7 @@ static void put_claims(struct el_cbor_enc *e, const struct el_lock_table *t, uin
 	}
 }
 
-static void put_lock(struct el_cbor_enc *e, const struct el_lock_table *t, uint16_t lock)
+static void put_lock(struct el_cbor_enc *e, const struct el_lock_table *t, el_slot_t lock)
 {
 	const struct el_lock_entry *entry = &t->locks[lock];
 	el_cbor_put_array(e, 10);
@@ -151,9 +150,9 @@ static void put_lock(struct el_cbor_enc *e, const struct el_lock_table *t, uint1
 	put_claims(e, t, lock);
 	uint32_t watches = 0;
 	el_cbor_put_array(e, entry->n_watches);
-	for (uint16_t w = 0; w < EL_WATCHES_MAX; w++) {
-		if (t->watches[w].lock != lock)
-			continue;
+	for (el_slot_t w = entry->watches; w != EL_LOCK_NONE; w = t->watches[w].next) {
+		EL_ASSERT(t->watches[w].lock == lock);
+		EL_ASSERT(watches < entry->n_watches); /* the list has no cycle */
 		watches++;
 		el_cbor_put_array(e, 2);
 		el_cbor_put_uint(e, w);
@@ -174,12 +173,11 @@ int el_lock_snapshot(const struct el_lock_table *t, uint8_t *buf, uint32_t cap)
 	put_sessions(&e, t);
 	put_values(&e, t);
 	uint32_t n = 0;
-	for (uint32_t l = 0; l < EL_LOCKS_MAX; l++)
-		n += t->locks[l].name_len != 0;
+	EL_LOCK_FOR_EACH(t, EL_POOL_LOCKS, l)
+		n++;
 	el_cbor_put_array(&e, n);
-	for (uint16_t l = 0; l < EL_LOCKS_MAX; l++)
-		if (t->locks[l].name_len != 0)
-			put_lock(&e, t, l);
+	EL_LOCK_FOR_EACH(t, EL_POOL_LOCKS, l)
+		put_lock(&e, t, l);
 	el_lock__opens_put(&e, t);
 	const int len = el_cbor_enc_finish(&e);
 	EL_ASSERT(len < 0 || (uint32_t)len <= EL_LOCK_SNAPSHOT_BOUND);
@@ -210,7 +208,7 @@ static uint64_t get_u(struct restore *r, uint64_t max)
 	return v;
 }
 
-static bool get_session(struct restore *r, int32_t *prev_slot)
+static bool get_session(struct restore *r, int64_t *prev_slot)
 {
 	if (!rec_head(r, 10))
 		return false;
@@ -229,11 +227,11 @@ static bool get_session(struct restore *r, int32_t *prev_slot)
 	    id > r->last_index || ttl_ms == 0 || renew < id || renew > r->last_index || err > 0 ||
 	    err < EL_ERROR_MIN)
 		return false;
-	*prev_slot = (int32_t)slot;
+	*prev_slot = (int64_t)slot;
 	bit_set(r->seen.sessions, (uint32_t)slot);
 	if (r->out) {
+		el_lock__take_session(r->out, (el_slot_t)slot, id);
 		struct el_lock_session *sess = &r->out->sessions[slot];
-		sess->id = id;
 		sess->ttl_ms = (uint32_t)ttl_ms;
 		sess->renew_index = renew;
 		sess->last_seq = seq;
@@ -247,7 +245,7 @@ static bool get_session(struct restore *r, int32_t *prev_slot)
 	return true;
 }
 
-static bool get_value(struct restore *r, int32_t *prev_slot)
+static bool get_value(struct restore *r, int64_t *prev_slot)
 {
 	if (!rec_head(r, 2))
 		return false;
@@ -257,22 +255,18 @@ static bool get_value(struct restore *r, int32_t *prev_slot)
 	el_cbor_get_bytes(&r->d, &data, &len, EL_VALUE_MAX);
 	if (el_cbor_dec_error(&r->d) != 0 || (int64_t)slot <= *prev_slot)
 		return false;
-	*prev_slot = (int32_t)slot;
+	*prev_slot = (int64_t)slot;
 	bit_set(r->seen.values, (uint32_t)slot);
-	if (r->out) {
-		struct el_lock_value *val = &r->out->values[slot];
-		val->used = 1;
-		val->len = (uint8_t)len;
-		memcpy(val->data, data, len);
-	}
+	if (r->out)
+		el_lock__take_value(r->out, (el_slot_t)slot, data, len);
 	return true;
 }
 
 /* A claim's slot and session: each claim once, each session once per lock. */
-static bool get_claim_refs(struct restore *r, uint64_t claim, uint16_t *session)
+static bool get_claim_refs(struct restore *r, uint64_t claim, el_slot_t *session)
 {
 	const uint64_t s = get_u(r, EL_SESSIONS_MAX - 1);
-	*session = (uint16_t)s;
+	*session = (el_slot_t)s;
 	if (el_cbor_dec_error(&r->d) != 0 || claim >= EL_CLAIMS_MAX ||
 	    bit_get(r->seen.claims, (uint32_t)claim) || !bit_get(r->seen.sessions, (uint32_t)s) ||
 	    bit_get(r->seen.lock_sessions, (uint32_t)s))
@@ -283,7 +277,7 @@ static bool get_claim_refs(struct restore *r, uint64_t claim, uint16_t *session)
 }
 
 /* The trailing value reference (null or a slot) of a claim record. */
-static bool get_value_ref(struct restore *r, uint8_t mode, uint16_t *value)
+static bool get_value_ref(struct restore *r, uint8_t mode, el_slot_t *value)
 {
 	*value = EL_LOCK_NONE;
 	if (el_cbor_peek(&r->d) == EL_CBOR_NULL) {
@@ -295,14 +289,14 @@ static bool get_value_ref(struct restore *r, uint8_t mode, uint16_t *value)
 	    !bit_get(r->seen.values, (uint32_t)v) || bit_get(r->seen.values_used, (uint32_t)v))
 		return false;
 	bit_set(r->seen.values_used, (uint32_t)v);
-	*value = (uint16_t)v;
+	*value = (el_slot_t)v;
 	return true;
 }
 
-static bool get_holder(struct restore *r, uint16_t lock, uint8_t mode, uint64_t last_token,
-		       int32_t *prev_claim)
+static bool get_holder(struct restore *r, el_slot_t lock, uint8_t mode, uint64_t last_token,
+		       int64_t *prev_claim)
 {
-	uint16_t s = 0, value = EL_LOCK_NONE;
+	el_slot_t s = 0, value = EL_LOCK_NONE;
 	if (!rec_head(r, 7))
 		return false;
 	const uint64_t claim = get_u(r, EL_CLAIMS_MAX - 1);
@@ -313,27 +307,25 @@ static bool get_holder(struct restore *r, uint16_t lock, uint8_t mode, uint64_t 
 	if (!get_value_ref(r, mode, &value) || (int64_t)claim <= *prev_claim || token == 0 ||
 	    token > last_token || count == 0)
 		return false;
-	*prev_claim = (int32_t)claim;
+	*prev_claim = (int64_t)claim;
 	if (r->out) {
+		el_lock__take_claim(r->out, (el_slot_t)claim, lock, s);
 		struct el_lock_claim *req = &r->out->claims[claim];
 		req->state = EL_CLAIM_HOLD;
-		req->lock = lock;
-		req->session = s;
-		req->next = EL_LOCK_NONE;
 		req->value = value;
 		req->mode = mode;
 		req->token = token;
 		req->count = (uint32_t)count;
 		req->grant_ms = grant_ms;
 		req->delay_ms = (uint32_t)delay_ms;
-		r->out->locks[lock].n_holders++;
+		el_lock__link_holder(r->out, (el_slot_t)claim);
 	}
 	return true;
 }
 
-static bool get_waiter(struct restore *r, uint16_t lock, uint8_t *mode_out)
+static bool get_waiter(struct restore *r, el_slot_t lock, uint8_t *mode_out)
 {
-	uint16_t s = 0, value = EL_LOCK_NONE;
+	el_slot_t s = 0, value = EL_LOCK_NONE;
 	if (!rec_head(r, 7))
 		return false;
 	const uint64_t claim = get_u(r, EL_CLAIMS_MAX - 1);
@@ -347,20 +339,19 @@ static bool get_waiter(struct restore *r, uint16_t lock, uint8_t *mode_out)
 	r->seen.n_waiting++;
 	*mode_out = (uint8_t)mode;
 	if (r->out) {
+		el_lock__take_claim(r->out, (el_slot_t)claim, lock, s);
 		struct el_lock_claim *req = &r->out->claims[claim];
-		req->lock = lock;
-		req->session = s;
 		req->value = value;
 		req->mode = (uint8_t)mode;
 		req->seq = seq;
 		req->wait_ms = (uint32_t)wait_ms;
 		req->delay_ms = (uint32_t)delay_ms;
-		el_lock__enqueue(r->out, (uint16_t)claim);
+		el_lock__enqueue(r->out, (el_slot_t)claim);
 	}
 	return true;
 }
 
-static bool get_watch(struct restore *r, uint16_t lock, int32_t *prev_watch)
+static bool get_watch(struct restore *r, el_slot_t lock, int64_t *prev_watch)
 {
 	if (!rec_head(r, 2))
 		return false;
@@ -368,19 +359,16 @@ static bool get_watch(struct restore *r, uint16_t lock, int32_t *prev_watch)
 	if (el_cbor_dec_error(&r->d) != 0 || (int64_t)w <= *prev_watch ||
 	    !bit_get(r->seen.sessions, (uint32_t)s) || bit_get(r->seen.lock_watchers, (uint32_t)s))
 		return false;
-	*prev_watch = (int32_t)w;
+	*prev_watch = (int64_t)w;
 	bit_set(r->seen.watches, (uint32_t)w);
 	bit_set(r->seen.lock_watchers, (uint32_t)s);
-	if (r->out) {
-		r->out->watches[w].lock = lock;
-		r->out->watches[w].session = (uint16_t)s;
-		r->out->locks[lock].n_watches++;
-	}
+	if (r->out)
+		el_lock__take_watch(r->out, (el_slot_t)w, lock, (el_slot_t)s);
 	return true;
 }
 
 /* A lock's fixed fields; *mode and *delayed are what the claims check against. */
-static bool get_lock_head(struct restore *r, int32_t *prev_slot, uint8_t *mode, bool *delayed,
+static bool get_lock_head(struct restore *r, int64_t *prev_slot, uint8_t *mode, bool *delayed,
 			  uint64_t *last_token)
 {
 	if (!rec_head(r, 10))
@@ -397,11 +385,10 @@ static bool get_lock_head(struct restore *r, int32_t *prev_slot, uint8_t *mode, 
 	    *last_token > r->last_index || delay_token > *last_token ||
 	    (*delayed ? (delay_ms == 0 || delay_token == 0) : (delay_ms != 0 || delay_token != 0)))
 		return false;
-	*prev_slot = (int32_t)slot;
+	*prev_slot = (int64_t)slot;
 	if (r->out) {
+		el_lock__take_lock(r->out, (el_slot_t)slot, name, name_len);
 		struct el_lock_entry *entry = &r->out->locks[slot];
-		entry->name_len = (uint8_t)name_len;
-		memcpy(entry->name, name, name_len);
 		entry->mode = *mode;
 		entry->delayed = *delayed ? 1 : 0;
 		entry->delay_ms = (uint32_t)delay_ms;
@@ -411,16 +398,16 @@ static bool get_lock_head(struct restore *r, int32_t *prev_slot, uint8_t *mode, 
 	return true;
 }
 
-static bool get_lock(struct restore *r, int32_t *prev_slot)
+static bool get_lock(struct restore *r, int64_t *prev_slot)
 {
 	uint8_t mode = 0, head_mode = 0;
 	bool delayed = false;
 	uint64_t last_token = 0;
 	uint32_t n_holders = 0, n_waiters = 0, n_watches = 0;
-	int32_t prev_claim = -1, prev_watch = -1;
+	int64_t prev_claim = -1, prev_watch = -1;
 	if (!get_lock_head(r, prev_slot, &mode, &delayed, &last_token))
 		return false;
-	const uint16_t lock = (uint16_t)*prev_slot;
+	const el_slot_t lock = (el_slot_t)*prev_slot;
 	memset(r->seen.lock_sessions, 0, sizeof(r->seen.lock_sessions));
 	memset(r->seen.lock_watchers, 0, sizeof(r->seen.lock_watchers));
 	el_cbor_get_array(&r->d, &n_holders, mode == EL_LOCK_EXCLUSIVE ? 1 : EL_HOLDERS_MAX);
@@ -450,7 +437,7 @@ static bool get_lock(struct restore *r, int32_t *prev_slot)
 static int decode(struct restore *r, const uint8_t *buf, uint32_t len)
 {
 	uint32_t n = 0;
-	int32_t prev = -1;
+	int64_t prev = -1;
 	el_cbor_dec_init(&r->d, buf, len);
 	if (!rec_head(r, 6))
 		return EL_EDECODE;
@@ -503,7 +490,7 @@ int el_lock_restore(struct el_lock_table *t, const uint8_t *buf, uint32_t len)
 	const int err = decode(&r, buf, len); /* validate: writes nothing */
 	if (err != EL_OK)
 		return err;
-	el_lock_init(t);
+	el_lock__clear(t);
 	memset(&r, 0, sizeof(r));
 	r.out = t;
 	const int again = decode(&r, buf, len);

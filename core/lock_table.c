@@ -2,111 +2,70 @@
  * lock_table.c - the lock table's pools (sessions, locks, claims, values,
  * watches) and the FIFO grant logic every command shares.
  *
- * Every pool is a fixed array scanned in slot order; a new record takes the
- * lowest free slot, so two replicas applying the same commands lay out their
- * tables identically (and write identical snapshots).
+ * Every pool is a fixed array; a new record takes the lowest free slot
+ * (lock_index.c), so two replicas applying the same commands lay out their
+ * tables identically (and write identical snapshots). Records link to each
+ * other by slot: a lock to its holders, its queue and its watches; a session
+ * to its claims and its watches; so a command walks only what it touches.
  */
 #include <string.h>
 
 #include "el_assert.h"
 #include "el_lock_internal.h"
 
-uint16_t el_lock_session_slot(const struct el_lock_table *t, uint64_t id)
+/* ---- Sessions ------------------------------------------------------------------ */
+
+void el_lock__take_session(struct el_lock_table *t, el_slot_t s, uint64_t id)
 {
-	EL_ASSERT(t != NULL);
-	if (id == 0)
-		return EL_LOCK_NONE;
-	for (uint16_t s = 0; s < EL_SESSIONS_MAX; s++)
-		if (t->sessions[s].id == id)
-			return s;
-	return EL_LOCK_NONE;
+	EL_ASSERT(s < EL_SESSIONS_MAX);
+	EL_ASSERT(id != 0);
+	struct el_lock_session *sess = &t->sessions[s];
+	EL_ASSERT(sess->id == 0);
+	sess->id = id;
+	sess->claims = EL_LOCK_NONE;
+	sess->watches = EL_LOCK_NONE;
+	el_lock__mark(t, EL_POOL_SESSIONS, s, true);
+	el_lock__index_session(t, s, true);
 }
 
-uint16_t el_lock__find(const struct el_lock_table *t, const char *name, uint32_t name_len)
+void el_lock__free_session(struct el_lock_table *t, el_slot_t s)
 {
-	EL_ASSERT(name_len <= EL_NAME_MAX);
-	if (name_len == 0)
-		return EL_LOCK_NONE;
-	for (uint16_t l = 0; l < EL_LOCKS_MAX; l++) {
-		const struct el_lock_entry *entry = &t->locks[l];
-		if (entry->name_len == name_len && memcmp(entry->name, name, name_len) == 0)
-			return l;
-	}
-	return EL_LOCK_NONE;
+	struct el_lock_session *sess = &t->sessions[s];
+	EL_ASSERT(sess->claims == EL_LOCK_NONE); /* its claims and watches went first */
+	EL_ASSERT(sess->watches == EL_LOCK_NONE);
+	el_lock__index_session(t, s, false);
+	el_lock__mark(t, EL_POOL_SESSIONS, s, false);
+	memset(sess, 0, sizeof(*sess));
 }
 
-uint16_t el_lock__find_claim(const struct el_lock_table *t, uint16_t lock, uint16_t session,
-			     uint8_t state)
-{
-	EL_ASSERT(lock < EL_LOCKS_MAX);
-	EL_ASSERT(session < EL_SESSIONS_MAX);
-	for (uint16_t c = 0; c < EL_CLAIMS_MAX; c++) {
-		const struct el_lock_claim *req = &t->claims[c];
-		if (req->state == state && req->lock == lock && req->session == session)
-			return c;
-	}
-	return EL_LOCK_NONE;
-}
+/* ---- Locks --------------------------------------------------------------------- */
 
-uint16_t el_lock__alloc_lock(struct el_lock_table *t, const char *name, uint32_t name_len)
+void el_lock__take_lock(struct el_lock_table *t, el_slot_t lock, const char *name,
+			uint32_t name_len)
 {
 	EL_ASSERT(name_len >= 1);
 	EL_ASSERT(name_len <= EL_NAME_MAX);
-	for (uint16_t l = 0; l < EL_LOCKS_MAX; l++) {
-		struct el_lock_entry *entry = &t->locks[l];
-		if (entry->name_len != 0)
-			continue;
-		EL_ASSERT(entry->n_holders == 0);
-		EL_ASSERT(entry->wait_head == EL_LOCK_NONE);
-		entry->name_len = (uint8_t)name_len;
-		memcpy(entry->name, name, name_len);
-		return l;
-	}
-	return EL_LOCK_NONE;
+	struct el_lock_entry *entry = &t->locks[lock];
+	EL_ASSERT(entry->name_len == 0);
+	entry->name_len = (uint8_t)name_len;
+	memcpy(entry->name, name, name_len);
+	entry->holders = EL_LOCK_NONE;
+	entry->wait_head = EL_LOCK_NONE;
+	entry->wait_tail = EL_LOCK_NONE;
+	entry->watches = EL_LOCK_NONE;
+	el_lock__mark(t, EL_POOL_LOCKS, lock, true);
+	el_lock__index_lock(t, lock, true);
 }
 
-uint16_t el_lock__alloc_claim(struct el_lock_table *t, uint16_t lock, uint16_t session)
+el_slot_t el_lock__alloc_lock(struct el_lock_table *t, const char *name, uint32_t name_len)
 {
-	EL_ASSERT(lock < EL_LOCKS_MAX);
-	EL_ASSERT(session < EL_SESSIONS_MAX);
-	for (uint16_t c = 0; c < EL_CLAIMS_MAX; c++) {
-		struct el_lock_claim *req = &t->claims[c];
-		if (req->state != EL_CLAIM_FREE)
-			continue;
-		req->lock = lock;
-		req->session = session;
-		req->next = EL_LOCK_NONE;
-		req->value = EL_LOCK_NONE;
-		return c;
-	}
-	return EL_LOCK_NONE;
+	const el_slot_t lock = el_lock__lowest_free(t, EL_POOL_LOCKS);
+	if (lock != EL_LOCK_NONE)
+		el_lock__take_lock(t, lock, name, name_len);
+	return lock;
 }
 
-uint16_t el_lock__alloc_value(struct el_lock_table *t, const uint8_t *data, uint32_t len)
-{
-	EL_ASSERT(len <= EL_VALUE_MAX);
-	for (uint16_t v = 0; v < EL_VALUES_MAX; v++) {
-		struct el_lock_value *val = &t->values[v];
-		if (val->used)
-			continue;
-		val->used = 1;
-		val->len = (uint8_t)len;
-		if (len > 0)
-			memcpy(val->data, data, len);
-		return v;
-	}
-	return EL_LOCK_NONE;
-}
-
-uint16_t el_lock__alloc_session(struct el_lock_table *t)
-{
-	for (uint16_t s = 0; s < EL_SESSIONS_MAX; s++)
-		if (t->sessions[s].id == 0)
-			return s;
-	return EL_LOCK_NONE;
-}
-
-void el_lock__maybe_free_lock(struct el_lock_table *t, uint16_t lock)
+void el_lock__maybe_free_lock(struct el_lock_table *t, el_slot_t lock)
 {
 	EL_ASSERT(lock < EL_LOCKS_MAX);
 	struct el_lock_entry *entry = &t->locks[lock];
@@ -114,34 +73,129 @@ void el_lock__maybe_free_lock(struct el_lock_table *t, uint16_t lock)
 	if (entry->n_holders != 0 || entry->wait_head != EL_LOCK_NONE || entry->delayed ||
 	    entry->n_watches != 0)
 		return;
+	EL_ASSERT(entry->holders == EL_LOCK_NONE);
+	EL_ASSERT(entry->watches == EL_LOCK_NONE);
+	el_lock__index_lock(t, lock, false);
+	el_lock__mark(t, EL_POOL_LOCKS, lock, false);
 	memset(entry, 0, sizeof(*entry));
-	entry->wait_head = EL_LOCK_NONE;
-	entry->wait_tail = EL_LOCK_NONE;
 }
 
-/* Remove a waiting claim from its lock's queue (a bounded walk from the head). */
-static void unlink_waiter(struct el_lock_table *t, uint16_t claim)
+/* ---- Values -------------------------------------------------------------------- */
+
+void el_lock__take_value(struct el_lock_table *t, el_slot_t v, const uint8_t *data, uint32_t len)
+{
+	EL_ASSERT(len <= EL_VALUE_MAX);
+	struct el_lock_value *val = &t->values[v];
+	EL_ASSERT(!val->used);
+	val->used = 1;
+	val->len = (uint8_t)len;
+	if (len > 0)
+		memcpy(val->data, data, len);
+	el_lock__mark(t, EL_POOL_VALUES, v, true);
+}
+
+el_slot_t el_lock__alloc_value(struct el_lock_table *t, const uint8_t *data, uint32_t len)
+{
+	const el_slot_t v = el_lock__lowest_free(t, EL_POOL_VALUES);
+	if (v != EL_LOCK_NONE)
+		el_lock__take_value(t, v, data, len);
+	return v;
+}
+
+static void free_value(struct el_lock_table *t, el_slot_t v)
+{
+	EL_ASSERT(t->values[v].used);
+	el_lock__mark(t, EL_POOL_VALUES, v, false);
+	memset(&t->values[v], 0, sizeof(t->values[v]));
+}
+
+/* ---- Claims -------------------------------------------------------------------- */
+
+/* A session's claims chain by sess_next in ascending slot order, so that
+ * ending a session visits them in the order a scan of the pool would. */
+void el_lock__take_claim(struct el_lock_table *t, el_slot_t claim, el_slot_t lock,
+			 el_slot_t session)
+{
+	EL_ASSERT(lock < EL_LOCKS_MAX);
+	EL_ASSERT(t->sessions[session].id != 0);
+	struct el_lock_claim *req = &t->claims[claim];
+	EL_ASSERT(req->state == EL_CLAIM_FREE);
+	req->lock = lock;
+	req->session = session;
+	req->next = EL_LOCK_NONE;
+	req->prev = EL_LOCK_NONE;
+	req->value = EL_LOCK_NONE;
+	el_slot_t *link = &t->sessions[session].claims;
+	for (uint32_t n = 0; *link != EL_LOCK_NONE && *link < claim; n++) {
+		EL_ASSERT(n < EL_CLAIMS_MAX);
+		link = &t->claims[*link].sess_next;
+	}
+	req->sess_next = *link;
+	*link = claim;
+	el_lock__mark(t, EL_POOL_CLAIMS, claim, true);
+}
+
+el_slot_t el_lock__alloc_claim(struct el_lock_table *t, el_slot_t lock, el_slot_t session)
+{
+	const el_slot_t claim = el_lock__lowest_free(t, EL_POOL_CLAIMS);
+	if (claim != EL_LOCK_NONE)
+		el_lock__take_claim(t, claim, lock, session);
+	return claim;
+}
+
+el_slot_t el_lock__find_claim(const struct el_lock_table *t, el_slot_t lock, el_slot_t session,
+			      uint8_t state)
+{
+	EL_ASSERT(lock < EL_LOCKS_MAX);
+	EL_ASSERT(session < EL_SESSIONS_MAX);
+	el_slot_t c = t->sessions[session].claims;
+	for (uint32_t n = 0; c != EL_LOCK_NONE; n++, c = t->claims[c].sess_next) {
+		EL_ASSERT(n < EL_CLAIMS_MAX);
+		const struct el_lock_claim *req = &t->claims[c];
+		if (req->state == state && req->lock == lock)
+			return c;
+	}
+	return EL_LOCK_NONE;
+}
+
+/* Take claim out of the list whose first element is *head (holders or queue). */
+static void unlink_claim(struct el_lock_table *t, el_slot_t claim, el_slot_t *head)
 {
 	struct el_lock_claim *req = &t->claims[claim];
-	struct el_lock_entry *entry = &t->locks[req->lock];
-	uint16_t prev = EL_LOCK_NONE, cur = entry->wait_head;
-	for (uint32_t i = 0; i < EL_CLAIMS_MAX && cur != EL_LOCK_NONE && cur != claim; i++) {
-		prev = cur;
-		cur = t->claims[cur].next;
+	if (req->prev == EL_LOCK_NONE) {
+		EL_ASSERT(*head == claim);
+		*head = req->next;
+	} else {
+		t->claims[req->prev].next = req->next;
 	}
-	EL_ASSERT(cur == claim); /* a waiting claim is always in its queue */
-	if (prev == EL_LOCK_NONE)
-		entry->wait_head = req->next;
-	else
-		t->claims[prev].next = req->next;
-	if (entry->wait_tail == claim)
-		entry->wait_tail = prev;
+	if (req->next != EL_LOCK_NONE)
+		t->claims[req->next].prev = req->prev;
 	req->next = EL_LOCK_NONE;
+	req->prev = EL_LOCK_NONE;
+}
+
+static void unlink_waiter(struct el_lock_table *t, el_slot_t claim)
+{
+	struct el_lock_entry *entry = &t->locks[t->claims[claim].lock];
+	if (entry->wait_tail == claim)
+		entry->wait_tail = t->claims[claim].prev;
+	unlink_claim(t, claim, &entry->wait_head);
 	EL_ASSERT(t->n_waiting > 0);
 	t->n_waiting--;
 }
 
-void el_lock__free_claim(struct el_lock_table *t, uint16_t claim)
+static void unlink_from_session(struct el_lock_table *t, el_slot_t claim)
+{
+	el_slot_t *link = &t->sessions[t->claims[claim].session].claims;
+	for (uint32_t n = 0; *link != claim; n++) {
+		EL_ASSERT(n < EL_CLAIMS_MAX);
+		EL_ASSERT(*link != EL_LOCK_NONE); /* it is in its session's list */
+		link = &t->claims[*link].sess_next;
+	}
+	*link = t->claims[claim].sess_next;
+}
+
+void el_lock__free_claim(struct el_lock_table *t, el_slot_t claim)
 {
 	EL_ASSERT(claim < EL_CLAIMS_MAX);
 	struct el_lock_claim *req = &t->claims[claim];
@@ -151,15 +205,94 @@ void el_lock__free_claim(struct el_lock_table *t, uint16_t claim)
 	} else {
 		struct el_lock_entry *entry = &t->locks[req->lock];
 		EL_ASSERT(entry->n_holders > 0);
+		unlink_claim(t, claim, &entry->holders);
 		entry->n_holders--;
 	}
+	unlink_from_session(t, claim);
 	if (req->value != EL_LOCK_NONE)
-		memset(&t->values[req->value], 0, sizeof(t->values[req->value]));
+		free_value(t, req->value);
+	el_lock__mark(t, EL_POOL_CLAIMS, claim, false);
 	memset(req, 0, sizeof(*req));
 }
 
+/* ---- Watches ------------------------------------------------------------------- */
+
+/* A lock's watches chain by next, a session's by sess_next, both in
+ * ascending slot order (the order watchers are told in; and a restored
+ * table's lists are the same as the original's, record for record). */
+void el_lock__take_watch(struct el_lock_table *t, el_slot_t w, el_slot_t lock, el_slot_t session)
+{
+	struct el_lock_watch *watcher = &t->watches[w];
+	EL_ASSERT(!watcher->used);
+	EL_ASSERT(t->sessions[session].id != 0);
+	watcher->used = 1;
+	watcher->lock = lock;
+	watcher->session = session;
+	el_slot_t *link = &t->locks[lock].watches;
+	for (uint32_t n = 0; *link != EL_LOCK_NONE && *link < w; n++) {
+		EL_ASSERT(n < EL_WATCHES_MAX);
+		link = &t->watches[*link].next;
+	}
+	watcher->next = *link;
+	*link = w;
+	link = &t->sessions[session].watches;
+	for (uint32_t n = 0; *link != EL_LOCK_NONE && *link < w; n++) {
+		EL_ASSERT(n < EL_WATCHES_MAX);
+		link = &t->watches[*link].sess_next;
+	}
+	watcher->sess_next = *link;
+	*link = w;
+	t->locks[lock].n_watches++;
+	el_lock__mark(t, EL_POOL_WATCHES, w, true);
+}
+
+el_slot_t el_lock__alloc_watch(struct el_lock_table *t, el_slot_t lock, el_slot_t session)
+{
+	const el_slot_t w = el_lock__lowest_free(t, EL_POOL_WATCHES);
+	if (w != EL_LOCK_NONE)
+		el_lock__take_watch(t, w, lock, session);
+	return w;
+}
+
+el_slot_t el_lock__find_watch(const struct el_lock_table *t, el_slot_t lock, el_slot_t session)
+{
+	el_slot_t w = t->sessions[session].watches;
+	for (uint32_t n = 0; w != EL_LOCK_NONE; n++, w = t->watches[w].sess_next) {
+		EL_ASSERT(n < EL_WATCHES_MAX);
+		if (t->watches[w].lock == lock)
+			return w;
+	}
+	return EL_LOCK_NONE;
+}
+
+/* Remove w from the list that starts at *link: a lock's (by_lock) or a
+ * session's watches. */
+static void unlink_watch(struct el_lock_table *t, el_slot_t w, el_slot_t *link, bool by_lock)
+{
+	for (uint32_t n = 0; *link != w; n++) {
+		EL_ASSERT(n < EL_WATCHES_MAX);
+		EL_ASSERT(*link != EL_LOCK_NONE); /* w is in the list */
+		link = by_lock ? &t->watches[*link].next : &t->watches[*link].sess_next;
+	}
+	*link = by_lock ? t->watches[w].next : t->watches[w].sess_next;
+}
+
+void el_lock__free_watch(struct el_lock_table *t, el_slot_t w)
+{
+	struct el_lock_watch *watcher = &t->watches[w];
+	EL_ASSERT(watcher->used);
+	const el_slot_t lock = watcher->lock;
+	unlink_watch(t, w, &t->locks[lock].watches, true);
+	unlink_watch(t, w, &t->sessions[watcher->session].watches, false);
+	EL_ASSERT(t->locks[lock].n_watches > 0);
+	t->locks[lock].n_watches--;
+	el_lock__mark(t, EL_POOL_WATCHES, w, false);
+	memset(watcher, 0, sizeof(*watcher));
+	el_lock__maybe_free_lock(t, lock);
+}
+
 void el_lock__emit(const struct el_lock_table *t, struct el_lock_result *res, uint8_t kind,
-		   uint16_t session, uint64_t seq, uint64_t token, uint16_t lock)
+		   el_slot_t session, uint64_t seq, uint64_t token, el_slot_t lock)
 {
 	EL_ASSERT(session < EL_SESSIONS_MAX);
 	EL_ASSERT(lock < EL_LOCKS_MAX);
@@ -178,23 +311,31 @@ void el_lock__emit(const struct el_lock_table *t, struct el_lock_result *res, ui
 	memcpy(ev->name, entry->name, entry->name_len);
 }
 
-void el_lock__notify_watchers(const struct el_lock_table *t, uint16_t lock, uint8_t kind,
+void el_lock__armed_delay(struct el_lock_result *res, el_slot_t lock)
+{
+	if (res->n_armed_delays < EL_LOCK_ARMED_DELAYS_MAX)
+		res->armed_delays[res->n_armed_delays++] = lock;
+	else
+		res->armed_delays_lost = true;
+}
+
+void el_lock__notify_watchers(const struct el_lock_table *t, el_slot_t lock, uint8_t kind,
 			      struct el_lock_result *res)
 {
 	EL_ASSERT(lock < EL_LOCKS_MAX);
 	const struct el_lock_entry *entry = &t->locks[lock];
 	const uint64_t token = entry->n_holders > 0 ? entry->last_token : 0;
 	uint32_t seen = 0;
-	for (uint16_t w = 0; w < EL_WATCHES_MAX && seen < entry->n_watches; w++) {
-		if (t->watches[w].lock != lock || t->watches[w].session == EL_LOCK_NONE)
-			continue;
+	for (el_slot_t w = entry->watches; w != EL_LOCK_NONE; w = t->watches[w].next) {
+		EL_ASSERT(seen < entry->n_watches); /* the list has no cycle */
+		EL_ASSERT(t->watches[w].lock == lock);
 		seen++;
 		el_lock__emit(t, res, kind, t->watches[w].session, 0, token, lock);
 	}
 	EL_ASSERT(seen == entry->n_watches);
 }
 
-bool el_lock__grantable(const struct el_lock_table *t, uint16_t lock, uint8_t mode)
+bool el_lock__grantable(const struct el_lock_table *t, el_slot_t lock, uint8_t mode)
 {
 	EL_ASSERT(lock < EL_LOCKS_MAX);
 	const struct el_lock_entry *entry = &t->locks[lock];
@@ -206,7 +347,31 @@ bool el_lock__grantable(const struct el_lock_table *t, uint16_t lock, uint8_t mo
 	       entry->n_holders < EL_HOLDERS_MAX;
 }
 
-uint64_t el_lock__grant(struct el_lock_table *t, uint16_t claim, uint64_t index, uint64_t now_ms)
+/* Put a claim into its lock's holders, kept in ascending slot order (the
+ * order queries and snapshots list them); at most EL_HOLDERS_MAX to pass. */
+void el_lock__link_holder(struct el_lock_table *t, el_slot_t claim)
+{
+	struct el_lock_claim *req = &t->claims[claim];
+	struct el_lock_entry *entry = &t->locks[req->lock];
+	el_slot_t prev = EL_LOCK_NONE, next = entry->holders;
+	for (uint32_t n = 0; next != EL_LOCK_NONE && next < claim; n++) {
+		EL_ASSERT(n < EL_HOLDERS_MAX);
+		prev = next;
+		next = t->claims[next].next;
+	}
+	req->prev = prev;
+	req->next = next;
+	if (prev == EL_LOCK_NONE)
+		entry->holders = claim;
+	else
+		t->claims[prev].next = claim;
+	if (next != EL_LOCK_NONE)
+		t->claims[next].prev = claim;
+	entry->n_holders++;
+	EL_ASSERT(entry->n_holders <= EL_HOLDERS_MAX);
+}
+
+uint64_t el_lock__grant(struct el_lock_table *t, el_slot_t claim, uint64_t index, uint64_t now_ms)
 {
 	struct el_lock_claim *req = &t->claims[claim];
 	struct el_lock_entry *entry = &t->locks[req->lock];
@@ -216,6 +381,8 @@ uint64_t el_lock__grant(struct el_lock_table *t, uint16_t claim, uint64_t index,
 	EL_ASSERT(token > entry->last_token ||
 		  (token == entry->last_token && req->mode == EL_LOCK_SHARED));
 	EL_ASSERT(el_lock__grantable(t, req->lock, req->mode));
+	EL_ASSERT(req->next == EL_LOCK_NONE); /* in no list yet */
+	EL_ASSERT(req->prev == EL_LOCK_NONE);
 	req->state = EL_CLAIM_HOLD;
 	req->token = token;
 	req->grant_ms = now_ms;
@@ -223,18 +390,19 @@ uint64_t el_lock__grant(struct el_lock_table *t, uint16_t claim, uint64_t index,
 	req->seq = 0;
 	req->wait_ms = 0;
 	entry->mode = req->mode;
-	entry->n_holders++;
+	el_lock__link_holder(t, claim);
 	entry->last_token = token;
 	return token;
 }
 
-void el_lock__enqueue(struct el_lock_table *t, uint16_t claim)
+void el_lock__enqueue(struct el_lock_table *t, el_slot_t claim)
 {
 	struct el_lock_claim *req = &t->claims[claim];
 	struct el_lock_entry *entry = &t->locks[req->lock];
 	EL_ASSERT(t->n_waiting < EL_WAITERS_MAX);
 	req->state = EL_CLAIM_WAIT;
 	req->next = EL_LOCK_NONE;
+	req->prev = entry->wait_tail;
 	if (entry->wait_tail == EL_LOCK_NONE) {
 		EL_ASSERT(entry->wait_head == EL_LOCK_NONE);
 		entry->wait_head = claim;
@@ -247,13 +415,13 @@ void el_lock__enqueue(struct el_lock_table *t, uint16_t claim)
 
 /* Grant the head of the queue while it fits: one exclusive waiter, or a run
  * of consecutive shared waiters. Nobody behind an ungrantable head moves. */
-static bool grant_waiters(struct el_lock_table *t, uint16_t lock, uint64_t index,
+static bool grant_waiters(struct el_lock_table *t, el_slot_t lock, uint64_t index,
 			  uint64_t now_ms, struct el_lock_result *res)
 {
 	struct el_lock_entry *entry = &t->locks[lock];
 	bool granted = false;
 	for (uint32_t i = 0; i < EL_HOLDERS_MAX && entry->wait_head != EL_LOCK_NONE; i++) {
-		const uint16_t c = entry->wait_head;
+		const el_slot_t c = entry->wait_head;
 		struct el_lock_claim *req = &t->claims[c];
 		if (!el_lock__grantable(t, lock, req->mode))
 			break;
@@ -273,7 +441,7 @@ static bool grant_waiters(struct el_lock_table *t, uint16_t lock, uint64_t index
 	return granted;
 }
 
-void el_lock__settle(struct el_lock_table *t, uint16_t lock, uint64_t index, uint64_t now_ms,
+void el_lock__settle(struct el_lock_table *t, el_slot_t lock, uint64_t index, uint64_t now_ms,
 		     bool holders_changed, struct el_lock_result *res)
 {
 	EL_ASSERT(lock < EL_LOCKS_MAX);

@@ -23,11 +23,17 @@ int el_node_init(struct el_node *n, const struct el_node_config *cfg, uint64_t s
 {
 	EL_ASSERT(n != NULL);
 	EL_ASSERT(cfg != NULL);
-	memset(n, 0, sizeof(*n));
+	if (!cfg->zeroed)
+		memset(n, 0, sizeof(*n));
 	const int err = el_raft_init(&n->raft, &cfg->raft, seed);
 	if (err != EL_OK)
 		return err;
-	el_lock_init(&n->table);
+	/* The hash key of the table's indexes: this node's own, from its seed
+	 * (splitmix64), so clients cannot aim names at one bucket. */
+	uint64_t key = seed + UINT64_C(0x9E3779B97F4A7C15);
+	key = (key ^ (key >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+	key = (key ^ (key >> 27)) * UINT64_C(0x94D049BB133111EB);
+	el_lock_init_zeroed(&n->table, key ^ (key >> 31));
 	el_raft_set_snapshot_writer(&n->raft, el_node__write_snapshot, n);
 	el_raft_set_snapshot_validator(&n->raft, check_snapshot, NULL);
 	n->next_read_ctx = 1;
@@ -81,7 +87,7 @@ void el_node__check_leadership(struct el_node *n, uint64_t now_ms)
 	if (leading && n->leader_term == 0) {
 		n->leader_term = el_raft_term(&n->raft);
 		el_node__timers_clear(n);
-		el_node__timers_sync(n, now_ms);
+		el_node__timers_arm_all(n, now_ms);
 	}
 }
 
@@ -156,9 +162,11 @@ int el_node_submit(struct el_node *n, uint64_t req_id, const struct el_lock_cmd 
 	/* A retry of a request still in flight here is not proposed again:
 	 * under a backlog every timed-out retry would add an entry and so
 	 * lengthen the backlog it timed out in. Its one reply answers it. */
-	for (uint32_t q = 0; q < EL_PENDING_MAX; q++)
+	for (uint32_t q = 0, seen = 0; q < EL_PENDING_MAX && seen < n->n_pending; q++) {
+		seen += n->pending[q].kind != 0;
 		if (n->pending[q].kind == EL_REPLY_CMD && n->pending[q].req_id == req_id)
 			return EL_OK;
+	}
 	const uint32_t p = pending_slot(n);
 	if (p == EL_PENDING_MAX)
 		return EL_EFULL;

@@ -8,6 +8,7 @@
 
 #include "el_assert.h"
 #include "el_error.h"
+#include "el_lock_internal.h"
 #include "el_node_internal.h"
 
 static void collect_events(struct el_node *n, const struct el_lock_result *res)
@@ -28,8 +29,9 @@ static void collect_events(struct el_node *n, const struct el_lock_result *res)
 static void answer(struct el_node *n, uint64_t index, uint64_t term,
 		   const struct el_lock_result *res)
 {
-	for (uint32_t p = 0; p < EL_PENDING_MAX; p++) {
+	for (uint32_t p = 0, seen = 0; p < EL_PENDING_MAX && seen < n->n_pending; p++) {
 		const struct el_node_pending *P = &n->pending[p];
+		seen += P->kind != 0;
 		if (P->kind != EL_REPLY_CMD || P->index != index)
 			continue;
 		if (P->term != term || res == NULL) {
@@ -45,16 +47,19 @@ static void answer(struct el_node *n, uint64_t index, uint64_t term,
 	}
 }
 
-static void apply_entry(struct el_node *n, uint64_t index)
+static void apply_entry(struct el_node *n, uint64_t index, uint64_t now_ms)
 {
 	const struct el_entry *e = el_raft_entry(&n->raft, index);
 	EL_ASSERT(e != NULL);
 	EL_ASSERT(e->index == index); /* committed entries are in the window */
+	n->log_bytes += e->len;
 	if (e->type != EL_ENTRY_NORMAL) {
 		answer(n, index, e->term, NULL);
 		return;
 	}
 	el_lock_apply(&n->table, index, e->data, e->len, &n->result);
+	if (n->leader_term != 0)
+		el_node__timers_follow(n, &n->result, now_ms);
 	collect_events(n, &n->result);
 	answer(n, index, e->term, &n->result);
 }
@@ -66,7 +71,7 @@ static int restore(struct el_node *n, const struct el_snapshot_meta *meta, const
 	EL_ASSERT(meta != NULL);
 	int err = EL_OK;
 	if (meta->len == 0)
-		el_lock_init(&n->table);
+		el_lock__clear(&n->table);
 	else
 		err = el_lock_restore(&n->table, data, meta->len);
 	if (err != EL_OK)
@@ -77,6 +82,7 @@ static int restore(struct el_node *n, const struct el_snapshot_meta *meta, const
 			answer(n, P->index, 0, NULL);
 	}
 	n->stats.restores++;
+	n->log_bytes = 0;
 	return EL_OK;
 }
 
@@ -110,14 +116,22 @@ int el_node__write_snapshot(void *ctx, uint8_t *buf, uint32_t cap)
 	return el_lock_snapshot(&n->table, buf, cap);
 }
 
+/* Compact when the log since the snapshot has outgrown it (EL_COMPACT_RATIO
+ * times its bytes, at least EL_COMPACT_MIN entries), or at the latest at
+ * EL_COMPACT_THRESHOLD entries, the bound the log window needs. A gateway's
+ * big table is then written once per thousands of entries, not per hundred. */
 static void maybe_compact(struct el_node *n)
 {
 	const uint64_t applied = el_raft_applied(&n->raft);
-	if (applied - el_raft_snapshot(&n->raft)->index <= EL_COMPACT_THRESHOLD)
+	const uint64_t above = applied - el_raft_snapshot(&n->raft)->index;
+	const uint64_t snap_bytes = el_raft_snapshot(&n->raft)->len;
+	if (above <= EL_COMPACT_THRESHOLD &&
+	    (above < EL_COMPACT_MIN || n->log_bytes < EL_COMPACT_RATIO * snap_bytes))
 		return;
 	const int err = el_raft_compact(&n->raft, applied, el_node__write_snapshot, n);
 	EL_ASSERT(err == EL_OK); /* the snapshot bound is checked at compile time */
 	n->stats.compactions++;
+	n->log_bytes = 0;
 }
 
 int el_node_advance(struct el_node *n, const struct el_node_ready *rd, uint64_t now_ms)
@@ -132,7 +146,7 @@ int el_node_advance(struct el_node *n, const struct el_node_ready *rd, uint64_t 
 	if (rd->raft.restore)
 		err = restore(n, rd->raft.snapshot, rd->raft.snapshot_data);
 	for (uint64_t i = rd->raft.apply_first; err == EL_OK && i <= rd->raft.apply_last; i++)
-		apply_entry(n, i);
+		apply_entry(n, i, now_ms);
 	confirm_reads(n, &rd->raft);
 	el_raft_advance(&n->raft, &rd->raft, now_ms);
 	if (err != EL_OK) {
@@ -141,10 +155,7 @@ int el_node_advance(struct el_node *n, const struct el_node_ready *rd, uint64_t 
 	}
 	serve_reads(n);
 	el_node__check_leadership(n, now_ms);
-	if (n->leader_term != 0) {
-		el_node__timers_sync(n, now_ms);
-		el_node__timers_fire(n, now_ms);
-	}
+	el_node__timers_fire(n, now_ms);
 	maybe_compact(n);
 	return EL_OK;
 }

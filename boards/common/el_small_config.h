@@ -41,6 +41,8 @@
 #define EL_SNAPSHOT_CHUNK 320
 #define EL_READS_MAX 1              /* one read barrier at a time (40 B each) */
 #define EL_COMPACT_THRESHOLD 16
+/* Scans, not indexes, over pools of 16 (core/el_config.h: EL_INDEXED). */
+#define EL_INDEXED 0
 
 /* Lock service */
 #define EL_SESSIONS_MAX 16

@@ -174,7 +174,7 @@ int el_d_authorize(struct el_daemon *d, const struct el_d_client *cl, const stru
 	const char *who = identity(cl) != NULL ? identity(cl) : "anonymous";
 	if (session) {
 		const struct el_lock_table *t = el_node_table(d->node);
-		uint16_t slot = el_lock_session_slot(t, q->session);
+		el_slot_t slot = el_lock_session_slot(t, q->session);
 		if (slot != EL_LOCK_NONE && t->sessions[slot].id == q->session &&
 		    !owns(t->sessions[slot].client, t->sessions[slot].client_len, identity(cl))) {
 			el_log(EL_LOG_WARN, "client %s: request type %u on session %llu of another "

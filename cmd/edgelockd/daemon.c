@@ -90,7 +90,7 @@ static int open_node(struct el_daemon *d, bool bootstrap)
 		.heartbeat_ms = d->cfg.heartbeat_ms,
 		.prevote = true,
 		.check_quorum = d->cfg.check_quorum,
-	} };
+	}, .zeroed = true }; /* calloc below: the tables cost only what they hold */
 	uint64_t seed = 0;
 	int rc = el_random_seed(&seed);
 	if (rc == EL_OK)

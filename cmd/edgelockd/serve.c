@@ -101,7 +101,7 @@ static struct el_d_pending *pend_find(struct el_daemon *d, uint64_t req_id)
 
 static void attach(struct el_daemon *d, uint64_t session, uint64_t conn)
 {
-	uint16_t slot = el_lock_session_slot(el_node_table(d->node), session);
+	el_slot_t slot = el_lock_session_slot(el_node_table(d->node), session);
 	if (slot != EL_LOCK_NONE) {
 		if (d->attach[slot].session != session)
 			d->attach[slot].warned = false;
@@ -112,7 +112,7 @@ static void attach(struct el_daemon *d, uint64_t session, uint64_t conn)
 
 static uint64_t attached_conn(struct el_daemon *d, uint64_t session)
 {
-	uint16_t slot = el_lock_session_slot(el_node_table(d->node), session);
+	el_slot_t slot = el_lock_session_slot(el_node_table(d->node), session);
 	if (slot == EL_LOCK_NONE || d->attach[slot].session != session)
 		return 0;
 	return d->attach[slot].conn;

@@ -86,7 +86,7 @@ static bool check_panics(const struct el_lock_table *t)
 
 /* The table every case corrupts: L held exclusively by a with b queued,
  * S held shared by c, W watched by d, D in its lock-delay. */
-static uint16_t a, b, c, d, l_lock, s_lock, w_lock;
+static el_slot_t a, b, c, d, l_lock, s_lock, w_lock;
 
 static void build(void)
 {
@@ -120,7 +120,7 @@ static void test_good_table_passes(void)
 static void test_fencing_corruptions(void)
 {
 	build();
-	const uint16_t hold = el_lock__find_claim(&good, l_lock, a, EL_CLAIM_HOLD);
+	const el_slot_t hold = el_lock__find_claim(&good, l_lock, a, EL_CLAIM_HOLD);
 	bad.locks[l_lock].last_token = bad.claims[hold].token - 1; /* token above last */
 	EL_CHECK(check_panics(&bad));
 	build();
@@ -137,7 +137,7 @@ static void test_holder_corruptions(void)
 	bad.locks[l_lock].n_holders = 2; /* count differs from the holds */
 	EL_CHECK(check_panics(&bad));
 	build();
-	const uint16_t hold = el_lock__find_claim(&good, s_lock, c, EL_CLAIM_HOLD);
+	const el_slot_t hold = el_lock__find_claim(&good, s_lock, c, EL_CLAIM_HOLD);
 	bad.claims[hold].mode = EL_LOCK_EXCLUSIVE; /* a hold's mode is not its lock's */
 	EL_CHECK(check_panics(&bad));
 	build();
@@ -153,12 +153,12 @@ static void test_holder_corruptions(void)
 static void test_queue_corruptions(void)
 {
 	build();
-	const uint16_t hold = el_lock__find_claim(&good, l_lock, a, EL_CLAIM_HOLD);
+	const el_slot_t hold = el_lock__find_claim(&good, l_lock, a, EL_CLAIM_HOLD);
 	memset(&bad.claims[hold], 0, sizeof(bad.claims[hold])); /* b could be granted */
 	bad.locks[l_lock].n_holders = 0;
 	EL_CHECK(check_panics(&bad));
 	build();
-	const uint16_t head = bad.locks[l_lock].wait_head;
+	const el_slot_t head = bad.locks[l_lock].wait_head;
 	bad.claims[head].next = head; /* a cycle */
 	EL_CHECK(check_panics(&bad));
 	build();
