@@ -186,6 +186,13 @@
 #define EL_NODE_EVENTS_MAX (2 * EL_LOCK_EVENTS_MAX)
 #endif
 
+/* Locks one command can put into lock-delay and report to the leader's
+ * timers by slot; an expiring session that held more makes the leader look
+ * at every delayed lock instead (core/node_timer.c). */
+#ifndef EL_LOCK_ARMED_DELAYS_MAX
+#define EL_LOCK_ARMED_DELAYS_MAX 8
+#endif
+
 /* Longest lock-delay a holder may ask for; longer requests are capped. */
 #ifndef EL_LOCK_DELAY_MAX_MS
 #define EL_LOCK_DELAY_MAX_MS 60000u
@@ -301,6 +308,7 @@ _Static_assert(EL_INDEX_MAX - EL_LOG_WINDOW > EL_LOG_WINDOW, "index bound below 
 _Static_assert(EL_CBOR_DEPTH_MAX >= 1 && EL_CBOR_DEPTH_MAX <= 255, "bad EL_CBOR_DEPTH_MAX");
 _Static_assert(EL_COMPACT_THRESHOLD >= 1 && EL_COMPACT_THRESHOLD < EL_LOG_WINDOW, "bad threshold");
 _Static_assert(EL_INDEXED == 0 || EL_INDEXED == 1, "EL_INDEXED is 0 or 1");
+_Static_assert(EL_LOCK_ARMED_DELAYS_MAX >= 1 && EL_LOCK_ARMED_DELAYS_MAX <= 255, "bad delays max");
 _Static_assert(EL_SLOT_BITS == 16 || EL_SLOT_BITS == 32, "EL_SLOT_BITS is 16 or 32");
 _Static_assert(EL_COMPACT_MIN >= 1 && EL_COMPACT_MIN <= EL_COMPACT_THRESHOLD, "bad EL_COMPACT_MIN");
 _Static_assert(EL_COMPACT_RATIO >= 1, "bad EL_COMPACT_RATIO");

@@ -77,9 +77,6 @@
 #define EL_LOCK_CMD_VERSION 1
 #define EL_LOCK_SNAPSHOT_VERSION 2 /* 2: the recent-opens section */
 #define EL_WAIT_FOREVER UINT32_MAX
-/* Locks one command can put into lock-delay and report by slot (an expiring
- * session holding more makes the leader look at every delayed lock). */
-#define EL_LOCK_ARMED_DELAYS_MAX 8
 
 /* A slot of one of the table's pools; EL_LOCK_NONE is no slot. 16 bits on a
  * microcontroller, 32 on the gateway (EL_SLOT_BITS in el_config.h). */

@@ -15,9 +15,15 @@ bool el_lock__slot_used(const struct el_lock_table *t, enum el_lock_pool pool, e
 el_slot_t el_lock__lowest_free(const struct el_lock_table *t, enum el_lock_pool pool);
 /* The first slot in use at or above from; EL_LOCK_NONE when none. */
 el_slot_t el_lock__next_used(const struct el_lock_table *t, enum el_lock_pool pool, uint32_t from);
+#if EL_INDEXED
 void el_lock__mark(struct el_lock_table *t, enum el_lock_pool pool, el_slot_t slot, bool used);
 void el_lock__index_lock(struct el_lock_table *t, el_slot_t lock, bool add);
 void el_lock__index_session(struct el_lock_table *t, el_slot_t session, bool add);
+#else /* the records say which slots are used; lookups scan */
+#define el_lock__mark(t, pool, slot, used) ((void)0)
+#define el_lock__index_lock(t, lock, add) ((void)0)
+#define el_lock__index_session(t, session, add) ((void)0)
+#endif
 /* Empty the table at the cost of what it holds (restore). */
 void el_lock__clear(struct el_lock_table *t);
 uint32_t el_lock__hash_name(uint64_t key, const char *name, uint32_t len);

@@ -315,27 +315,6 @@ el_slot_t el_lock__next_used(const struct el_lock_table *t, enum el_lock_pool po
 	return EL_LOCK_NONE;
 }
 
-void el_lock__mark(struct el_lock_table *t, enum el_lock_pool pool, el_slot_t slot, bool used)
-{
-	(void)t;
-	(void)used;
-	EL_ASSERT(slot < pool_size[pool]); /* the records themselves say it */
-}
-
-void el_lock__index_lock(struct el_lock_table *t, el_slot_t lock, bool add)
-{
-	(void)t;
-	(void)add;
-	EL_ASSERT(lock < EL_LOCKS_MAX);
-}
-
-void el_lock__index_session(struct el_lock_table *t, el_slot_t session, bool add)
-{
-	(void)t;
-	(void)add;
-	EL_ASSERT(session < EL_SESSIONS_MAX);
-}
-
 el_slot_t el_lock__find(const struct el_lock_table *t, const char *name, uint32_t name_len)
 {
 	EL_ASSERT(name_len <= EL_NAME_MAX);

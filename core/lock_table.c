@@ -8,10 +8,53 @@
  * other by slot: a lock to its holders, its queue and its watches; a session
  * to its claims and its watches; so a command walks only what it touches.
  */
+#include <stddef.h>
 #include <string.h>
 
 #include "el_assert.h"
 #include "el_lock_internal.h"
+
+/* ---- Sorted lists -------------------------------------------------------------- */
+
+/* A list of slots in ascending order, singly linked through a field of each
+ * record: a session's claims, a session's watches, a lock's watches. */
+struct slist {
+	uint8_t *base;  /* the pool */
+	uint32_t stride; /* sizeof one record */
+	uint32_t off;    /* offsetof its link field */
+	uint32_t max;    /* the pool's size: no walk is longer */
+};
+
+#define SLIST(pool, type, field) \
+	((struct slist){(uint8_t *)(pool), sizeof(type), offsetof(type, field), \
+			sizeof(pool) / sizeof(type)})
+
+static el_slot_t *link_of(const struct slist *l, el_slot_t item)
+{
+	return (el_slot_t *)(void *)(l->base + (size_t)item * l->stride + l->off);
+}
+
+static void slist_insert(const struct slist *l, el_slot_t *head, el_slot_t item)
+{
+	el_slot_t *link = head;
+	for (uint32_t n = 0; *link != EL_LOCK_NONE && *link < item; n++) {
+		EL_ASSERT(n < l->max);
+		link = link_of(l, *link);
+	}
+	*link_of(l, item) = *link;
+	*link = item;
+}
+
+static void slist_remove(const struct slist *l, el_slot_t *head, el_slot_t item)
+{
+	el_slot_t *link = head;
+	for (uint32_t n = 0; *link != item; n++) {
+		EL_ASSERT(n < l->max);
+		EL_ASSERT(*link != EL_LOCK_NONE); /* item is in the list */
+		link = link_of(l, *link);
+	}
+	*link = *link_of(l, item);
+}
 
 /* ---- Sessions ------------------------------------------------------------------ */
 
@@ -125,13 +168,8 @@ void el_lock__take_claim(struct el_lock_table *t, el_slot_t claim, el_slot_t loc
 	req->next = EL_LOCK_NONE;
 	req->prev = EL_LOCK_NONE;
 	req->value = EL_LOCK_NONE;
-	el_slot_t *link = &t->sessions[session].claims;
-	for (uint32_t n = 0; *link != EL_LOCK_NONE && *link < claim; n++) {
-		EL_ASSERT(n < EL_CLAIMS_MAX);
-		link = &t->claims[*link].sess_next;
-	}
-	req->sess_next = *link;
-	*link = claim;
+	slist_insert(&SLIST(t->claims, struct el_lock_claim, sess_next),
+		     &t->sessions[session].claims, claim);
 	el_lock__mark(t, EL_POOL_CLAIMS, claim, true);
 }
 
@@ -184,17 +222,6 @@ static void unlink_waiter(struct el_lock_table *t, el_slot_t claim)
 	t->n_waiting--;
 }
 
-static void unlink_from_session(struct el_lock_table *t, el_slot_t claim)
-{
-	el_slot_t *link = &t->sessions[t->claims[claim].session].claims;
-	for (uint32_t n = 0; *link != claim; n++) {
-		EL_ASSERT(n < EL_CLAIMS_MAX);
-		EL_ASSERT(*link != EL_LOCK_NONE); /* it is in its session's list */
-		link = &t->claims[*link].sess_next;
-	}
-	*link = t->claims[claim].sess_next;
-}
-
 void el_lock__free_claim(struct el_lock_table *t, el_slot_t claim)
 {
 	EL_ASSERT(claim < EL_CLAIMS_MAX);
@@ -208,7 +235,8 @@ void el_lock__free_claim(struct el_lock_table *t, el_slot_t claim)
 		unlink_claim(t, claim, &entry->holders);
 		entry->n_holders--;
 	}
-	unlink_from_session(t, claim);
+	slist_remove(&SLIST(t->claims, struct el_lock_claim, sess_next),
+		     &t->sessions[req->session].claims, claim);
 	if (req->value != EL_LOCK_NONE)
 		free_value(t, req->value);
 	el_lock__mark(t, EL_POOL_CLAIMS, claim, false);
@@ -228,20 +256,9 @@ void el_lock__take_watch(struct el_lock_table *t, el_slot_t w, el_slot_t lock, e
 	watcher->used = 1;
 	watcher->lock = lock;
 	watcher->session = session;
-	el_slot_t *link = &t->locks[lock].watches;
-	for (uint32_t n = 0; *link != EL_LOCK_NONE && *link < w; n++) {
-		EL_ASSERT(n < EL_WATCHES_MAX);
-		link = &t->watches[*link].next;
-	}
-	watcher->next = *link;
-	*link = w;
-	link = &t->sessions[session].watches;
-	for (uint32_t n = 0; *link != EL_LOCK_NONE && *link < w; n++) {
-		EL_ASSERT(n < EL_WATCHES_MAX);
-		link = &t->watches[*link].sess_next;
-	}
-	watcher->sess_next = *link;
-	*link = w;
+	slist_insert(&SLIST(t->watches, struct el_lock_watch, next), &t->locks[lock].watches, w);
+	slist_insert(&SLIST(t->watches, struct el_lock_watch, sess_next),
+		     &t->sessions[session].watches, w);
 	t->locks[lock].n_watches++;
 	el_lock__mark(t, EL_POOL_WATCHES, w, true);
 }
@@ -265,25 +282,14 @@ el_slot_t el_lock__find_watch(const struct el_lock_table *t, el_slot_t lock, el_
 	return EL_LOCK_NONE;
 }
 
-/* Remove w from the list that starts at *link: a lock's (by_lock) or a
- * session's watches. */
-static void unlink_watch(struct el_lock_table *t, el_slot_t w, el_slot_t *link, bool by_lock)
-{
-	for (uint32_t n = 0; *link != w; n++) {
-		EL_ASSERT(n < EL_WATCHES_MAX);
-		EL_ASSERT(*link != EL_LOCK_NONE); /* w is in the list */
-		link = by_lock ? &t->watches[*link].next : &t->watches[*link].sess_next;
-	}
-	*link = by_lock ? t->watches[w].next : t->watches[w].sess_next;
-}
-
 void el_lock__free_watch(struct el_lock_table *t, el_slot_t w)
 {
 	struct el_lock_watch *watcher = &t->watches[w];
 	EL_ASSERT(watcher->used);
 	const el_slot_t lock = watcher->lock;
-	unlink_watch(t, w, &t->locks[lock].watches, true);
-	unlink_watch(t, w, &t->sessions[watcher->session].watches, false);
+	slist_remove(&SLIST(t->watches, struct el_lock_watch, next), &t->locks[lock].watches, w);
+	slist_remove(&SLIST(t->watches, struct el_lock_watch, sess_next),
+		     &t->sessions[watcher->session].watches, w);
 	EL_ASSERT(t->locks[lock].n_watches > 0);
 	t->locks[lock].n_watches--;
 	el_lock__mark(t, EL_POOL_WATCHES, w, false);

@@ -28,12 +28,16 @@ int el_node_init(struct el_node *n, const struct el_node_config *cfg, uint64_t s
 	const int err = el_raft_init(&n->raft, &cfg->raft, seed);
 	if (err != EL_OK)
 		return err;
+#if EL_INDEXED
 	/* The hash key of the table's indexes: this node's own, from its seed
 	 * (splitmix64), so clients cannot aim names at one bucket. */
 	uint64_t key = seed + UINT64_C(0x9E3779B97F4A7C15);
 	key = (key ^ (key >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
 	key = (key ^ (key >> 27)) * UINT64_C(0x94D049BB133111EB);
 	el_lock_init_zeroed(&n->table, key ^ (key >> 31));
+#else
+	el_lock_init_zeroed(&n->table, 0); /* scans: no hash */
+#endif
 	el_raft_set_snapshot_writer(&n->raft, el_node__write_snapshot, n);
 	el_raft_set_snapshot_validator(&n->raft, check_snapshot, NULL);
 	n->next_read_ctx = 1;

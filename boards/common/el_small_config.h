@@ -43,6 +43,9 @@
 #define EL_COMPACT_THRESHOLD 16
 /* Scans, not indexes, over pools of 16 (core/el_config.h: EL_INDEXED). */
 #define EL_INDEXED 0
+/* Lock-delays one command reports by slot; more (an expiring session that
+ * held several delayed locks) make the leader scan the 16 locks. */
+#define EL_LOCK_ARMED_DELAYS_MAX 1
 
 /* Lock service */
 #define EL_SESSIONS_MAX 16
