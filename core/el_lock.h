@@ -215,8 +215,10 @@ struct el_lock_session {
 	uint64_t last_seq;
 	struct el_lock_reply last_reply;
 	uint32_t ttl_ms;
+#if EL_INDEXED
 	el_slot_t claims;     /* derived: its first claim; claims chain by sess_next */
 	el_slot_t watches;    /* derived: its first watch; watches chain by sess_next */
+#endif
 	uint8_t client_len;
 	char client[EL_CLIENT_NAME_MAX];
 };
@@ -238,7 +240,9 @@ struct el_lock_claim {
 	el_slot_t next;      /* derived: next in its lock's holders (slots ascending)
 			      * or queue (FIFO) */
 	el_slot_t prev;      /* derived: previous in that list */
+#if EL_INDEXED
 	el_slot_t sess_next; /* derived: next claim of its session (slots ascending) */
+#endif
 	el_slot_t value;     /* election value slot or EL_LOCK_NONE */
 	uint8_t state;
 	uint8_t mode;
@@ -247,8 +251,10 @@ struct el_lock_claim {
 struct el_lock_watch {
 	el_slot_t lock;
 	el_slot_t session;
+#if EL_INDEXED
 	el_slot_t next;      /* derived: next watch of its lock (slots ascending) */
-	el_slot_t sess_next; /* derived: next watch of its session */
+	el_slot_t sess_next; /* derived: next watch of its session (slots ascending) */
+#endif
 	uint8_t used;        /* 0: a free slot */
 };
 
@@ -265,7 +271,9 @@ struct el_lock_entry {
 	el_slot_t holders;    /* derived: first holding claim (claim slots ascending) */
 	el_slot_t wait_head;  /* the queue, FIFO */
 	el_slot_t wait_tail;
+#if EL_INDEXED
 	el_slot_t watches;    /* derived: first watch (watch slots ascending) */
+#endif
 	el_slot_t n_watches;  /* derived */
 	uint8_t n_holders;    /* derived */
 	uint8_t mode;

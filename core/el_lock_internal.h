@@ -35,6 +35,29 @@ el_slot_t el_lock__find(const struct el_lock_table *t, const char *name, uint32_
 	for (el_slot_t slot = el_lock__next_used((t), (pool), 0); slot != EL_LOCK_NONE; \
 	     slot = el_lock__next_used((t), (pool), (uint32_t)slot + 1u))
 
+/* The claims of a session, the watches of a session and the watches of a
+ * lock, in ascending slot order: lists with EL_INDEXED, scans of the pool
+ * without (the microcontroller config's pools of 16). Nothing may be freed
+ * inside these loops. */
+#if EL_INDEXED
+#define EL_LOCK_FOR_SESSION_CLAIMS(t, s, c) \
+	for (el_slot_t c = (t)->sessions[s].claims; c != EL_LOCK_NONE; c = (t)->claims[c].sess_next)
+#define EL_LOCK_FOR_SESSION_WATCHES(t, s, w) \
+	for (el_slot_t w = (t)->sessions[s].watches; w != EL_LOCK_NONE; w = (t)->watches[w].sess_next)
+#define EL_LOCK_FOR_LOCK_WATCHES(t, l, w) \
+	for (el_slot_t w = (t)->locks[l].watches; w != EL_LOCK_NONE; w = (t)->watches[w].next)
+#else
+#define EL_LOCK_FOR_SESSION_CLAIMS(t, s, c)                    \
+	for (el_slot_t c = 0; c < EL_CLAIMS_MAX; c++)          \
+		if ((t)->claims[c].state != EL_CLAIM_FREE && (t)->claims[c].session == (s))
+#define EL_LOCK_FOR_SESSION_WATCHES(t, s, w)                   \
+	for (el_slot_t w = 0; w < EL_WATCHES_MAX; w++)         \
+		if ((t)->watches[w].used && (t)->watches[w].session == (s))
+#define EL_LOCK_FOR_LOCK_WATCHES(t, l, w)                      \
+	for (el_slot_t w = 0; w < EL_WATCHES_MAX; w++)         \
+		if ((t)->watches[w].used && (t)->watches[w].lock == (l))
+#endif
+
 /* lock_table.c: records. take_* fills a given free slot (restore), alloc_*
  * the lowest free one (EL_LOCK_NONE when the pool is full). */
 void el_lock__take_session(struct el_lock_table *t, el_slot_t s, uint64_t id);

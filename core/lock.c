@@ -79,20 +79,33 @@ static void open_session(struct el_lock_table *t, uint64_t index, const struct e
 	res->armed_session = s;
 }
 
+/* The session's first watch / claim at or above from (the lists are in
+ * ascending slot order; what comes before from has been freed). */
+static el_slot_t next_watch(const struct el_lock_table *t, el_slot_t s, el_slot_t from)
+{
+	EL_LOCK_FOR_SESSION_WATCHES(t, s, w)
+		if (w >= from)
+			return w;
+	return EL_LOCK_NONE;
+}
+
+static el_slot_t next_claim(const struct el_lock_table *t, el_slot_t s, el_slot_t from)
+{
+	EL_LOCK_FOR_SESSION_CLAIMS(t, s, c)
+		if (c >= from)
+			return c;
+	return EL_LOCK_NONE;
+}
+
 /* End a session: remove its watches (it hears of no more changes), drop its
  * waits (telling its client), release its holds (into lock-delay when it
  * expired) and grant what that frees. Its claims go in ascending slot order. */
 static void drop_session(struct el_lock_table *t, el_slot_t s, uint64_t index, uint64_t now_ms,
 			 bool expired, struct el_lock_result *res)
 {
-	struct el_lock_session *sess = &t->sessions[s];
-	for (uint32_t n = 0; sess->watches != EL_LOCK_NONE; n++) {
-		EL_ASSERT(n < EL_WATCHES_MAX);
-		el_lock__free_watch(t, sess->watches);
-	}
-	for (uint32_t n = 0; sess->claims != EL_LOCK_NONE; n++) {
-		EL_ASSERT(n < EL_CLAIMS_MAX);
-		const el_slot_t c = sess->claims;
+	for (el_slot_t w = next_watch(t, s, 0); w != EL_LOCK_NONE; w = next_watch(t, s, w))
+		el_lock__free_watch(t, w);
+	for (el_slot_t c = next_claim(t, s, 0); c != EL_LOCK_NONE; c = next_claim(t, s, c)) {
 		struct el_lock_claim *req = &t->claims[c];
 		const el_slot_t lock = req->lock;
 		struct el_lock_entry *entry = &t->locks[lock];

@@ -87,7 +87,7 @@ static uint32_t check_watches(const struct el_lock_table *t, el_slot_t lock)
 {
 	uint32_t n = 0;
 	el_slot_t prev = EL_LOCK_NONE;
-	for (el_slot_t w = t->locks[lock].watches; w != EL_LOCK_NONE; w = t->watches[w].next) {
+	EL_LOCK_FOR_LOCK_WATCHES(t, lock, w) {
 		EL_ASSERT(w < EL_WATCHES_MAX);
 		EL_ASSERT(n < EL_WATCHES_MAX); /* no cycle */
 		EL_ASSERT(prev == EL_LOCK_NONE || prev < w);
@@ -153,7 +153,7 @@ static void check_session(const struct el_lock_table *t, el_slot_t s, uint32_t *
 	EL_ASSERT(sess->client_len <= EL_CLIENT_NAME_MAX);
 	EL_ASSERT(el_lock_session_slot(t, sess->id) == s); /* indexed, ids unique */
 	el_slot_t prev = EL_LOCK_NONE;
-	for (el_slot_t c = sess->claims; c != EL_LOCK_NONE; c = t->claims[c].sess_next) {
+	EL_LOCK_FOR_SESSION_CLAIMS(t, s, c) {
 		EL_ASSERT(c < EL_CLAIMS_MAX);
 		EL_ASSERT(prev == EL_LOCK_NONE || prev < c); /* ascending: no cycle */
 		EL_ASSERT(t->claims[c].state != EL_CLAIM_FREE);
@@ -162,7 +162,7 @@ static void check_session(const struct el_lock_table *t, el_slot_t s, uint32_t *
 		(*claims)++;
 	}
 	prev = EL_LOCK_NONE;
-	for (el_slot_t w = sess->watches; w != EL_LOCK_NONE; w = t->watches[w].sess_next) {
+	EL_LOCK_FOR_SESSION_WATCHES(t, s, w) {
 		EL_ASSERT(w < EL_WATCHES_MAX);
 		EL_ASSERT(prev == EL_LOCK_NONE || prev < w); /* ascending: no cycle */
 		prev = w;

@@ -150,7 +150,7 @@ static void put_lock(struct el_cbor_enc *e, const struct el_lock_table *t, el_sl
 	put_claims(e, t, lock);
 	uint32_t watches = 0;
 	el_cbor_put_array(e, entry->n_watches);
-	for (el_slot_t w = entry->watches; w != EL_LOCK_NONE; w = t->watches[w].next) {
+	EL_LOCK_FOR_LOCK_WATCHES(t, lock, w) {
 		EL_ASSERT(t->watches[w].lock == lock);
 		EL_ASSERT(watches < entry->n_watches); /* the list has no cycle */
 		watches++;

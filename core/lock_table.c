@@ -14,6 +14,7 @@
 #include "el_assert.h"
 #include "el_lock_internal.h"
 
+#if EL_INDEXED
 /* ---- Sorted lists -------------------------------------------------------------- */
 
 /* A list of slots in ascending order, singly linked through a field of each
@@ -55,6 +56,7 @@ static void slist_remove(const struct slist *l, el_slot_t *head, el_slot_t item)
 	}
 	*link = *link_of(l, item);
 }
+#endif
 
 /* ---- Sessions ------------------------------------------------------------------ */
 
@@ -65,8 +67,10 @@ void el_lock__take_session(struct el_lock_table *t, el_slot_t s, uint64_t id)
 	struct el_lock_session *sess = &t->sessions[s];
 	EL_ASSERT(sess->id == 0);
 	sess->id = id;
+#if EL_INDEXED
 	sess->claims = EL_LOCK_NONE;
 	sess->watches = EL_LOCK_NONE;
+#endif
 	el_lock__mark(t, EL_POOL_SESSIONS, s, true);
 	el_lock__index_session(t, s, true);
 }
@@ -74,8 +78,10 @@ void el_lock__take_session(struct el_lock_table *t, el_slot_t s, uint64_t id)
 void el_lock__free_session(struct el_lock_table *t, el_slot_t s)
 {
 	struct el_lock_session *sess = &t->sessions[s];
+#if EL_INDEXED
 	EL_ASSERT(sess->claims == EL_LOCK_NONE); /* its claims and watches went first */
 	EL_ASSERT(sess->watches == EL_LOCK_NONE);
+#endif
 	el_lock__index_session(t, s, false);
 	el_lock__mark(t, EL_POOL_SESSIONS, s, false);
 	memset(sess, 0, sizeof(*sess));
@@ -95,7 +101,9 @@ void el_lock__take_lock(struct el_lock_table *t, el_slot_t lock, const char *nam
 	entry->holders = EL_LOCK_NONE;
 	entry->wait_head = EL_LOCK_NONE;
 	entry->wait_tail = EL_LOCK_NONE;
+#if EL_INDEXED
 	entry->watches = EL_LOCK_NONE;
+#endif
 	el_lock__mark(t, EL_POOL_LOCKS, lock, true);
 	el_lock__index_lock(t, lock, true);
 }
@@ -117,7 +125,6 @@ void el_lock__maybe_free_lock(struct el_lock_table *t, el_slot_t lock)
 	    entry->n_watches != 0)
 		return;
 	EL_ASSERT(entry->holders == EL_LOCK_NONE);
-	EL_ASSERT(entry->watches == EL_LOCK_NONE);
 	el_lock__index_lock(t, lock, false);
 	el_lock__mark(t, EL_POOL_LOCKS, lock, false);
 	memset(entry, 0, sizeof(*entry));
@@ -168,8 +175,10 @@ void el_lock__take_claim(struct el_lock_table *t, el_slot_t claim, el_slot_t loc
 	req->next = EL_LOCK_NONE;
 	req->prev = EL_LOCK_NONE;
 	req->value = EL_LOCK_NONE;
+#if EL_INDEXED
 	slist_insert(&SLIST(t->claims, struct el_lock_claim, sess_next),
 		     &t->sessions[session].claims, claim);
+#endif
 	el_lock__mark(t, EL_POOL_CLAIMS, claim, true);
 }
 
@@ -186,9 +195,7 @@ el_slot_t el_lock__find_claim(const struct el_lock_table *t, el_slot_t lock, el_
 {
 	EL_ASSERT(lock < EL_LOCKS_MAX);
 	EL_ASSERT(session < EL_SESSIONS_MAX);
-	el_slot_t c = t->sessions[session].claims;
-	for (uint32_t n = 0; c != EL_LOCK_NONE; n++, c = t->claims[c].sess_next) {
-		EL_ASSERT(n < EL_CLAIMS_MAX);
+	EL_LOCK_FOR_SESSION_CLAIMS(t, session, c) {
 		const struct el_lock_claim *req = &t->claims[c];
 		if (req->state == state && req->lock == lock)
 			return c;
@@ -235,8 +242,10 @@ void el_lock__free_claim(struct el_lock_table *t, el_slot_t claim)
 		unlink_claim(t, claim, &entry->holders);
 		entry->n_holders--;
 	}
+#if EL_INDEXED
 	slist_remove(&SLIST(t->claims, struct el_lock_claim, sess_next),
 		     &t->sessions[req->session].claims, claim);
+#endif
 	if (req->value != EL_LOCK_NONE)
 		free_value(t, req->value);
 	el_lock__mark(t, EL_POOL_CLAIMS, claim, false);
@@ -256,9 +265,11 @@ void el_lock__take_watch(struct el_lock_table *t, el_slot_t w, el_slot_t lock, e
 	watcher->used = 1;
 	watcher->lock = lock;
 	watcher->session = session;
+#if EL_INDEXED
 	slist_insert(&SLIST(t->watches, struct el_lock_watch, next), &t->locks[lock].watches, w);
 	slist_insert(&SLIST(t->watches, struct el_lock_watch, sess_next),
 		     &t->sessions[session].watches, w);
+#endif
 	t->locks[lock].n_watches++;
 	el_lock__mark(t, EL_POOL_WATCHES, w, true);
 }
@@ -273,12 +284,9 @@ el_slot_t el_lock__alloc_watch(struct el_lock_table *t, el_slot_t lock, el_slot_
 
 el_slot_t el_lock__find_watch(const struct el_lock_table *t, el_slot_t lock, el_slot_t session)
 {
-	el_slot_t w = t->sessions[session].watches;
-	for (uint32_t n = 0; w != EL_LOCK_NONE; n++, w = t->watches[w].sess_next) {
-		EL_ASSERT(n < EL_WATCHES_MAX);
+	EL_LOCK_FOR_SESSION_WATCHES(t, session, w)
 		if (t->watches[w].lock == lock)
 			return w;
-	}
 	return EL_LOCK_NONE;
 }
 
@@ -287,9 +295,11 @@ void el_lock__free_watch(struct el_lock_table *t, el_slot_t w)
 	struct el_lock_watch *watcher = &t->watches[w];
 	EL_ASSERT(watcher->used);
 	const el_slot_t lock = watcher->lock;
+#if EL_INDEXED
 	slist_remove(&SLIST(t->watches, struct el_lock_watch, next), &t->locks[lock].watches, w);
 	slist_remove(&SLIST(t->watches, struct el_lock_watch, sess_next),
 		     &t->sessions[watcher->session].watches, w);
+#endif
 	EL_ASSERT(t->locks[lock].n_watches > 0);
 	t->locks[lock].n_watches--;
 	el_lock__mark(t, EL_POOL_WATCHES, w, false);
@@ -332,7 +342,7 @@ void el_lock__notify_watchers(const struct el_lock_table *t, el_slot_t lock, uin
 	const struct el_lock_entry *entry = &t->locks[lock];
 	const uint64_t token = entry->n_holders > 0 ? entry->last_token : 0;
 	uint32_t seen = 0;
-	for (el_slot_t w = entry->watches; w != EL_LOCK_NONE; w = t->watches[w].next) {
+	EL_LOCK_FOR_LOCK_WATCHES(t, lock, w) {
 		EL_ASSERT(seen < entry->n_watches); /* the list has no cycle */
 		EL_ASSERT(t->watches[w].lock == lock);
 		seen++;

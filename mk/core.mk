@@ -85,6 +85,24 @@ $(BUILD)/san/unit: $(UNIT_SRCS) $(UNIT_MAIN) $(TEST_LIB_SRCS) $(CORE_SAN_LIB) te
 
 ALL_TARGETS += $(BUILD)/host/unit
 
+# The same unit tests against the core built with EL_INDEXED=0 (the scans
+# the microcontroller config keeps instead of indexes), and with 32-bit slot
+# indexes (the gateway's width at the default limits).
+$(BUILD)/host/unit-linear: $(UNIT_SRCS) $(UNIT_MAIN) $(TEST_LIB_SRCS) $(CORE_SRCS) $(CORE_HDRS) tests/lib/el_test.h
+	$(call say,LD,$@)
+	$(Q)$(CC) $(HOST_CFLAGS) -DEL_INDEXED=0 $(INCLUDES) $(CORE_SRCS) $(UNIT_SRCS) $(UNIT_MAIN) $(TEST_LIB_SRCS) -o $@
+$(BUILD)/host/unit-wide: $(UNIT_SRCS) $(UNIT_MAIN) $(TEST_LIB_SRCS) $(CORE_SRCS) $(CORE_HDRS) tests/lib/el_test.h
+	$(call say,LD,$@)
+	$(Q)$(CC) $(HOST_CFLAGS) $(SANFLAGS) -DEL_SLOT_BITS=32 -DEL_SNAPSHOT_MAX=131072 $(INCLUDES) $(CORE_SRCS) $(UNIT_SRCS) $(UNIT_MAIN) $(TEST_LIB_SRCS) -o $@
+ALL_TARGETS += $(BUILD)/host/unit-linear $(BUILD)/host/unit-wide
+
+.PHONY: test-unit-linear test-unit-wide
+test-unit-linear: $(BUILD)/host/unit-linear
+	@tests/run-suite.sh $(BUILD)/results unit-linear $(BUILD)/host/unit-linear
+test-unit-wide: $(BUILD)/host/unit-wide
+	@tests/run-suite.sh $(BUILD)/results unit-wide-asan-ubsan $(BUILD)/host/unit-wide
+TESTS += test-unit-linear test-unit-wide
+
 .PHONY: test-unit test-unit-san test-core-freestanding
 test-unit: $(BUILD)/host/unit
 	@tests/run-suite.sh $(BUILD)/results unit $(BUILD)/host/unit
