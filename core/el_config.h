@@ -23,9 +23,10 @@
 /* ---- Assertions ---------------------------------------------------------- */
 
 /* 1: a failed EL_ASSERT hands el_panic the condition's text as well as its
- * file and line. 0 (the microcontroller config) passes "" instead, so a
- * firmware image carries no assertion text (about 2.5 KiB of flash on
- * Cortex-M3): file and line still say which check broke. */
+ * file and line. 0 (the microcontroller config) calls el_panic_here() with
+ * nothing, so a firmware image carries no assertion text and no file or line
+ * at each check (about 5 KiB of flash on Cortex-M0+): the address it reports
+ * names the check (addr2line; core/el_assert.h). */
 #ifndef EL_ASSERT_TEXT
 #define EL_ASSERT_TEXT 1
 #endif

@@ -268,7 +268,9 @@ struct el_lock_entry {
 	uint64_t delay_token; /* token of the expired hold while delayed */
 	uint64_t last_token;  /* token of the latest grant */
 	uint32_t delay_ms;
+#if EL_INDEXED
 	el_slot_t holders;    /* derived: first holding claim (claim slots ascending) */
+#endif
 	el_slot_t wait_head;  /* the queue, FIFO */
 	el_slot_t wait_tail;
 #if EL_INDEXED

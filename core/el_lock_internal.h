@@ -35,11 +35,13 @@ el_slot_t el_lock__find(const struct el_lock_table *t, const char *name, uint32_
 	for (el_slot_t slot = el_lock__next_used((t), (pool), 0); slot != EL_LOCK_NONE; \
 	     slot = el_lock__next_used((t), (pool), (uint32_t)slot + 1u))
 
-/* The claims of a session, the watches of a session and the watches of a
- * lock, in ascending slot order: lists with EL_INDEXED, scans of the pool
+/* The holders of a lock, the claims of a session, the watches of a session
+ * and the watches of a lock, in ascending slot order: lists with EL_INDEXED, scans of the pool
  * without (the microcontroller config's pools of 16). Nothing may be freed
  * inside these loops. */
 #if EL_INDEXED
+#define EL_LOCK_FOR_HOLDERS(t, l, c) \
+	for (el_slot_t c = (t)->locks[l].holders; c != EL_LOCK_NONE; c = (t)->claims[c].next)
 #define EL_LOCK_FOR_SESSION_CLAIMS(t, s, c) \
 	for (el_slot_t c = (t)->sessions[s].claims; c != EL_LOCK_NONE; c = (t)->claims[c].sess_next)
 #define EL_LOCK_FOR_SESSION_WATCHES(t, s, w) \
@@ -47,6 +49,9 @@ el_slot_t el_lock__find(const struct el_lock_table *t, const char *name, uint32_
 #define EL_LOCK_FOR_LOCK_WATCHES(t, l, w) \
 	for (el_slot_t w = (t)->locks[l].watches; w != EL_LOCK_NONE; w = (t)->watches[w].next)
 #else
+#define EL_LOCK_FOR_HOLDERS(t, l, c)                           \
+	for (el_slot_t c = 0; c < EL_CLAIMS_MAX; c++)          \
+		if ((t)->claims[c].state == EL_CLAIM_HOLD && (t)->claims[c].lock == (l))
 #define EL_LOCK_FOR_SESSION_CLAIMS(t, s, c)                    \
 	for (el_slot_t c = 0; c < EL_CLAIMS_MAX; c++)          \
 		if ((t)->claims[c].state != EL_CLAIM_FREE && (t)->claims[c].session == (s))

@@ -41,7 +41,7 @@ int el_lock_query(const struct el_lock_table *t, const char *name, uint32_t name
 	q->delayed = entry->delayed != 0;
 	q->delay_token = entry->delay_token;
 	q->n_watches = entry->n_watches;
-	for (el_slot_t c = entry->holders; c != EL_LOCK_NONE; c = t->claims[c].next) {
+	EL_LOCK_FOR_HOLDERS(t, lock, c) {
 		const struct el_lock_claim *req = &t->claims[c];
 		EL_ASSERT(req->state == EL_CLAIM_HOLD);
 		EL_ASSERT(q->n_holders < entry->n_holders); /* the list has no cycle */

@@ -99,7 +99,7 @@ static void put_claims(struct el_cbor_enc *e, const struct el_lock_table *t, el_
 	const struct el_lock_entry *entry = &t->locks[lock];
 	uint32_t holders = 0;
 	el_cbor_put_array(e, entry->n_holders);
-	for (el_slot_t c = entry->holders; c != EL_LOCK_NONE; c = t->claims[c].next) {
+	EL_LOCK_FOR_HOLDERS(t, lock, c) {
 		const struct el_lock_claim *req = &t->claims[c];
 		EL_ASSERT(req->state == EL_CLAIM_HOLD);
 		EL_ASSERT(req->lock == lock);

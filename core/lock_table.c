@@ -98,7 +98,9 @@ void el_lock__take_lock(struct el_lock_table *t, el_slot_t lock, const char *nam
 	EL_ASSERT(entry->name_len == 0);
 	entry->name_len = (uint8_t)name_len;
 	memcpy(entry->name, name, name_len);
+#if EL_INDEXED
 	entry->holders = EL_LOCK_NONE;
+#endif
 	entry->wait_head = EL_LOCK_NONE;
 	entry->wait_tail = EL_LOCK_NONE;
 #if EL_INDEXED
@@ -124,7 +126,6 @@ void el_lock__maybe_free_lock(struct el_lock_table *t, el_slot_t lock)
 	if (entry->n_holders != 0 || entry->wait_head != EL_LOCK_NONE || entry->delayed ||
 	    entry->n_watches != 0)
 		return;
-	EL_ASSERT(entry->holders == EL_LOCK_NONE);
 	el_lock__index_lock(t, lock, false);
 	el_lock__mark(t, EL_POOL_LOCKS, lock, false);
 	memset(entry, 0, sizeof(*entry));
@@ -239,7 +240,9 @@ void el_lock__free_claim(struct el_lock_table *t, el_slot_t claim)
 	} else {
 		struct el_lock_entry *entry = &t->locks[req->lock];
 		EL_ASSERT(entry->n_holders > 0);
+#if EL_INDEXED
 		unlink_claim(t, claim, &entry->holders);
+#endif
 		entry->n_holders--;
 	}
 #if EL_INDEXED
@@ -369,6 +372,7 @@ void el_lock__link_holder(struct el_lock_table *t, el_slot_t claim)
 {
 	struct el_lock_claim *req = &t->claims[claim];
 	struct el_lock_entry *entry = &t->locks[req->lock];
+#if EL_INDEXED
 	el_slot_t prev = EL_LOCK_NONE, next = entry->holders;
 	for (uint32_t n = 0; next != EL_LOCK_NONE && next < claim; n++) {
 		EL_ASSERT(n < EL_HOLDERS_MAX);
@@ -383,6 +387,7 @@ void el_lock__link_holder(struct el_lock_table *t, el_slot_t claim)
 		t->claims[prev].next = claim;
 	if (next != EL_LOCK_NONE)
 		t->claims[next].prev = claim;
+#endif
 	entry->n_holders++;
 	EL_ASSERT(entry->n_holders <= EL_HOLDERS_MAX);
 }

@@ -192,24 +192,27 @@ static bool command_of(const struct el_node *n, uint32_t id, struct el_lock_cmd 
 	const uint64_t key = n->timers[id].key;
 	const struct el_lock_entry *entry = NULL;
 	memset(c, 0, sizeof(*c));
+	c->token = key;
 	if (id < CLAIM_BASE) {
 		const struct el_lock_session *sess = &t->sessions[id];
-		*c = (struct el_lock_cmd){.type = EL_CMD_EXPIRE_SESSION, .session = sess->id,
-					  .token = key};
+		c->type = EL_CMD_EXPIRE_SESSION;
+		c->session = sess->id;
 		return sess->id != 0 && sess->renew_index == key;
 	}
 	if (id < LOCK_BASE) {
 		const struct el_lock_claim *req = &t->claims[id - CLAIM_BASE];
 		if (req->state != EL_CLAIM_WAIT || req->seq != key || req->wait_ms == EL_WAIT_FOREVER)
 			return false;
-		*c = (struct el_lock_cmd){.type = EL_CMD_WAIT_TIMEOUT,
-					  .session = t->sessions[req->session].id, .seq = key};
+		c->type = EL_CMD_WAIT_TIMEOUT;
+		c->session = t->sessions[req->session].id;
+		c->seq = key;
+		c->token = 0;
 		entry = &t->locks[req->lock];
 	} else {
 		entry = &t->locks[id - LOCK_BASE];
 		if (entry->name_len == 0 || !entry->delayed || entry->delay_token != key)
 			return false;
-		*c = (struct el_lock_cmd){.type = EL_CMD_DELAY_END, .token = key};
+		c->type = EL_CMD_DELAY_END;
 	}
 	c->name_len = entry->name_len;
 	memcpy(c->name, entry->name, entry->name_len);

@@ -24,6 +24,21 @@ static void write_decimal(int v)
 	el_sh_write(out, (size_t)n);
 }
 
+/* A terse check (EL_ASSERT_TEXT 0): where it was is the address the call
+ * returns to; `addr2line -e node.elf ADDR` gives the file and line. */
+_Noreturn void el_panic_here(void)
+{
+	static const char hex[] = "0123456789abcdef";
+	const uintptr_t pc = (uintptr_t)__builtin_return_address(0);
+	char out[2 * sizeof(pc)];
+	for (unsigned i = 0; i < sizeof(out); i++)
+		out[i] = hex[(pc >> (4 * (sizeof(out) - 1 - i))) & 0xfu];
+	el_sh_write0("edgelock: assertion failed at pc 0x");
+	el_sh_write(out, sizeof(out));
+	el_sh_write0(" (addr2line -e the image names the check)\n");
+	el_sh_exit(EL_BM_PANIC_STATUS);
+}
+
 _Noreturn void el_panic(const char *file, int line, const char *expr)
 {
 	el_sh_write0("edgelock: assertion failed at ");

@@ -4,9 +4,10 @@
  * (EL_BM_PANIC_STATUS), never fall through.
  */
 /* The full report, expression included, even where the board's config makes
- * the core's checks terse (EL_ASSERT_TERSE): this image checks el_panic's
+ * the core's checks terse (EL_ASSERT_TEXT 0): this image checks el_panic's
  * whole output. */
-#undef EL_ASSERT_TERSE
+#undef EL_ASSERT_TEXT
+#define EL_ASSERT_TEXT 1
 #include "el_assert.h"
 #include "el_target.h"
 

@@ -898,7 +898,9 @@ static void test_restore_refuses_inconsistent_tables(void)
 	memcpy(&broken, &T, sizeof(T));
 	memset(&broken.claims[hold], 0, sizeof(broken.claims[hold]));
 	broken.locks[l].n_holders = 0;
+#if EL_INDEXED
 	broken.locks[l].holders = EL_LOCK_NONE;
+#endif
 	expect_restore_refused(&broken);
 	/* 3. a shared waiter behind a shared holder, with room for more */
 	reset();
