@@ -39,10 +39,9 @@
 
 /* Commands in flight at once: below the pending table and the leader's
  * bound on uncommitted entries. */
-#define BATCH_MAX                                                       \
-	((EL_PENDING_MAX < EL_UNCOMMITTED_MAX ? EL_PENDING_MAX : EL_UNCOMMITTED_MAX) > 1 \
-		 ? (EL_PENDING_MAX < EL_UNCOMMITTED_MAX ? EL_PENDING_MAX : EL_UNCOMMITTED_MAX) - 1 \
-		 : 1)
+#define BENCH_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define BATCH_MAX (BENCH_MIN(EL_PENDING_MAX, EL_UNCOMMITTED_MAX) > 1 \
+		   ? BENCH_MIN(EL_PENDING_MAX, EL_UNCOMMITTED_MAX) - 1 : 1)
 
 struct bench {
 	struct el_node *n;
@@ -306,16 +305,16 @@ static void print_header(void)
 	       "deadline: one el_node_deadline() call. snapshot: one el_lock_snapshot() of the "
 	       "table.\n\n",
 	       RUNS);
-	printf("%-8s %6s %5s %6s %10s  %-44s %10s %9s %9s %9s\n", "profile", "locks", "sess",
+	printf("%-8s %6s %5s %6s %10s  %-48s %10s %9s %9s %9s\n", "profile", "locks", "sess",
 	       "claims", "el_node", "table state", "acq+rel", "deadline", "snapshot", "snapshot");
-	printf("%-8s %6s %5s %6s %10s  %-44s %10s %9s %9s %9s\n", "", "max", "max", "max", "bytes",
+	printf("%-8s %6s %5s %6s %10s  %-48s %10s %9s %9s %9s\n", "", "max", "max", "max", "bytes",
 	       "", "us", "ns", "ms", "bytes");
 }
 
 static void print_row(const struct bench *b, const char *state, double cyc, double dl,
 		      double snap_ms, int snap_size)
 {
-	printf("%-8s %6u %5u %6u %10zu  %-44s %10.2f %9.1f %9.3f %9d\n", b->profile,
+	printf("%-8s %6u %5u %6u %10zu  %-48s %10.2f %9.1f %9.3f %9d\n", b->profile,
 	       (unsigned)EL_LOCKS_MAX, (unsigned)EL_SESSIONS_MAX, (unsigned)EL_CLAIMS_MAX,
 	       sizeof(struct el_node), state, cyc, dl, snap_ms, snap_size);
 	fflush(stdout);
