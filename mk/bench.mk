@@ -1,0 +1,36 @@
+# mk/bench.mk - the core's in-process benchmark (tests/bench/bench_core.c):
+# the same program built against the core sources with three capacity
+# profiles, each its own binary (struct layouts depend on the limits).
+#
+#   make bench-core                      one table (figures, never pass/fail)
+#   make bench-core BENCH_FILL_S=30      cap each table fill at 30 s of CPU
+#
+# This fragment is read before mk/core.mk and mk/net.mk, so it names the core
+# sources itself and takes GW_FLAGS in a recipe (expanded when it runs).
+
+BENCH_CORE_PROFILES := firmware default gateway
+BENCH_CORE_SRCS := $(sort $(wildcard core/*.c)) tests/lib/panic_host.c
+BENCH_CORE_DEPS := tests/bench/bench_core.c $(BENCH_CORE_SRCS) $(wildcard core/*.h) \
+	boards/common/el_small_config.h cmd/edgelockd/el_gateway_config.h
+BENCH_CORE_BINS := $(BENCH_CORE_PROFILES:%=$(BUILD)/bench/%/bench_core)
+BENCH_FILL_S ?= 100
+
+# The profiles' flags (recursive: GW_FLAGS comes from mk/net.mk).
+BENCH_CORE_FLAGS_firmware = -include boards/common/el_small_config.h
+BENCH_CORE_FLAGS_default =
+BENCH_CORE_FLAGS_gateway = $(GW_FLAGS)
+
+$(BUILD)/bench/%/bench_core: $(BENCH_CORE_DEPS)
+	@mkdir -p $(@D)
+	$(call say,LD,$@)
+	$(Q)$(CC) $(HOST_CFLAGS) -O2 $(BENCH_CORE_FLAGS_$*) -Icore -Itests/lib \
+		tests/bench/bench_core.c $(BENCH_CORE_SRCS) -o $@
+
+# Progress goes to the terminal as it runs; the table is printed at the end.
+.PHONY: bench-core
+bench-core: $(BENCH_CORE_BINS)
+	@$(BUILD)/bench/firmware/bench_core firmware $(BENCH_FILL_S) --header >$(BUILD)/bench/core.txt
+	@$(BUILD)/bench/default/bench_core default $(BENCH_FILL_S) >>$(BUILD)/bench/core.txt
+	@$(BUILD)/bench/gateway/bench_core gateway $(BENCH_FILL_S) >>$(BUILD)/bench/core.txt
+	@echo && cat $(BUILD)/bench/core.txt
+BENCHES += bench-core
