@@ -1,10 +1,9 @@
 #!/usr/bin/env bash
-# sweep.sh SIM START COUNT [ARG...] - a long sweep of one simulator binary:
-# COUNT seeds from START split over JOBS (default 2) niced processes, each
-# given the ARGs too (e.g. --names 200). Prints every failing seed, then
-# "N passed, N failed" over all of them.
+# sweep.sh SIM START COUNT - a long sweep of one simulator binary: COUNT seeds
+# from START split over JOBS (default 2) niced processes. Prints every failing
+# seed, then "N passed, N failed" over all of them.
 set -u
-sim=$1 start=$2 count=$3; shift 3
+sim=$1 start=$2 count=$3
 jobs=${JOBS:-2}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -13,7 +12,7 @@ for ((j = 0; j < jobs; j++)); do
 	s=$((start + j * chunk)) n=$chunk
 	[ $((j * chunk + n)) -gt "$count" ] && n=$((count - j * chunk))
 	[ "$n" -le 0 ] && continue
-	nice "$sim" --start "$s" --count "$n" "$@" >"$tmp/$j.out" 2>&1 &
+	nice "$sim" --start "$s" --count "$n" >"$tmp/$j.out" 2>&1 &
 done
 wait
 pass=0 fail=0
