@@ -96,7 +96,7 @@ $(BUILD)/sim-linear/sim: $(SIM_DEPS)
 # 60 s on one core (two processes at once run no faster: they contend for
 # the cache and memory), less once the timers are a heap.
 SIM_GATEWAY_SEEDS ?= 130
-SIM_SLOT32 := $(if $(shell grep -l EL_SLOT_BITS core/el_config.h core/el_lock.h 2>/dev/null),1)
+SIM_SLOT32 := $(if $(shell grep -l EL_SLOT_BITS $(CORE_HDRS) 2>/dev/null),1)
 SIM_GATEWAY_CONFIG := $(filter-out -DEL_SESSIONS_MAX=% -DEL_LOCKS_MAX=% -DEL_HOLDS_MAX=% \
 	-DEL_WAITERS_MAX=% -DEL_WATCHES_MAX=% -DEL_VALUES_MAX=% -DEL_SNAPSHOT_MAX=%,$(SIM_CONFIG)) \
 	-DEL_SLOT_BITS=32 -DEL_INDEXED=1 -DEL_SESSIONS_MAX=8192 -DEL_LOCKS_MAX=32768 \
