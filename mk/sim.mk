@@ -85,7 +85,7 @@ $(BUILD)/sim-linear/sim: $(SIM_DEPS)
 # EL_WAITERS_MAX) is made larger than 65536 so that slot indexes past 16
 # bits exist. A core that still links its tables by 16-bit slots (no
 # EL_SLOT_BITS in core/) cannot hold that pool: there the suite keeps the
-# largest one 16 bits index (the gateway's 32766 holds, as today).
+# largest pool 16-bit slots can index (the gateway's 32766 holds, as today).
 # EL_SNAPSHOT_MAX must cover EL_LOCK_SNAPSHOT_BOUND (core/el_lock.h), about
 # 5.2 MiB at these limits; each replica holds a few copies (table, disk
 # snapshot, snapshot buffers): about 180 MB for the process. A run's cost
