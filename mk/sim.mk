@@ -3,6 +3,11 @@
 #   make sim SEED=n              replay one seed (V=1 prints its trace)
 #   make sim START=s COUNT=n     run n seeds from s
 #   make test-sim-matrix         the configuration matrix, SIM_MATRIX_SEEDS each
+#   make test-sim-linear         SIM_LINEAR_SEEDS seeds with -DEL_INDEXED=0 (the
+#                                firmware's linear lookups), --names SIM_NAMES
+#   make test-sim-gateway        SIM_GATEWAY_SEEDS seeds at the gateway's table
+#                                widths and limits (32-bit slots, indexed
+#                                lookups), --names SIM_NAMES
 #   make sim-sweep               1,000,000 seeds, then the matrix at 5,000 each
 #
 # The simulator builds the core with small limits so that window-full,
@@ -59,7 +64,51 @@ $(BUILD)/sim-matrix/%/sim: $(SIM_DEPS)
 		-DEL_MSG_ENTRIES_MAX=$(call sim_cfg,3,$*) -DEL_INFLIGHT_MAX=$(call sim_cfg,4,$*) \
 		-Icore -Itests/sim $(SIM_CORE_SRCS) $(SIM_SRCS) -o $@
 
+# The lookup paths (core-scale issue). EL_INDEXED selects hash indexes,
+# bitmaps and a timer heap (1) or the linear scans a microcontroller keeps
+# (0, boards/common/el_small_config.h); EL_SLOT_BITS the width of the lock
+# table's slot indexes (32 on the gateway). A core without these knobs
+# ignores them. Both suites draw their locks from SIM_NAMES names instead of
+# the default three, so that lock records are created, deleted and their
+# slots reused all along (sessions already are: clients restart and expire).
+SIM_NAMES ?= 200
+SIM_LINEAR_SEEDS ?= 2000
+SIM_LINEAR_CONFIG := $(SIM_CONFIG) -DEL_INDEXED=0
+$(BUILD)/sim-linear/sim: $(SIM_DEPS)
+	@mkdir -p $(@D)
+	$(call say,LD,$@)
+	$(Q)$(CC) $(HOST_CFLAGS) -O2 $(SIM_LINEAR_CONFIG) -Icore -Itests/sim $(SIM_CORE_SRCS) $(SIM_SRCS) -o $@
+
+# The gateway profile's lock table (cmd/edgelockd/el_gateway_config.h) with
+# 32-bit slots, under the Raft limits above (small window, compaction and
+# chunked snapshots in every run). The claim pool (EL_HOLDS_MAX +
+# EL_WAITERS_MAX) is made larger than 65536 so that slot indexes past 16
+# bits exist. A core that still links its tables by 16-bit slots (no
+# EL_SLOT_BITS in core/) cannot hold that pool: there the suite keeps the
+# largest pool 16-bit slots can index (the gateway's 32766 holds, as today).
+# EL_SNAPSHOT_MAX must cover EL_LOCK_SNAPSHOT_BOUND (core/el_lock.h), about
+# 5.2 MiB at these limits; each replica holds a few copies (table, disk
+# snapshot, snapshot buffers): about 180 MB for the process. A run's cost
+# grows with the tables: every replica's table is serialized after each
+# apply to compare them, and a linear core's timers scan every session,
+# claim and lock whenever the simulator asks a node for its next deadline
+# (70% of the time on the 16-bit core). Hence the smaller seed count: about
+# 60 s on one core (two processes at once run no faster: they contend for
+# the cache and memory), less once the timers are a heap.
+SIM_GATEWAY_SEEDS ?= 130
+SIM_SLOT32 := $(if $(shell grep -l EL_SLOT_BITS $(CORE_HDRS) 2>/dev/null),1)
+SIM_GATEWAY_CONFIG := $(filter-out -DEL_SESSIONS_MAX=% -DEL_LOCKS_MAX=% -DEL_HOLDS_MAX=% \
+	-DEL_WAITERS_MAX=% -DEL_WATCHES_MAX=% -DEL_VALUES_MAX=% -DEL_SNAPSHOT_MAX=%,$(SIM_CONFIG)) \
+	-DEL_SLOT_BITS=32 -DEL_INDEXED=1 -DEL_SESSIONS_MAX=8192 -DEL_LOCKS_MAX=32768 \
+	-DEL_HOLDS_MAX=$(if $(SIM_SLOT32),40960,32766) -DEL_WAITERS_MAX=32768 \
+	-DEL_WATCHES_MAX=8192 -DEL_VALUES_MAX=2048 -DEL_SNAPSHOT_MAX=8388608
+$(BUILD)/sim-gateway/sim: $(SIM_DEPS)
+	@mkdir -p $(@D)
+	$(call say,LD,$@)
+	$(Q)$(CC) $(HOST_CFLAGS) -O2 $(SIM_GATEWAY_CONFIG) -Icore -Itests/sim $(SIM_CORE_SRCS) $(SIM_SRCS) -o $@
+
 .PHONY: sim test-sim test-sim-san test-sim-bugs test-sim-matrix sim-sweep
+.PHONY: test-sim-linear test-sim-gateway
 sim: $(BUILD)/sim/sim
 ifdef SEED
 	$(BUILD)/sim/sim --seed $(SEED) $(if $(V),-v)
@@ -76,7 +125,13 @@ test-sim-bugs: $(foreach b,$(SIM_BUGS),$(BUILD)/sim-bug/$(b)/sim)
 test-sim-matrix: $(foreach c,$(SIM_MATRIX),$(BUILD)/sim-matrix/$(c)/sim)
 	@tests/run-suite.sh $(BUILD)/results sim-matrix tests/sim/matrix.sh $(BUILD) 200001 \
 		$(SIM_MATRIX_SEEDS) $(SIM_MATRIX)
-TESTS += test-sim test-sim-san test-sim-bugs test-sim-matrix
+test-sim-linear: $(BUILD)/sim-linear/sim
+	@tests/run-suite.sh $(BUILD)/results sim-linear $(BUILD)/sim-linear/sim --start 300001 \
+		--count $(SIM_LINEAR_SEEDS) --names $(SIM_NAMES)
+test-sim-gateway: $(BUILD)/sim-gateway/sim
+	@tests/run-suite.sh $(BUILD)/results sim-gateway $(BUILD)/sim-gateway/sim --start 400001 \
+		--count $(SIM_GATEWAY_SEEDS) --names $(SIM_NAMES)
+TESTS += test-sim test-sim-san test-sim-bugs test-sim-matrix test-sim-linear test-sim-gateway
 
 # The long sweep (not in make test): SWEEP_SEEDS seeds of the shipped
 # configuration, then the whole matrix with SWEEP_MATRIX_SEEDS seeds each.

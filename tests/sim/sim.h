@@ -127,8 +127,17 @@ struct sim_node {
 /* ---- Lock clients -------------------------------------------------------- */
 
 #define SIM_CLIENTS_MAX 6
-#define SIM_LOCKS 4        /* "a" "b" "c" for the workload, "live" for liveness */
-#define SIM_LIVE_LOCK 3
+/* Lock names. The workload draws each acquire from sim_names names (the
+ * command line's --names N; default 3: "a" "b" "c", the names every seed
+ * has always used, so existing seeds replay identically); names past the
+ * third are "n3", "n4", ... Lock index SIM_LIVE_LOCK is "live", the
+ * liveness probe's. The history checks index their per-lock state by these
+ * indexes (sim_lock_name / sim_lock_of in sim_clients.c). */
+#define SIM_NAMES_MAX 256
+#define SIM_NAMES_DEFAULT 3
+#define SIM_LIVE_LOCK SIM_NAMES_MAX
+#define SIM_LOCKS (SIM_NAMES_MAX + 1) /* lock indexes: the names, then "live" */
+extern uint32_t sim_names; /* 1..SIM_NAMES_MAX, set once before any run */
 #define SIM_HOLDS_MAX 4096 /* hold intervals recorded in one run */
 #define SIM_REQ_TIMEOUT_MS 250
 #define SIM_QUEUE_MAX 64
@@ -201,6 +210,9 @@ struct sim_ref {
 	uint32_t n_queue[SIM_LOCKS];
 	struct sim_ref_waiter queue[SIM_LOCKS][SIM_QUEUE_MAX];
 	bool queue_unknown[SIM_LOCKS]; /* an event was dropped: stop checking FIFO */
+	/* locks that may exist in the table: named by an applied command and
+	 * not yet found gone (the per-apply checks query only these) */
+	bool exists[SIM_LOCKS];
 	/* exactly-once: (session, seq) -> applied already */
 	struct sim_seq_slot {
 		uint64_t session;
@@ -329,6 +341,9 @@ void sim_sm_apply(struct sim *s, struct sim_node *n, const struct el_entry *e);
 void sim_sm_restore(struct sim *s, struct sim_node *n, const struct el_snapshot_meta *meta);
 
 /* sim_clients.c: lock clients */
+const char *sim_lock_name(uint32_t lock); /* the name of lock index lock */
+/* The lock index of a name, SIM_LOCKS if it is none of the run's names. */
+uint32_t sim_lock_of(const char *name, uint32_t len);
 void sim_clients_init(struct sim *s);
 void sim_clients_work(struct sim *s);
 void sim_clients_fault(struct sim *s);

@@ -10,12 +10,49 @@
  * deadline: the intervals it records (sim_history.c) are what "as each client
  * sees it" means in the history checks.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "el_error.h"
 #include "sim.h"
 
-static const char *const lock_names[SIM_LOCKS] = { "a", "b", "c", "live" };
+uint32_t sim_names = SIM_NAMES_DEFAULT;
+
+const char *sim_lock_name(uint32_t lock)
+{
+	static char names[SIM_LOCKS][12];
+	if (lock >= SIM_LOCKS)
+		return "?";
+	if (names[lock][0] == '\0') {
+		if (lock == SIM_LIVE_LOCK)
+			memcpy(names[lock], "live", 5);
+		else if (lock < 3)
+			names[lock][0] = (char)('a' + lock);
+		else
+			snprintf(names[lock], sizeof(names[lock]), "n%u", lock);
+	}
+	return names[lock];
+}
+
+uint32_t sim_lock_of(const char *name, uint32_t len)
+{
+	if (len == 4 && memcmp(name, "live", 4) == 0)
+		return SIM_LIVE_LOCK;
+	uint32_t lock = SIM_LOCKS;
+	if (len == 1 && name[0] >= 'a' && name[0] <= 'c') {
+		lock = (uint32_t)(name[0] - 'a');
+	} else if (len >= 2 && len <= 4 && name[0] == 'n' && name[1] != '0') {
+		lock = 0;
+		for (uint32_t i = 1; i < len; i++) {
+			if (name[i] < '0' || name[i] > '9')
+				return SIM_LOCKS;
+			lock = lock * 10 + (uint32_t)(name[i] - '0');
+		}
+		if (lock < 3)
+			return SIM_LOCKS;
+	}
+	return lock < sim_names ? lock : SIM_LOCKS;
+}
 
 static uint64_t margin_ms(uint32_t ttl_ms) { return ttl_ms / 20 + 5; }
 
@@ -78,8 +115,9 @@ static void cmd_for(struct sim_client *c, struct el_lock_cmd *cmd, uint8_t type,
 	if (type != EL_CMD_OPEN_SESSION && type != EL_CMD_KEEPALIVE)
 		cmd->seq = ++c->seq;
 	if (lock < SIM_LOCKS) {
-		cmd->name_len = (uint8_t)strlen(lock_names[lock]);
-		memcpy(cmd->name, lock_names[lock], cmd->name_len);
+		const char *name = sim_lock_name(lock);
+		cmd->name_len = (uint8_t)strlen(name);
+		memcpy(cmd->name, name, cmd->name_len);
 	}
 }
 
@@ -95,7 +133,7 @@ static void stop_holding(struct sim *s, struct sim_client *c, uint64_t end_ms)
 		end_ms = c->lease_end_ms;
 	sim_hold_close(s, c->hold_rec, end_ms);
 	c->holding = false;
-	sim_log(s, "client %u stops holding %s at %llu", c->id, lock_names[c->lock],
+	sim_log(s, "client %u stops holding %s at %llu", c->id, sim_lock_name(c->lock),
 		(unsigned long long)end_ms);
 }
 
@@ -118,7 +156,7 @@ static void grant_seen(struct sim *s, struct sim_client *c, uint32_t lock, uint8
 	c->token = token;
 	c->hold_rec = sim_hold_open(s, c->id, lock, mode, token);
 	sim_log(s, "client %u (session %llu) holds %s mode %u token %llu, lease to %llu", c->id,
-		(unsigned long long)c->session, lock_names[lock], mode, (unsigned long long)token,
+		(unsigned long long)c->session, sim_lock_name(lock), mode, (unsigned long long)token,
 		(unsigned long long)c->lease_end_ms);
 	c->release_at_ms = s->now_ms + 10 + sim_rand(s) % (2 * c->ttl_ms);
 	s->grants_seen++;
@@ -141,11 +179,7 @@ static void grant_seen(struct sim *s, struct sim_client *c, uint32_t lock, uint8
 
 static uint32_t lock_of(const struct el_lock_cmd *cmd)
 {
-	for (uint32_t i = 0; i < SIM_LOCKS; i++)
-		if (cmd->name_len == strlen(lock_names[i]) &&
-		    memcmp(cmd->name, lock_names[i], cmd->name_len) == 0)
-			return i;
-	return SIM_LOCKS;
+	return sim_lock_of(cmd->name, cmd->name_len);
 }
 
 /* ---- Replies and events -------------------------------------------------- */
@@ -296,7 +330,7 @@ static void next_action(struct sim *s, struct sim_client *c)
 		}
 		return;
 	}
-	uint32_t lock = (uint32_t)(sim_rand(s) % 3);
+	uint32_t lock = (uint32_t)(sim_rand(s) % sim_names);
 	bool go = sim_pct(s, 50);
 	if (c->role == SIM_ROLE_LIVE_HOLDER) {
 		lock = SIM_LIVE_LOCK;

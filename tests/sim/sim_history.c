@@ -89,14 +89,16 @@ void sim_check_holds(struct sim *s)
 
 /* ---- The reference replica ---------------------------------------------- */
 
-static const char *const names[SIM_LOCKS] = { "a", "b", "c", "live" };
-
 static uint32_t lock_index(const char *name, uint32_t len)
 {
-	for (uint32_t i = 0; i < SIM_LOCKS; i++)
-		if (len == strlen(names[i]) && memcmp(name, names[i], len) == 0)
-			return i;
-	return SIM_LOCKS;
+	return sim_lock_of(name, len);
+}
+
+/* Query the reference table for lock index lock; 0 when it exists. */
+static int query(const struct sim_ref *ref, uint32_t lock, struct el_lock_query *q)
+{
+	const char *name = sim_lock_name(lock);
+	return el_lock_query(&ref->table, name, (uint32_t)strlen(name), q);
 }
 
 /* The table's bytes, with the last applied index left out. */
@@ -170,8 +172,7 @@ static void check_shared_batch(struct sim *s, const bool shared_granted[SIM_LOCK
 		if (!shared_granted[lock] || ref->n_queue[lock] == 0 || ref->queue_unknown[lock] ||
 		    ref->queue[lock][0].mode != EL_LOCK_SHARED)
 			continue;
-		if (el_lock_query(&ref->table, names[lock], (uint32_t)strlen(names[lock]), &q) == 0 &&
-		    q.n_holders < EL_HOLDERS_MAX)
+		if (query(ref, lock, &q) == 0 && q.n_holders < EL_HOLDERS_MAX)
 			sim_fail(s, "FIFO: lock %u granted shared waiters but left the next shared one waiting",
 				 lock);
 	}
@@ -209,12 +210,12 @@ static void check_fifo(struct sim *s, const struct el_lock_result *res, uint64_t
 					 (unsigned long long)ref->queue[lock][i].index);
 }
 
+/* Only a lock that exists can be delayed (ref->exists covers them all). */
 static void note_delays(const struct sim_ref *ref, bool delayed[SIM_LOCKS])
 {
 	for (uint32_t lock = 0; lock < SIM_LOCKS; lock++) {
 		static struct el_lock_query q;
-		delayed[lock] = el_lock_query(&ref->table, names[lock], (uint32_t)strlen(names[lock]), &q) == 0 &&
-				q.delayed;
+		delayed[lock] = ref->exists[lock] && query(ref, lock, &q) == 0 && q.delayed;
 	}
 }
 
@@ -251,13 +252,27 @@ static void check_result(struct sim *s, const struct el_lock_cmd *cmd, const str
 }
 
 /* Mutual exclusion on the replicated state itself: an exclusive lock has
- * one holder. */
-static void check_holders(struct sim *s, uint64_t index)
+ * one holder. A lock comes into being only by a command that names it, so
+ * the locks that may exist are those named since they were last found gone;
+ * only they are queried (a run with many names would otherwise query every
+ * name on every apply). */
+static void check_holders(struct sim *s, const struct el_lock_cmd *cmd, bool decoded,
+			  uint64_t index)
 {
 	static struct el_lock_query q;
+	struct sim_ref *ref = &s->ref;
+	if (decoded) {
+		uint32_t named = lock_index(cmd->name, cmd->name_len);
+		if (named < SIM_LOCKS)
+			ref->exists[named] = true;
+	}
 	for (uint32_t lock = 0; lock < SIM_LOCKS; lock++) {
-		if (el_lock_query(&s->ref.table, names[lock], (uint32_t)strlen(names[lock]), &q) != 0)
+		if (!ref->exists[lock])
 			continue;
+		if (query(ref, lock, &q) != 0) {
+			ref->exists[lock] = false;
+			continue;
+		}
 		if (q.mode == EL_LOCK_EXCLUSIVE && q.n_holders > 1)
 			sim_fail(s, "mutual exclusion: lock %u has %u holders, exclusive, after %llu", lock,
 				 q.n_holders, (unsigned long long)index);
@@ -291,7 +306,7 @@ void sim_ref_apply(struct sim *s, const struct el_entry *e)
 	}
 	if (decoded)
 		check_result(s, &cmd, &res, e->index, delayed);
-	check_holders(s, e->index);
+	check_holders(s, &cmd, decoded, e->index);
 	if (res.err == EL_OK && cmd.type == EL_CMD_EXPIRE_SESSION)
 		s->expiries_seen++;
 	if (decoded && cmd.type != EL_CMD_KEEPALIVE)

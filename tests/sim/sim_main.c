@@ -5,6 +5,9 @@
  *   sim --start S --count N   run N seeds from S; print each failing seed
  *   sim ... --expect-failure  for the bug self-test: stop at the first failing
  *                             seed and exit 0 if one failed, 1 if none did
+ *   sim ... --names N         the workload draws its locks from N names
+ *                             (1..256; default 3, "a" "b" "c": a seed run
+ *                             without the flag is the same run as ever)
  *
  * Any 64-bit seed is valid. Every failure prints the seed and the command
  * that replays it. The closing line is "N passed, N failed".
@@ -24,6 +27,7 @@ static struct sim_totals {
 	uint64_t grants, expiries, client_faults, reads;
 	uint64_t probes, settled;
 } totals;
+static const char *argv0;
 static jmp_buf panic_jump;
 static char panic_text[256];
 
@@ -58,9 +62,13 @@ static int run_one(uint64_t seed, int verbose)
 		sim_run(s, seed, verbose);
 	}
 	if (s->failed) {
-		printf("FAIL seed %llu: %s (at %llu ms)\n  replay: make sim SEED=%llu\n",
-		       (unsigned long long)seed, s->why, (unsigned long long)s->now_ms,
-		       (unsigned long long)seed);
+		printf("FAIL seed %llu: %s (at %llu ms)\n", (unsigned long long)seed, s->why,
+		       (unsigned long long)s->now_ms);
+		if (sim_names == SIM_NAMES_DEFAULT)
+			printf("  replay: make sim SEED=%llu\n", (unsigned long long)seed);
+		else
+			printf("  replay: %s --seed %llu --names %u -v\n", argv0,
+			       (unsigned long long)seed, sim_names);
 		return 1;
 	}
 	totals.steps += s->steps;
@@ -89,6 +97,7 @@ int main(int argc, char **argv)
 {
 	uint64_t start = 1, count = 1;
 	int verbose = 0, expect_failure = 0;
+	argv0 = argv[0];
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "-v")) {
@@ -101,8 +110,18 @@ int main(int argc, char **argv)
 		} else if (!strcmp(a, "--count") && i + 1 < argc) {
 			if (parse_u64(argv[++i], &count) != 0)
 				return 2;
+		} else if (!strcmp(a, "--names") && i + 1 < argc) {
+			uint64_t n;
+			if (parse_u64(argv[++i], &n) != 0)
+				return 2;
+			if (n < 1 || n > SIM_NAMES_MAX) {
+				fprintf(stderr, "sim: --names must be 1..%u\n", SIM_NAMES_MAX);
+				return 2;
+			}
+			sim_names = (uint32_t)n;
 		} else {
-			fprintf(stderr, "usage: sim [--seed N | --start S --count N] [-v] [--expect-failure]\n");
+			fprintf(stderr, "usage: sim [--seed N | --start S --count N] [-v] [--expect-failure] "
+					"[--names N]\n");
 			return 2;
 		}
 	}
