@@ -55,7 +55,19 @@ static struct bitmap bitmap_of(const struct el_lock_table *t, enum el_lock_pool 
 	return (struct bitmap){x->values.used, x->values.full};
 }
 
-static uint32_t lowest_zero(uint32_t word) { return (uint32_t)__builtin_ctz(~word); }
+/* Index of the lowest set bit of x (x != 0), by a de Bruijn sequence: no
+ * count-trailing-zeros helper from libgcc on cores without the instruction
+ * (tests/check-core.sh allows the core none). */
+static uint32_t lowest_one(uint32_t x)
+{
+	static const uint8_t debruijn[32] = {0,  1,  28, 2,  29, 14, 24, 3,  30, 22, 20,
+					     15, 25, 17, 4,  8,  31, 27, 13, 23, 21, 19,
+					     16, 7,  26, 12, 18, 6,  11, 5,  10, 9};
+	EL_ASSERT(x != 0);
+	return debruijn[((x & (0u - x)) * 0x077CB531u) >> 27];
+}
+
+static uint32_t lowest_zero(uint32_t word) { return lowest_one(~word); }
 
 bool el_lock__slot_used(const struct el_lock_table *t, enum el_lock_pool pool, el_slot_t slot)
 {
@@ -94,7 +106,7 @@ el_slot_t el_lock__next_used(const struct el_lock_table *t, enum el_lock_pool po
 			return EL_LOCK_NONE;
 		bits = b.used[w];
 	}
-	const uint32_t slot = w * 32 + (uint32_t)__builtin_ctz(bits);
+	const uint32_t slot = w * 32 + lowest_one(bits);
 	EL_ASSERT(slot < n);
 	return (el_slot_t)slot;
 }
@@ -103,17 +115,11 @@ void el_lock__mark(struct el_lock_table *t, enum el_lock_pool pool, el_slot_t sl
 {
 	EL_ASSERT(slot < pool_size[pool]);
 	const struct bitmap b = bitmap_of(t, pool);
-	const uint32_t w = slot / 32, bit = 1u << (slot % 32);
-	EL_ASSERT(((b.used[w] & bit) != 0) != used); /* a change, never a repeat */
-	if (used)
-		b.used[w] |= bit;
-	else
-		b.used[w] &= ~bit;
-	const uint32_t full_bit = 1u << (w % 32);
-	if (b.used[w] == UINT32_MAX)
-		b.full[w / 32] |= full_bit;
-	else
-		b.full[w / 32] &= ~full_bit;
+	uint32_t *word = &b.used[slot / 32], *summary = &b.full[slot / 32 / 32];
+	const uint32_t bit = 1u << (slot % 32), full_bit = 1u << (slot / 32 % 32);
+	EL_ASSERT(((*word & bit) != 0) != used); /* a change, never a repeat */
+	*word = used ? (*word | bit) : (*word & ~bit);
+	*summary = *word == UINT32_MAX ? (*summary | full_bit) : (*summary & ~full_bit);
 }
 
 /* ---- Hashes -------------------------------------------------------------------- */

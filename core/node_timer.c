@@ -53,9 +53,12 @@ static void heap_put(struct el_node *n, uint32_t pos, uint32_t id)
 static void heap_fix(struct el_node *n, uint32_t pos)
 {
 	const uint32_t id = n->heap[pos];
-	while (pos > 0 && before(n, id, n->heap[(pos - 1) / 2])) {
-		heap_put(n, pos, n->heap[(pos - 1) / 2]);
-		pos = (pos - 1) / 2;
+	while (pos > 0) {
+		const uint32_t parent = (pos - 1) / 2;
+		if (!before(n, id, n->heap[parent]))
+			break;
+		heap_put(n, pos, n->heap[parent]);
+		pos = parent;
 	}
 	for (;;) {
 		uint32_t child = 2 * pos + 1;
