@@ -89,9 +89,11 @@ ALL_TARGETS += $(BUILD)/host/unit
 # the microcontroller config keeps instead of indexes), and with 32-bit slot
 # indexes (the gateway's width at the default limits).
 $(BUILD)/host/unit-linear: $(UNIT_SRCS) $(UNIT_MAIN) $(TEST_LIB_SRCS) $(CORE_SRCS) $(CORE_HDRS) tests/lib/el_test.h
+	@mkdir -p $(@D)
 	$(call say,LD,$@)
 	$(Q)$(CC) $(HOST_CFLAGS) -DEL_INDEXED=0 $(INCLUDES) $(CORE_SRCS) $(UNIT_SRCS) $(UNIT_MAIN) $(TEST_LIB_SRCS) -o $@
 $(BUILD)/host/unit-wide: $(UNIT_SRCS) $(UNIT_MAIN) $(TEST_LIB_SRCS) $(CORE_SRCS) $(CORE_HDRS) tests/lib/el_test.h
+	@mkdir -p $(@D)
 	$(call say,LD,$@)
 	$(Q)$(CC) $(HOST_CFLAGS) $(SANFLAGS) -DEL_SLOT_BITS=32 -DEL_SNAPSHOT_MAX=131072 $(INCLUDES) $(CORE_SRCS) $(UNIT_SRCS) $(UNIT_MAIN) $(TEST_LIB_SRCS) -o $@
 ALL_TARGETS += $(BUILD)/host/unit-linear $(BUILD)/host/unit-wide
