@@ -102,8 +102,10 @@ static void confirm_reads(struct el_node *n, const struct el_ready *rd)
 static void serve_reads(struct el_node *n)
 {
 	const uint64_t applied = el_raft_applied(&n->raft);
-	for (uint32_t p = 0; p < EL_PENDING_MAX; p++) {
+	const uint32_t in_flight = n->n_pending; /* finishing one lowers n_pending */
+	for (uint32_t p = 0, seen = 0; p < EL_PENDING_MAX && seen < in_flight; p++) {
 		struct el_node_pending *P = &n->pending[p];
+		seen += P->kind != 0;
 		if (P->kind != EL_REPLY_READ || !P->confirmed || P->index > applied)
 			continue;
 		el_node__finish(n, p, EL_OK);

@@ -6,6 +6,7 @@
  * (snap.index, last_index]. Entries up to persisted_index are durable; the
  * ready batch asks the caller to store (persisted_index, last_index].
  */
+#include <stddef.h>
 #include <string.h>
 
 #include "el_assert.h"
@@ -276,7 +277,11 @@ int el_raft_init(struct el_raft *r, const struct el_raft_config *cfg, uint64_t s
 	if (cfg->id == 0 || cfg->election_ms_min < 2 || cfg->heartbeat_ms == 0 ||
 	    cfg->heartbeat_ms >= cfg->election_ms_min)
 		return EL_EINVAL;
-	memset(r, 0, sizeof(*r));
+	/* Everything but the snapshot buffer, which is read only as far as a
+	 * snapshot's length says it was written: on a gateway it is megabytes
+	 * that a node in zeroed memory need not touch before it has a snapshot. */
+	memset(r, 0, offsetof(struct el_raft, snap_data));
+	memset(&r->rx, 0, sizeof(*r) - offsetof(struct el_raft, rx));
 	r->cfg = *cfg;
 	r->rng = splitmix64(seed ^ ((uint64_t)cfg->id << 32));
 	if (r->rng == 0)

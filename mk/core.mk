@@ -98,6 +98,19 @@ $(BUILD)/host/unit-wide: $(UNIT_SRCS) $(UNIT_MAIN) $(TEST_LIB_SRCS) $(CORE_SRCS)
 	$(Q)$(CC) $(HOST_CFLAGS) $(SANFLAGS) -DEL_SLOT_BITS=32 -DEL_SNAPSHOT_MAX=131072 $(INCLUDES) $(CORE_SRCS) $(UNIT_SRCS) $(UNIT_MAIN) $(TEST_LIB_SRCS) -o $@
 ALL_TARGETS += $(BUILD)/host/unit-linear $(BUILD)/host/unit-wide
 
+# A gateway-profile node's memory follows its use (tests/memory).
+$(BUILD)/host/gw_memory_test: tests/memory/gw_memory_test.c $(TEST_LIB_SRCS) $(CORE_SRCS) $(CORE_HDRS) \
+		cmd/edgelockd/el_gateway_config.h
+	@mkdir -p $(@D)
+	$(call say,LD,$@)
+	$(Q)$(CC) $(HOST_CFLAGS) -O2 $(GW_FLAGS) $(INCLUDES) $(CORE_SRCS) tests/memory/gw_memory_test.c \
+		$(TEST_LIB_SRCS) -o $@
+ALL_TARGETS += $(BUILD)/host/gw_memory_test
+.PHONY: test-gateway-memory
+test-gateway-memory: $(BUILD)/host/gw_memory_test
+	@tests/run-suite.sh $(BUILD)/results gateway-memory $(BUILD)/host/gw_memory_test
+TESTS += test-gateway-memory
+
 .PHONY: test-unit-linear test-unit-wide
 test-unit-linear: $(BUILD)/host/unit-linear
 	@tests/run-suite.sh $(BUILD)/results unit-linear $(BUILD)/host/unit-linear

@@ -1,0 +1,154 @@
+/*
+ * gw_memory_test.c - a gateway-profile node costs the memory it uses, not
+ * what its tables could hold (issue 9): built with the daemon's profile
+ * (cmd/edgelockd/el_gateway_config.h), a node in calloc'd memory started
+ * with el_node_config.zeroed, elected, serving 64 sessions and 512 locks
+ * (then releasing half, and compacting once), grows the process's resident set by
+ * a small part of sizeof(struct el_node). The control run clears the same
+ * node first (zeroed = false, as a caller that does not know its memory is
+ * zero would): its resident set then covers the whole node, which shows the
+ * measure sees what it claims to.
+ *
+ * Linux only (/proc/self/statm). Prints "N passed, N failed".
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "el_error.h"
+#include "el_node.h"
+#include "el_test.h"
+
+EL_TEST_MAIN_DEFINITIONS
+
+#define SESSIONS 64
+#define LOCKS 512
+
+static uint64_t now_ms = 1000;
+static uint64_t req;
+
+/* Resident bytes of this process. */
+static uint64_t rss_bytes(void)
+{
+	unsigned long size = 0, resident = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+	if (f == NULL)
+		return 0;
+	if (fscanf(f, "%lu %lu", &size, &resident) != 2)
+		resident = 0;
+	fclose(f);
+	return (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+/* Ready/advance until quiet; the reply to `want` (if seen) goes to *out. */
+static void drain(struct el_node *n, uint64_t want, struct el_node_reply *out)
+{
+	while (el_node_has_ready(n)) {
+		struct el_node_ready rd;
+		el_node_ready(n, &rd);
+		for (uint32_t i = 0; i < rd.n_replies; i++)
+			if (rd.replies[i].req_id == want)
+				*out = rd.replies[i];
+		if (el_node_advance(n, &rd, now_ms) != EL_OK)
+			abort();
+	}
+}
+
+static struct el_node_reply submit(struct el_node *n, const struct el_lock_cmd *c)
+{
+	struct el_node_reply rep = {.err = EL_ETIMEDOUT};
+	el_id_t leader = 0;
+	const uint64_t id = ++req;
+	if (el_node_submit(n, id, c, now_ms, &leader) != EL_OK)
+		return rep;
+	drain(n, id, &rep);
+	return rep;
+}
+
+static bool start_leader(struct el_node *n, bool zeroed)
+{
+	const struct el_node_config cfg = {
+		.raft = {.id = 1, .election_ms_min = 100, .heartbeat_ms = 20, .prevote = true},
+		.zeroed = zeroed};
+	struct el_conf conf = {.n = 1};
+	conf.m[0].id = 1;
+	conf.m[0].role = EL_MEMBER_VOTER;
+	if (el_node_init(n, &cfg, 7) != EL_OK || el_raft_bootstrap(el_node_raft(n), &conf) != EL_OK)
+		return false;
+	el_node_start(n, now_ms);
+	struct el_node_reply unused;
+	for (int i = 0; i < 100 && el_raft_state(el_node_raft(n)) != EL_LEADER; i++) {
+		now_ms = el_node_deadline(n) > now_ms ? el_node_deadline(n) : now_ms;
+		el_node_tick(n, now_ms);
+		drain(n, 0, &unused);
+	}
+	return el_raft_state(el_node_raft(n)) == EL_LEADER;
+}
+
+/* Some work: sessions, locks held, half released; true when all went well. */
+static bool work(struct el_node *n)
+{
+	uint64_t ids[SESSIONS], seq[SESSIONS] = {0}, tokens[LOCKS];
+	for (int s = 0; s < SESSIONS; s++) {
+		struct el_lock_cmd c = {.type = EL_CMD_OPEN_SESSION, .ttl_ms = 600000};
+		const struct el_node_reply rep = submit(n, &c);
+		if (rep.err != EL_OK)
+			return false;
+		ids[s] = rep.session;
+	}
+	for (int pass = 0; pass < 2; pass++) {
+		for (int l = pass; l < LOCKS; l += 1 + pass) {
+			struct el_lock_cmd c = {.type = pass ? EL_CMD_RELEASE : EL_CMD_ACQUIRE,
+						.session = ids[l % SESSIONS], .seq = ++seq[l % SESSIONS],
+						.token = pass ? tokens[l] : 0};
+			c.name_len = (uint8_t)snprintf(c.name, sizeof(c.name), "fleet/%d", l);
+			const struct el_node_reply rep = submit(n, &c);
+			if (rep.err != EL_OK)
+				return false;
+			tokens[l] = rep.token;
+		}
+	}
+	/* keepalives until the log has outgrown the snapshot: one compaction */
+	for (int k = 0; k < 4 * EL_COMPACT_THRESHOLD && n->stats.compactions == 0; k++) {
+		struct el_lock_cmd c = {.type = EL_CMD_KEEPALIVE, .session = ids[k % SESSIONS]};
+		if (submit(n, &c).err != EL_OK)
+			return false;
+	}
+	return n->stats.compactions > 0;
+}
+
+static void test_zeroed_node_touches_what_it_uses(void)
+{
+	EL_CHECK(sizeof(struct el_node) > 16u * 1024 * 1024); /* large on paper */
+	const uint64_t before = rss_bytes();
+	struct el_node *n = calloc(1, sizeof(*n));
+	EL_CHECK(n != NULL);
+	EL_CHECK(start_leader(n, true));
+	EL_CHECK(work(n));
+	const uint64_t grew = rss_bytes() - before;
+	printf("# zeroed: sizeof(struct el_node) %zu B, resident set grew by %llu B\n",
+	       sizeof(*n), (unsigned long long)grew);
+	EL_CHECK(grew < sizeof(*n) / 4);
+	free(n);
+}
+
+static void test_cleared_node_touches_it_all(void)
+{
+	const uint64_t before = rss_bytes();
+	struct el_node *n = malloc(sizeof(*n));
+	EL_CHECK(n != NULL);
+	EL_CHECK(start_leader(n, false));
+	EL_CHECK(work(n));
+	const uint64_t grew = rss_bytes() - before;
+	printf("# cleared: resident set grew by %llu B\n", (unsigned long long)grew);
+	EL_CHECK(grew > sizeof(*n) / 2);
+	free(n);
+}
+
+int main(void)
+{
+	EL_RUN(test_zeroed_node_touches_what_it_uses);
+	EL_RUN(test_cleared_node_touches_it_all);
+	return el_test_end();
+}
