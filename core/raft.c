@@ -277,10 +277,13 @@ int el_raft_init(struct el_raft *r, const struct el_raft_config *cfg, uint64_t s
 	if (cfg->id == 0 || cfg->election_ms_min < 2 || cfg->heartbeat_ms == 0 ||
 	    cfg->heartbeat_ms >= cfg->election_ms_min)
 		return EL_EINVAL;
-	/* Everything but the snapshot buffer, which is read only as far as a
-	 * snapshot's length says it was written: on a gateway it is megabytes
-	 * that a node in zeroed memory need not touch before it has a snapshot. */
-	memset(r, 0, offsetof(struct el_raft, snap_data));
+	/* Everything but the log ring and the snapshot buffer: a slot of the ring
+	 * is read only once an entry was written to it (between the snapshot and
+	 * last_index), the buffer only as far as a snapshot's length says. On a
+	 * gateway they are tens of MB that a node in zeroed memory need not
+	 * touch before traffic fills them. */
+	memset(r, 0, offsetof(struct el_raft, log));
+	memset(&r->snap, 0, offsetof(struct el_raft, snap_data) - offsetof(struct el_raft, snap));
 	memset(&r->rx, 0, sizeof(*r) - offsetof(struct el_raft, rx));
 	r->cfg = *cfg;
 	r->rng = splitmix64(seed ^ ((uint64_t)cfg->id << 32));

@@ -8,6 +8,12 @@
 #   make test-sim-gateway        SIM_GATEWAY_SEEDS seeds at the gateway's table
 #                                widths and limits (32-bit slots, indexed
 #                                lookups), --names SIM_NAMES
+#   make test-sim-audit          SIM_AUDIT_SEEDS seeds, --names SIM_NAMES, with
+#                                the whole table's invariants (indexes, bitmaps
+#                                and lists against the records) checked after
+#                                every command (-DEL_LOCK_AUDIT=1): 8 locks in
+#                                16 buckets, so names collide, and locks come
+#                                and go through a run
 #   make sim-sweep               1,000,000 seeds, then the matrix at 5,000 each
 #
 # The simulator builds the core with small limits so that window-full,
@@ -131,7 +137,18 @@ test-sim-linear: $(BUILD)/sim-linear/sim
 test-sim-gateway: $(BUILD)/sim-gateway/sim
 	@tests/run-suite.sh $(BUILD)/results sim-gateway $(BUILD)/sim-gateway/sim --start 400001 \
 		--count $(SIM_GATEWAY_SEEDS) --names $(SIM_NAMES)
-TESTS += test-sim test-sim-san test-sim-bugs test-sim-matrix test-sim-linear test-sim-gateway
+SIM_AUDIT_SEEDS ?= 2000
+$(BUILD)/sim-audit/sim: $(SIM_DEPS)
+	@mkdir -p $(@D)
+	$(call say,LD,$@)
+	$(Q)$(CC) $(HOST_CFLAGS) -O2 $(SIM_CONFIG) -DEL_LOCK_AUDIT=1 -Icore -Itests/sim \
+		$(SIM_CORE_SRCS) $(SIM_SRCS) -o $@
+.PHONY: test-sim-audit
+test-sim-audit: $(BUILD)/sim-audit/sim
+	@tests/run-suite.sh $(BUILD)/results sim-audit $(BUILD)/sim-audit/sim --start 500001 \
+		--count $(SIM_AUDIT_SEEDS) --names $(SIM_NAMES)
+TESTS += test-sim test-sim-san test-sim-bugs test-sim-matrix test-sim-linear test-sim-gateway \
+	test-sim-audit
 
 # The long sweep (not in make test): SWEEP_SEEDS seeds of the shipped
 # configuration, then the whole matrix with SWEEP_MATRIX_SEEDS seeds each.

@@ -127,8 +127,11 @@ static void test_zeroed_node_touches_what_it_uses(void)
 	EL_CHECK(start_leader(n, true));
 	EL_CHECK(work(n));
 	const uint64_t grew = rss_bytes() - before;
-	printf("# zeroed: sizeof(struct el_node) %zu B, resident set grew by %llu B\n",
-	       sizeof(*n), (unsigned long long)grew);
+	printf("# zeroed: sizeof(struct el_node) %zu B, resident set grew by %llu B "
+	       "(%llu entries, %llu compactions)\n",
+	       sizeof(*n), (unsigned long long)grew,
+	       (unsigned long long)el_raft_last_index(el_node_raft(n)),
+	       (unsigned long long)n->stats.compactions);
 	EL_CHECK(grew < sizeof(*n) / 4);
 	free(n);
 }

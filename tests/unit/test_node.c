@@ -276,6 +276,39 @@ static void test_node_expiry_and_lock_delay(void)
 	EL_CHECK_EQ(keepalive(0, a)->err, EL_EEXPIRED);
 }
 
+/* Many leases armed in scrambled order (the leader's timer heap): each
+ * session ends once its own deadline passes and not before, and the node
+ * never asks to be woken later than the earliest deadline still armed. */
+static void test_node_leases_end_in_deadline_order(void)
+{
+	enum { SESSIONS = 12 };
+	uint64_t ids[SESSIONS], deadline[SESSIONS];
+	setup(1);
+	EL_CHECK_EQ(run_until_leader(), 0);
+	for (uint32_t i = 0; i < SESSIONS; i++) {
+		ids[i] = open_session(0, 600 + ((i * 7) % SESSIONS) * 50); /* 600..1150 ms */
+		uint64_t left = 0;
+		EL_CHECK(ids[i] != 0);
+		EL_CHECK_EQ(el_node_lease_left(&N[0], ids[i], clock_ms, &left), EL_OK);
+		deadline[i] = clock_ms + left;
+	}
+	for (int step = 0; step < 400; step++) {
+		uint64_t earliest = UINT64_MAX;
+		for (uint32_t i = 0; i < SESSIONS; i++) {
+			const bool alive = el_lock_session_slot(el_node_table(&N[0]), ids[i]) != EL_LOCK_NONE;
+			if (deadline[i] > clock_ms)
+				EL_CHECK(alive); /* never before its deadline */
+			if (deadline[i] + 4 * HEARTBEAT_MS < clock_ms)
+				EL_CHECK(!alive); /* and soon after it */
+			if (alive && deadline[i] > clock_ms && deadline[i] < earliest)
+				earliest = deadline[i];
+		}
+		EL_CHECK(el_node_deadline(&N[0]) <= earliest);
+		run(STEP_MS);
+	}
+	EL_CHECK_EQ(N[0].stats.expiries_proposed, (uint64_t)SESSIONS);
+}
+
 static void test_node_wait_timeout(void)
 {
 	setup(1);
@@ -481,6 +514,7 @@ void el_suite_node(void)
 	EL_RUN(test_node_submit_rejects);
 	EL_RUN(test_node_expiry_and_lock_delay);
 	EL_RUN(test_node_wait_timeout);
+	EL_RUN(test_node_leases_end_in_deadline_order);
 	EL_RUN(test_node_compaction);
 	EL_RUN(test_node_restart_restores_table);
 	EL_RUN(test_node_corrupt_snapshot_stops);
