@@ -404,6 +404,9 @@ struct el_lock_query {
 /* Fill q for the lock name; EL_ENOTFOUND when no such lock exists. */
 int el_lock_query(const struct el_lock_table *t, const char *name, uint32_t name_len,
 		  struct el_lock_query *q);
+/* The first lock slot in use at or above from, or EL_LOCK_NONE: walk the
+ * locks in slot order (a listing), at the cost of the locks in use. */
+el_slot_t el_lock_next_lock(const struct el_lock_table *t, uint32_t from);
 /* The session slot of id, or EL_LOCK_NONE. */
 el_slot_t el_lock_session_slot(const struct el_lock_table *t, uint64_t id);
 /* Records in use, for metrics and tests. */

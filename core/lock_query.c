@@ -68,6 +68,12 @@ int el_lock_query(const struct el_lock_table *t, const char *name, uint32_t name
 	return EL_OK;
 }
 
+el_slot_t el_lock_next_lock(const struct el_lock_table *t, uint32_t from)
+{
+	EL_ASSERT(t != NULL);
+	return el_lock__next_used(t, EL_POOL_LOCKS, from);
+}
+
 void el_lock_usage(const struct el_lock_table *t, struct el_lock_usage *u)
 {
 	EL_ASSERT(t != NULL);

@@ -239,12 +239,12 @@ static void fill_query(struct el_daemon *d, const struct el_lock_query *q)
 static void fill_list(struct el_daemon *d, const struct el_d_pending *p)
 {
 	const struct el_lock_table *t = el_node_table(d->node);
-	uint64_t i = p->cursor > 0 ? p->cursor - 1 : 0;
 	const struct el_d_client *cl = el_d_client_of(d, p->conn);
-	for (; i < EL_LOCKS_MAX && d->rep.n_locks_listed < p->limit; i++) {
+	el_slot_t i = el_lock_next_lock(t, p->cursor > 0 ? (uint32_t)(p->cursor - 1) : 0);
+	for (; i != EL_LOCK_NONE && d->rep.n_locks_listed < p->limit;
+	     i = el_lock_next_lock(t, (uint32_t)i + 1)) {
 		const struct el_lock_entry *e = &t->locks[i];
-		if (e->name_len == 0 || cl == NULL ||
-		    !el_d_client_may(d, cl, EL_ACL_OBSERVE, e->name, e->name_len) ||
+		if (cl == NULL || !el_d_client_may(d, cl, EL_ACL_OBSERVE, e->name, e->name_len) ||
 		    el_lock_query(t, e->name, e->name_len, &d->q) != EL_OK)
 			continue; /* LIST shows only the names the client may observe */
 		struct el_cw_lock *l = &d->rep.locks[d->rep.n_locks_listed++];
@@ -258,11 +258,8 @@ static void fill_list(struct el_daemon *d, const struct el_d_pending *p)
 			if (d->q.holders[h].token > l->token)
 				l->token = d->q.holders[h].token;
 	}
-	for (; i < EL_LOCKS_MAX; i++)
-		if (t->locks[i].name_len != 0) {
-			d->rep.cursor = i + 1;
-			break;
-		}
+	if (i != EL_LOCK_NONE)
+		d->rep.cursor = (uint64_t)i + 1;
 }
 
 static void answer_read(struct el_daemon *d, const struct el_d_pending *p)
