@@ -3,7 +3,7 @@
 #  1. core includes only <stdint.h> <stddef.h> <stdbool.h> <string.h> and its own headers;
 #  2. the host, Cortex-M3, Cortex-M0+ and RV32 objects reference no symbol
 #     outside the core but what core/README.md says it needs from the platform
-#     (memcpy, memmove, memset, memcmp, el_panic) and the compiler's shift,
+#     (memcpy, memmove, memset, memcmp, el_panic, el_panic_here) and the compiler's shift,
 #     multiply and switch-table helpers: no division helper either, so no
 #     microcontroller links libgcc's division (no malloc/free, no stdio, no
 #     clock, no rand, no abort);
@@ -29,7 +29,7 @@ check_syms() { # label objs...
 	undefined=$("$nm" -u "$@" 2>/dev/null | awk 'NF>=2 {print $2}' | sort -u)
 	[ -n "$defined" ] || { bad "$label: no symbols read"; return; }
 	extra=$(comm -23 <(echo "$undefined") <(echo "$defined") |
-		grep -vE '^(_GLOBAL_OFFSET_TABLE_|mem(cpy|set|cmp|move)|el_panic|__aeabi_(llsl|llsr|lasr|lmul|lcmp|ulcmp|mem(cpy|move|set|clr)[48]?)|__gnu_thumb1_case_[a-z0-9]+|__(ashl|ashr|lshr|mul|clz|ctz|popcount|bswap)[sd]i3|__riscv_(save|restore)_[0-9]+)$')
+		grep -vE '^(_GLOBAL_OFFSET_TABLE_|mem(cpy|set|cmp|move)|el_panic|el_panic_here|__aeabi_(llsl|llsr|lasr|lmul|lcmp|ulcmp|mem(cpy|move|set|clr)[48]?)|__gnu_thumb1_case_[a-z0-9]+|__(ashl|ashr|lshr|mul|clz|ctz|popcount|bswap)[sd]i3|__riscv_(save|restore)_[0-9]+)$')
 	if [ -z "$extra" ]; then ok "$label: no platform symbols"; else bad "$label uses: $(echo $extra)"; fi
 	local forbidden
 	forbidden=$(grep -Ew 'malloc|calloc|realloc|free|printf|fprintf|puts|fopen|clock_gettime|time|gettimeofday|rand|abort' <<<"$undefined")
