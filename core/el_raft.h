@@ -328,6 +328,17 @@ int el_raft_propose(struct el_raft *r, const uint8_t *data, uint16_t len, uint64
 /* Leader only: a single-server configuration change. */
 int el_raft_propose_conf(struct el_raft *r, enum el_conf_op op, el_id_t id, uint64_t now_ms,
 			 uint64_t *index_out);
+/* Lost quorum (the other voters are gone for good): make this node, just
+ * loaded from its storage and not yet started, the one voter of a new
+ * configuration, like etcd's --force-new-cluster. It takes a new term
+ * (voting for itself) and appends a CONF entry {itself} in it; once started
+ * it elects itself and commits everything in its log with its no-op, so no
+ * entry it holds is lost and every later index (and fencing token) is
+ * higher. Entries acknowledged by a quorum it was not part of are lost: run
+ * it on the survivor with the longest log. EL_EINVAL when it has no state
+ * or is not a member; EL_EFULL when the window has no free slot (compact,
+ * or restart normally first). The operator's act, never automatic. */
+int el_raft_force_new_cluster(struct el_raft *r);
 /* Leader only: hand leadership to target (a caught-up voter). */
 int el_raft_transfer(struct el_raft *r, el_id_t target, uint64_t now_ms);
 /* Leader only: a linearizable read; confirmed later in rd.reads with ctx. */

@@ -153,6 +153,30 @@ void el_raft__maybe_finish_transfer(struct el_raft *r, struct el_progress *pr)
 	el_raft__msg(r, EL_MSG_TIMEOUT_NOW, pr->id);
 }
 
+int el_raft_force_new_cluster(struct el_raft *r)
+{
+	EL_ASSERT(r != NULL);
+	EL_ASSERT(!r->in_ready);
+	if (r->conf.n == 0 || el_raft__slot_of(&r->conf, r->cfg.id) < 0)
+		return EL_EINVAL; /* no state, or not a member */
+	if (el_raft__log_full(r) || r->term >= EL_TERM_MAX)
+		return EL_EFULL;
+	struct el_conf alone = {.n = 1};
+	alone.m[0].id = r->cfg.id;
+	alone.m[0].role = EL_MEMBER_VOTER;
+	uint8_t buf[EL_CONF_ENCODED_MAX];
+	const int len = el_conf_encode(&alone, buf, sizeof(buf));
+	EL_ASSERT(len > 0);
+	/* A term nobody else has used, so the forced entry conflicts with
+	 * nothing any old member could still hold at its index. */
+	el_raft__become_follower(r, r->term + 1, 0);
+	r->vote = r->cfg.id;
+	const uint64_t index = el_raft__append_local(r, EL_ENTRY_CONF, buf, (uint16_t)len);
+	el_raft__set_conf(r, &alone, index);
+	EL_ASSERT(r->conf.n == 1);
+	return 0;
+}
+
 int el_raft_transfer(struct el_raft *r, el_id_t target, uint64_t now_ms)
 {
 	el_raft__enter(r, now_ms);

@@ -57,4 +57,8 @@ test-daemon: $(EDGELOCKD) $(EDGELOCKD_SAN) certs
 	@tests/run-suite.sh $(BUILD)/results daemon-auth /usr/bin/python3 tests/daemon/auth_test.py $(BUILD)
 	@EDGELOCKD=$(EDGELOCKD_SAN) tests/run-suite.sh $(BUILD)/results \
 		daemon-auth-asan-ubsan /usr/bin/python3 tests/daemon/auth_test.py $(BUILD)
-TESTS += test-daemon
+.PHONY: test-daemon-recovery
+test-daemon-recovery: $(EDGELOCKD) certs
+	@tests/run-suite.sh $(BUILD)/results daemon-recovery /usr/bin/python3 \
+		tests/daemon/recovery_test.py $(BUILD)
+TESTS += test-daemon test-daemon-recovery

@@ -56,6 +56,11 @@ static int check_start_mode(const struct el_daemon *d, bool bootstrap, bool join
 		       d->cfg.data_dir);
 		return EL_EINVAL;
 	}
+	if (d->force_new_cluster && !state) {
+		el_log(EL_LOG_ERROR, "data_dir %s is empty: --force-new-cluster restarts a "
+		       "node from the state it holds", d->cfg.data_dir);
+		return EL_EINVAL;
+	}
 	if (!bootstrap && !join && !state) {
 		el_log(EL_LOG_ERROR, "data_dir %s is empty: start a new cluster with --bootstrap, "
 		       "or join an existing one with --join and `edgelock members add`",
@@ -82,6 +87,23 @@ static int bootstrap_conf(struct el_daemon *d)
 	return el_raft_bootstrap(el_node_raft(d->node), &c);
 }
 
+/* Lost quorum: this node, as loaded, becomes the one voter of a new
+ * configuration (el_raft_force_new_cluster), loudly. */
+static int force_new_cluster(struct el_daemon *d)
+{
+	const struct el_raft *r = el_node_raft(d->node);
+	el_log(EL_LOG_WARN, "--force-new-cluster: node %u leaves the %u-member configuration "
+	       "and becomes its ONLY voter, with the %llu entries it holds; entries only the "
+	       "other members had are lost. Never restart those members with their old data: "
+	       "wipe them and add them back with --join and `edgelock members add`.",
+	       d->cfg.id, el_raft_conf(r)->n, (unsigned long long)el_raft_last_index(r));
+	const int rc = el_raft_force_new_cluster(el_node_raft(d->node));
+	if (rc != EL_OK)
+		el_log(EL_LOG_ERROR, "--force-new-cluster: %s%s", el_strerror(rc),
+		       rc == EL_EINVAL ? " (this node is not a member of its own configuration)" : "");
+	return rc;
+}
+
 static int open_node(struct el_daemon *d, bool bootstrap)
 {
 	const struct el_node_config nc = { .raft = {
@@ -105,6 +127,8 @@ static int open_node(struct el_daemon *d, bool bootstrap)
 	rc = el_node_init(d->node, &nc, seed);
 	if (rc == EL_OK)
 		rc = bootstrap ? bootstrap_conf(d) : el_storage_load_raft(d->st, el_node_raft(d->node));
+	if (rc == EL_OK && d->force_new_cluster)
+		rc = force_new_cluster(d);
 	if (rc != EL_OK) {
 		el_log(EL_LOG_ERROR, "cannot start the node: %s", el_strerror(rc));
 		return rc;

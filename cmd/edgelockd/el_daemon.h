@@ -95,6 +95,7 @@ struct el_daemon {
 	uint64_t cluster;
 	bool stopping;
 	bool was_member; /* this node has been in the configuration */
+	bool force_new_cluster; /* --force-new-cluster: lost quorum, become the one voter */
 	uint64_t stop_deadline_ms;
 	uint64_t role_key; /* last role/term/leader logged */
 	uint32_t expiring_cursor; /* next attach slot el_d_expiring looks at */

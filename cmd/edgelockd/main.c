@@ -40,6 +40,8 @@ static void usage(FILE *f)
 		"  --join                start with an empty data directory and wait to be\n"
 		"                        added (`edgelock members add ID ...` on the leader)\n"
 		"                        without either, the data directory must hold state\n"
+		"  --force-new-cluster   LOST QUORUM ONLY: restart this node from its data\n"
+		"                        as the one voter of a new cluster (docs/operations.md)\n"
 		"  --id N                [node] id\n"
 		"  --data-dir DIR        [node] data_dir\n"
 		"  --peer-addr URL       [node] peer_addr   (tls+tcp://HOST:PORT)\n"
@@ -98,7 +100,7 @@ static int apply_flag(struct el_dcfg *c, int argc, char **argv, int *i)
 
 struct opts {
 	const char *config;
-	bool check, bootstrap, join;
+	bool check, bootstrap, join, force;
 };
 
 /* 0: go on; otherwise the exit status + 1. */
@@ -132,6 +134,8 @@ static int parse(struct el_dcfg *c, struct opts *o, int argc, char **argv)
 			o->bootstrap = true;
 		else if (f == 0 && !strcmp(argv[i], "--join"))
 			o->join = true;
+		else if (f == 0 && !strcmp(argv[i], "--force-new-cluster"))
+			o->force = true;
 		else if (f == 0 && (!strcmp(argv[i], "-c") || !strcmp(argv[i], "--config") ||
 				    !strcmp(argv[i], "--check-config")))
 			i++;
@@ -142,8 +146,9 @@ static int parse(struct el_dcfg *c, struct opts *o, int argc, char **argv)
 	}
 	if (el_dcfg_check(c, o->config != NULL ? o->config : "flags") != EL_OK)
 		errors++;
-	if (o->bootstrap && o->join) {
-		fprintf(stderr, "edgelockd: --bootstrap and --join exclude each other\n");
+	if ((int)o->bootstrap + (int)o->join + (int)o->force > 1) {
+		fprintf(stderr, "edgelockd: --bootstrap, --join and --force-new-cluster exclude "
+			"each other\n");
 		errors++;
 	}
 	if (errors)
@@ -178,6 +183,7 @@ int main(int argc, char **argv)
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < d.cfg.max_clients + 64u)
 		el_log(EL_LOG_WARN, "open files limit %llu is below [limits] max_clients %u + 64",
 		       (unsigned long long)rl.rlim_cur, d.cfg.max_clients);
+	d.force_new_cluster = o.force;
 	if (el_d_open(&d, o.bootstrap, o.join) != EL_OK) {
 		el_d_close(&d);
 		return 2;

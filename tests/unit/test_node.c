@@ -374,6 +374,68 @@ static void test_node_restart_restores_table(void)
 	EL_CHECK(same_records(&N[0].table, &b->table));
 }
 
+/* Lost quorum: two of three nodes gone for good. The survivor, loaded from
+ * what its storage holds and forced into a one-voter configuration, elects
+ * itself and keeps every lock and session it knew; the next token is higher
+ * than every token given before. */
+static void test_node_force_new_cluster(void)
+{
+	static struct el_entry entries[64];
+	static uint8_t snap[4096];
+	setup(3);
+	const int l = run_until_leader();
+	EL_CHECK(l >= 0);
+	const uint64_t s = open_session(l, 60000);
+	const struct el_node_reply *held = acquire(l, s, 1, 0, 0);
+	EL_CHECK(held != NULL && held->err == EL_OK);
+	const uint64_t token = held->token;
+	run(200); /* the followers apply it */
+	const int f = (l + 1) % 3, dead = (l + 2) % 3;
+	const struct el_raft *r = &N[f].raft;
+	const struct el_snapshot_meta meta = *el_raft_snapshot(r);
+	EL_CHECK(meta.len <= sizeof(snap));
+	memcpy(snap, el_raft_snapshot_data(r), meta.len);
+	const uint64_t first = meta.index + 1, last = el_raft_last_index(r);
+	EL_CHECK(last - meta.index <= 64);
+	for (uint64_t i = first; i <= last; i++)
+		entries[i - first] = *el_raft_entry(r, i);
+	const struct el_hard_state hs = {.term = el_raft_term(r), .vote = r->vote,
+					 .commit = el_raft_commit(r)};
+	/* every node dies; the survivor restarts (in slot l) as node f + 1 */
+	cut[l] = cut[f] = cut[dead] = true;
+	struct el_node_config cfg = {.raft = {.id = (el_id_t)(f + 1), .election_ms_min = ELECTION_MS,
+					      .heartbeat_ms = HEARTBEAT_MS, .prevote = true,
+					      .check_quorum = true}};
+	struct el_node *v = &N[l];
+	EL_CHECK_EQ(el_node_init(v, &cfg, 9), EL_OK);
+	EL_CHECK_EQ(el_raft_load_snapshot(el_node_raft(v), &meta, snap), EL_OK);
+	for (uint64_t i = first; i <= last; i++)
+		EL_CHECK_EQ(el_raft_load_entry(el_node_raft(v), &entries[i - first]), EL_OK);
+	EL_CHECK_EQ(el_raft_load_hard_state(el_node_raft(v), &hs), EL_OK);
+	EL_CHECK_EQ(el_raft_conf(el_node_raft(v))->n, 3);
+	EL_CHECK_EQ(el_raft_force_new_cluster(el_node_raft(v)), EL_OK);
+	EL_CHECK_EQ(el_raft_conf(el_node_raft(v))->n, 1);
+	EL_CHECK_EQ(el_raft_term(el_node_raft(v)), hs.term + 1);
+	el_node_start(v, clock_ms);
+	cut[l] = false;
+	EL_CHECK_EQ(run_until_leader(), l);
+	EL_CHECK(el_raft_commit(el_node_raft(v)) > last); /* everything it held, committed */
+	/* the lock and the session are there; a new grant gets a higher token */
+	EL_CHECK_EQ(el_node_query(v, "pump", 4, &Q), EL_OK);
+	EL_CHECK_EQ(Q.n_holders, 1);
+	EL_CHECK_EQ(Q.holders[0].token, token);
+	EL_CHECK_EQ(Q.holders[0].session, s);
+	struct el_lock_cmd c = {.type = EL_CMD_ACQUIRE, .session = s, .seq = 2, .name_len = 5};
+	memcpy(c.name, "valve", 5);
+	const struct el_node_reply *next = call(l, &c);
+	EL_CHECK(next != NULL && next->err == EL_OK);
+	EL_CHECK(next->token > token);
+	/* a node with no state (nothing loaded) is refused */
+	cfg.raft.id = (el_id_t)(dead + 1);
+	EL_CHECK_EQ(el_node_init(&N[dead], &cfg, 11), EL_OK);
+	EL_CHECK_EQ(el_raft_force_new_cluster(el_node_raft(&N[dead])), EL_EINVAL);
+}
+
 static void test_node_corrupt_snapshot_stops(void)
 {
 	struct el_node_config cfg = {.raft = {.id = 1, .election_ms_min = ELECTION_MS,
@@ -514,6 +576,7 @@ void el_suite_node(void)
 	EL_RUN(test_node_submit_rejects);
 	EL_RUN(test_node_expiry_and_lock_delay);
 	EL_RUN(test_node_wait_timeout);
+	EL_RUN(test_node_force_new_cluster);
 	EL_RUN(test_node_leases_end_in_deadline_order);
 	EL_RUN(test_node_compaction);
 	EL_RUN(test_node_restart_restores_table);
