@@ -88,6 +88,11 @@ static const struct fdesc msg_fields[EL_CW_K_MAX + 1] = {
 	[EL_CW_K_N_SESSIONS] = U(el_cw_msg, n_sessions, UINT32_MAX),
 	[EL_CW_K_N_LOCKS] = U(el_cw_msg, n_locks, UINT32_MAX),
 	[EL_CW_K_LAST_INDEX] = U(el_cw_msg, last_index, UINT64_MAX),
+	[EL_CW_K_OFFSET] = U(el_cw_msg, offset, UINT32_MAX),
+	[EL_CW_K_TOTAL] = U(el_cw_msg, total, UINT32_MAX),
+	/* size 2: a 16-bit length (the other strings' lengths are 8-bit) */
+	[EL_CW_K_CHUNK] = { F_BYTES, 2, offsetof(struct el_cw_msg, chunk),
+			    offsetof(struct el_cw_msg, chunk_len), EL_CW_CHUNK_MAX },
 };
 
 static const struct fdesc holder_fields[EL_CW_K_MAX + 1] = {
@@ -186,6 +191,7 @@ static uint64_t request_mask(uint8_t t)
 	case EL_CW_MEMBER_REMOVE:
 	case EL_CW_MEMBER_PROMOTE:
 	case EL_CW_TRANSFER: return HEAD | BIT(EL_CW_K_NODE);
+	case EL_CW_SNAPSHOT: return HEAD | BIT(EL_CW_K_INDEX) | BIT(EL_CW_K_OFFSET);
 	default: return 0;
 	}
 }
@@ -209,6 +215,9 @@ static uint64_t reply_mask(uint8_t req)
 	case EL_CW_MEMBER_PROMOTE:
 	case EL_CW_TRANSFER: return REPLY | BIT(EL_CW_K_NODE) | BIT(EL_CW_K_INDEX);
 	case EL_CW_PING: return REPLY;
+	case EL_CW_SNAPSHOT:
+		return REPLY | BIT(EL_CW_K_INDEX) | BIT(EL_CW_K_OFFSET) | BIT(EL_CW_K_TOTAL) |
+		       BIT(EL_CW_K_CHUNK);
 	default: return 0;
 	}
 }
@@ -255,9 +264,27 @@ static void store_uint(void *base, const struct fdesc *f, uint64_t v)
 	}
 }
 
-static uint8_t load_len(const void *base, const struct fdesc *f)
+/* The length of a text, bytes or array field: 8 bits, 16 for size 2. */
+static uint32_t load_len(const void *base, const struct fdesc *f)
 {
-	return ((const uint8_t *)base)[f->len_off];
+	const uint8_t *p = (const uint8_t *)base + f->len_off;
+	if (f->size == 2) {
+		uint16_t v;
+		memcpy(&v, p, 2);
+		return v;
+	}
+	return p[0];
+}
+
+static void store_len(void *base, const struct fdesc *f, uint32_t n)
+{
+	uint8_t *p = (uint8_t *)base + f->len_off;
+	if (f->size == 2) {
+		const uint16_t v = (uint16_t)n;
+		memcpy(p, &v, 2);
+	} else {
+		p[0] = (uint8_t)n;
+	}
 }
 
 /* True when the field holds its zero value (and is left out). */
@@ -398,7 +425,7 @@ static void put_array(struct el_cbor_enc *e, const struct el_cw_msg *m, uint8_t 
 	const struct fdesc *f = &msg_fields[key];
 	const struct elem *el = elem_of(key);
 	const uint8_t *items = (const uint8_t *)m + f->off;
-	uint8_t n = load_len(m, f);
+	const uint8_t n = (uint8_t)load_len(m, f);
 	el_cbor_put_array(e, n);
 	for (uint8_t i = 0; i < n; i++)
 		put_elem(e, items + (uint32_t)i * el->size, el);
@@ -456,7 +483,7 @@ static bool get_scalar(struct el_cbor_dec *d, void *base, const struct fdesc *f)
 			return false;
 		if (n > 0)
 			memcpy(p, s, n);
-		((uint8_t *)base)[f->len_off] = (uint8_t)n;
+		store_len(base, f, n);
 	}
 	return el_cbor_dec_error(d) == 0;
 }

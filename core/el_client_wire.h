@@ -58,6 +58,8 @@
 #define EL_CW_ADDR_MAX 96
 /* Locks one LIST reply carries; the client continues from its cursor. */
 #define EL_CW_LIST_MAX 32
+/* Bytes of a lock-table snapshot one SNAPSHOT reply carries. */
+#define EL_CW_CHUNK_MAX 4096
 
 /* ---- Message types ------------------------------------------------------ */
 
@@ -84,8 +86,9 @@ enum el_cw_type {
 	EL_CW_MEMBER_PROMOTE = 16, /* node -> index */
 	EL_CW_TRANSFER = 17,       /* node (0: the most caught-up voter) */
 	EL_CW_PING = 18,           /* -> an empty reply; no session needed */
+	EL_CW_SNAPSHOT = 19,       /* index offset -> index total offset chunk (admin) */
 	/* 24..31 are reserved for the identity handshake (issue 12). */
-	EL_CW_REQUEST_MAX = 18,
+	EL_CW_REQUEST_MAX = 19,
 
 	EL_CW_REPLY_BASE = 64, /* reply to request T has type 64 + T */
 	EL_CW_EVENT = 128,     /* pushed: kind session seq name token */
@@ -157,7 +160,10 @@ enum el_cw_key {
 	EL_CW_K_MATCH = 44,
 	EL_CW_K_REACHABLE = 45,
 	EL_CW_K_LAST_INDEX = 46,
-	EL_CW_K_MAX = 46,
+	EL_CW_K_OFFSET = 47,
+	EL_CW_K_TOTAL = 48,
+	EL_CW_K_CHUNK = 49,
+	EL_CW_K_MAX = 49,
 };
 
 /* ---- Decoded messages --------------------------------------------------- */
@@ -232,6 +238,8 @@ struct el_cw_msg {
 	uint32_t lease_ms;    /* SESSION_EXPIRING */
 	uint32_t count;
 	uint32_t limit;       /* LIST request: at most this many (<= EL_CW_LIST_MAX) */
+	uint32_t offset;      /* SNAPSHOT: where the chunk starts in the snapshot */
+	uint32_t total;       /* SNAPSHOT reply: the snapshot's length */
 	uint32_t n_sessions;  /* STATUS */
 	uint32_t n_locks;
 	el_id_t leader;
@@ -258,6 +266,8 @@ struct el_cw_msg {
 	struct el_cw_waiter waiters[EL_QUERY_WAITERS_MAX];
 	struct el_cw_member members[EL_NODES_MAX];
 	struct el_cw_lock locks[EL_CW_LIST_MAX];
+	uint16_t chunk_len;   /* SNAPSHOT reply */
+	uint8_t chunk[EL_CW_CHUNK_MAX];
 };
 
 /* Worst-case encoded size; every message fits one frame. */
@@ -269,7 +279,8 @@ struct el_cw_msg {
 	(3 + EL_CW_K_MAX * 2 + 30 * 9 + (2 + EL_NAME_MAX) + (2 + EL_VALUE_MAX) +   \
 	 (2 + EL_CLIENT_NAME_MAX) + 4 * (2 + EL_CW_ADDR_MAX) +                      \
 	 3 + EL_HOLDERS_MAX * EL_CW_HOLDER_MAX + 3 + EL_QUERY_WAITERS_MAX * EL_CW_WAITER_MAX + \
-	 3 + EL_NODES_MAX * EL_CW_MEMBER_MAX + 3 + EL_CW_LIST_MAX * EL_CW_LOCK_MAX)
+	 3 + EL_NODES_MAX * EL_CW_MEMBER_MAX + 3 + EL_CW_LIST_MAX * EL_CW_LOCK_MAX + \
+	 3 + EL_CW_CHUNK_MAX)
 _Static_assert(EL_CW_MSG_MAX <= EL_CW_FRAME_MAX, "a message must fit a frame");
 _Static_assert(EL_CW_ADDR_MAX <= 255 && EL_CW_LIST_MAX <= 255, "lengths are uint8_t");
 

@@ -153,12 +153,21 @@ static void build(uint8_t t)
 	} else if (reply && req >= EL_CW_MEMBER_ADD && req <= EL_CW_TRANSFER) {
 		tx.node = 4;
 		tx.index = 77;
+	} else if (req == EL_CW_SNAPSHOT) {
+		tx.index = 5000;
+		tx.offset = 8192;
+		if (reply) {
+			tx.total = 1u << 23;
+			tx.chunk_len = EL_CW_CHUNK_MAX;
+			for (uint32_t i = 0; i < EL_CW_CHUNK_MAX; i++)
+				tx.chunk[i] = (uint8_t)(i * 7);
+		}
 	}
 }
 
 static const uint8_t all_types[] = {
-	1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18,
-	65, 66, 67, 68, 69, 70, 71, 72, 73, 74, 75, 76, 77, 78, 79, 80, 81, 82,
+	1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19,
+	65, 66, 67, 68, 69, 70, 71, 72, 73, 74, 75, 76, 77, 78, 79, 80, 81, 82, 83,
 	EL_CW_EVENT, EL_CW_ERROR,
 };
 
@@ -177,13 +186,16 @@ static void test_round_trip_every_type(void)
 
 static void test_worst_case_fits(void)
 {
-	static const uint8_t big[] = { 75, 76, 77 };
+	static const uint8_t big[] = { 75, 76, 77, EL_CW_REPLY(EL_CW_SNAPSHOT) };
 	for (uint32_t i = 0; i < sizeof big; i++) {
 		build(big[i]);
 		int n = el_cw_encode(&tx, buf, sizeof buf);
 		EL_CHECK(n > 0 && (uint32_t)n <= EL_CW_MSG_MAX);
 		EL_CHECK_EQ(el_cw_encode(&tx, buf, (uint32_t)n - 1), EL_EFULL);
 	}
+	build(EL_CW_REPLY(EL_CW_SNAPSHOT)); /* a chunk past its bound is refused */
+	tx.chunk_len = EL_CW_CHUNK_MAX + 1;
+	EL_CHECK_EQ(el_cw_encode(&tx, buf, sizeof buf), EL_EINVAL);
 }
 
 /* The example of docs/protocol.md, byte for byte. */
@@ -229,9 +241,9 @@ static void test_version_and_type(void)
 	EL_CHECK(rx.id == 55 && rx.type == 18); /* kept for the error reply */
 	const uint64_t ping[] = { 0, 1, 1, 18, 2, 55 };
 	EL_CHECK_EQ(el_cw_decode(&rx, buf, raw_map(ping, 3)), EL_OK);
-	const uint64_t unknown_type[] = { 0, 1, 1, 19, 2, 55 };
+	const uint64_t unknown_type[] = { 0, 1, 1, 20, 2, 55 };
 	EL_CHECK_EQ(el_cw_decode(&rx, buf, raw_map(unknown_type, 3)), EL_EDECODE);
-	EL_CHECK(rx.id == 55 && rx.type == 19);
+	EL_CHECK(rx.id == 55 && rx.type == 20);
 	const uint64_t no_version[] = { 1, 18, 2, 55 };
 	EL_CHECK_EQ(el_cw_decode(&rx, buf, raw_map(no_version, 2)), EL_EDECODE);
 	const uint64_t no_id[] = { 0, 1, 1, 18 };
@@ -455,7 +467,7 @@ static void test_is_request(void)
 {
 	EL_CHECK(el_cw_is_request(EL_CW_OPEN_SESSION) && el_cw_is_request(EL_CW_PING));
 	EL_CHECK(!el_cw_is_request(0) && !el_cw_is_request(EL_CW_REPLY(EL_CW_PING)));
-	EL_CHECK(!el_cw_is_request(EL_CW_EVENT) && !el_cw_is_request(19));
+	EL_CHECK(!el_cw_is_request(EL_CW_EVENT) && !el_cw_is_request(20));
 }
 
 void el_suite_client_wire(void);
