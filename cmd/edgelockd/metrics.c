@@ -225,6 +225,8 @@ static void render_net(struct el_d_metrics *m, struct el_daemon *d)
 		ns.input_dropped);
 	counter(m, "client_frames_refused_total", "Client frames refused (bad or not allowed).",
 		d->client_frames_refused);
+	counter(m, "peer_frames_refused_total", "Peer frames refused (bad, unproven or unknown).",
+		d->peer_frames_refused);
 	const struct el_conf *c = el_raft_conf(el_node_raft(d->node));
 	head(m, "peer_up", "gauge", "1 when the link to the peer is up.");
 	for (uint32_t i = 0; i < c->n; i++)

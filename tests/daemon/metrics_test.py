@@ -1,18 +1,20 @@
 """metrics_test.py BUILD - the daemon's Prometheus metrics (docs/metrics.md).
 
 Three real edgelockd over TLS on loopback, each with --metrics on a free
-port; a session, three locks acquired and one released through the client
-protocol; then every node is scraped with urllib and its text parsed:
-one leader, one term, the leader's locks and sessions, applied indexes
-equal, the storage histogram cumulative and non-empty, the Content-Type,
-404 for another path, and [node] metrics refused by --check-config with
-its line. Every process is started and stopped by PID (elcluster.py).
+port; through the client protocol a session, three locks acquired, one
+released and a release with a wrong token refused; then every node is
+scraped with urllib and its text parsed: one leader, one term, the leader's
+locks and sessions, applied indexes equal, the refused release counted
+stale, the storage histogram cumulative and non-empty, the Content-Type,
+404 for another path, and a bad [node] metrics named with its line by
+--check-config. Every process is started and stopped by PID (elcluster.py).
 
 Prints "ok NAME" / "FAIL NAME: why" per check and "N passed, N failed".
 """
 import os
 import random
 import re
+import socket
 import subprocess
 import sys
 import time
@@ -90,6 +92,8 @@ def do_work(c, leader):
         check("work: three locks acquired", all(t > 0 for t in tokens), repr(tokens))
         rep = conn.call({1: 5, 4: s, 5: 4, 6: "m-c", 11: tokens[2]})
         check("work: one released", rep.get(3, 0) == 0, repr(rep))
+        rep = conn.call({1: 5, 4: s, 5: 5, 6: "m-a", 11: tokens[0] + 1000})
+        check("work: a release with a wrong token is refused ESTALE", rep.get(3) == -6, repr(rep))
     finally:
         conn.close()
 
@@ -140,7 +144,11 @@ def test_scrape(c, urls, leader):
     check("leader: two peers, both up", len(ups) == 2 and all(v == 1 for v in ups.values()),
           repr(ups))
     check("leader: request latency observed (6 commands)",
-          (val(s, "request_seconds_count") or 0) >= 5, repr(val(s, "request_seconds_count")))
+          (val(s, "request_seconds_count") or 0) >= 6, repr(val(s, "request_seconds_count")))
+    check("leader: stale_replies_total == 1", val(s, "stale_replies_total") == 1,
+          repr(val(s, "stale_replies_total")))
+    check("leader: client connections gauge present",
+          val(s, "client_connections") is not None)
     for i, r in res.items():
         samples, types = parse(r[1])
         check_histogram(samples, types, "storage_persist_seconds", "node%d" % i)
@@ -176,6 +184,26 @@ def test_bad_config(c):
           out.stderr)
 
 
+def test_busy_port(c):
+    """A metrics address already taken: the daemon does not start (exit 2)."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(1)
+    try:
+        url = "http://127.0.0.1:%d/metrics" % sock.getsockname()[1]
+        p = c.start(1, "--metrics", url)
+        try:
+            rc = p.wait(timeout=10)
+        finally:
+            c.stop(1)
+    finally:
+        sock.close()
+    with open(c.log(1)) as f:
+        log = f.read()
+    check("a metrics address in use: exit 2, named in the log",
+          rc == 2 and "[node] metrics " + url in log, "rc %r" % rc)
+
+
 def main():
     build = sys.argv[1] if len(sys.argv) > 1 else "build"
     random.seed(int(os.environ.get("SEED", "1")))
@@ -196,6 +224,10 @@ def main():
         for i in sorted(c.procs):
             rc, _ = c.stop(i)
             check("node%d: SIGTERM exits 0" % i, rc == 0, repr(rc))
+        try:
+            test_busy_port(c)
+        except Exception as e:
+            check("busy port", False, "raised %r" % (e,))
         for i in sorted(c.peer_port):
             if os.path.exists(c.log(i)):
                 with open(c.log(i)) as f:
