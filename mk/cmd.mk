@@ -6,6 +6,7 @@
 #   make run              three edgelockd on loopback, logs prefixed, Ctrl-C stops
 #   make test-daemon      the three-daemon cluster test and the bad-input test, and the
 #                         client identity / session owner / [acl] test (auth_test.py)
+#   make test-daemon-metrics  Prometheus metrics scraped from a three-daemon cluster
 #
 # (The client library and the CLI add their own fragment.)
 
@@ -40,7 +41,7 @@ $(EDGELOCKD_SAN): $$(EDGELOCKD_SAN_OBJS) $$(GW_SAN_NET_OBJS) $$(GW_SAN_POSIX_OBJ
 	$(call say,LD,$@)
 	$(Q)$(CC) $(HOST_CFLAGS) $(SANFLAGS) $^ $(NET_LIBS) -o $@
 
-.PHONY: edgelockd certs run-daemons test-daemon
+.PHONY: edgelockd certs run-daemons test-daemon test-daemon-metrics
 edgelockd: $(EDGELOCKD)
 ALL_TARGETS += $(EDGELOCKD)
 
@@ -62,3 +63,9 @@ test-daemon-recovery: $(EDGELOCKD) certs
 	@tests/run-suite.sh $(BUILD)/results daemon-recovery /usr/bin/python3 \
 		tests/daemon/recovery_test.py $(BUILD)
 TESTS += test-daemon test-daemon-recovery
+
+test-daemon-metrics: $(EDGELOCKD) $(EDGELOCKD_SAN) certs
+	@tests/run-suite.sh $(BUILD)/results daemon-metrics /usr/bin/python3 tests/daemon/metrics_test.py $(BUILD)
+	@EDGELOCKD=$(EDGELOCKD_SAN) tests/run-suite.sh $(BUILD)/results \
+		daemon-metrics-asan-ubsan /usr/bin/python3 tests/daemon/metrics_test.py $(BUILD)
+TESTS += test-daemon-metrics

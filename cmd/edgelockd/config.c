@@ -83,6 +83,22 @@ static int set_addr(char *out, const char *v)
 	return set_str(out, EL_CW_ADDR_MAX, v);
 }
 
+/* http://HOST:PORT/PATH: a host, a port 1..65535, a path (docs/metrics.md). */
+static int set_http(char *out, const char *v)
+{
+	const char *host = v + 7, *slash, *colon;
+	if (strncmp(v, "http://", 7) != 0 || (slash = strchr(host, '/')) == NULL)
+		return EL_EINVAL;
+	colon = memchr(host, ':', (size_t)(slash - host));
+	if (colon == NULL || colon == host || colon + 1 == slash || strpbrk(slash, " \t?#") != NULL)
+		return EL_EINVAL;
+	char *end;
+	unsigned long port = strtoul(colon + 1, &end, 10);
+	if (end != slash || port == 0 || port > 65535)
+		return EL_EINVAL;
+	return set_str(out, EL_CW_ADDR_MAX, v);
+}
+
 static int set_peer(struct el_dcfg *c, const char *key, const char *v)
 {
 	uint32_t id;
@@ -128,6 +144,8 @@ int el_dcfg_set(struct el_dcfg *c, const char *section, const char *key, const c
 		rc = set_addr(c->client_addr, v), why = "must be tls+tcp://HOST:PORT (under 96 chars)";
 	else if (IS("node", "cluster"))
 		rc = set_str(c->cluster, sizeof c->cluster, v), why = "must be a name under 64 chars";
+	else if (IS("node", "metrics"))
+		rc = set_http(c->metrics, v), why = "must be http://HOST:PORT/PATH (under 96 chars)";
 	else if (IS("tls", "ca_file"))
 		rc = set_str(c->ca_file, sizeof c->ca_file, v), why = "must be a path";
 	else if (IS("tls", "cert_key_file"))

@@ -205,11 +205,14 @@ int el_d_open(struct el_daemon *d, bool bootstrap, bool join)
 		rc = open_node(d, bootstrap);
 	if (rc == EL_OK)
 		rc = open_net(d);
+	if (rc == EL_OK)
+		rc = el_d_metrics_open(d);
 	return rc;
 }
 
 void el_d_close(struct el_daemon *d)
 {
+	el_d_metrics_close(d);
 	if (d->net != NULL)
 		el_net_stop(d->net);
 	if (d->st != NULL)
@@ -231,12 +234,14 @@ static int ready_loop(struct el_daemon *d)
 	for (int k = 0; k < BATCHES_PER_TURN && el_node_has_ready(d->node); k++) {
 		struct el_node_ready rd;
 		el_node_ready(d->node, &rd);
+		uint64_t t0 = d->metrics != NULL ? el_d_metrics_clock() : 0;
 		int rc = el_storage_persist_ready(d->st, &rd.raft, el_node_raft(d->node));
 		if (rc != EL_OK) {
 			el_log(EL_LOG_ERROR, "storage failed (%s): stopping without acknowledging "
 			       "anything more; restart to recover", el_strerror(rc));
 			return rc;
 		}
+		el_d_metrics_batch(d, &rd, t0);
 		for (uint32_t i = 0; i < rd.raft.n_msgs; i++)
 			el_d_peer_send(d, &rd.raft.msgs[i]);
 		for (uint32_t i = 0; i < rd.n_replies; i++)
@@ -367,5 +372,6 @@ int el_d_run(struct el_daemon *d, const volatile int *stop_signal)
 		if (rc != EL_OK)
 			return rc;
 		check_removed(d);
+		el_d_metrics_turn(d);
 	}
 }

@@ -5,6 +5,7 @@
  *   serve.c    client requests -> node calls, node replies/events -> frames
  *   peers.c    peer frames (proof, hello, Raft messages) and the address book
  *   auth.c     client identities (proof or anonymous), session owners, [acl]
+ *   metrics.c  Prometheus metrics over HTTP (el_d_metrics.h)
  *
  * One thread owns everything here; el_net's callbacks only queue frames.
  */
@@ -15,6 +16,7 @@
 #include <stdint.h>
 
 #include "el_client_wire.h"
+#include "el_d_metrics.h"
 #include "el_daemon_config.h"
 #include "el_ident.h"
 #include "el_net.h"
@@ -31,6 +33,7 @@ struct el_d_pending {
 	uint64_t conn;
 	uint64_t client_id;
 	uint64_t cursor; /* LIST */
+	uint64_t start_ns; /* read by the loop (el_d_metrics_clock), for metrics */
 	uint32_t limit;
 	uint8_t type;    /* the request's el_cw_type */
 	uint8_t name_len;
@@ -104,6 +107,7 @@ struct el_daemon {
 	struct el_d_inbound inbound[EL_D_INBOUND_MAX];
 	struct el_d_outbound outbound[EL_DCFG_PEERS_MAX];
 	struct el_ident *ident; /* this node's CA, certificate and key */
+	struct el_d_metrics *metrics; /* NULL: no [node] metrics address */
 	struct el_d_client *clients; /* by el_net_slot(); allocated at start */
 	struct el_d_attach attach[EL_SESSIONS_MAX]; /* by session slot of the lock table */
 	uint64_t peer_frames_refused;

@@ -2,7 +2,7 @@
  * el_daemon_config.h - edgelockd's settings: the config file (INI, read with
  * Debian's libinih) and the command-line flags that override it.
  *
- *   [node]    id, data_dir, peer_addr, client_addr, cluster
+ *   [node]    id, data_dir, peer_addr, client_addr, cluster, metrics
  *   [tls]     ca_file, cert_key_file, client_auth = required | optional
  *   [peers]   <id> = <peer address>    every initial member, this node too
  *   [timing]  election_ms, heartbeat_ms, check_quorum
@@ -40,6 +40,7 @@ struct el_dcfg {
 	char peer_addr[EL_CW_ADDR_MAX];
 	char client_addr[EL_CW_ADDR_MAX];
 	char cluster[64];
+	char metrics[EL_CW_ADDR_MAX]; /* http://HOST:PORT/PATH, or "" (no metrics) */
 	char ca_file[EL_DCFG_PATH_MAX];
 	char cert_key_file[EL_DCFG_PATH_MAX];
 	bool client_cert_required;

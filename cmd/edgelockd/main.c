@@ -46,6 +46,7 @@ static void usage(FILE *f)
 		"  --data-dir DIR        [node] data_dir\n"
 		"  --peer-addr URL       [node] peer_addr   (tls+tcp://HOST:PORT)\n"
 		"  --client-addr URL     [node] client_addr (tls+tcp://HOST:PORT)\n"
+		"  --metrics URL         [node] metrics (http://HOST:PORT/PATH: Prometheus)\n"
 		"  --peer ID=URL         [peers] ID = URL (repeatable)\n"
 		"  --ca-file F           [tls] ca_file\n"
 		"  --cert-key-file F     [tls] cert_key_file (certificate and key, PEM)\n"
@@ -65,6 +66,7 @@ static const struct flag flags[] = {
 	{ "--data-dir", "node", "data_dir" },
 	{ "--peer-addr", "node", "peer_addr" },
 	{ "--client-addr", "node", "client_addr" },
+	{ "--metrics", "node", "metrics" },
 	{ "--ca-file", "tls", "ca_file" },
 	{ "--cert-key-file", "tls", "cert_key_file" },
 	{ "--log-level", "log", "level" },

@@ -88,6 +88,7 @@ static struct el_d_pending *pend_new(struct el_daemon *d, uint64_t conn, const s
 		p->limit = q->limit == 0 ? EL_CW_LIST_MAX : q->limit;
 		p->name_len = q->name_len;
 		memcpy(p->name, q->name, q->name_len);
+		p->start_ns = d->metrics != NULL ? el_d_metrics_clock() : 0;
 		return p;
 	}
 	return NULL;
@@ -426,6 +427,7 @@ void el_d_reply(struct el_daemon *d, const struct el_node_reply *r)
 		}
 		el_d_send(d, p->conn, &d->rep, false);
 	}
+	el_d_metrics_reply(d, p->start_ns, r->err);
 	p->req_id = 0;
 }
 
