@@ -6,6 +6,7 @@
 #   make run              three edgelockd on loopback, logs prefixed, Ctrl-C stops
 #   make test-daemon      the three-daemon cluster test and the bad-input test, and the
 #                         client identity / session owner / [acl] test (auth_test.py)
+#   make test-daemon-systemd  sd_notify READY/STATUS/WATCHDOG/STOPPING (systemd_test.py)
 #
 # (The client library and the CLI add their own fragment.)
 
@@ -16,6 +17,8 @@ EDGELOCKD := $(BUILD)/bin/edgelockd
 EDGELOCKD_SRCS = $(sort $(wildcard cmd/edgelockd/*.c))
 EDGELOCKD_OBJS = $(patsubst cmd/edgelockd/%.c,$(BUILD)/gw/cmd/edgelockd/%.o,$(EDGELOCKD_SRCS))
 CERTS := $(BUILD)/certs
+# sd_notify and the watchdog (notify.c): Debian's libsystemd-dev
+EDGELOCKD_LIBS := -lsystemd
 
 $(BUILD)/gw/cmd/edgelockd/%.o: cmd/edgelockd/%.c $$(GW_HDRS)
 	@mkdir -p $(@D)
@@ -25,7 +28,7 @@ $(BUILD)/gw/cmd/edgelockd/%.o: cmd/edgelockd/%.c $$(GW_HDRS)
 $(EDGELOCKD): $$(EDGELOCKD_OBJS) $$(GW_NET_OBJS) $$(GW_POSIX_OBJS) $$(GW_CORE_OBJS)
 	@mkdir -p $(@D)
 	$(call say,LD,$@)
-	$(Q)$(CC) $(HOST_CFLAGS) $^ $(NET_LIBS) -o $@
+	$(Q)$(CC) $(HOST_CFLAGS) $^ $(NET_LIBS) $(EDGELOCKD_LIBS) -o $@
 
 EDGELOCKD_SAN := $(BUILD)/san/bin/edgelockd
 EDGELOCKD_SAN_OBJS = $(patsubst cmd/edgelockd/%.c,$(BUILD)/gw-san/cmd/edgelockd/%.o,$(EDGELOCKD_SRCS))
@@ -38,7 +41,7 @@ $(BUILD)/gw-san/cmd/edgelockd/%.o: cmd/edgelockd/%.c $$(GW_HDRS)
 $(EDGELOCKD_SAN): $$(EDGELOCKD_SAN_OBJS) $$(GW_SAN_NET_OBJS) $$(GW_SAN_POSIX_OBJS) $$(GW_SAN_CORE_OBJS)
 	@mkdir -p $(@D)
 	$(call say,LD,$@)
-	$(Q)$(CC) $(HOST_CFLAGS) $(SANFLAGS) $^ $(NET_LIBS) -o $@
+	$(Q)$(CC) $(HOST_CFLAGS) $(SANFLAGS) $^ $(NET_LIBS) $(EDGELOCKD_LIBS) -o $@
 
 .PHONY: edgelockd certs run-daemons test-daemon
 edgelockd: $(EDGELOCKD)
@@ -58,3 +61,9 @@ test-daemon: $(EDGELOCKD) $(EDGELOCKD_SAN) certs
 	@EDGELOCKD=$(EDGELOCKD_SAN) tests/run-suite.sh $(BUILD)/results \
 		daemon-auth-asan-ubsan /usr/bin/python3 tests/daemon/auth_test.py $(BUILD)
 TESTS += test-daemon
+
+# edgelockd under a fake systemd: READY/STATUS, the watchdog, STOPPING (notify.c)
+test-daemon-systemd: $(EDGELOCKD) certs
+	@tests/run-suite.sh $(BUILD)/results daemon-systemd /usr/bin/python3 tests/daemon/systemd_test.py $(BUILD)
+.PHONY: test-daemon-systemd
+TESTS += test-daemon-systemd
