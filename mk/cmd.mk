@@ -63,7 +63,9 @@ test-daemon: $(EDGELOCKD) $(EDGELOCKD_SAN) certs
 TESTS += test-daemon
 
 # edgelockd under a fake systemd: READY/STATUS, the watchdog, STOPPING (notify.c)
-test-daemon-systemd: $(EDGELOCKD) certs
+test-daemon-systemd: $(EDGELOCKD) $(EDGELOCKD_SAN) certs
 	@tests/run-suite.sh $(BUILD)/results daemon-systemd /usr/bin/python3 tests/daemon/systemd_test.py $(BUILD)
+	@EDGELOCKD=$(EDGELOCKD_SAN) tests/run-suite.sh $(BUILD)/results \
+		daemon-systemd-asan-ubsan /usr/bin/python3 tests/daemon/systemd_test.py $(BUILD)
 .PHONY: test-daemon-systemd
 TESTS += test-daemon-systemd

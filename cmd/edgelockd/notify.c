@@ -76,9 +76,10 @@ static void status_line(const struct el_daemon *d, char *out, size_t cap)
  * stopping: that line stays), WATCHDOG=1 when due (until the exit). */
 void el_d_notify_turn(struct el_daemon *d)
 {
-	char line[sizeof nt.status], msg[sizeof line + 32];
+	char line[sizeof nt.status];
 	status_line(d, line, sizeof line);
 	if (!nt.ready || (!d->stopping && strcmp(line, nt.status) != 0)) {
+		char msg[sizeof line + 32];
 		snprintf(msg, sizeof msg, "%sSTATUS=%s", nt.ready ? "" : "READY=1\n", line);
 		send_notify(msg);
 		nt.ready = true;

@@ -105,7 +105,7 @@ def test_watched(c, n):
     check("STATUS= with READY", st is not None and st.startswith("STATUS=node 1: "), st)
     st = n.wait("STATUS=", 5.0, contains=": leader, term")
     check("STATUS= follows the role: node 1 leader", st is not None, repr(n.lines("STATUS=")))
-    print("     %s, ready after %.2f s" % (st, time.time() - t0))
+    print("     %s (%.2f s after the start)" % (st, time.time() - t0))
     t = time.time()
     time.sleep(2.0)
     wd = n.lines("WATCHDOG=1", t, t + 2.0)
