@@ -7,6 +7,7 @@
 #   make test-daemon      the three-daemon cluster test and the bad-input test, and the
 #                         client identity / session owner / [acl] test (auth_test.py)
 #   make test-daemon-metrics  Prometheus metrics scraped from a three-daemon cluster
+#   make test-daemon-systemd  sd_notify READY/STATUS/WATCHDOG/STOPPING (systemd_test.py)
 #
 # (The client library and the CLI add their own fragment.)
 
@@ -17,6 +18,8 @@ EDGELOCKD := $(BUILD)/bin/edgelockd
 EDGELOCKD_SRCS = $(sort $(wildcard cmd/edgelockd/*.c))
 EDGELOCKD_OBJS = $(patsubst cmd/edgelockd/%.c,$(BUILD)/gw/cmd/edgelockd/%.o,$(EDGELOCKD_SRCS))
 CERTS := $(BUILD)/certs
+# sd_notify and the watchdog (notify.c): Debian's libsystemd-dev
+EDGELOCKD_LIBS := -lsystemd
 
 $(BUILD)/gw/cmd/edgelockd/%.o: cmd/edgelockd/%.c $$(GW_HDRS)
 	@mkdir -p $(@D)
@@ -26,7 +29,7 @@ $(BUILD)/gw/cmd/edgelockd/%.o: cmd/edgelockd/%.c $$(GW_HDRS)
 $(EDGELOCKD): $$(EDGELOCKD_OBJS) $$(GW_NET_OBJS) $$(GW_POSIX_OBJS) $$(GW_CORE_OBJS)
 	@mkdir -p $(@D)
 	$(call say,LD,$@)
-	$(Q)$(CC) $(HOST_CFLAGS) $^ $(NET_LIBS) -o $@
+	$(Q)$(CC) $(HOST_CFLAGS) $^ $(NET_LIBS) $(EDGELOCKD_LIBS) -o $@
 
 EDGELOCKD_SAN := $(BUILD)/san/bin/edgelockd
 EDGELOCKD_SAN_OBJS = $(patsubst cmd/edgelockd/%.c,$(BUILD)/gw-san/cmd/edgelockd/%.o,$(EDGELOCKD_SRCS))
@@ -39,7 +42,7 @@ $(BUILD)/gw-san/cmd/edgelockd/%.o: cmd/edgelockd/%.c $$(GW_HDRS)
 $(EDGELOCKD_SAN): $$(EDGELOCKD_SAN_OBJS) $$(GW_SAN_NET_OBJS) $$(GW_SAN_POSIX_OBJS) $$(GW_SAN_CORE_OBJS)
 	@mkdir -p $(@D)
 	$(call say,LD,$@)
-	$(Q)$(CC) $(HOST_CFLAGS) $(SANFLAGS) $^ $(NET_LIBS) -o $@
+	$(Q)$(CC) $(HOST_CFLAGS) $(SANFLAGS) $^ $(NET_LIBS) $(EDGELOCKD_LIBS) -o $@
 
 .PHONY: edgelockd certs run-daemons test-daemon test-daemon-metrics
 edgelockd: $(EDGELOCKD)
@@ -69,3 +72,11 @@ test-daemon-metrics: $(EDGELOCKD) $(EDGELOCKD_SAN) certs
 	@EDGELOCKD=$(EDGELOCKD_SAN) tests/run-suite.sh $(BUILD)/results \
 		daemon-metrics-asan-ubsan /usr/bin/python3 tests/daemon/metrics_test.py $(BUILD)
 TESTS += test-daemon-metrics
+
+# edgelockd under a fake systemd: READY/STATUS, the watchdog, STOPPING (notify.c)
+test-daemon-systemd: $(EDGELOCKD) $(EDGELOCKD_SAN) certs
+	@tests/run-suite.sh $(BUILD)/results daemon-systemd /usr/bin/python3 tests/daemon/systemd_test.py $(BUILD)
+	@EDGELOCKD=$(EDGELOCKD_SAN) tests/run-suite.sh $(BUILD)/results \
+		daemon-systemd-asan-ubsan /usr/bin/python3 tests/daemon/systemd_test.py $(BUILD)
+.PHONY: test-daemon-systemd
+TESTS += test-daemon-systemd

@@ -288,6 +288,7 @@ static void begin_stop(struct el_daemon *d)
 	struct el_raft *r = el_node_raft(d->node);
 	d->stopping = true;
 	d->stop_deadline_ms = d->now_ms + STOP_FLUSH_MS;
+	el_d_notify_stopping(d);
 	if (el_raft_state(r) != EL_LEADER) {
 		el_log(EL_LOG_INFO, "stopping");
 		return;
@@ -346,13 +347,17 @@ static void check_removed(struct el_daemon *d)
 	       (unsigned long long)r->conf_index);
 	d->stopping = true;
 	d->stop_deadline_ms = d->now_ms + STOP_FLUSH_MS; /* the last replies and acks go out */
+	el_d_notify_stopping(d);
 }
 
 int el_d_run(struct el_daemon *d, const volatile int *stop_signal)
 {
+	d->now_ms = el_now_ms();
+	el_d_notify_init(d);
 	for (;;) {
 		log_role(d);
 		d->now_ms = el_now_ms();
+		el_d_notify_turn(d); /* READY=1 at the first turn; the watchdog from here */
 		if (*stop_signal && !d->stopping)
 			begin_stop(d);
 		if (d->stopping && stop_done(d))

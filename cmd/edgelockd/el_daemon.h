@@ -6,6 +6,7 @@
  *   peers.c    peer frames (proof, hello, Raft messages) and the address book
  *   auth.c     client identities (proof or anonymous), session owners, [acl]
  *   metrics.c  Prometheus metrics over HTTP (el_d_metrics.h)
+ *   notify.c   systemd: READY/STATUS, the watchdog from the loop, STOPPING
  *
  * One thread owns everything here; el_net's callbacks only queue frames.
  */
@@ -146,6 +147,11 @@ int el_d_client_stamp(const struct el_d_client *cl, struct el_lock_cmd *c);
 bool el_d_client_may(const struct el_daemon *d, const struct el_d_client *cl, enum el_acl_op op,
 		     const char *name, size_t name_len);
 int el_d_authorize(struct el_daemon *d, const struct el_d_client *cl, const struct el_cw_msg *q);
+
+/* notify.c (systemd: READY, STATUS, WATCHDOG, STOPPING) */
+void el_d_notify_init(struct el_daemon *d);
+void el_d_notify_turn(struct el_daemon *d);
+void el_d_notify_stopping(struct el_daemon *d);
 
 /* peers.c */
 void el_d_peer_opened(struct el_daemon *d, uint64_t conn);

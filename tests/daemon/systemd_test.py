@@ -1,0 +1,175 @@
+"""systemd_test.py BUILD - edgelockd under a fake systemd (cmd/edgelockd/notify.c).
+
+The test binds a Unix datagram socket, starts edgelockd with NOTIFY_SOCKET
+pointing at it (and WATCHDOG_USEC=400000, WATCHDOG_PID the daemon's own pid:
+`sh -c 'export WATCHDOG_PID=$$; exec edgelockd ...'`), and checks what
+systemd would see: READY=1 and STATUS= once the loop runs, WATCHDOG=1 every
+~200 ms from the loop (none while the process is SIGSTOPped, again after
+SIGCONT), STOPPING=1 on SIGTERM and exit 0. Then a restart whose
+WATCHDOG_PID is another process (no watchdog), and a --join node (READY
+before it is a member). One-node clusters; processes stopped by PID.
+
+Prints "ok NAME" / "FAIL NAME: why" per check and "N passed, N failed".
+"""
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from elcluster import Cluster  # noqa: E402
+
+passed = failed = 0
+
+
+def check(name, cond, why=""):
+    global passed, failed
+    if cond:
+        passed += 1
+        print("ok   %s" % name, flush=True)
+    else:
+        failed += 1
+        print("FAIL %s %s" % (name, why), flush=True)
+    return cond
+
+
+class Notify:
+    """The NOTIFY_SOCKET end: every datagram with its arrival time."""
+
+    def __init__(self, path):
+        self.path = path
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.sock.bind(path)
+        self.sock.settimeout(0.1)
+        self.msgs = []  # (time, line)
+        self.lock = threading.Lock()
+        self.done = False
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        while not self.done:
+            try:
+                data = self.sock.recv(4096)
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            now = time.time()
+            with self.lock:
+                for line in data.decode(errors="replace").split("\n"):
+                    self.msgs.append((now, line))
+
+    def lines(self, prefix, since=0.0, until=None):
+        with self.lock:
+            return [(t, m) for t, m in self.msgs
+                    if m.startswith(prefix) and t >= since and (until is None or t < until)]
+
+    def wait(self, prefix, timeout, since=0.0, contains=""):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            for t, m in self.lines(prefix, since):
+                if contains in m:
+                    return m
+            time.sleep(0.02)
+        return None
+
+    def close(self):
+        self.done = True
+        self.thread.join()
+        self.sock.close()
+        os.unlink(self.path)
+
+
+def start(c, i, notify, watchdog_pid="$$", *flags):
+    """edgelockd for node i through sh, so WATCHDOG_PID can be its own pid."""
+    env = dict(os.environ, NOTIFY_SOCKET=notify.path, WATCHDOG_USEC="400000")
+    cmd = "export WATCHDOG_PID=%s; exec \"$0\" \"$@\"" % watchdog_pid
+    logf = open(c.log(i), "a")
+    p = subprocess.Popen(["sh", "-c", cmd, c.bin, "-c", c.config(i)] + list(flags),
+                         env=env, stdout=logf, stderr=subprocess.STDOUT)
+    logf.close()
+    c.procs[i] = p
+    return p
+
+
+def test_watched(c, n):
+    p = start(c, 1, n, "$$", "--bootstrap")
+    t0 = time.time()
+    ready = n.wait("READY=1", 10.0)
+    check("READY=1 once the loop runs", ready is not None)
+    st = n.wait("STATUS=", 1.0)
+    check("STATUS= with READY", st is not None and st.startswith("STATUS=node 1: "), st)
+    st = n.wait("STATUS=", 5.0, contains=": leader, term")
+    check("STATUS= follows the role: node 1 leader", st is not None, repr(n.lines("STATUS=")))
+    print("     %s (%.2f s after the start)" % (st, time.time() - t0))
+    t = time.time()
+    time.sleep(2.0)
+    wd = n.lines("WATCHDOG=1", t, t + 2.0)
+    check("WATCHDOG=1 at least 3 times in 2 s", len(wd) >= 3, "got %d" % len(wd))
+    gaps = [b[0] - a[0] for a, b in zip(wd, wd[1:])]
+    check("pings every ~200 ms (half of 400 ms), every gap below the 400 ms timeout",
+          gaps and max(gaps) < 0.4 and min(gaps) > 0.1, repr(gaps))
+    os.kill(p.pid, signal.SIGSTOP)
+    t = time.time()
+    time.sleep(1.1)
+    late = n.lines("WATCHDOG=1", t + 0.05, time.time())
+    check("no WATCHDOG=1 while the process is stopped (1 s)", not late, "got %d" % len(late))
+    t = time.time()
+    os.kill(p.pid, signal.SIGCONT)
+    check("WATCHDOG=1 again after SIGCONT", n.wait("WATCHDOG=1", 1.0, t) is not None)
+    t = time.time()
+    rc, secs = c.stop(1)
+    check("SIGTERM: STOPPING=1", n.lines("STOPPING=1", t) != [])
+    check("SIGTERM: exit 0", rc == 0, "rc %s after %.1f s" % (rc, secs))
+    st = n.lines("STATUS=", t)
+    check("STATUS= says stopping, and stays so", st and st[-1][1] == "STATUS=node 1: stopping",
+          repr(st))
+
+
+def test_other_pid(c, n):
+    """A restart (no --bootstrap) whose WATCHDOG_PID names another process:
+    systemd's watchdog is not for this one, so no pings, but READY all the same."""
+    t = time.time()
+    start(c, 1, n, "1")
+    check("restart: READY=1", n.wait("READY=1", 10.0, t) is not None)
+    time.sleep(1.0)
+    check("WATCHDOG_PID of another process: no WATCHDOG=1", not n.lines("WATCHDOG=1", t))
+    rc, _ = c.stop(1)
+    check("restart: SIGTERM exit 0", rc == 0, "rc %s" % rc)
+
+
+def test_join(c, n):
+    """--join: READY=1 while not a member yet (it must run to be added)."""
+    c.add_node(2)
+    t = time.time()
+    start(c, 2, n, "$$", "--join")
+    check("--join: READY=1 before being added", n.wait("READY=1", 10.0, t) is not None)
+    st = n.wait("STATUS=", 1.0, t)
+    check("--join: STATUS says waiting to be added", st and "waiting to be added" in st, st)
+    check("--join: WATCHDOG=1", n.wait("WATCHDOG=1", 1.0, t) is not None)
+    rc, _ = c.stop(2)
+    check("--join: SIGTERM exit 0", rc == 0, "rc %s" % rc)
+
+
+def main():
+    build = sys.argv[1] if len(sys.argv) > 1 else "build"
+    c = Cluster(build, n=1)
+    n = Notify(os.path.join(c.dir, "notify.sock"))
+    try:
+        for test in (test_watched, test_other_pid, test_join):
+            with n.lock:
+                n.msgs.clear()
+            test(c, n)
+    finally:
+        c.stop_all()
+        n.close()
+    print("%d passed, %d failed" % (passed, failed))
+    return 0 if failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
