@@ -10,7 +10,7 @@
 # daemon's limits.
 
 CLIENT_SRCS := $(sort $(wildcard net/client/*.c)) net/ident.c core/client_wire.c core/cbor.c core/error.c
-CLIENT_HDRS := net/edgelock.h $(wildcard net/client/*.h) $(CORE_HDRS)
+CLIENT_HDRS = net/edgelock.h $(wildcard net/client/*.h) $(CORE_HDRS)
 CLIENT_FLAGS = $(GW_FLAGS) -Icore -Inet -Inet/client
 CLIENT_OBJS := $(patsubst %.c,$(BUILD)/client/%.o,$(CLIENT_SRCS))
 CLIENT_PIC_OBJS := $(patsubst %.c,$(BUILD)/client-pic/%.o,$(CLIENT_SRCS))

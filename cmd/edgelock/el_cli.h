@@ -49,5 +49,6 @@ int el_cli_locks(struct el_cli *cli, int argc, char **argv);
 int el_cli_observe(struct el_cli *cli, int argc, char **argv);
 int el_cli_members(struct el_cli *cli, int argc, char **argv);
 int el_cli_transfer(struct el_cli *cli, int argc, char **argv);
+int el_cli_snapshot(struct el_cli *cli, int argc, char **argv);
 
 #endif /* EL_CLI_H */

@@ -27,6 +27,7 @@ static const char USAGE[] =
 	"  locks                  locks with their holders, tokens and waiters\n"
 	"  members list|add|remove|promote ...   cluster membership\n"
 	"  transfer-leader [ID]   hand leadership to node ID (default: the most caught-up)\n"
+	"  snapshot save FILE     a consistent backup of the lock table (admin)\n"
 	"\n"
 	"options (before the command):\n"
 	"  --endpoints LIST       tls+tcp://HOST:PORT,... (or EDGELOCK_ENDPOINTS)\n"
@@ -183,7 +184,7 @@ static const struct {
 } COMMANDS[] = {
 	{"lock", el_cli_lock},       {"elect", el_cli_elect},       {"observe", el_cli_observe},
 	{"status", el_cli_status},   {"locks", el_cli_locks},       {"members", el_cli_members},
-	{"transfer-leader", el_cli_transfer},
+	{"transfer-leader", el_cli_transfer}, {"snapshot", el_cli_snapshot},
 };
 
 static int global_option(struct el_cli *cli, int argc, char **argv, int *i)

@@ -35,7 +35,7 @@
 #define STOP_FLUSH_MS 200   /* let queued frames leave before closing */
 
 /* True when dir holds Raft state (a snapshot or WAL segments). */
-static bool has_state(const char *dir)
+bool el_d_has_state(const char *dir)
 {
 	DIR *dp = opendir(dir);
 	bool found = false;
@@ -49,7 +49,7 @@ static bool has_state(const char *dir)
 
 static int check_start_mode(const struct el_daemon *d, bool bootstrap, bool join)
 {
-	bool state = has_state(d->cfg.data_dir);
+	bool state = el_d_has_state(d->cfg.data_dir);
 	if (bootstrap && state) {
 		el_log(EL_LOG_ERROR, "data_dir %s already holds a cluster's state: refusing to "
 		       "bootstrap a second cluster over it (start without --bootstrap)",
@@ -222,6 +222,8 @@ void el_d_close(struct el_daemon *d)
 	d->ident = NULL;
 	free(d->clients);
 	d->clients = NULL;
+	free(d->snap_buf);
+	d->snap_buf = NULL;
 	free(d->node);
 	d->net = NULL;
 	d->st = NULL;

@@ -100,6 +100,11 @@ struct el_daemon {
 	bool stopping;
 	bool was_member; /* this node has been in the configuration */
 	bool force_new_cluster; /* --force-new-cluster: lost quorum, become the one voter */
+	/* SNAPSHOT (backup): the lock table as of a linearizable read, kept
+	 * while a client fetches it chunk by chunk (serve.c). */
+	uint8_t *snap_buf;     /* EL_SNAPSHOT_MAX bytes, allocated on first use */
+	uint32_t snap_len;
+	uint64_t snap_index;   /* the table's last index; 0: none taken */
 	uint64_t stop_deadline_ms;
 	uint64_t role_key; /* last role/term/leader logged */
 	uint32_t expiring_cursor; /* next attach slot el_d_expiring looks at */
@@ -122,6 +127,12 @@ struct el_daemon {
 
 /* daemon.c */
 int el_d_open(struct el_daemon *d, bool bootstrap, bool join);
+/* True when dir holds Raft state (a snapshot or WAL segments). */
+bool el_d_has_state(const char *dir);
+/* restore.c: seed cfg's empty data directory from a backup (edgelock
+ * snapshot save) as the state of a new cluster of cfg's [peers]; EL_OK or
+ * an error already logged. */
+int el_d_restore(const struct el_dcfg *cfg, const char *file);
 int el_d_run(struct el_daemon *d, const volatile int *stop_signal);
 void el_d_close(struct el_daemon *d);
 

@@ -29,6 +29,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: edgelockd -c FILE [--bootstrap | --join] [flags]\n"
 		"       edgelockd --check-config FILE\n"
+		"       edgelockd restore BACKUP -c FILE [flags]\n"
 		"\n"
 		"Runs one edgelock node: Raft over nng + TLS with its peers, the client\n"
 		"protocol (docs/protocol.md) on its client address.\n"
@@ -53,6 +54,8 @@ static void usage(FILE *f)
 		"  --log-level L         [log] level: debug, info, warn, error\n"
 		"  -h, --help            this text\n"
 		"  --version             version, protocol and capacity profile\n"
+		"restore BACKUP: seed the empty data directory from `edgelock snapshot save`\n"
+		"as a new cluster of the [peers] voters, then exit; start normally after.\n"
 		"Flags override the file. SIGTERM: a leader hands over leadership, then\n"
 		"the node exits 0. Exit: 1 config, 2 start failure, 3 storage failure.\n");
 }
@@ -167,10 +170,23 @@ int main(int argc, char **argv)
 	static struct el_daemon d; /* large: static, not on the stack */
 	struct opts o = { 0 };
 	el_dcfg_defaults(&d.cfg);
+	const char *restore = NULL;
+	if (argc >= 2 && strcmp(argv[1], "restore") == 0) { /* a subcommand, then flags */
+		if (argc < 3 || argv[2][0] == '-') {
+			fprintf(stderr, "edgelockd: restore needs the backup file (try --help)\n");
+			return 1;
+		}
+		restore = argv[2];
+		argv[2] = argv[0];
+		argc -= 2;
+		argv += 2;
+	}
 	int p = parse(&d.cfg, &o, argc, argv);
 	if (p != 0)
 		return p - 1;
 	el_log_set_level((enum el_log_level)d.cfg.log_level);
+	if (restore != NULL)
+		return el_d_restore(&d.cfg, restore) == EL_OK ? 0 : 2;
 	struct sigaction sa = { .sa_handler = on_signal };
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGTERM, &sa, NULL);

@@ -13,6 +13,7 @@
  * (d->attach, indexed by the lock table's session slot).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "el_daemon.h"
@@ -263,10 +264,71 @@ static void fill_list(struct el_daemon *d, const struct el_d_pending *p)
 		d->rep.cursor = (uint64_t)i + 1;
 }
 
+/* ---- SNAPSHOT (backup) ------------------------------------------------------ */
+
+/* The reply's chunk of the kept snapshot at offset: EL_ESTALE when the
+ * client names another snapshot than the one kept (taken again meanwhile,
+ * or on another leader: it starts over), EL_EINVAL past its end. */
+static void snapshot_chunk(struct el_daemon *d, uint64_t index, uint32_t offset)
+{
+	if (index == 0 || index != d->snap_index) {
+		d->rep.err = EL_ESTALE;
+		return;
+	}
+	if (offset > d->snap_len) {
+		d->rep.err = EL_EINVAL;
+		return;
+	}
+	const uint32_t n = d->snap_len - offset < EL_CW_CHUNK_MAX ? d->snap_len - offset
+								  : EL_CW_CHUNK_MAX;
+	d->rep.index = d->snap_index;
+	d->rep.total = d->snap_len;
+	d->rep.offset = offset;
+	d->rep.chunk_len = (uint16_t)n;
+	memcpy(d->rep.chunk, d->snap_buf + offset, n);
+}
+
+/* After the read barrier: the table now is at least as new as every write
+ * acknowledged before the request; write it once and serve its first chunk. */
+static void snapshot_take(struct el_daemon *d)
+{
+	if (d->snap_buf == NULL)
+		d->snap_buf = malloc(EL_SNAPSHOT_MAX);
+	if (d->snap_buf == NULL) {
+		d->rep.err = EL_EFULL;
+		return;
+	}
+	const struct el_lock_table *t = el_node_table(d->node);
+	const int n = el_lock_snapshot(t, d->snap_buf, EL_SNAPSHOT_MAX);
+	if (n <= 0) {
+		d->rep.err = n < 0 ? n : EL_EFULL;
+		d->snap_index = 0;
+		return;
+	}
+	d->snap_len = (uint32_t)n;
+	d->snap_index = t->last_index;
+	el_log(EL_LOG_INFO, "snapshot for a backup: index %llu, %u bytes",
+	       (unsigned long long)d->snap_index, d->snap_len);
+	snapshot_chunk(d, d->snap_index, 0);
+}
+
+static void snapshot_request(struct el_daemon *d, uint64_t conn, const struct el_cw_msg *q)
+{
+	if (q->index == 0) { /* a new snapshot: after a read barrier */
+		read_barrier(d, conn, q);
+		return;
+	}
+	begin_reply(d, q->type, q->id);
+	snapshot_chunk(d, q->index, q->offset);
+	el_d_send(d, conn, &d->rep, false);
+}
+
 static void answer_read(struct el_daemon *d, const struct el_d_pending *p)
 {
 	begin_reply(d, p->type, p->client_id);
-	if (p->type == EL_CW_QUERY) {
+	if (p->type == EL_CW_SNAPSHOT) {
+		snapshot_take(d);
+	} else if (p->type == EL_CW_QUERY) {
 		int rc = el_node_query(d->node, p->name, p->name_len, &d->q);
 		d->rep.err = rc;
 		d->rep.name_len = p->name_len;
@@ -390,6 +452,9 @@ void el_d_client_frame(struct el_daemon *d, uint64_t conn, const uint8_t *buf, u
 	case EL_CW_QUERY:
 	case EL_CW_LIST:
 		read_barrier(d, conn, q);
+		break;
+	case EL_CW_SNAPSHOT:
+		snapshot_request(d, conn, q);
 		break;
 	case EL_CW_MEMBER_ADD:
 	case EL_CW_MEMBER_REMOVE:

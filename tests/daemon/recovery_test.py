@@ -1,13 +1,20 @@
 #!/usr/bin/python3
-"""recovery_test.py BUILD - the lost-quorum procedure on real daemons.
+"""recovery_test.py BUILD - backup, restore and the lost-quorum procedure on
+real daemons.
 
-Three edgelockd over TLS hold a lock and a session; two of them are killed
-for good (SIGKILL, data directories deleted) and the survivor too. The
-survivor restarts with --force-new-cluster: it must lead alone (one member),
-keep the lock with its token and the session, and grant the next lock a
-higher token; a plain restart after that keeps the one-member cluster.
-The guards: --force-new-cluster on an empty data directory and together
-with --bootstrap are refused with a message.
+Backup and restore: three edgelockd over TLS hold a lock and a session;
+`edgelock snapshot save` writes a backup; a NEW cluster of three, each node
+seeded with `edgelockd restore BACKUP`, starts normally and holds the lock
+with its token and the session, and grants the next lock a higher token.
+A damaged backup and a restore over existing state are refused.
+
+Lost quorum: two of the three are killed for good (SIGKILL, data
+directories deleted) and the survivor too. The survivor restarts with
+--force-new-cluster: it must lead alone (one member), keep the lock with its
+token and the session, and grant the next lock a higher token; a plain
+restart after that keeps the one-member cluster. The guards:
+--force-new-cluster on an empty data directory and together with
+--bootstrap are refused with a message.
 
 Prints "N passed, N failed". Needs Debian's python3-cbor2.
 """
@@ -38,20 +45,76 @@ def members(c, i):
     return {m.get(20): m.get(23, 0) for m in c.status(i).get(28, [])}
 
 
-def hold(c, leader):
-    """A session on the leader holding lock "door"; (session, token)."""
+def hold(c, leader, name):
+    """A session on the leader holding lock name; (session, token)."""
     conn = c.connect(leader)
     try:
         s = conn.call({1: 1, 9: 60000, 13: "survivor-test", 14: random.getrandbits(64)}).get(4, 0)
-        rep = conn.call({1: 4, 4: s, 5: 1, 6: "door"})
+        rep = conn.call({1: 4, 4: s, 5: 1, 6: name})
         return s, rep.get(11, 0)
     finally:
         conn.close()
 
 
+def cli(c, *args):
+    env = dict(os.environ, EDGELOCK_ENDPOINTS=",".join(c.addr(i) for i in sorted(c.procs)),
+               EDGELOCK_CA=c.certs + "/ca.pem", EDGELOCK_CERT=c.certs + "/client.pem")
+    return subprocess.run([os.path.join(c.build, "bin", "edgelock")] + list(args), env=env,
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_backup_restore(c):
+    leader = c.wait_leader()
+    s, token = hold(c, leader, "door")
+    backup = os.path.join(c.dir, "backup.snap")
+    r = cli(c, "snapshot", "save", backup)
+    check("snapshot save: exit 0 and the file written",
+          r.returncode == 0 and os.path.getsize(backup) > 0, r.stdout + r.stderr)
+    c.stop_all()
+    # a new cluster in new data directories, seeded from the backup
+    n = Cluster(c.build, 3, tmp=os.path.join(c.dir, "restored"))
+    try:
+        outs = [subprocess.run([n.bin, "restore", backup, "-c", n.config(i)],
+                               capture_output=True, text=True, timeout=30) for i in sorted(n.peer_port)]
+        check("restore: every node seeded (exit 0)", all(o.returncode == 0 for o in outs),
+              "".join(o.stderr[-300:] for o in outs))
+        again = subprocess.run([n.bin, "restore", backup, "-c", n.config(1)],
+                               capture_output=True, text=True, timeout=30)
+        check("restore: over existing state is refused",
+              again.returncode == 2 and "already holds" in again.stderr, again.stderr[-300:])
+        n.start_all()
+        nl = n.wait_leader(timeout=20)
+        conn = n.connect(nl)
+        q = conn.call({1: 11, 6: "door"})
+        h = q.get(29, [{}])[0]
+        check("restore: the hold and its token are in the new cluster",
+              h.get(4) == s and h.get(11) == token, repr(q))
+        rep = conn.call({1: 2, 4: s})
+        check("restore: the session is there (keepalive ok)", rep.get(3, 0) == 0, repr(rep))
+        rep = conn.call({1: 4, 4: s, 5: 2, 6: "gate"})
+        check("restore: the next token is higher than every one in the backup",
+              rep.get(3, 0) == 0 and rep.get(11, 0) > token, repr(rep))
+        conn.close()
+    finally:
+        n.stop_all()
+    bad = os.path.join(c.dir, "bad.snap")
+    with open(backup, "rb") as f:
+        data = bytearray(f.read())
+    data[len(data) // 2] ^= 0xFF
+    with open(bad, "wb") as f:
+        f.write(bytes(data))
+    empty = Cluster(c.build, 1, tmp=os.path.join(c.dir, "bad-restore"))
+    out = subprocess.run([empty.bin, "restore", bad, "-c", empty.config(1)],
+                         capture_output=True, text=True, timeout=30)
+    check("restore: a damaged backup is refused and seeds nothing",
+          out.returncode == 2 and "not a backup" in out.stderr and
+          not os.path.exists(os.path.join(empty.data(1), "snapshot")), out.stderr[-300:])
+    c.start_all()  # the original cluster again, for the lost-quorum test
+
+
 def test_force_new_cluster(c):
     leader = c.wait_leader()
-    s, token = hold(c, leader)
+    s, token = hold(c, leader, "pump")
     check("before: a lock held with a token", s != 0 and token > 0, "%r %r" % (s, token))
     survivor = next(i for i in sorted(c.procs) if i != leader)
     time.sleep(1.0)  # the followers have it (committed and applied)
@@ -69,7 +132,7 @@ def test_force_new_cluster(c):
     check("force-new-cluster: the configuration is the survivor only",
           members(c, survivor) == {survivor: 1}, repr(members(c, survivor)))
     conn = c.connect(survivor)
-    q = conn.call({1: 11, 6: "door"})
+    q = conn.call({1: 11, 6: "pump"})
     h = q.get(29, [{}])[0]
     check("force-new-cluster: the hold and its token are there",
           h.get(4) == s and h.get(11) == token, repr(q))
@@ -108,7 +171,7 @@ def main():
                                            "recovery-%d" % os.getpid()))
     try:
         c.start_all(bootstrap=True)
-        for t in (test_force_new_cluster, test_guards):
+        for t in (test_backup_restore, test_force_new_cluster, test_guards):
             try:
                 t(c)
             except Exception as e:  # noqa: BLE001 - a crashed step fails, the rest still run
