@@ -186,6 +186,83 @@ int el_lock_snapshot(const struct el_lock_table *t, uint8_t *buf, uint32_t cap)
 
 /* ---- Reading ---------------------------------------------------------------- */
 
+/* ---- Uniqueness ----------------------------------------------------------------- */
+
+/* Session ids and lock names must be unique: a table with two sessions of
+ * one id, or two locks of one name, is no table history can make, and the
+ * indexes (and the invariant check) would refuse it after the fact. The
+ * validating pass collects them here and sorts them (heapsort: no
+ * recursion, no allocation). Static, so a board pays it in RAM, not stack;
+ * the decoder is not reentrant (the node that runs it is one thread). */
+#define UNIQ_MAX (EL_SESSIONS_MAX > EL_LOCKS_MAX ? EL_SESSIONS_MAX : EL_LOCKS_MAX)
+static struct {
+	uint64_t keys[UNIQ_MAX];         /* session ids; then name hash << 32 | lock */
+	uint32_t name_off[EL_LOCKS_MAX]; /* a lock name's offset in the bytes */
+	uint8_t name_len[EL_LOCKS_MAX];
+	uint32_t n;
+} uniq;
+
+static void sift_down(uint64_t *a, uint32_t i, uint32_t n)
+{
+	for (;;) {
+		uint32_t c = 2 * i + 1;
+		if (c >= n)
+			return;
+		if (c + 1 < n && a[c + 1] > a[c])
+			c++;
+		if (a[i] >= a[c])
+			return;
+		const uint64_t x = a[i];
+		a[i] = a[c];
+		a[c] = x;
+		i = c;
+	}
+}
+
+static void sort_keys(uint64_t *a, uint32_t n)
+{
+	for (uint32_t i = n / 2; i-- > 0;)
+		sift_down(a, i, n);
+	for (uint32_t end = n; end-- > 1;) {
+		const uint64_t x = a[0];
+		a[0] = a[end];
+		a[end] = x;
+		sift_down(a, 0, end);
+	}
+}
+
+/* FNV-1a: equal names hash alike; a collision only costs a comparison. */
+static uint32_t name_hash(const uint8_t *p, uint32_t n)
+{
+	uint32_t h = 2166136261u;
+	for (uint32_t i = 0; i < n; i++)
+		h = (h ^ p[i]) * 16777619u;
+	return h;
+}
+
+static bool ids_unique(void)
+{
+	sort_keys(uniq.keys, uniq.n);
+	for (uint32_t i = 1; i < uniq.n; i++)
+		if (uniq.keys[i] == uniq.keys[i - 1])
+			return false;
+	return true;
+}
+
+static bool names_unique(const uint8_t *buf)
+{
+	sort_keys(uniq.keys, uniq.n);
+	for (uint32_t i = 1; i < uniq.n; i++) {
+		if (uniq.keys[i] >> 32 != uniq.keys[i - 1] >> 32)
+			continue;
+		const uint32_t a = (uint32_t)uniq.keys[i], b = (uint32_t)uniq.keys[i - 1];
+		if (uniq.name_len[a] == uniq.name_len[b] &&
+		    memcmp(buf + uniq.name_off[a], buf + uniq.name_off[b], uniq.name_len[a]) == 0)
+			return false;
+	}
+	return true;
+}
+
 /* One decoding pass; out is NULL in the validating pass. */
 struct restore {
 	struct el_cbor_dec d;
@@ -229,6 +306,10 @@ static bool get_session(struct restore *r, int64_t *prev_slot)
 		return false;
 	*prev_slot = (int64_t)slot;
 	bit_set(r->seen.sessions, (uint32_t)slot);
+	if (!r->out) {
+		EL_ASSERT(uniq.n < UNIQ_MAX);
+		uniq.keys[uniq.n++] = id;
+	}
 	if (r->out) {
 		el_lock__take_session(r->out, (el_slot_t)slot, id);
 		struct el_lock_session *sess = &r->out->sessions[slot];
@@ -386,6 +467,13 @@ static bool get_lock_head(struct restore *r, int64_t *prev_slot, uint8_t *mode, 
 	    (*delayed ? (delay_ms == 0 || delay_token == 0) : (delay_ms != 0 || delay_token != 0)))
 		return false;
 	*prev_slot = (int64_t)slot;
+	if (!r->out) {
+		EL_ASSERT(uniq.n < EL_LOCKS_MAX);
+		uniq.name_off[uniq.n] = (uint32_t)((const uint8_t *)name - r->d.buf);
+		uniq.name_len[uniq.n] = (uint8_t)name_len;
+		uniq.keys[uniq.n] = (uint64_t)name_hash((const uint8_t *)name, name_len) << 32 | uniq.n;
+		uniq.n++;
+	}
 	if (r->out) {
 		el_lock__take_lock(r->out, (el_slot_t)slot, name, name_len);
 		struct el_lock_entry *entry = &r->out->locks[slot];
@@ -448,9 +536,12 @@ static int decode(struct restore *r, const uint8_t *buf, uint32_t len)
 		return EL_EVERSION;
 	r->last_index = get_u(r, UINT64_MAX);
 	el_cbor_get_array(&r->d, &n, EL_SESSIONS_MAX);
+	uniq.n = 0;
 	for (uint32_t i = 0; i < n && el_cbor_dec_error(&r->d) == 0; i++)
 		if (!get_session(r, &prev))
 			return EL_EDECODE;
+	if (!r->out && !ids_unique())
+		return EL_EDECODE;
 	prev = -1;
 	el_cbor_get_array(&r->d, &n, EL_VALUES_MAX);
 	for (uint32_t i = 0; i < n && el_cbor_dec_error(&r->d) == 0; i++)
@@ -458,9 +549,12 @@ static int decode(struct restore *r, const uint8_t *buf, uint32_t len)
 			return EL_EDECODE;
 	prev = -1;
 	el_cbor_get_array(&r->d, &n, EL_LOCKS_MAX);
+	uniq.n = 0;
 	for (uint32_t i = 0; i < n && el_cbor_dec_error(&r->d) == 0; i++)
 		if (!get_lock(r, &prev))
 			return EL_EDECODE;
+	if (!r->out && !names_unique(buf))
+		return EL_EDECODE;
 	/* Every stored value belongs to exactly one claim. */
 	if (memcmp(r->seen.values, r->seen.values_used, sizeof(r->seen.values)) != 0)
 		return EL_EDECODE;

@@ -24,7 +24,24 @@ $(CONFORMANCE): $(CONFORMANCE_SRCS) $(wildcard tests/conformance/*.h) $(CBOR_SAN
 # Fuzzing: clang's libFuzzer, the codec compiled with coverage and sanitizers.
 FUZZ_CC ?= clang
 FUZZ_CFLAGS := $(CSTD) $(WARN) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-FUZZ_TARGETS := $(BUILD)/fuzz/fuzz_wire $(BUILD)/fuzz/fuzz_cbor $(BUILD)/fuzz/fuzz_oracle
+FUZZ_TARGETS := $(BUILD)/fuzz/fuzz_wire $(BUILD)/fuzz/fuzz_cbor $(BUILD)/fuzz/fuzz_oracle \
+	$(BUILD)/fuzz/fuzz_snapshot
+# The lock-table snapshot decoder (InstallSnapshot, backups), with small
+# limits so a table copy per run is cheap; FUZZ_GEN writes its seeds.
+FUZZ_SNAP_LIMITS := -DEL_SESSIONS_MAX=8 -DEL_LOCKS_MAX=8 -DEL_HOLDS_MAX=8 -DEL_WAITERS_MAX=8 \
+	-DEL_WATCHES_MAX=4 -DEL_VALUES_MAX=4 -DEL_OPENS_MAX=4 -DEL_SNAPSHOT_MAX=4096
+FUZZ_SNAP_SRCS := core/lock.c core/lock_table.c core/lock_index.c core/lock_check.c \
+	core/lock_cmd.c core/lock_open.c core/lock_query.c core/lock_snapshot.c core/cbor.c core/error.c
+$(BUILD)/fuzz/fuzz_snapshot: tests/fuzz/fuzz_snapshot.c $(FUZZ_SNAP_SRCS) $(CORE_HDRS) $(TEST_LIB_SRCS)
+	@mkdir -p $(@D)
+	$(call say,FUZZCC,$@)
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SNAP_LIMITS) $(INCLUDES) $< $(FUZZ_SNAP_SRCS) \
+		$(TEST_LIB_SRCS) -o $@
+$(BUILD)/host/gen_snapshot_corpus: tests/fuzz/fuzz_snapshot.c $(FUZZ_SNAP_SRCS) $(CORE_HDRS)
+	@mkdir -p $(@D)
+	$(call say,LD,$@)
+	$(Q)$(CC) $(HOST_CFLAGS) -DEL_FUZZ_GEN $(FUZZ_SNAP_LIMITS) $(INCLUDES) $< $(FUZZ_SNAP_SRCS) \
+		$(TEST_LIB_SRCS) -o $@
 FUZZ_SECONDS ?= 60
 
 $(BUILD)/fuzz/fuzz_wire $(BUILD)/fuzz/fuzz_cbor: $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c \
@@ -50,9 +67,10 @@ $(BUILD)/host/gen_corpus: tests/fuzz/gen_corpus.c $(CBOR_SRCS) $(CORE_HDRS) $(TE
 .PHONY: fuzz fuzz-corpus test-cbor-conformance test-fuzz-cbor
 fuzz: $(FUZZ_TARGETS)
 	@tests/fuzz/run.sh $(BUILD)/fuzz $(FUZZ_SECONDS)
-fuzz-corpus: $(BUILD)/host/gen_corpus
-	@mkdir -p tests/fuzz/corpus/wire tests/fuzz/corpus/cbor
+fuzz-corpus: $(BUILD)/host/gen_corpus $(BUILD)/host/gen_snapshot_corpus
+	@mkdir -p tests/fuzz/corpus/wire tests/fuzz/corpus/cbor tests/fuzz/corpus/snapshot
 	$(BUILD)/host/gen_corpus tests/fuzz/corpus
+	$(BUILD)/host/gen_snapshot_corpus tests/fuzz/corpus/snapshot
 
 test-cbor-conformance: $(CONFORMANCE)
 	@tests/run-suite.sh $(BUILD)/results cbor-conformance $(CONFORMANCE)

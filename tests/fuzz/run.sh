@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # run.sh FUZZ_DIR [SECONDS] - run the CBOR/wire fuzz targets built in FUZZ_DIR:
 # first over the committed seed corpus (regression), then fuzzing, either for
-# SECONDS per target (FUZZ_TARGETS picks the targets; default wire cbor oracle) or, without SECONDS, a fixed seeded number of runs (the
+# SECONDS per target (FUZZ_TARGETS picks the targets; default wire cbor oracle snapshot) or, without SECONDS, a fixed seeded number of runs (the
 # bounded, repeatable run of `make test`). New inputs and crash artifacts go
 # under FUZZ_DIR/work, never into tests/fuzz/corpus. Ends with the harness
 # line "N passed, N failed".
@@ -9,7 +9,7 @@ set -u
 dir=$1 secs=${2:-}
 here=$(cd "$(dirname "$0")" && pwd)
 pass=0 fail=0
-for t in ${FUZZ_TARGETS:-wire cbor oracle}; do
+for t in ${FUZZ_TARGETS:-wire cbor oracle snapshot}; do
 	bin="$dir/fuzz_$t" work="$dir/work/$t" corpus="$here/corpus/$t"
 	[ "$t" = oracle ] && corpus="$here/corpus/cbor" # the oracle reads plain CBOR too
 	mkdir -p "$work"
