@@ -171,10 +171,11 @@ int main(int argc, char **argv)
 		const int fd = accept(lfd, NULL, NULL);
 		if (fd < 0)
 			continue;
-		char line[256], reply[128];
+		char line[256];
 		if (read_line(fd, line, sizeof line) > 0) {
+			char reply[128];
 			handle(&r, line, reply, sizeof reply);
-			if (write(fd, reply, strlen(reply)) < 0)
+			if (send(fd, reply, strlen(reply), MSG_NOSIGNAL) < 0)
 				perror("fenced-resource: reply");
 		}
 		close(fd);

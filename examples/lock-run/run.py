@@ -113,8 +113,25 @@ def run(cluster, store):
     return paused
 
 
+def stale_commit(store, rows):
+    """A holder that lost the lock mid-job and resumes past its marker check,
+    played directly: job.sh for a period with no marker yet (the next one),
+    with the oldest token. Returns (exit status, output, job.log grew)."""
+    if not rows:
+        return None, "", False
+    before = len(rows)
+    env = dict(os.environ, EDGELOCK_TOKEN=str(min(r[2] for r in rows)), JOB_STORE=store,
+               SCHEDULER="stale", JOB_SECONDS="0")
+    p = subprocess.run([os.path.join(HERE, "job.sh"), str(PERIODS)], env=env,
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=10)
+    out = p.stdout.decode().strip().splitlines()
+    print("a stale holder's commit, played: %s (exit %d)" % (out[-1] if out else "", p.returncode))
+    return p.returncode, out, len(job_lines(store)) > before
+
+
 def report(store, paused):
     rows = job_lines(store)
+    stale_rc, _, grew = stale_commit(store, rows)
     print("job.log:")
     for r in rows:
         print("  period %d by scheduler %s token %d" % r)
@@ -145,6 +162,8 @@ def report(store, paused):
           "period %d, whose runner was paused past the TTL, was run by the other board" % PAUSED_PERIOD)
     check(paused is not None and any(c in (3, 76) for c in paused_codes),
           "the paused board's job did not commit: refused by the fence (3) or killed by the CLI (76)")
+    check(stale_rc == 3 and not grew,
+          "a job with an older token past its marker check is refused by the fence (exit 3)")
     check(all(c in (0, 3, 75, 76) for _, _, c in tries),
           "no attempt failed otherwise (exit 0, 75, or 3/76 for a lost lock)")
 
