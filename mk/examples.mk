@@ -1,19 +1,40 @@
 # mk/examples.mk - the examples that run on real daemons (examples/*/).
 #
 #   make fleet-election    run the fleet-election example (also in make test)
+#   make fenced-resource   run the fenced-resource example (also in make test)
+#   make lock-run          run the lock-run example (also in make test)
+#   make test-examples     all three as suites
 
 FLEET_DEVICE := $(BUILD)/bin/fleet-device
+FENCED_RESOURCE := $(BUILD)/bin/fenced-resource
+FENCED_CLIENT := $(BUILD)/bin/fenced-client
 
-$(FLEET_DEVICE): examples/fleet-election/device.c $(LIBEDGELOCK) $(CLIENT_HDRS) core/fence.c
-	@mkdir -p $(@D)
-	$(call say,LD,$@)
-	$(Q)$(CC) $(HOST_CFLAGS) $(CLIENT_FLAGS) $< core/fence.c $(LIBEDGELOCK) $(CLIENT_LIBS) -o $@
+# An example program: one C file, the fence kit, libedgelock.
+define example_prog
+$(1): $(2) $$(LIBEDGELOCK) $$(CLIENT_HDRS) core/fence.c core/el_fence.h
+	@mkdir -p $$(@D)
+	$$(call say,LD,$$@)
+	$$(Q)$$(CC) $$(HOST_CFLAGS) $$(CLIENT_FLAGS) $$< core/fence.c $$(LIBEDGELOCK) $$(CLIENT_LIBS) -o $$@
+endef
+$(eval $(call example_prog,$(FLEET_DEVICE),examples/fleet-election/device.c))
+$(eval $(call example_prog,$(FENCED_RESOURCE),examples/fenced-resource/resource.c))
+$(eval $(call example_prog,$(FENCED_CLIENT),examples/fenced-resource/client.c))
 
-.PHONY: fleet-election test-examples
-fleet-election: $(FLEET_DEVICE) $(BUILD)/bin/edgelockd certs
+EXAMPLE_DAEMON := $(BUILD)/bin/edgelockd certs
+
+.PHONY: fleet-election fenced-resource lock-run test-examples
+fleet-election: $(FLEET_DEVICE) $(EXAMPLE_DAEMON)
 	@/usr/bin/python3 examples/fleet-election/run.py $(BUILD)
-test-examples: $(FLEET_DEVICE) $(BUILD)/bin/edgelockd certs
+fenced-resource: $(FENCED_RESOURCE) $(FENCED_CLIENT) $(EXAMPLE_DAEMON)
+	@/usr/bin/python3 examples/fenced-resource/run.py $(BUILD)
+lock-run: $(EDGELOCK_CLI) $(EXAMPLE_DAEMON)
+	@/usr/bin/python3 examples/lock-run/run.py $(BUILD)
+test-examples: $(FLEET_DEVICE) $(FENCED_RESOURCE) $(FENCED_CLIENT) $(EDGELOCK_CLI) $(EXAMPLE_DAEMON)
 	@tests/run-suite.sh $(BUILD)/results example-fleet-election /usr/bin/python3 \
 		examples/fleet-election/run.py $(BUILD)
+	@tests/run-suite.sh $(BUILD)/results example-fenced-resource /usr/bin/python3 \
+		examples/fenced-resource/run.py $(BUILD)
+	@tests/run-suite.sh $(BUILD)/results example-lock-run /usr/bin/python3 \
+		examples/lock-run/run.py $(BUILD)
 TESTS += test-examples
-ALL_TARGETS += $(FLEET_DEVICE)
+ALL_TARGETS += $(FLEET_DEVICE) $(FENCED_RESOURCE) $(FENCED_CLIENT)
