@@ -158,7 +158,7 @@ sizes:
 
 # Static analysis of everything we ship: core/ and port/ today; net/ and cmd/
 # join the list by themselves once those folders exist.
-CPPCHECK_DIRS := $(wildcard core port net cmd)
+CPPCHECK_DIRS := $(wildcard core port net cmd examples)
 .PHONY: test-cppcheck
 test-cppcheck:
 	@tests/run-suite.sh $(BUILD)/results cppcheck tests/cppcheck.sh $(CPPCHECK_DIRS)
