@@ -6,6 +6,7 @@
 #   make run              three edgelockd on loopback, logs prefixed, Ctrl-C stops
 #   make test-daemon      the three-daemon cluster test and the bad-input test, and the
 #                         client identity / session owner / [acl] test (auth_test.py)
+#   make test-daemon-certs    expired / revoked (CRL) certificates, SIGHUP reload (certs_test.py)
 #   make test-daemon-metrics  Prometheus metrics scraped from a three-daemon cluster
 #   make test-daemon-systemd  sd_notify READY/STATUS/WATCHDOG/STOPPING (systemd_test.py)
 #
@@ -61,6 +62,14 @@ test-daemon: $(EDGELOCKD) $(EDGELOCKD_SAN) certs
 	@tests/run-suite.sh $(BUILD)/results daemon-auth /usr/bin/python3 tests/daemon/auth_test.py $(BUILD)
 	@EDGELOCKD=$(EDGELOCKD_SAN) tests/run-suite.sh $(BUILD)/results \
 		daemon-auth-asan-ubsan /usr/bin/python3 tests/daemon/auth_test.py $(BUILD)
+# Expired and revoked (CRL) certificates refused, SIGHUP reloads them (issue 12)
+.PHONY: test-daemon-certs
+test-daemon-certs: $(EDGELOCKD) $(EDGELOCKD_SAN)
+	@tests/run-suite.sh $(BUILD)/results daemon-certs /usr/bin/python3 tests/daemon/certs_test.py $(BUILD)
+	@EDGELOCKD=$(EDGELOCKD_SAN) tests/run-suite.sh $(BUILD)/results \
+		daemon-certs-asan-ubsan /usr/bin/python3 tests/daemon/certs_test.py $(BUILD)
+TESTS += test-daemon-certs
+
 .PHONY: test-daemon-recovery
 test-daemon-recovery: $(EDGELOCKD) certs
 	@tests/run-suite.sh $(BUILD)/results daemon-recovery /usr/bin/python3 \

@@ -32,7 +32,8 @@
  *   - the certificate in the proof need not be the TLS one: whoever presents
  *     it must hold its private key to sign, and it must chain to the CA.
  * What this does not do: protect against a stolen private key, or a CA that
- * signs rogue certificates (revocation is the operator's job).
+ * signs rogue certificates (revocation is the operator's job: a CRL, see
+ * el_ident_load_crl).
  *
  * Uses mbedtls (x509, pk, sha256, ctr_drbg); nothing here touches the core.
  */
@@ -65,6 +66,13 @@ struct el_ident;
  * wrong is written to err, and a negative EL_E* code is returned. */
 int el_ident_load(struct el_ident **out, const char *ca_file, const char *cert_file,
 		  const char *key_file, char *err, size_t err_cap);
+/* The same, and every certificate checked here (ours at load, each proof's)
+ * is also checked against the CRL in crl_file (PEM or DER; NULL: none): a
+ * revoked one is refused with "revoked (CRL)", an expired one with "expired
+ * on <date>". A CRL past its nextUpdate, or not signed by the CA, refuses
+ * every certificate (mbedtls' BADCRL flags): fail closed, so keep it fresh. */
+int el_ident_load_crl(struct el_ident **out, const char *ca_file, const char *cert_file,
+		      const char *key_file, const char *crl_file, char *err, size_t err_cap);
 void el_ident_free(struct el_ident *id);
 /* Our own proven-to-others name (our certificate's CN) and role. */
 const char *el_ident_name(const struct el_ident *id);

@@ -14,6 +14,7 @@
 #include <mbedtls/oid.h>
 #include <mbedtls/pk.h>
 #include <mbedtls/sha256.h>
+#include <mbedtls/x509_crl.h>
 #include <mbedtls/x509_crt.h>
 
 #include "el_cbor.h"
@@ -28,6 +29,8 @@ static const char DOMAIN[] = "edgelock-ident-v1";
 
 struct el_ident {
 	mbedtls_x509_crt ca;
+	mbedtls_x509_crl crl; /* empty (has_crl false) without a CRL file */
+	bool has_crl;
 	mbedtls_x509_crt cert;
 	mbedtls_pk_context key;
 	mbedtls_entropy_context entropy;
@@ -84,26 +87,62 @@ static bool cert_identity(const mbedtls_x509_crt *crt, char name[EL_IDENT_NAME_M
 	return true;
 }
 
-static int verify_chain(struct el_ident *id, mbedtls_x509_crt *crt, char *err, size_t cap)
+/* "<CN> (serial 01:AB...)": which certificate a refusal is about. */
+static void cert_label(const mbedtls_x509_crt *crt, char *out, size_t cap)
 {
-	uint32_t flags = 0;
-	if (mbedtls_x509_crt_verify(crt, &id->ca, NULL, NULL, &flags, NULL, NULL) == 0)
-		return 0;
+	char cn[EL_IDENT_NAME_MAX + 1] = "?", serial[128];
+	(void)subject_attr(crt, MBEDTLS_OID_AT_CN, MBEDTLS_OID_SIZE(MBEDTLS_OID_AT_CN), cn);
+	if (mbedtls_x509_serial_gets(serial, sizeof(serial), &crt->serial) < 0)
+		snprintf(serial, sizeof(serial), "?");
+	snprintf(out, cap, "%s (serial %s)", cn, serial);
+}
+
+/* Expired and revoked get their own words: those are what an operator acts
+ * on (renew the certificate; it was revoked on purpose). The rest is
+ * mbedtls' own description of the flags. */
+static void explain(const mbedtls_x509_crt *crt, uint32_t flags, char *err, size_t cap)
+{
+	char who[EL_IDENT_NAME_MAX + 160];
+	cert_label(crt, who, sizeof(who));
+	if (flags & MBEDTLS_X509_BADCERT_REVOKED) {
+		say(err, cap, "certificate of %s revoked (CRL)", who);
+		return;
+	}
+	if (flags & MBEDTLS_X509_BADCERT_EXPIRED) {
+		const mbedtls_x509_time *t = &crt->valid_to;
+		say(err, cap, "certificate of %s expired on %04d-%02d-%02d %02d:%02d:%02d UTC", who,
+		    t->year, t->mon, t->day, t->hour, t->min, t->sec);
+		return;
+	}
 	char why[256];
 	if (mbedtls_x509_crt_verify_info(why, sizeof(why), "", flags) < 0)
 		why[0] = '\0';
 	why[strcspn(why, "\n")] = '\0';
 	say(err, cap, "certificate not accepted by the cluster CA: %s", why);
+}
+
+static int verify_chain(struct el_ident *id, mbedtls_x509_crt *crt, char *err, size_t cap)
+{
+	uint32_t flags = 0;
+	mbedtls_x509_crl *crl = id->has_crl ? &id->crl : NULL;
+	if (mbedtls_x509_crt_verify(crt, &id->ca, crl, NULL, &flags, NULL, NULL) == 0)
+		return 0;
+	explain(crt, flags, err, cap);
 	return EL_EPERM;
 }
 
 static int load_parts(struct el_ident *id, const char *ca_file, const char *cert_file,
-		      const char *key_file, char *err, size_t cap)
+		      const char *key_file, const char *crl_file, char *err, size_t cap)
 {
 	if (mbedtls_x509_crt_parse_file(&id->ca, ca_file) != 0) {
 		say(err, cap, "%s: not a readable PEM CA certificate", ca_file);
 		return EL_EINVAL;
 	}
+	if (crl_file != NULL && mbedtls_x509_crl_parse_file(&id->crl, crl_file) != 0) {
+		say(err, cap, "%s: not a readable PEM or DER CRL", crl_file);
+		return EL_EINVAL;
+	}
+	id->has_crl = crl_file != NULL;
 	if (mbedtls_x509_crt_parse_file(&id->cert, cert_file) != 0) {
 		say(err, cap, "%s: not a readable PEM certificate", cert_file);
 		return EL_EINVAL;
@@ -123,7 +162,8 @@ static int load_parts(struct el_ident *id, const char *ca_file, const char *cert
 	}
 	char why[200];
 	if (verify_chain(id, &id->cert, why, sizeof(why)) != 0) {
-		say(err, cap, "%s: %s (%s)", cert_file, why, ca_file);
+		say(err, cap, "%s: %s (%s%s%s)", cert_file, why, ca_file, crl_file ? ", " : "",
+		    crl_file ? crl_file : "");
 		return EL_EINVAL;
 	}
 	return 0;
@@ -132,6 +172,12 @@ static int load_parts(struct el_ident *id, const char *ca_file, const char *cert
 int el_ident_load(struct el_ident **out, const char *ca_file, const char *cert_file,
 		  const char *key_file, char *err, size_t err_cap)
 {
+	return el_ident_load_crl(out, ca_file, cert_file, key_file, NULL, err, err_cap);
+}
+
+int el_ident_load_crl(struct el_ident **out, const char *ca_file, const char *cert_file,
+		      const char *key_file, const char *crl_file, char *err, size_t err_cap)
+{
 	*out = NULL;
 	struct el_ident *id = calloc(1, sizeof(*id));
 	if (id == NULL) {
@@ -139,11 +185,12 @@ int el_ident_load(struct el_ident **out, const char *ca_file, const char *cert_f
 		return EL_EFULL;
 	}
 	mbedtls_x509_crt_init(&id->ca);
+	mbedtls_x509_crl_init(&id->crl);
 	mbedtls_x509_crt_init(&id->cert);
 	mbedtls_pk_init(&id->key);
 	mbedtls_entropy_init(&id->entropy);
 	mbedtls_ctr_drbg_init(&id->drbg);
-	int rc = load_parts(id, ca_file, cert_file, key_file, err, err_cap);
+	int rc = load_parts(id, ca_file, cert_file, key_file, crl_file, err, err_cap);
 	if (rc == 0 && mbedtls_ctr_drbg_seed(&id->drbg, mbedtls_entropy_func, &id->entropy,
 					     (const unsigned char *)DOMAIN, sizeof(DOMAIN)) != 0) {
 		say(err, err_cap, "no entropy for the random generator");
@@ -162,6 +209,7 @@ void el_ident_free(struct el_ident *id)
 	if (id == NULL)
 		return;
 	mbedtls_x509_crt_free(&id->ca);
+	mbedtls_x509_crl_free(&id->crl);
 	mbedtls_x509_crt_free(&id->cert);
 	mbedtls_pk_free(&id->key);
 	mbedtls_ctr_drbg_free(&id->drbg);

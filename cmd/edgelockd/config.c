@@ -150,6 +150,8 @@ int el_dcfg_set(struct el_dcfg *c, const char *section, const char *key, const c
 		rc = set_str(c->ca_file, sizeof c->ca_file, v), why = "must be a path";
 	else if (IS("tls", "cert_key_file"))
 		rc = set_str(c->cert_key_file, sizeof c->cert_key_file, v), why = "must be a path";
+	else if (IS("tls", "crl_file"))
+		rc = set_str(c->crl_file, sizeof c->crl_file, v), why = "must be a path";
 	else if (IS("tls", "client_auth")) {
 		rc = EL_OK;
 		why = "must be required or optional";

@@ -174,25 +174,52 @@ static int open_net(struct el_daemon *d)
 
 /* This node's identity for the challenge and proof of every connection
  * (net/el_ident.h): its certificate must say OU=node and CN=node<id>, the
- * name every other node checks. */
-static int open_ident(struct el_daemon *d)
+ * name every other node checks, and be neither expired nor revoked by
+ * [tls] crl_file. Loaded into *out; why not goes to the log at level lvl. */
+static int load_ident(const struct el_daemon *d, struct el_ident **out, enum el_log_level lvl,
+		      const char *ctx)
 {
-	char err[256], want[32];
-	int rc = el_ident_load(&d->ident, d->cfg.ca_file, d->cfg.cert_key_file, NULL, err,
-			       sizeof err);
+	char err[512], want[32];
+	const char *crl = d->cfg.crl_file[0] != '\0' ? d->cfg.crl_file : NULL;
+	int rc = el_ident_load_crl(out, d->cfg.ca_file, d->cfg.cert_key_file, NULL, crl, err,
+				   sizeof err);
 	if (rc != EL_OK) {
-		el_log(EL_LOG_ERROR, "[tls] %s", err);
+		el_log(lvl, "[tls] %s%s", ctx, err);
 		return rc;
 	}
 	snprintf(want, sizeof want, "node%u", d->cfg.id);
-	if (el_ident_role_of(d->ident) != EL_IDENT_NODE || strcmp(el_ident_name(d->ident), want) != 0) {
-		el_log(EL_LOG_ERROR, "[tls] cert_key_file %s: node %u needs a certificate with "
-		       "OU=node and CN=%s, this one is CN=%s (%s)", d->cfg.cert_key_file, d->cfg.id,
-		       want, el_ident_name(d->ident),
-		       el_ident_role_of(d->ident) == EL_IDENT_NODE ? "OU=node" : "OU=client");
+	if (el_ident_role_of(*out) != EL_IDENT_NODE || strcmp(el_ident_name(*out), want) != 0) {
+		el_log(lvl, "[tls] %scert_key_file %s: node %u needs a certificate with "
+		       "OU=node and CN=%s, this one is CN=%s (%s)", ctx, d->cfg.cert_key_file,
+		       d->cfg.id, want, el_ident_name(*out),
+		       el_ident_role_of(*out) == EL_IDENT_NODE ? "OU=node" : "OU=client");
+		el_ident_free(*out);
+		*out = NULL;
 		return EL_EINVAL;
 	}
 	return EL_OK;
+}
+
+static int open_ident(struct el_daemon *d)
+{
+	return load_ident(d, &d->ident, EL_LOG_ERROR, "");
+}
+
+/* SIGHUP. Only the identity material is swapped: the loop is the one user
+ * of d->ident, so no lock; connections already proven stay up (their
+ * proof was checked when they opened), and a challenge already sent keeps
+ * its nonce, which is per connection, not per el_ident. nng's TLS configs
+ * keep what they loaded at start (see README: what needs a restart). */
+void el_d_reload(struct el_daemon *d)
+{
+	struct el_ident *next = NULL;
+	if (load_ident(d, &next, EL_LOG_ERROR, "SIGHUP: kept the old certificates: ") != EL_OK)
+		return;
+	el_ident_free(d->ident);
+	d->ident = next;
+	el_log(EL_LOG_INFO, "SIGHUP: reloaded [tls] ca_file %s, cert_key_file %s%s%s for new "
+	       "connections' identity proofs", d->cfg.ca_file, d->cfg.cert_key_file,
+	       d->cfg.crl_file[0] != '\0' ? ", crl_file " : " (no crl_file)", d->cfg.crl_file);
 }
 
 int el_d_open(struct el_daemon *d, bool bootstrap, bool join)
@@ -352,7 +379,8 @@ static void check_removed(struct el_daemon *d)
 	el_d_notify_stopping(d);
 }
 
-int el_d_run(struct el_daemon *d, const volatile int *stop_signal)
+int el_d_run(struct el_daemon *d, const volatile int *stop_signal,
+	     volatile int *reload_signal)
 {
 	d->now_ms = el_now_ms();
 	el_d_notify_init(d);
@@ -362,6 +390,10 @@ int el_d_run(struct el_daemon *d, const volatile int *stop_signal)
 		el_d_notify_turn(d); /* READY=1 at the first turn; the watchdog from here */
 		if (*stop_signal && !d->stopping)
 			begin_stop(d);
+		if (*reload_signal) {
+			*reload_signal = 0; /* a SIGHUP during the reload asks for another */
+			el_d_reload(d);
+		}
 		if (d->stopping && stop_done(d))
 			return EL_OK;
 		uint64_t due = el_node_deadline(d->node);

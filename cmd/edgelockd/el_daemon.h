@@ -112,7 +112,7 @@ struct el_daemon {
 	struct el_d_book book[EL_DCFG_PEERS_MAX];
 	struct el_d_inbound inbound[EL_D_INBOUND_MAX];
 	struct el_d_outbound outbound[EL_DCFG_PEERS_MAX];
-	struct el_ident *ident; /* this node's CA, certificate and key */
+	struct el_ident *ident; /* this node's CA, certificate, key and CRL */
 	struct el_d_metrics *metrics; /* NULL: no [node] metrics address */
 	struct el_d_client *clients; /* by el_net_slot(); allocated at start */
 	struct el_d_attach attach[EL_SESSIONS_MAX]; /* by session slot of the lock table */
@@ -133,7 +133,13 @@ bool el_d_has_state(const char *dir);
  * snapshot save) as the state of a new cluster of cfg's [peers]; EL_OK or
  * an error already logged. */
 int el_d_restore(const struct el_dcfg *cfg, const char *file);
-int el_d_run(struct el_daemon *d, const volatile int *stop_signal);
+/* Runs until *stop_signal; each time *reload_signal is set (SIGHUP), clears
+ * it and reloads the [tls] files (el_d_reload). */
+int el_d_run(struct el_daemon *d, const volatile int *stop_signal,
+	     volatile int *reload_signal);
+/* Re-read the [tls] CA, certificate + key and CRL files for the identity
+ * proofs of new connections; on any error keep the old ones (logged). */
+void el_d_reload(struct el_daemon *d);
 void el_d_close(struct el_daemon *d);
 
 /* serve.c */

@@ -3,7 +3,7 @@
  * Debian's libinih) and the command-line flags that override it.
  *
  *   [node]    id, data_dir, peer_addr, client_addr, cluster, metrics
- *   [tls]     ca_file, cert_key_file, client_auth = required | optional
+ *   [tls]     ca_file, cert_key_file, crl_file, client_auth = required | optional
  *   [peers]   <id> = <peer address>    every initial member, this node too
  *   [timing]  election_ms, heartbeat_ms, check_quorum
  *   [limits]  max_clients, client_queue, peer_queue
@@ -43,6 +43,7 @@ struct el_dcfg {
 	char metrics[EL_CW_ADDR_MAX]; /* http://HOST:PORT/PATH, or "" (no metrics) */
 	char ca_file[EL_DCFG_PATH_MAX];
 	char cert_key_file[EL_DCFG_PATH_MAX];
+	char crl_file[EL_DCFG_PATH_MAX]; /* "": no CRL */
 	bool client_cert_required;
 	uint32_t election_ms;
 	uint32_t heartbeat_ms;

@@ -16,12 +16,15 @@
 #include "el_peer_hello.h"
 #include "el_platform.h"
 
-static volatile int stop_signal;
+static volatile int stop_signal, reload_signal;
 
+/* Only flags: the loop acts on them (daemon.c), outside the handler. */
 static void on_signal(int sig)
 {
-	(void)sig;
-	stop_signal = 1;
+	if (sig == SIGHUP)
+		reload_signal = 1;
+	else
+		stop_signal = 1;
 }
 
 static void usage(FILE *f)
@@ -51,13 +54,16 @@ static void usage(FILE *f)
 		"  --peer ID=URL         [peers] ID = URL (repeatable)\n"
 		"  --ca-file F           [tls] ca_file\n"
 		"  --cert-key-file F     [tls] cert_key_file (certificate and key, PEM)\n"
+		"  --crl-file F          [tls] crl_file (revoked certificates, PEM)\n"
 		"  --log-level L         [log] level: debug, info, warn, error\n"
 		"  -h, --help            this text\n"
 		"  --version             version, protocol and capacity profile\n"
 		"restore BACKUP: seed the empty data directory from `edgelock snapshot save`\n"
 		"as a new cluster of the [peers] voters, then exit; start normally after.\n"
 		"Flags override the file. SIGTERM: a leader hands over leadership, then\n"
-		"the node exits 0. Exit: 1 config, 2 start failure, 3 storage failure.\n");
+		"the node exits 0. SIGHUP: re-read the [tls] CA, certificate and CRL files\n"
+		"for new connections' identity proofs (nothing else of the config).\n"
+		"Exit: 1 config, 2 start failure, 3 storage failure.\n");
 }
 
 struct flag {
@@ -72,6 +78,7 @@ static const struct flag flags[] = {
 	{ "--metrics", "node", "metrics" },
 	{ "--ca-file", "tls", "ca_file" },
 	{ "--cert-key-file", "tls", "cert_key_file" },
+	{ "--crl-file", "tls", "crl_file" },
 	{ "--log-level", "log", "level" },
 };
 
@@ -191,6 +198,7 @@ int main(int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	/* a descriptor per client connection: allow what the hard limit allows */
 	struct rlimit rl;
@@ -206,7 +214,7 @@ int main(int argc, char **argv)
 		el_d_close(&d);
 		return 2;
 	}
-	int rc = el_d_run(&d, &stop_signal);
+	int rc = el_d_run(&d, &stop_signal, &reload_signal);
 	el_d_close(&d);
 	el_log(rc == EL_OK ? EL_LOG_INFO : EL_LOG_ERROR, "exit: %s", el_strerror(rc));
 	return rc == EL_OK ? 0 : 3;

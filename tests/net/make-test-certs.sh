@@ -2,7 +2,8 @@
 # make-test-certs.sh DIR - the certificates the identity tests need, made
 # with the openssl CLI: a cluster CA; node1 (EC P-256), node2 (EC), node3
 # (RSA 2048) with OU=node; client1 with OU=client; a node without an OU; and
-# node1 again, signed by a rogue CA. Keys sit beside their certificates.
+# node1 again, signed by a rogue CA; a CRL revoking client1 and an expired
+# client certificate. Keys sit beside their certificates.
 set -eu
 dir=$1
 mkdir -p "$dir"
@@ -27,3 +28,32 @@ rsa node3 && leaf node3 "/OU=node/CN=node3" ca
 ec client1 && leaf client1 "/OU=client/CN=client1" ca
 ec noou && leaf noou "/CN=noou" ca
 ec rogue-node1 && leaf rogue-node1 "/OU=node/CN=node1" rogue-ca
+# For the CRL and expiry checks: crl.pem (from `openssl ca`, whose database
+# sits in ca-db/) revokes client1; expired (OU=client) ended in 2021.
+mkdir -p ca-db
+: >ca-db/index.txt
+echo 1000 >ca-db/serial
+echo 01 >ca-db/crlnumber
+cat >ca-db/ca.cnf <<CNF
+[ca]
+default_ca = t
+[t]
+database = ca-db/index.txt
+new_certs_dir = ca-db
+serial = ca-db/serial
+crlnumber = ca-db/crlnumber
+certificate = ca.crt
+private_key = ca.key
+default_md = sha256
+policy = p
+[p]
+organizationalUnitName = supplied
+commonName = supplied
+CNF
+ec expired
+openssl req -new -key expired.key -subj "/OU=client/CN=expired" -out expired.csr 2>/dev/null
+openssl ca -batch -config ca-db/ca.cnf -notext -startdate 20200101000000Z \
+	-enddate 20210101000000Z -in expired.csr -out expired.crt 2>/dev/null
+rm -f expired.csr
+openssl ca -config ca-db/ca.cnf -revoke client1.crt 2>/dev/null
+openssl ca -config ca-db/ca.cnf -gencrl -crldays 3650 -out crl.pem 2>/dev/null

@@ -4,7 +4,8 @@
  * relays another listener's challenge (both ways it could try), a replayed
  * proof, a client certificate on the peer port, a certificate of another
  * CA, a certificate presented without its key, malformed and truncated
- * proofs, and load errors that name the file.
+ * proofs, load errors that name the file, and revoked (CRL) and expired
+ * certificates refused with the reason.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -229,6 +230,42 @@ static int write_seeds(const char *out)
 	return 0;
 }
 
+/* With crl.pem, a proof by client1 (revoked there) is refused saying so,
+ * and client1 cannot load itself; an expired certificate cannot be loaded
+ * and the error gives the date; a file that is no CRL names the file. */
+static void test_revoked_and_expired_are_refused(void)
+{
+	char ca[512], crt[512], key[512], crl[512], err[256] = "", name[EL_IDENT_NAME_MAX + 1];
+	snprintf(ca, sizeof(ca), "%s/ca.crt", dir);
+	snprintf(crt, sizeof(crt), "%s/node2.crt", dir);
+	snprintf(key, sizeof(key), "%s/node2.key", dir);
+	snprintf(crl, sizeof(crl), "%s/crl.pem", dir);
+	struct el_ident *strict = NULL;
+	EL_CHECK_EQ(el_ident_load_crl(&strict, ca, crt, key, crl, err, sizeof(err)), 0);
+	if (strict == NULL)
+		return;
+	EL_CHECK_EQ(connect_as(client1, "node2", strict, EL_IDENT_CLIENT, name), EL_EPERM);
+	uint8_t nonce[EL_IDENT_NONCE_LEN], chal[EL_IDENT_CHALLENGE_MAX], proof[EL_IDENT_PROOF_MAX];
+	int cl = el_ident_challenge(strict, nonce, chal, sizeof(chal));
+	int pl = el_ident_prove(client1, chal, (size_t)cl, "node2", proof, sizeof(proof));
+	EL_CHECK_EQ(el_ident_verify(strict, nonce, EL_IDENT_CLIENT, proof, (size_t)pl, name, err,
+				    sizeof(err)), EL_EPERM);
+	EL_CHECK(strstr(err, "certificate of client1 (serial") != NULL &&
+		 strstr(err, "revoked (CRL)") != NULL);
+	el_ident_free(strict);
+	struct el_ident *id = NULL;
+	snprintf(crt, sizeof(crt), "%s/client1.crt", dir);
+	snprintf(key, sizeof(key), "%s/client1.key", dir);
+	EL_CHECK_EQ(el_ident_load_crl(&id, ca, crt, key, crl, err, sizeof(err)), EL_EINVAL);
+	EL_CHECK(id == NULL && strstr(err, "revoked (CRL)") != NULL);
+	snprintf(crt, sizeof(crt), "%s/expired.crt", dir);
+	snprintf(key, sizeof(key), "%s/expired.key", dir);
+	EL_CHECK_EQ(el_ident_load(&id, ca, crt, key, err, sizeof(err)), EL_EINVAL);
+	EL_CHECK(id == NULL && strstr(err, "expired on 2021-01-01 00:00:00 UTC") != NULL);
+	EL_CHECK_EQ(el_ident_load_crl(&id, ca, crt, key, ca, err, sizeof(err)), EL_EINVAL);
+	EL_CHECK(id == NULL && strstr(err, "ca.crt: not a readable PEM or DER CRL") != NULL);
+}
+
 /* A client reads the node name from the challenge and proves to it; the
  * name of a malformed or truncated challenge is refused. */
 static void test_client_proves_to_the_challenge_name(void)
@@ -271,6 +308,7 @@ int main(int argc, char **argv)
 	EL_RUN(test_malformed_proofs_are_refused);
 	EL_RUN(test_load_errors_name_the_file);
 	EL_RUN(test_client_proves_to_the_challenge_name);
+	EL_RUN(test_revoked_and_expired_are_refused);
 	el_ident_free(node1);
 	el_ident_free(node2);
 	el_ident_free(node3);

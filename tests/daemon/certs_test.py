@@ -1,0 +1,260 @@
+#!/usr/bin/env python3
+"""certs_test.py BUILD_DIR - expired and revoked certificates, and SIGHUP (issue 12).
+
+A CA, node and client certificates and a CRL made with openssl (`openssl ca`,
+so the CRL is the CA's own) in the test's temp dir; a three-node cluster with
+[tls] crl_file and client_auth = optional (so TLS lets an expired client
+certificate through and the identity proof is where it is refused, with the
+reason in the log). Checks:
+  - an expired client certificate is refused, the log says "expired on";
+  - a node whose own certificate is expired or revoked exits 2 at start,
+    saying so;
+  - after revoking a client's certificate in a new CRL and SIGHUP to every
+    node: that client is refused ("revoked (CRL)"), another client still
+    works, and the cluster keeps its leader and term (no election);
+  - a CRL file that does not parse at SIGHUP: the node logs why, keeps the
+    old files (the revoked client is still refused) and keeps running.
+Every process is stopped by PID. Runs against BUILD/bin/edgelockd (or $EDGELOCKD).
+"""
+import os
+import signal
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from auth_test import refused  # noqa: E402
+from elcluster import Cluster  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+passed = failed = 0
+
+CA_CNF = """[ca]
+default_ca = test
+[test]
+dir = {d}
+database = {d}/index.txt
+new_certs_dir = {d}/issued
+serial = {d}/serial
+crlnumber = {d}/crlnumber
+certificate = {d}/ca.pem
+private_key = {d}/ca.key
+default_md = sha256
+default_crl_days = 30
+policy = anything
+copy_extensions = none
+unique_subject = no
+[anything]
+organizationalUnitName = supplied
+commonName = supplied
+[client_ext]
+basicConstraints = CA:FALSE
+keyUsage = critical, digitalSignature
+extendedKeyUsage = clientAuth
+[node_ext]
+basicConstraints = CA:FALSE
+keyUsage = critical, digitalSignature
+extendedKeyUsage = serverAuth, clientAuth
+subjectAltName = DNS:localhost, IP:127.0.0.1
+"""
+
+
+def check(name, cond, why=""):
+    global passed, failed
+    if cond:
+        passed += 1
+        print("ok   %s" % name, flush=True)
+    else:
+        failed += 1
+        print("FAIL %s %s" % (name, why), flush=True)
+    return cond
+
+
+def openssl(*args):
+    subprocess.run(["openssl"] + list(args), check=True, capture_output=True)
+
+
+class CA:
+    """The dev CA of tools/dev-certs.sh in dir, with an `openssl ca` database."""
+
+    def __init__(self, d):
+        self.d = d
+        subprocess.run([os.path.join(ROOT, "tools", "dev-certs.sh"), d, "3"], check=True,
+                       capture_output=True)
+        os.makedirs(os.path.join(d, "issued"))
+        open(os.path.join(d, "index.txt"), "w").close()
+        with open(os.path.join(d, "serial"), "w") as f:
+            f.write("1000\n")
+        with open(os.path.join(d, "crlnumber"), "w") as f:
+            f.write("01\n")
+        self.cnf = os.path.join(d, "ca.cnf")
+        with open(self.cnf, "w") as f:
+            f.write(CA_CNF.format(d=d))
+
+    def mint(self, file, cn, ou="client", start=None, end=None):
+        """file.pem: certificate and key for OU=ou, CN=cn; start/end
+        (YYYYMMDDHHMMSSZ) for a validity in the past."""
+        key, csr, crt = (os.path.join(self.d, file + s) for s in (".key", ".csr", ".crt"))
+        openssl("genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256",
+                "-out", key)
+        openssl("req", "-new", "-key", key, "-subj", "/OU=%s/CN=%s" % (ou, cn), "-out", csr)
+        dates = ["-startdate", start, "-enddate", end] if start else ["-days", "30"]
+        openssl("ca", "-batch", "-config", self.cnf, "-extensions", ou + "_ext", "-notext",
+                "-in", csr, "-out", crt, *dates)
+        pem = os.path.join(self.d, file + ".pem")
+        with open(pem, "w") as f:
+            f.write(open(crt).read() + open(key).read())
+        return pem
+
+    def revoke(self, file):
+        openssl("ca", "-config", self.cnf, "-revoke", os.path.join(self.d, file + ".crt"))
+
+    def crl(self, path):
+        """Write the CA's CRL to path (atomically: a node may read it any time)."""
+        openssl("ca", "-config", self.cnf, "-gencrl", "-crldays", "30", "-out", path + ".new")
+        os.replace(path + ".new", path)
+
+
+def log_text(c, i):
+    with open(c.log(i)) as f:
+        return f.read()
+
+
+def works(c, i, pem):
+    """A client proving with pem opens a session on node i."""
+    conn = c.connect(i, cert=pem)
+    try:
+        rep = conn.call({1: 1, 9: 10000})
+        return rep.get(3, 0) == 0 and rep.get(4, 0) != 0
+    finally:
+        conn.close()
+
+
+def refused_as(c, i, pem, words):
+    """pem's proof is refused on node i and node i's log says words."""
+    conn = c.connect(i, cert=pem)
+    try:
+        ok = refused(conn)
+    finally:
+        conn.close()
+    deadline = time.time() + 3
+    while words not in log_text(c, i) and time.time() < deadline:
+        time.sleep(0.05)
+    return ok and words in log_text(c, i)
+
+
+def start_fails(c, ca, name, flags, words):
+    """Node 1 with these flags on a fresh data dir: exit 2 saying words."""
+    data = os.path.join(c.dir, "fresh-" + name)
+    os.makedirs(data)
+    p = subprocess.run([c.bin, "-c", c.config(1), "--data-dir", data, "--bootstrap"] + flags,
+                       capture_output=True, text=True, timeout=20)
+    out = p.stdout + p.stderr
+    check("start: %s: exit 2 saying %r" % (name, words), p.returncode == 2 and words in out,
+          "rc %d: %s" % (p.returncode, out[-600:]))
+
+
+def wait_logged(c, words, timeout=5.0):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if all(log_text(c, i).count(words) >= 1 for i in c.procs):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def hup_all(c):
+    for i in sorted(c.procs):
+        c.signal(i, signal.SIGHUP)
+
+
+def term_of(c, i):
+    return c.status(i).get(24, 0)
+
+
+def test_reload(c, ca, crl, pems, leader):
+    term = term_of(c, leader)
+    ca.revoke("doomed")
+    ca.crl(crl)
+    hup_all(c)
+    check("SIGHUP: every node says it reloaded", wait_logged(c, "SIGHUP: reloaded"))
+    for i in sorted(c.procs):
+        check("node%d: the revoked client is refused, the log says revoked (CRL)" % i,
+              refused_as(c, i, pems["doomed"], "revoked (CRL)"))
+    text = log_text(c, leader)
+    check("the refusal names the certificate", "certificate of doomed (serial" in text,
+          text[-800:])
+    check("another client still works", works(c, leader, pems["good"]))
+    time.sleep(3 * c.election_ms / 1000.0)  # long enough for any election to show
+    check("the same leader, the same term after the reload",
+          c.wait_leader() == leader and term_of(c, leader) == term,
+          "leader %d, term %d -> %d" % (leader, term, term_of(c, leader)))
+    check("no node exited", all(p.poll() is None for p in c.procs.values()))
+
+
+def test_bad_reload(c, crl, pems, leader):
+    good = open(crl, "rb").read()
+    with open(crl, "w") as f:
+        f.write("not a CRL\n")
+    c.signal(leader, signal.SIGHUP)
+    deadline = time.time() + 5
+    while "kept the old certificates" not in log_text(c, leader) and time.time() < deadline:
+        time.sleep(0.05)
+    text = log_text(c, leader)
+    check("bad CRL at SIGHUP: logged, old files kept",
+          "SIGHUP: kept the old certificates" in text and "not a readable" in text,
+          text[-800:])
+    check("bad CRL at SIGHUP: the node keeps running", c.procs[leader].poll() is None)
+    check("bad CRL at SIGHUP: the revoked client is still refused",
+          refused_as(c, leader, pems["doomed"], "revoked (CRL)"))
+    check("bad CRL at SIGHUP: a good client still works", works(c, leader, pems["good"]))
+    with open(crl, "wb") as f:
+        f.write(good)
+
+
+def main():
+    build = sys.argv[1] if len(sys.argv) > 1 else "build"
+    c = Cluster(build, 3, tmp=os.path.join(os.path.abspath(build), "tmp",
+                                           "certs-%d" % os.getpid()))
+    try:
+        ca = CA(os.path.join(c.dir, "pki"))
+        crl = os.path.join(c.dir, "pki", "crl.pem")
+        ca.crl(crl)  # nothing revoked yet
+        c.certs = ca.d
+        c.extra = "[tls]\nclient_auth = optional\ncrl_file = %s\n" % crl
+        for i in c.peer_port:
+            c.write_config(i, list(c.peer_port))
+        pems = {"good": ca.mint("good", "good"), "doomed": ca.mint("doomed", "doomed"),
+                "expired": ca.mint("expired", "expired", start="20200101000000Z",
+                                   end="20210101000000Z"),
+                "node1-old": ca.mint("node1-old", "node1", "node", "20200101000000Z",
+                                     "20210101000000Z"),
+                "node1-revoked": ca.mint("node1-revoked", "node1", "node")}
+        start_fails(c, ca, "expired own certificate", ["--cert-key-file", pems["node1-old"]],
+                    "expired on 2021-01-01")
+        ca.revoke("node1-revoked")
+        ca.crl(crl)
+        start_fails(c, ca, "revoked own certificate",
+                    ["--cert-key-file", pems["node1-revoked"]], "revoked (CRL)")
+        c.start_all(bootstrap=True)
+        leader = c.wait_leader()
+        check("a client certificate works before the reload", works(c, leader, pems["doomed"]))
+        check("an expired client certificate is refused, the log says expired on <date>",
+              refused_as(c, leader, pems["expired"], "expired on 2021-01-01"))
+        test_reload(c, ca, crl, pems, leader)
+        test_bad_reload(c, crl, pems, leader)
+    except Exception as e:  # a crashed step fails the suite
+        check("certs test", False, "raised %r" % (e,))
+    finally:
+        c.stop_all()
+        for i in sorted(c.peer_port):
+            if os.path.exists(c.log(i)):
+                lines = open(c.log(i)).readlines()
+                bad = [ln for ln in lines if "Sanitizer" in ln or "runtime error" in ln]
+                check("node%d: no sanitizer report" % i, not bad, "".join(bad[:5]))
+    print("%d passed, %d failed" % (passed, failed))
+    return 0 if failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
