@@ -18,8 +18,8 @@ Runs against BUILD/bin/edgelockd (or $EDGELOCKD).
 """
 import os
 import random
-import socket
 import ssl
+import struct
 import subprocess
 import sys
 import threading
@@ -187,8 +187,9 @@ def test_requests(c, leader, conn, session):
     entries commit (a WAL fsync each turn), so past REQUESTS in flight they
     must get EL_EFULL at once."""
     n = 200
-    for k in range(n):
-        conn.send({0: 1, 1: 4, 2: 5000 + k, 4: session, 5: 1000 + k, 6: "pipe%d" % k})
+    frames = [cbor2.dumps({0: 1, 1: 4, 2: 5000 + k, 4: session, 5: 1000 + k, 6: "pipe%d" % k},
+                          canonical=True) for k in range(n)]
+    conn.send_raw(b"".join(struct.pack(">I", len(f)) + f for f in frames))  # one write
     other = c.connect(leader, cert=OTHER[0])
     rep = other.call({1: 4, 4: OTHER[1], 5: 10001, 6: "other-pipe"}, timeout=10.0)
     check("requests: another connection's request succeeds meanwhile", rep.get(3, 0) == 0,
