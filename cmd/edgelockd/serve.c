@@ -206,7 +206,8 @@ static void command(struct el_daemon *d, uint64_t conn, const struct el_d_client
 	}
 	struct el_d_pending *p = pend_new(d, conn, q);
 	if (p == NULL) {
-		d->quota.valid = false; /* an open counted by the quota is not made */
+		if (q->type == EL_CW_OPEN_SESSION)
+			d->quota.valid = false; /* the quota counted an open not made */
 		reply_err(d, conn, q->type, q->id, EL_EFULL, 0);
 		return;
 	}
