@@ -9,6 +9,8 @@
 #   make test-daemon-certs    expired / revoked (CRL) certificates, SIGHUP reload (certs_test.py)
 #   make test-daemon-metrics  Prometheus metrics scraped from a three-daemon cluster
 #   make test-daemon-systemd  sd_notify READY/STATUS/WATCHDOG/STOPPING (systemd_test.py)
+#   make test-daemon-limits   [limits]: sessions per identity, a connection flood past
+#                         max_clients, requests in flight per connection (limits_test.py)
 #
 # (The client library and the CLI add their own fragment.)
 
@@ -89,3 +91,11 @@ test-daemon-systemd: $(EDGELOCKD) $(EDGELOCKD_SAN) certs
 		daemon-systemd-asan-ubsan /usr/bin/python3 tests/daemon/systemd_test.py $(BUILD)
 .PHONY: test-daemon-systemd
 TESTS += test-daemon-systemd
+
+# [limits] under a flood of connections while another client keeps locking
+test-daemon-limits: $(EDGELOCKD) $(EDGELOCKD_SAN) certs
+	@tests/run-suite.sh $(BUILD)/results daemon-limits /usr/bin/python3 tests/daemon/limits_test.py $(BUILD)
+	@EDGELOCKD=$(EDGELOCKD_SAN) tests/run-suite.sh $(BUILD)/results \
+		daemon-limits-asan-ubsan /usr/bin/python3 tests/daemon/limits_test.py $(BUILD)
+.PHONY: test-daemon-limits
+TESTS += test-daemon-limits

@@ -194,3 +194,78 @@ int el_d_authorize(struct el_daemon *d, const struct el_d_client *cl, const stru
 	       named ? (int)q->name_len : 0, q->name);
 	return EL_EPERM;
 }
+
+/* ---- [limits] sessions_per_client ------------------------------------------ */
+
+static bool same_identity(const struct el_d_client *cl, const char *key)
+{
+	const char *id = identity(cl);
+	return strcmp(id != NULL ? id : "", key) == 0;
+}
+
+/* The live sessions key ("" = anonymous) owns, plus its opens in flight on
+ * this node (submitted, not yet answered: the limit would let a burst of
+ * pipelined opens through otherwise). */
+static uint32_t count_sessions(struct el_daemon *d, const char *key)
+{
+	const struct el_lock_table *t = el_node_table(d->node);
+	const char *id = key[0] != '\0' ? key : NULL;
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < EL_SESSIONS_MAX; i++)
+		if (t->sessions[i].id != 0 && owns(t->sessions[i].client, t->sessions[i].client_len, id))
+			n++;
+	for (uint32_t i = 0; i < EL_D_PENDING; i++) {
+		const struct el_d_pending *p = &d->pending[i];
+		if (p->req_id == 0 || p->type != EL_CW_OPEN_SESSION || p->conn == 0)
+			continue;
+		const struct el_d_client *o = el_d_client_of(d, p->conn);
+		if (o != NULL && same_identity(o, key))
+			n++;
+	}
+	return n;
+}
+
+static void quota_refused(struct el_daemon *d, const char *key, uint32_t count)
+{
+	struct el_d_quota *qt = &d->quota;
+	qt->refused++;
+	if (qt->logged_ms != 0 && d->now_ms < qt->logged_ms + 1000)
+		return; /* a flood of opens must not become a flood of log lines */
+	el_log(EL_LOG_WARN, "client %s: OPEN_SESSION refused (EL_EFULL): %u sessions open or "
+	       "opening, [limits] sessions_per_client = %u (%llu refused in the last second)",
+	       key[0] != '\0' ? key : "anonymous", count, d->cfg.sessions_per_client,
+	       (unsigned long long)qt->refused);
+	qt->logged_ms = d->now_ms;
+	qt->refused = 0;
+}
+
+/*
+ * EL_OK when cl's identity may open one more session, else EL_EFULL
+ * (logged). Counted on the leader only, where opens are submitted (a
+ * follower redirects them); opens in flight on an earlier leader are not
+ * seen, so a failover may let that many through. The count is cached for
+ * the last identity while the table stays at one index, and counts the
+ * open it allows, so refusing a flood walks the session table once per
+ * committed entry at most.
+ */
+int el_d_session_quota(struct el_daemon *d, const struct el_d_client *cl)
+{
+	const uint32_t max = d->cfg.sessions_per_client;
+	if (max == 0 || el_raft_state(el_node_raft(d->node)) != EL_LEADER)
+		return EL_OK;
+	struct el_d_quota *qt = &d->quota;
+	const char *key = identity(cl) != NULL ? identity(cl) : "";
+	const uint64_t index = el_node_table(d->node)->last_index;
+	if (!qt->valid || qt->index != index || strcmp(qt->name, key) != 0) {
+		snprintf(qt->name, sizeof qt->name, "%s", key);
+		qt->index = index;
+		qt->count = count_sessions(d, key);
+		qt->valid = true;
+	}
+	if (qt->count >= max) {
+		quota_refused(d, key, qt->count);
+		return EL_EFULL;
+	}
+	qt->count++; /* the caller submits it now (or forgets the cache) */
+	return EL_OK;
+}

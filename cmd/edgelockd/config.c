@@ -36,6 +36,8 @@ void el_dcfg_defaults(struct el_dcfg *c)
 	c->max_clients = 1024;
 	c->client_queue = 1024;
 	c->peer_queue = 1024;
+	c->sessions_per_client = 64;
+	c->requests_per_client = 64;
 	c->log_level = EL_LOG_INFO;
 }
 
@@ -179,6 +181,10 @@ int el_dcfg_set(struct el_dcfg *c, const char *section, const char *key, const c
 		rc = set_u32(&c->client_queue, v, 16, 1000000), why = "must be 16..1000000";
 	else if (IS("limits", "peer_queue"))
 		rc = set_u32(&c->peer_queue, v, 16, 1000000), why = "must be 16..1000000";
+	else if (IS("limits", "sessions_per_client"))
+		rc = set_u32(&c->sessions_per_client, v, 0, 1000000), why = "must be 0..1000000";
+	else if (IS("limits", "requests_per_client"))
+		rc = set_u32(&c->requests_per_client, v, 1, 65000), why = "must be 1..65000";
 	else if (IS("log", "level"))
 		rc = set_level(&c->log_level, v), why = "must be debug, info, warn or error";
 	else

@@ -77,6 +77,7 @@ enum el_d_auth {
 
 struct el_d_client {
 	uint64_t conn; /* 0: free */
+	uint32_t pending; /* its requests in d->pending ([limits] requests_per_client) */
 	uint8_t auth;
 	uint8_t nonce[EL_IDENT_NONCE_LEN];
 	char name[EL_IDENT_NAME_MAX + 1];
@@ -87,6 +88,18 @@ struct el_d_attach {
 	uint64_t session;
 	uint64_t conn;
 	bool warned; /* SESSION_EXPIRING sent for the current lease */
+};
+
+/* [limits] sessions_per_client (auth.c): the last identity counted, its live
+ * sessions plus its opens in flight, valid while the table stays at index:
+ * a flood of refused opens then costs no walk of the session table each. */
+struct el_d_quota {
+	char name[EL_IDENT_NAME_MAX + 1]; /* "" for anonymous (a CN is never empty) */
+	uint64_t index;  /* the table's last index when counted */
+	bool valid;
+	uint32_t count;
+	uint64_t logged_ms; /* last refusal logged: at most one line a second */
+	uint64_t refused;   /* refusals since then, told in the next line */
 };
 
 struct el_daemon {
@@ -118,6 +131,7 @@ struct el_daemon {
 	struct el_d_attach attach[EL_SESSIONS_MAX]; /* by session slot of the lock table */
 	uint64_t peer_frames_refused;
 	uint64_t client_frames_refused;
+	struct el_d_quota quota;
 	/* scratch */
 	struct el_cw_msg req, rep;
 	struct el_lock_query q;
@@ -164,6 +178,7 @@ int el_d_client_stamp(const struct el_d_client *cl, struct el_lock_cmd *c);
 bool el_d_client_may(const struct el_daemon *d, const struct el_d_client *cl, enum el_acl_op op,
 		     const char *name, size_t name_len);
 int el_d_authorize(struct el_daemon *d, const struct el_d_client *cl, const struct el_cw_msg *q);
+int el_d_session_quota(struct el_daemon *d, const struct el_d_client *cl);
 
 /* notify.c (systemd: READY, STATUS, WATCHDOG, STOPPING) */
 void el_d_notify_init(struct el_daemon *d);

@@ -6,7 +6,8 @@
  *   [tls]     ca_file, cert_key_file, crl_file, client_auth = required | optional
  *   [peers]   <id> = <peer address>    every initial member, this node too
  *   [timing]  election_ms, heartbeat_ms, check_quorum
- *   [limits]  max_clients, client_queue, peer_queue
+ *   [limits]  max_clients, client_queue, peer_queue, sessions_per_client,
+ *             requests_per_client
  *   [log]     level = debug | info | warn | error
  *   [acl]     <identity pattern> = <operations> : <name prefixes>   (net/el_acl.h)
  *
@@ -51,6 +52,8 @@ struct el_dcfg {
 	uint32_t max_clients;
 	uint32_t client_queue;
 	uint32_t peer_queue;
+	uint32_t sessions_per_client; /* live sessions of one identity; 0: no limit */
+	uint32_t requests_per_client; /* requests in flight of one connection */
 	int log_level; /* enum el_log_level */
 	uint32_t n_peers;
 	struct el_dcfg_peer peers[EL_DCFG_PEERS_MAX];

@@ -73,8 +73,15 @@ static void send_error(struct el_daemon *d, uint64_t conn, uint64_t id, int err,
 
 /* ---- requests in flight and attached sessions ----------------------------- */
 
+/* A slot for q, or NULL: every slot is taken, or conn already has [limits]
+ * requests_per_client in flight (so that one connection pipelining without
+ * end cannot take the slots every other connection needs: it gets EL_EFULL
+ * at once instead). */
 static struct el_d_pending *pend_new(struct el_daemon *d, uint64_t conn, const struct el_cw_msg *q)
 {
+	struct el_d_client *cl = el_d_client_of(d, conn);
+	if (cl != NULL && cl->pending >= d->cfg.requests_per_client)
+		return NULL;
 	for (uint32_t k = 0; k < EL_D_PENDING; k++) {
 		uint32_t i = (uint32_t)((d->req_seq + k) % EL_D_PENDING);
 		struct el_d_pending *p = &d->pending[i];
@@ -90,9 +97,21 @@ static struct el_d_pending *pend_new(struct el_daemon *d, uint64_t conn, const s
 		p->name_len = q->name_len;
 		memcpy(p->name, q->name, q->name_len);
 		p->start_ns = d->metrics != NULL ? el_d_metrics_clock() : 0;
+		if (cl != NULL)
+			cl->pending++;
 		return p;
 	}
 	return NULL;
+}
+
+static void pend_free(struct el_daemon *d, struct el_d_pending *p)
+{
+	struct el_d_client *cl = p->conn != 0 ? el_d_client_of(d, p->conn) : NULL;
+	if (cl != NULL && cl->pending > 0)
+		cl->pending--;
+	if (p->type == EL_CW_OPEN_SESSION)
+		d->quota.valid = false; /* it counted this open; recount */
+	p->req_id = 0;
 }
 
 static struct el_d_pending *pend_find(struct el_daemon *d, uint64_t req_id)
@@ -129,6 +148,7 @@ void el_d_client_closed(struct el_daemon *d, uint64_t conn)
 	for (uint32_t i = 0; i < EL_D_PENDING; i++)
 		if (d->pending[i].conn == conn)
 			d->pending[i].conn = 0; /* the reply has nowhere to go */
+	d->quota.valid = false; /* its opens in flight are no longer counted as its */
 }
 
 void el_d_client_bad(struct el_daemon *d, uint64_t conn)
@@ -180,14 +200,20 @@ static void command(struct el_daemon *d, uint64_t conn, const struct el_d_client
 		reply_err(d, conn, q->type, q->id, EL_EINVAL, 0);
 		return;
 	}
+	if (q->type == EL_CW_OPEN_SESSION && el_d_session_quota(d, cl) != EL_OK) {
+		reply_err(d, conn, q->type, q->id, EL_EFULL, 0);
+		return;
+	}
 	struct el_d_pending *p = pend_new(d, conn, q);
 	if (p == NULL) {
+		if (q->type == EL_CW_OPEN_SESSION)
+			d->quota.valid = false; /* the quota counted an open not made */
 		reply_err(d, conn, q->type, q->id, EL_EFULL, 0);
 		return;
 	}
 	int rc = el_node_submit(d->node, p->req_id, &c, d->now_ms, &leader);
 	if (rc != EL_OK) {
-		p->req_id = 0;
+		pend_free(d, p);
 		reply_err(d, conn, q->type, q->id, rc, leader);
 	}
 }
@@ -202,7 +228,7 @@ static void read_barrier(struct el_daemon *d, uint64_t conn, const struct el_cw_
 	}
 	int rc = el_node_read(d->node, p->req_id, d->now_ms, &leader);
 	if (rc != EL_OK) {
-		p->req_id = 0;
+		pend_free(d, p);
 		reply_err(d, conn, q->type, q->id, rc, leader);
 	}
 }
@@ -493,7 +519,7 @@ void el_d_reply(struct el_daemon *d, const struct el_node_reply *r)
 		el_d_send(d, p->conn, &d->rep, false);
 	}
 	el_d_metrics_reply(d, p->start_ns, r->err);
-	p->req_id = 0;
+	pend_free(d, p);
 }
 
 void el_d_event(struct el_daemon *d, const struct el_lock_event *e)

@@ -1,0 +1,277 @@
+#!/usr/bin/env python3
+"""limits_test.py BUILD_DIR - the daemon's [limits] (issue 12) on a real
+three-node cluster with small limits:
+
+  (a) sessions_per_client: one identity opens sessions up to the limit, the
+      next OPEN_SESSION gets EL_EFULL (and a log line naming the identity
+      and the limit), another identity still opens;
+  (b) max_clients under a flood: one process opens more connections to the
+      leader than max_clients, each sending requests as fast as it can,
+      while another client takes and releases a lock 50 times: all of its
+      operations succeed (median and max latency printed, not asserted),
+      the excess connections are refused, and the leader serves after;
+  (c) requests_per_client: requests pipelined on one connection past the
+      limit get EL_EFULL at once while another connection's succeed.
+
+Processes are stopped by PID. FLOOD_NICE=19 runs the flood process niced,
+to tell the daemon's share of the latency from the CPU the flood generator
+itself takes on a small machine. Prints "N passed, N failed" at the end.
+Runs against BUILD/bin/edgelockd (or $EDGELOCKD).
+"""
+import os
+import random
+import ssl
+import struct
+import subprocess
+import sys
+import threading
+import time
+
+import cbor2
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from elcluster import Cluster, Conn  # noqa: E402
+from auth_test import mint  # noqa: E402
+
+EL_EFULL = -2
+SESSIONS, MAX_CLIENTS, REQUESTS = 5, 50, 16
+FLOOD_CONNS = 80
+LIMITS = """
+[limits]
+sessions_per_client = %d
+max_clients = %d
+requests_per_client = %d
+""" % (SESSIONS, MAX_CLIENTS, REQUESTS)
+passed = failed = 0
+
+
+def check(name, cond, why=""):
+    global passed, failed
+    if cond:
+        passed += 1
+        print("ok   %s" % name, flush=True)
+    else:
+        failed += 1
+        print("FAIL %s %s" % (name, why), flush=True)
+    return cond
+
+
+def open_session(conn, label="limits"):
+    return conn.call({1: 1, 9: 60000, 13: label, 14: random.getrandbits(64)}, timeout=10.0)
+
+
+def test_sessions(c, leader, other_pem):
+    a = c.connect(leader)
+    reps = [open_session(a, "s%d" % i) for i in range(SESSIONS)]
+    check("sessions: %d opens of one identity succeed" % SESSIONS,
+          all(r.get(3, 0) == 0 and r.get(4, 0) != 0 for r in reps), repr(reps))
+    over = open_session(a, "one-too-many")
+    check("sessions: the next open gets EL_EFULL and no session",
+          over.get(3) == EL_EFULL and over.get(4, 0) == 0, repr(over))
+    b = c.connect(leader)  # a second connection of the same identity: still full
+    over2 = open_session(b, "other-conn")
+    check("sessions: the limit is per identity, not per connection",
+          over2.get(3) == EL_EFULL, repr(over2))
+    b.close()
+    log = open(c.log(leader)).read()
+    check("sessions: the leader logs the identity and the limit",
+          "client client: OPEN_SESSION refused" in log and "sessions_per_client = %d" % SESSIONS
+          in log, log[-500:])
+    o = c.connect(leader, cert=other_pem)
+    rep = open_session(o, "other")
+    check("sessions: another identity still opens", rep.get(3, 0) == 0 and rep.get(4, 0) != 0,
+          repr(rep))
+    return a, reps[0][4], o, rep.get(4, 0)
+
+
+# ---- (b) the flood: a separate process, stopped by PID ----------------------
+
+def flood(port, certs, n, seconds):
+    os.nice(int(os.environ.get("FLOOD_NICE", "0")))
+    """Open n connections (threads) and send requests on each as fast as
+    they are answered; print how many connected and were refused."""
+    lock = threading.Lock()
+    stats = {"connected": 0, "refused": 0, "replies": 0, "efull": 0, "ok": 0}
+    ready = threading.Barrier(n + 1)
+    stop = time.time() + seconds
+
+    def one(k):
+        try:
+            conn = Conn(port, certs, timeout=5.0)
+            conn.call({1: 18}, timeout=5.0)  # a refused stream fails here at the latest
+        except Exception:  # noqa: BLE001 - any failure to connect counts as refused
+            with lock:
+                stats["refused"] += 1
+            ready.wait()
+            return
+        with lock:
+            stats["connected"] += 1
+        ready.wait()
+        # opens (over the identity's session limit: EL_EFULL), linearizable
+        # reads (a slot in flight each), pings and status
+        kinds = [{1: 1, 9: 60000, 13: "flood"}, {1: 11, 6: "flood"}, {1: 18}, {1: 13}]
+        batch = []
+        for j in range(32):
+            msg = {0: 1, 2: k * 1000000 + j + 1}
+            msg.update(kinds[j % 4])
+            if j % 4 == 0:
+                msg[14] = random.getrandbits(64)
+            batch.append(cbor2.dumps(msg, canonical=True))
+        try:
+            while time.time() < stop:
+                for body in batch:
+                    conn.send_frame(body)
+                for _ in batch:
+                    m = conn.recv(5.0)
+                    with lock:
+                        stats["replies"] += 1
+                        stats["efull"] += m.get(3) == EL_EFULL
+                        stats["ok"] += m.get(3, 0) == 0
+        except (OSError, EOFError, ssl.SSLError):
+            pass
+        conn.close()
+
+    threads = [threading.Thread(target=one, args=(k,), daemon=True) for k in range(n)]
+    for t in threads:
+        t.start()
+        time.sleep(0.01)
+    ready.wait()
+    print("ready %d %d" % (stats["connected"], stats["refused"]), flush=True)
+    while any(t.is_alive() for t in threads):  # until killed: what it got so far
+        time.sleep(0.25)
+        with lock:
+            print("stats %d %d %d" % (stats["replies"], stats["efull"], stats["ok"]),
+                  flush=True)
+
+
+def lock_loop(conn, session, seq, n=50):
+    lat, errs = [], []
+    for k in range(n):
+        t0 = time.time()
+        rep = conn.call({1: 4, 4: session, 5: seq + 2 * k, 6: "steady", 8: 5000}, timeout=10.0)
+        tok = rep.get(11, 0)
+        rel = conn.call({1: 5, 4: session, 5: seq + 2 * k + 1, 6: "steady", 11: tok},
+                        timeout=10.0)
+        lat.append(time.time() - t0)
+        if rep.get(3, 0) != 0 or tok == 0 or rel.get(3, 0) != 0:
+            errs.append((rep, rel))
+    return lat, errs
+
+
+def latency(lat):
+    lat = sorted(lat)
+    return "median %.1f ms, max %.1f ms" % (1000 * lat[len(lat) // 2], 1000 * lat[-1])
+
+
+def test_flood(c, leader, conn, session):
+    secs = t_flood = time.time()
+    lat, errs = lock_loop(conn, session, 1, 20)
+    print("no flood: lock+release latency %s (20 rounds)" % latency(lat), flush=True)
+    p = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--flood",
+                          str(c.client_port[leader]), c.certs, str(FLOOD_CONNS), "60"],
+                         stdout=subprocess.PIPE, text=True)
+    try:
+        line = p.stdout.readline().split()
+        connected, refused = (int(line[1]), int(line[2])) if line[:1] == ["ready"] else (-1, -1)
+        t_flood = time.time()
+        print("flood: %d connections open, %d refused" % (connected, refused), flush=True)
+        check("flood: connections past max_clients are refused",
+              0 < connected <= MAX_CLIENTS and refused >= FLOOD_CONNS - MAX_CLIENTS,
+              "connected %d refused %d" % (connected, refused))
+        t0 = time.time()
+        lat, errs = lock_loop(conn, session, 100)
+        secs = time.time() - t0
+        print("flood: lock+release latency %s (50 rounds)" % latency(lat), flush=True)
+        check("flood: another client's 50 acquire/release rounds all succeed", not errs,
+              repr(errs[:3]))
+        check("flood: the flood was still running", p.poll() is None)
+    finally:
+        if p.poll() is None:
+            p.kill()
+        p.wait()
+        secs = time.time() - t_flood
+    got = [ln.split() for ln in p.stdout.read().splitlines() if ln.startswith("stats ")]
+    n, efull, ok = (int(x) for x in got[-1][1:4]) if got else (0, 0, 0)
+    print("flood: %d replies to the flood (%d OK, %d EL_EFULL) in %.1f s, %.0f a second"
+          % (n, ok, efull, secs, n / max(secs, 0.001)), flush=True)
+    check("flood: the flood was served (OK replies) and its opens refused (EL_EFULL)",
+          ok > 0 and efull > 0, "%d OK, %d EL_EFULL" % (ok, efull))
+    deadline, st = time.time() + 10, None
+    while time.time() < deadline and st is None:
+        try:
+            st = c.status(leader)
+        except (OSError, EOFError, ssl.SSLError):
+            time.sleep(0.2)
+    check("flood: the leader serves STATUS after", st is not None and st.get(3, 0) == 0 and
+          st.get(23) == 3, repr(st))
+
+
+def test_requests(c, leader, conn, session):
+    """Pipeline 200 acquires without reading: they arrive faster than
+    entries commit (a WAL fsync each turn), so past REQUESTS in flight they
+    must get EL_EFULL at once."""
+    n = 200
+    frames = [cbor2.dumps({0: 1, 1: 4, 2: 5000 + k, 4: session, 5: 1000 + k, 6: "pipe%d" % k},
+                          canonical=True) for k in range(n)]
+    conn.send_raw(b"".join(struct.pack(">I", len(f)) + f for f in frames))  # one write
+    other = c.connect(leader, cert=OTHER[0])
+    rep = other.call({1: 4, 4: OTHER[1], 5: 10001, 6: "other-pipe"}, timeout=10.0)
+    check("requests: another connection's request succeeds meanwhile", rep.get(3, 0) == 0,
+          repr(rep))
+    other.close()
+    got = {}
+    while len(got) < n:
+        m = conn.recv(10.0)
+        if m.get(1) != 128:
+            got[m.get(2)] = m.get(3, 0)
+    errs = list(got.values())
+    print("requests: %d answered OK, %d EL_EFULL" % (errs.count(0), errs.count(EL_EFULL)),
+          flush=True)
+    check("requests: every pipelined request is answered", len(got) == n)
+    check("requests: past requests_per_client they get EL_EFULL",
+          errs.count(EL_EFULL) > 0 and errs.count(0) >= REQUESTS and
+          errs.count(0) + errs.count(EL_EFULL) == n, repr(errs))
+    rep = conn.call({1: 4, 4: session, 5: 2000, 6: "after-pipe"}, timeout=10.0)
+    check("requests: the connection is served normally after", rep.get(3, 0) == 0, repr(rep))
+
+
+OTHER = [None, 0]
+
+
+def main():
+    build = sys.argv[1] if len(sys.argv) > 1 else "build"
+    random.seed(int(os.environ.get("SEED", "1")))
+    c = Cluster(build, 3, tmp=os.path.join(os.path.abspath(build), "tmp",
+                                           "limits-%d" % os.getpid()), extra=LIMITS)
+    try:
+        d = os.path.join(c.dir, "certs")
+        os.makedirs(d)
+        other_pem = mint(d, os.path.join(c.certs, "ca.pem"), os.path.join(c.certs, "ca.key"),
+                         "other")
+        c.start_all(bootstrap=True)
+        leader = c.wait_leader()
+        a, sa, o, so = test_sessions(c, leader, other_pem)
+        OTHER[0], OTHER[1] = other_pem, so
+        test_flood(c, leader, o, so)
+        test_requests(c, leader, a, sa)
+        a.close()
+        o.close()
+        check("the cluster still has a leader", c.wait_leader() > 0)
+    except Exception as e:  # a crashed step fails the suite
+        check("limits test", False, "raised %r" % (e,))
+    finally:
+        c.stop_all()
+        for i in sorted(c.peer_port):
+            if os.path.exists(c.log(i)):
+                lines = open(c.log(i)).readlines()
+                bad = [ln for ln in lines if "Sanitizer" in ln or "runtime error" in ln]
+                check("node%d: no sanitizer report" % i, not bad, "".join(bad[:5]))
+    print("%d passed, %d failed" % (passed, failed))
+    return 0 if failed == 0 else 1
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "--flood":
+        flood(int(sys.argv[2]), sys.argv[3], int(sys.argv[4]), float(sys.argv[5]))
+        sys.exit(0)
+    sys.exit(main())
