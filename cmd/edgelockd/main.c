@@ -192,6 +192,9 @@ int main(int argc, char **argv)
 	if (p != 0)
 		return p - 1;
 	el_log_set_level((enum el_log_level)d.cfg.log_level);
+	char tag[24];
+	snprintf(tag, sizeof tag, "node%u", d.cfg.id);
+	el_log_set_tag(tag);
 	if (restore != NULL)
 		return el_d_restore(&d.cfg, restore) == EL_OK ? 0 : 2;
 	struct sigaction sa = { .sa_handler = on_signal };

@@ -24,6 +24,8 @@ enum el_log_level {
 
 /* One line to stderr: "edgelock: LEVEL: message". Lines below the current
  * level (default INFO) are dropped. */
+/* A tag on every line (the daemon: "node<ID>"); NULL or "" for none. */
+void el_log_set_tag(const char *tag);
 void el_log(enum el_log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void el_log_set_level(enum el_log_level level);

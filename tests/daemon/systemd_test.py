@@ -155,12 +155,38 @@ def test_join(c, n):
     check("--join: SIGTERM exit 0", rc == 0, "rc %s" % rc)
 
 
+def test_journal_priority(c, n):
+    """stderr the journal's stream (JOURNAL_STREAM = its device:inode): every
+    line starts with its syslog priority and names the node; another stream
+    (the earlier runs' log file without the variable) gets no prefix."""
+    path = os.path.join(c.dir, "journal.log")
+    logf = open(path, "w")
+    st = os.fstat(logf.fileno())
+    env = dict(os.environ, JOURNAL_STREAM="%d:%d" % (st.st_dev, st.st_ino))
+    p = subprocess.Popen([c.bin, "-c", c.config(1)], env=env, stdout=logf, stderr=logf)
+    logf.close()
+    c.procs[1] = p
+    time.sleep(1.5)
+    rc, _ = c.stop(1)
+    with open(path) as f:
+        lines = [ln for ln in f.read().splitlines() if ln]
+    check("journal: every line has a priority prefix and the node's tag",
+          lines and all(ln.startswith(("<6>edgelock node1: info: ", "<4>edgelock node1: warning: ",
+                                       "<3>edgelock node1: error: ", "<7>edgelock node1: debug: "))
+                        for ln in lines), repr(lines[:3]))
+    with open(c.log(1)) as f:
+        plain = [ln for ln in f.read().splitlines() if "edgelock node1: info:" in ln]
+    check("not the journal: no priority prefix", plain and all(ln.startswith("edgelock")
+                                                               for ln in plain), repr(plain[:2]))
+    check("journal run: SIGTERM exit 0", rc == 0, "rc %s" % rc)
+
+
 def main():
     build = sys.argv[1] if len(sys.argv) > 1 else "build"
     c = Cluster(build, n=1)
     n = Notify(os.path.join(c.dir, "notify.sock"))
     try:
-        for test in (test_watched, test_other_pid, test_join):
+        for test in (test_watched, test_other_pid, test_join, test_journal_priority):
             with n.lock:
                 n.msgs.clear()
             test(c, n)
