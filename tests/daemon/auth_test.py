@@ -21,10 +21,10 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from elcluster import Cluster  # noqa: E402
+from elcluster import Cluster, Checks  # noqa: E402
 
 EL_EPERM = -18
-passed = failed = 0
+check = Checks()
 
 ACL = """
 [tls]
@@ -38,15 +38,6 @@ client = observe : status-only/
 """
 
 
-def check(name, cond, why=""):
-    global passed, failed
-    if cond:
-        passed += 1
-        print("ok   %s" % name, flush=True)
-    else:
-        failed += 1
-        print("FAIL %s %s" % (name, why), flush=True)
-    return cond
 
 
 def openssl(*args):
@@ -229,13 +220,8 @@ def main():
         check("auth test", False, "raised %r" % (e,))
     finally:
         c.stop_all()
-        for i in sorted(c.peer_port):
-            if os.path.exists(c.log(i)):
-                lines = open(c.log(i)).readlines()
-                bad = [ln for ln in lines if "Sanitizer" in ln or "runtime error" in ln]
-                check("node%d: no sanitizer report" % i, not bad, "".join(bad[:5]))
-    print("%d passed, %d failed" % (passed, failed))
-    return 0 if failed == 0 else 1
+        check.no_sanitizer_reports(c)
+    return check.summary()
 
 
 if __name__ == "__main__":

@@ -24,10 +24,10 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from auth_test import refused  # noqa: E402
-from elcluster import Cluster  # noqa: E402
+from elcluster import Cluster, Checks  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-passed = failed = 0
+check = Checks()
 
 CA_CNF = """[ca]
 default_ca = test
@@ -59,15 +59,6 @@ subjectAltName = DNS:localhost, IP:127.0.0.1
 """
 
 
-def check(name, cond, why=""):
-    global passed, failed
-    if cond:
-        passed += 1
-        print("ok   %s" % name, flush=True)
-    else:
-        failed += 1
-        print("FAIL %s %s" % (name, why), flush=True)
-    return cond
 
 
 def openssl(*args):
@@ -247,13 +238,8 @@ def main():
         check("certs test", False, "raised %r" % (e,))
     finally:
         c.stop_all()
-        for i in sorted(c.peer_port):
-            if os.path.exists(c.log(i)):
-                lines = open(c.log(i)).readlines()
-                bad = [ln for ln in lines if "Sanitizer" in ln or "runtime error" in ln]
-                check("node%d: no sanitizer report" % i, not bad, "".join(bad[:5]))
-    print("%d passed, %d failed" % (passed, failed))
-    return 0 if failed == 0 else 1
+        check.no_sanitizer_reports(c)
+    return check.summary()
 
 
 if __name__ == "__main__":

@@ -24,21 +24,12 @@ import time
 import cbor2
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from elcluster import Cluster, Conn, free_ports  # noqa: E402
+from elcluster import Cluster, Conn, free_ports, Checks  # noqa: E402
 
 EL_ENOTLEADER, EL_EEXPIRED, EL_EDECODE, EL_EVERSION = -3, -7, -9, -10
-passed = failed = 0
+check = Checks()
 
 
-def check(name, cond, why=""):
-    global passed, failed
-    if cond:
-        passed += 1
-        print("ok   %s" % name, flush=True)
-    else:
-        failed += 1
-        print("FAIL %s %s" % (name, why), flush=True)
-    return cond
 
 
 class State:
@@ -595,8 +586,7 @@ def main():
                 sys.stdout.writelines(lines[-5:])
                 bad = [ln for ln in lines if "Sanitizer" in ln or "runtime error" in ln]
                 check("node%d: no sanitizer report" % i, not bad, "".join(bad[:5]))
-    print("%d passed, %d failed" % (passed, failed))
-    return 0 if failed == 0 else 1
+    return check.summary()
 
 
 if __name__ == "__main__":

@@ -281,3 +281,33 @@ class Cluster:
                 return leader_roles[0]
             time.sleep(0.05)
         raise TimeoutError("no single leader within %.0f s" % timeout)
+
+
+class Checks:
+    """A suite's tally: check(name, cond, why) prints "ok NAME" or "FAIL NAME
+    why" and returns cond; summary() prints the closing "N passed, N failed"
+    line and returns the exit status."""
+
+    def __init__(self):
+        self.passed = self.failed = 0
+
+    def __call__(self, name, cond, why=""):
+        if cond:
+            self.passed += 1
+            print("ok   %s" % name, flush=True)
+        else:
+            self.failed += 1
+            print("FAIL %s %s" % (name, why), flush=True)
+        return cond
+
+    def no_sanitizer_reports(self, c):
+        """One check per node log: no AddressSanitizer/UBSan report in it."""
+        for i in sorted(c.peer_port):
+            if os.path.exists(c.log(i)):
+                with open(c.log(i)) as f:
+                    bad = [ln for ln in f if "Sanitizer" in ln or "runtime error" in ln]
+                self("node%d: no sanitizer report" % i, not bad, "".join(bad[:5]))
+
+    def summary(self):
+        print("%d passed, %d failed" % (self.passed, self.failed))
+        return 0 if self.failed == 0 else 1

@@ -30,7 +30,7 @@ import time
 import cbor2
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from elcluster import Cluster, Conn  # noqa: E402
+from elcluster import Cluster, Conn, Checks  # noqa: E402
 from auth_test import mint  # noqa: E402
 
 EL_EFULL = -2
@@ -42,18 +42,9 @@ sessions_per_client = %d
 max_clients = %d
 requests_per_client = %d
 """ % (SESSIONS, MAX_CLIENTS, REQUESTS)
-passed = failed = 0
+check = Checks()
 
 
-def check(name, cond, why=""):
-    global passed, failed
-    if cond:
-        passed += 1
-        print("ok   %s" % name, flush=True)
-    else:
-        failed += 1
-        print("FAIL %s %s" % (name, why), flush=True)
-    return cond
 
 
 def open_session(conn, label="limits"):
@@ -261,13 +252,8 @@ def main():
         check("limits test", False, "raised %r" % (e,))
     finally:
         c.stop_all()
-        for i in sorted(c.peer_port):
-            if os.path.exists(c.log(i)):
-                lines = open(c.log(i)).readlines()
-                bad = [ln for ln in lines if "Sanitizer" in ln or "runtime error" in ln]
-                check("node%d: no sanitizer report" % i, not bad, "".join(bad[:5]))
-    print("%d passed, %d failed" % (passed, failed))
-    return 0 if failed == 0 else 1
+        check.no_sanitizer_reports(c)
+    return check.summary()
 
 
 if __name__ == "__main__":

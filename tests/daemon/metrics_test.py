@@ -22,21 +22,12 @@ import urllib.error
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from elcluster import Cluster, free_ports  # noqa: E402
+from elcluster import Cluster, free_ports, Checks  # noqa: E402
 
-passed = failed = 0
+check = Checks()
 SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})? (\S+)$')
 
 
-def check(name, cond, why=""):
-    global passed, failed
-    if cond:
-        passed += 1
-        print("ok   %s" % name, flush=True)
-    else:
-        failed += 1
-        print("FAIL %s %s" % (name, why), flush=True)
-    return cond
 
 
 def parse(text):
@@ -228,14 +219,8 @@ def main():
             test_busy_port(c)
         except Exception as e:
             check("busy port", False, "raised %r" % (e,))
-        for i in sorted(c.peer_port):
-            if os.path.exists(c.log(i)):
-                with open(c.log(i)) as f:
-                    lines = f.readlines()
-                bad = [ln for ln in lines if "Sanitizer" in ln or "runtime error" in ln]
-                check("node%d: no sanitizer report" % i, not bad, "".join(bad[:5]))
-    print("%d passed, %d failed" % (passed, failed))
-    return 0 if failed == 0 else 1
+        check.no_sanitizer_reports(c)
+    return check.summary()
 
 
 if __name__ == "__main__":

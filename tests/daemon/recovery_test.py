@@ -26,19 +26,11 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from elcluster import Cluster  # noqa: E402
+from elcluster import Cluster, Checks  # noqa: E402
 
-passed = failed = 0
+check = Checks()
 
 
-def check(name, cond, why=""):
-    global passed, failed
-    if cond:
-        passed += 1
-        print("ok   %s" % name, flush=True)
-    else:
-        failed += 1
-        print("FAIL %s %s" % (name, why), flush=True)
 
 
 def members(c, i):
@@ -178,8 +170,7 @@ def main():
                 check(t.__name__, False, "raised %r" % (e,))
     finally:
         c.stop_all()
-    print("%d passed, %d failed" % (passed, failed))
-    return 0 if failed == 0 else 1
+    return check.summary()
 
 
 if __name__ == "__main__":
