@@ -29,6 +29,11 @@ uint64_t el_d_metrics_clock(void);
 void el_d_metrics_batch(struct el_daemon *d, const struct el_node_ready *rd, uint64_t t0_ns);
 /* A request in flight (received at start_ns) was answered with err. */
 void el_d_metrics_reply(struct el_daemon *d, uint64_t start_ns, int err);
+/* A Raft message to or from a peer: a HEARTBEAT sent and the peer's
+ * HEARTBEAT_RESP give the link's round trip (edgelock_peer_rtt_seconds). */
+struct el_msg;
+void el_d_metrics_peer_sent(struct el_daemon *d, const struct el_msg *m);
+void el_d_metrics_peer_heard(struct el_daemon *d, const struct el_msg *m);
 /* Once per turn: leadership changes, and the text every 100 ms. */
 void el_d_metrics_turn(struct el_daemon *d);
 

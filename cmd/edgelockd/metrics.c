@@ -48,6 +48,12 @@ struct el_d_metrics {
 	uint64_t stale_replies;
 	uint64_t snapshots_sent, snapshot_chunks_sent;
 	uint64_t events_dropped, gaps;
+	/* per peer: the oldest heartbeat not answered yet, the last round trip */
+	struct {
+		el_id_t id;
+		bool waiting;
+		uint64_t sent_ns, rtt_ns;
+	} peer[EL_NODES_MAX];
 	uint64_t published_ms;
 	uint32_t len;
 	char text[TEXT_MAX];
@@ -91,6 +97,48 @@ void el_d_metrics_batch(struct el_daemon *d, const struct el_node_ready *rd, uin
 	}
 	m->events_dropped += rd->events_dropped;
 	m->gaps += rd->events_dropped > 0;
+}
+
+/* The slot of peer id, taking a free one (the first of the array when the
+ * configuration has changed past its size: a stale figure, never a crash). */
+static uint32_t peer_slot(struct el_d_metrics *m, el_id_t id)
+{
+	for (uint32_t i = 0; i < EL_NODES_MAX; i++)
+		if (m->peer[i].id == id)
+			return i;
+	for (uint32_t i = 0; i < EL_NODES_MAX; i++)
+		if (m->peer[i].id == 0) {
+			m->peer[i].id = id;
+			return i;
+		}
+	return 0;
+}
+
+/* The round trip of a heartbeat: from sending the oldest one not answered to
+ * the next HEARTBEAT_RESP. The peer's own turn is in it (it answers from its
+ * loop), which is what a leader waits for. */
+void el_d_metrics_peer_sent(struct el_daemon *d, const struct el_msg *m)
+{
+	struct el_d_metrics *x = d->metrics;
+	if (x == NULL || m->type != EL_MSG_HEARTBEAT)
+		return;
+	const uint32_t i = peer_slot(x, m->to);
+	if (!x->peer[i].waiting) {
+		x->peer[i].waiting = true;
+		x->peer[i].sent_ns = el_d_metrics_clock();
+	}
+}
+
+void el_d_metrics_peer_heard(struct el_daemon *d, const struct el_msg *m)
+{
+	struct el_d_metrics *x = d->metrics;
+	if (x == NULL || m->type != EL_MSG_HEARTBEAT_RESP)
+		return;
+	const uint32_t i = peer_slot(x, m->from);
+	if (x->peer[i].waiting) {
+		x->peer[i].waiting = false;
+		x->peer[i].rtt_ns = el_d_metrics_clock() - x->peer[i].sent_ns;
+	}
 }
 
 void el_d_metrics_reply(struct el_daemon *d, uint64_t start_ns, int err)
@@ -233,6 +281,12 @@ static void render_net(struct el_d_metrics *m, struct el_daemon *d)
 		if (c->m[i].id != d->cfg.id)
 			put(m, "edgelock_peer_up{peer=\"%u\"} %d\n", c->m[i].id,
 			    el_net_peer_up(d->net, c->m[i].id));
+	head(m, "peer_rtt_seconds", "gauge",
+	     "Round trip of the last heartbeat answered by the peer (leader only).");
+	for (uint32_t i = 0; i < EL_NODES_MAX; i++)
+		if (m->peer[i].id != 0 && m->peer[i].rtt_ns != 0)
+			put(m, "edgelock_peer_rtt_seconds{peer=\"%u\"} %.6f\n", m->peer[i].id,
+			    (double)m->peer[i].rtt_ns / 1e9);
 }
 
 static void publish(struct el_d_metrics *m, struct el_daemon *d)

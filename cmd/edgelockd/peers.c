@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "el_d_metrics.h"
 #include "el_daemon.h"
 #include "el_error.h"
 #include "el_peer_hello.h"
@@ -197,6 +198,7 @@ void el_d_peer_frame(struct el_daemon *d, uint64_t conn, const uint8_t *buf, uin
 		       m.from, m.to);
 		return;
 	}
+	el_d_metrics_peer_heard(d, &m);
 	rc = el_node_step(d->node, &m, d->now_ms);
 	if (rc != EL_OK && rc != EL_ESTOPPED)
 		d->peer_frames_refused++;
@@ -211,6 +213,7 @@ void el_d_peer_closed(struct el_daemon *d, uint64_t conn)
 
 void el_d_peer_send(struct el_daemon *d, const struct el_msg *m)
 {
+	el_d_metrics_peer_sent(d, m);
 	int n = el_wire_encode_msg(m, d->buf, sizeof d->buf);
 	if (n < 0) {
 		el_log(EL_LOG_ERROR, "peer: cannot encode a message to %u: %s", m->to, el_strerror(n));

@@ -134,6 +134,11 @@ def test_scrape(c, urls, leader):
     ups = {lab: v for (n, lab), v in s.items() if n == "edgelock_peer_up"}
     check("leader: two peers, both up", len(ups) == 2 and all(v == 1 for v in ups.values()),
           repr(ups))
+    rtts = {lab: v for (n, lab), v in s.items() if n == "edgelock_peer_rtt_seconds"}
+    check("leader: a heartbeat round trip per peer, above 0 and below 1 s",
+          len(rtts) == 2 and set(rtts) == set(ups) and all(0 < v < 1 for v in rtts.values()),
+          repr(rtts))
+    print("     peer round trips on loopback: %s" % rtts)
     check("leader: request latency observed (6 commands)",
           (val(s, "request_seconds_count") or 0) >= 6, repr(val(s, "request_seconds_count")))
     check("leader: stale_replies_total == 1", val(s, "stale_replies_total") == 1,
