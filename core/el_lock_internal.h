@@ -10,7 +10,6 @@
 /* lock_index.c: which slots are in use, and the lookups by key.
  * el_lock__mark records a slot taken or freed (the record says it too);
  * el_lock__index_* adds or removes a lock's name / a session's id. */
-uint32_t el_lock__pool_size(enum el_lock_pool pool);
 bool el_lock__slot_used(const struct el_lock_table *t, enum el_lock_pool pool, el_slot_t slot);
 el_slot_t el_lock__lowest_free(const struct el_lock_table *t, enum el_lock_pool pool);
 /* The first slot in use at or above from; EL_LOCK_NONE when none. */

@@ -27,12 +27,6 @@
 static const uint32_t pool_size[EL_POOLS] = {EL_SESSIONS_MAX, EL_LOCKS_MAX, EL_CLAIMS_MAX,
 					     EL_WATCHES_MAX, EL_VALUES_MAX};
 
-uint32_t el_lock__pool_size(enum el_lock_pool pool)
-{
-	EL_ASSERT((uint32_t)pool < EL_POOLS);
-	return pool_size[pool];
-}
-
 #if EL_INDEXED
 
 /* ---- Bitmaps ----------------------------------------------------------------- */

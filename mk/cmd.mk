@@ -47,7 +47,7 @@ $(EDGELOCKD_SAN): $$(EDGELOCKD_SAN_OBJS) $$(GW_SAN_NET_OBJS) $$(GW_SAN_POSIX_OBJ
 	$(call say,LD,$@)
 	$(Q)$(CC) $(HOST_CFLAGS) $(SANFLAGS) $^ $(NET_LIBS) $(EDGELOCKD_LIBS) -o $@
 
-.PHONY: edgelockd certs run-daemons test-daemon test-daemon-metrics
+.PHONY: edgelockd certs run-daemons test-daemon
 edgelockd: $(EDGELOCKD)
 ALL_TARGETS += $(EDGELOCKD)
 
@@ -64,38 +64,31 @@ test-daemon: $(EDGELOCKD) $(EDGELOCKD_SAN) certs
 	@tests/run-suite.sh $(BUILD)/results daemon-auth /usr/bin/python3 tests/daemon/auth_test.py $(BUILD)
 	@EDGELOCKD=$(EDGELOCKD_SAN) tests/run-suite.sh $(BUILD)/results \
 		daemon-auth-asan-ubsan /usr/bin/python3 tests/daemon/auth_test.py $(BUILD)
+# A daemon suite run twice, against edgelockd and its ASan/UBSan build:
+# $(1) the suite (target test-$(1)), $(2) its script in tests/daemon/.
+define daemon_suite
+.PHONY: test-$(1)
+test-$(1): $$(EDGELOCKD) $$(EDGELOCKD_SAN) certs
+	@tests/run-suite.sh $$(BUILD)/results $(1) /usr/bin/python3 tests/daemon/$(2) $$(BUILD)
+	@EDGELOCKD=$$(EDGELOCKD_SAN) tests/run-suite.sh $$(BUILD)/results \
+		$(1)-asan-ubsan /usr/bin/python3 tests/daemon/$(2) $$(BUILD)
+TESTS += test-$(1)
+endef
+
 # Expired and revoked (CRL) certificates refused, SIGHUP reloads them (issue 12)
-.PHONY: test-daemon-certs
-test-daemon-certs: $(EDGELOCKD) $(EDGELOCKD_SAN)
-	@tests/run-suite.sh $(BUILD)/results daemon-certs /usr/bin/python3 tests/daemon/certs_test.py $(BUILD)
-	@EDGELOCKD=$(EDGELOCKD_SAN) tests/run-suite.sh $(BUILD)/results \
-		daemon-certs-asan-ubsan /usr/bin/python3 tests/daemon/certs_test.py $(BUILD)
-TESTS += test-daemon-certs
+$(eval $(call daemon_suite,daemon-certs,certs_test.py))
 
 .PHONY: test-daemon-recovery
-test-daemon-recovery: $(EDGELOCKD) certs
+test-daemon-recovery: $(EDGELOCKD) $$(EDGELOCK_CLI) certs
 	@tests/run-suite.sh $(BUILD)/results daemon-recovery /usr/bin/python3 \
 		tests/daemon/recovery_test.py $(BUILD)
 TESTS += test-daemon test-daemon-recovery
 
-test-daemon-metrics: $(EDGELOCKD) $(EDGELOCKD_SAN) certs
-	@tests/run-suite.sh $(BUILD)/results daemon-metrics /usr/bin/python3 tests/daemon/metrics_test.py $(BUILD)
-	@EDGELOCKD=$(EDGELOCKD_SAN) tests/run-suite.sh $(BUILD)/results \
-		daemon-metrics-asan-ubsan /usr/bin/python3 tests/daemon/metrics_test.py $(BUILD)
-TESTS += test-daemon-metrics
+# Prometheus metrics scraped and checked against what the test did
+$(eval $(call daemon_suite,daemon-metrics,metrics_test.py))
 
 # edgelockd under a fake systemd: READY/STATUS, the watchdog, STOPPING (notify.c)
-test-daemon-systemd: $(EDGELOCKD) $(EDGELOCKD_SAN) certs
-	@tests/run-suite.sh $(BUILD)/results daemon-systemd /usr/bin/python3 tests/daemon/systemd_test.py $(BUILD)
-	@EDGELOCKD=$(EDGELOCKD_SAN) tests/run-suite.sh $(BUILD)/results \
-		daemon-systemd-asan-ubsan /usr/bin/python3 tests/daemon/systemd_test.py $(BUILD)
-.PHONY: test-daemon-systemd
-TESTS += test-daemon-systemd
+$(eval $(call daemon_suite,daemon-systemd,systemd_test.py))
 
 # [limits] under a flood of connections while another client keeps locking
-test-daemon-limits: $(EDGELOCKD) $(EDGELOCKD_SAN) certs
-	@tests/run-suite.sh $(BUILD)/results daemon-limits /usr/bin/python3 tests/daemon/limits_test.py $(BUILD)
-	@EDGELOCKD=$(EDGELOCKD_SAN) tests/run-suite.sh $(BUILD)/results \
-		daemon-limits-asan-ubsan /usr/bin/python3 tests/daemon/limits_test.py $(BUILD)
-.PHONY: test-daemon-limits
-TESTS += test-daemon-limits
+$(eval $(call daemon_suite,daemon-limits,limits_test.py))

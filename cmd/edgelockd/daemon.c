@@ -70,19 +70,26 @@ static int check_start_mode(const struct el_daemon *d, bool bootstrap, bool join
 	return EL_OK;
 }
 
+int el_d_conf_of(const struct el_dcfg *cfg, struct el_conf *c, const char *what)
+{
+	bool self = false;
+	memset(c, 0, sizeof(*c));
+	for (uint32_t i = 0; i < cfg->n_peers && i < EL_NODES_MAX; i++) {
+		c->m[c->n++] = (struct el_member){ cfg->peers[i].id, EL_MEMBER_VOTER };
+		self = self || cfg->peers[i].id == cfg->id;
+	}
+	if (!self)
+		el_log(EL_LOG_ERROR, "%s: [peers] must list every initial member, this node (%u) "
+		       "too", what, cfg->id);
+	return self ? EL_OK : EL_EINVAL;
+}
+
 static int bootstrap_conf(struct el_daemon *d)
 {
-	struct el_conf c = { 0 };
-	bool self = false;
-	for (uint32_t i = 0; i < d->cfg.n_peers; i++) {
-		c.m[c.n++] = (struct el_member){ d->cfg.peers[i].id, EL_MEMBER_VOTER };
-		self = self || d->cfg.peers[i].id == d->cfg.id;
-	}
-	if (!self) {
-		el_log(EL_LOG_ERROR, "--bootstrap: [peers] must list every initial member, this "
-		       "node (%u) too", d->cfg.id);
-		return EL_EINVAL;
-	}
+	struct el_conf c;
+	const int rc = el_d_conf_of(&d->cfg, &c, "--bootstrap");
+	if (rc != EL_OK)
+		return rc;
 	el_log(EL_LOG_INFO, "bootstrapping a new cluster of %u voters", c.n);
 	return el_raft_bootstrap(el_node_raft(d->node), &c);
 }

@@ -143,6 +143,9 @@ struct el_daemon {
 int el_d_open(struct el_daemon *d, bool bootstrap, bool join);
 /* True when dir holds Raft state (a snapshot or WAL segments). */
 bool el_d_has_state(const char *dir);
+/* The voters of a new cluster (--bootstrap, restore): cfg's [peers], this
+ * node among them; EL_EINVAL (logged, naming what) otherwise. */
+int el_d_conf_of(const struct el_dcfg *cfg, struct el_conf *c, const char *what);
 /* restore.c: seed cfg's empty data directory from a backup (edgelock
  * snapshot save) as the state of a new cluster of cfg's [peers]; EL_OK or
  * an error already logged. */

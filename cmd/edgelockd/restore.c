@@ -68,21 +68,6 @@ static int check_backup(const char *file, const uint8_t *buf, uint32_t len, uint
 	return EL_OK;
 }
 
-/* The voters of the new cluster: [peers], this node among them. */
-static int conf_of(const struct el_dcfg *cfg, struct el_conf *c)
-{
-	bool self = false;
-	memset(c, 0, sizeof(*c));
-	for (uint32_t i = 0; i < cfg->n_peers && i < EL_NODES_MAX; i++) {
-		c->m[c->n++] = (struct el_member){ cfg->peers[i].id, EL_MEMBER_VOTER };
-		self = self || cfg->peers[i].id == cfg->id;
-	}
-	if (!self)
-		el_log(EL_LOG_ERROR, "restore: [peers] must list every member of the new "
-		       "cluster, this node (%u) too", cfg->id);
-	return self ? EL_OK : EL_EINVAL;
-}
-
 static int seed(const struct el_dcfg *cfg, const struct el_snapshot_meta *meta,
 		const uint8_t *data)
 {
@@ -111,7 +96,7 @@ int el_d_restore(const struct el_dcfg *cfg, const char *file)
 	}
 	struct el_snapshot_meta meta = { .term = 1 };
 	uint8_t *buf = NULL;
-	int rc = conf_of(cfg, &meta.conf);
+	int rc = el_d_conf_of(cfg, &meta.conf, "restore");
 	if (rc == EL_OK)
 		rc = read_backup(file, &buf, &meta.len);
 	if (rc == EL_OK)
