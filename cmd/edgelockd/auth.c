@@ -177,8 +177,10 @@ int el_d_authorize(struct el_daemon *d, const struct el_d_client *cl, const stru
 		el_slot_t slot = el_lock_session_slot(t, q->session);
 		if (slot != EL_LOCK_NONE && t->sessions[slot].id == q->session &&
 		    !owns(t->sessions[slot].client, t->sessions[slot].client_len, identity(cl))) {
-			el_log(EL_LOG_WARN, "client %s: request type %u on session %llu of another "
-			       "client refused", who, q->type, (unsigned long long)q->session);
+			el_log(EL_LOG_WARN, "client %s conn %llu req %llu: %s on session %llu of "
+			       "another client refused", who, (unsigned long long)cl->conn,
+			       (unsigned long long)q->id, el_d_request_name(q->type),
+			       (unsigned long long)q->session);
 			return EL_EPERM;
 		}
 	}
@@ -190,8 +192,9 @@ int el_d_authorize(struct el_daemon *d, const struct el_d_client *cl, const stru
 		if ((ops & op) != 0 && el_d_client_may(d, cl, (enum el_acl_op)op,
 						       named ? q->name : NULL, q->name_len))
 			return EL_OK;
-	el_log(EL_LOG_WARN, "client %s: request type %u on '%.*s' refused by [acl]", who, q->type,
-	       named ? (int)q->name_len : 0, q->name);
+	el_log(EL_LOG_WARN, "client %s conn %llu req %llu: %s '%.*s' refused by [acl]", who,
+	       (unsigned long long)cl->conn, (unsigned long long)q->id,
+	       el_d_request_name(q->type), named ? (int)q->name_len : 0, q->name);
 	return EL_EPERM;
 }
 

@@ -361,6 +361,7 @@ static void log_role(struct el_daemon *d)
 	if (key == d->role_key)
 		return;
 	d->role_key = key;
+	el_log_set_term(el_raft_term(r));
 	el_log(EL_LOG_INFO, "node %u: %s, term %llu, leader %u", d->cfg.id,
 	       names[el_raft_state(r) & 3], (unsigned long long)el_raft_term(r), el_raft_leader(r));
 }
@@ -414,6 +415,7 @@ int el_d_run(struct el_daemon *d, const volatile int *stop_signal,
 		el_d_expiring(d);
 		if (d->now_ms >= el_node_deadline(d->node))
 			el_node_tick(d->node, d->now_ms);
+		log_role(d); /* before the replies and sends: their lines name the new term */
 		int rc = ready_loop(d);
 		if (rc != EL_OK)
 			return rc;

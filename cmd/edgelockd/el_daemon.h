@@ -168,6 +168,8 @@ void el_d_event(struct el_daemon *d, const struct el_lock_event *e);
 void el_d_gap(struct el_daemon *d);
 void el_d_expiring(struct el_daemon *d);
 void el_d_send(struct el_daemon *d, uint64_t conn, const struct el_cw_msg *m, bool close_after);
+/* A request type's name as docs/protocol.md spells it ("acquire"), "?" if none. */
+const char *el_d_request_name(uint32_t type);
 
 /* auth.c */
 int el_d_clients_open(struct el_daemon *d);

@@ -23,8 +23,34 @@
 #define SLOT_BITS 16
 _Static_assert(EL_D_PENDING < (1u << SLOT_BITS), "slot must fit the request id");
 
+/* Request type names as docs/protocol.md spells them, for log lines. */
+static const char *const request_names[EL_CW_REQUEST_MAX + 1] = {
+	"?", "open-session", "keepalive", "close-session", "acquire", "release",
+	"campaign", "resign", "proclaim", "watch", "unwatch", "query", "list", "status",
+	"member-add", "member-remove", "member-promote", "transfer", "ping", "snapshot",
+};
+
+const char *el_d_request_name(uint32_t type)
+{
+	return type <= EL_CW_REQUEST_MAX ? request_names[type] : "?";
+}
+
+/* Every reply's outcome at debug level, named by its connection and the
+ * client's request id, as the request's own line is: the two lines of one
+ * request are found together in a busy log. */
+static void log_reply(uint64_t conn, const struct el_cw_msg *m)
+{
+	if (m->type != EL_CW_ERROR && (m->type <= EL_CW_REPLY_BASE || m->type >= EL_CW_EVENT))
+		return;
+	const char *what = m->type == EL_CW_ERROR ? "undecodable frame"
+						  : el_d_request_name(m->type - EL_CW_REPLY_BASE);
+	el_log(EL_LOG_DEBUG, "conn %llu req %llu: %s: %s, token %llu", (unsigned long long)conn,
+	       (unsigned long long)m->id, what, el_strerror(m->err), (unsigned long long)m->token);
+}
+
 void el_d_send(struct el_daemon *d, uint64_t conn, const struct el_cw_msg *m, bool close_after)
 {
+	log_reply(conn, m);
 	int n = el_cw_encode(m, d->buf, sizeof d->buf);
 	if (n < 0) {
 		el_log(EL_LOG_ERROR, "client: cannot encode a type %u message: %s", m->type,
@@ -333,8 +359,8 @@ static void snapshot_take(struct el_daemon *d)
 	}
 	d->snap_len = (uint32_t)n;
 	d->snap_index = t->last_index;
-	el_log(EL_LOG_INFO, "snapshot for a backup: index %llu, %u bytes",
-	       (unsigned long long)d->snap_index, d->snap_len);
+	el_log(EL_LOG_INFO, "req %llu: snapshot for a backup: index %llu, %u bytes",
+	       (unsigned long long)d->rep.id, (unsigned long long)d->snap_index, d->snap_len);
 	snapshot_chunk(d, d->snap_index, 0);
 }
 
@@ -436,8 +462,9 @@ static void admin(struct el_daemon *d, uint64_t conn, const struct el_cw_msg *q)
 	d->rep.index = index;
 	if (rc == EL_ENOTLEADER)
 		redirect(d, el_raft_leader(r));
-	el_log(EL_LOG_INFO, "admin: request type %u for node %u: %s", q->type, target,
-	       el_strerror(rc));
+	el_log(EL_LOG_INFO, "conn %llu req %llu: admin %s for node %u: %s",
+	       (unsigned long long)conn, (unsigned long long)q->id, el_d_request_name(q->type),
+	       target, el_strerror(rc));
 	el_d_send(d, conn, &d->rep, false);
 }
 
@@ -463,6 +490,10 @@ void el_d_client_frame(struct el_daemon *d, uint64_t conn, const uint8_t *buf, u
 		send_error(d, conn, q->id, rc != EL_OK ? rc : EL_EDECODE, false);
 		return;
 	}
+	el_log(EL_LOG_DEBUG, "client %s conn %llu req %llu: %s '%.*s' session %llu seq %llu",
+	       cl->name[0] != '\0' ? cl->name : "anonymous", (unsigned long long)conn,
+	       (unsigned long long)q->id, el_d_request_name(q->type), (int)q->name_len, q->name,
+	       (unsigned long long)q->session, (unsigned long long)q->seq);
 	if (el_d_authorize(d, cl, q) != EL_OK) {
 		d->client_frames_refused++;
 		reply_err(d, conn, q->type, q->id, EL_EPERM, 0);

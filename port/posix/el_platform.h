@@ -29,6 +29,8 @@ void el_log_set_tag(const char *tag);
 void el_log(enum el_log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void el_log_set_level(enum el_log_level level);
+/* The Raft term every later line names (0: none yet, the line shows none). */
+void el_log_set_term(uint64_t term);
 /* Lines logged so far at each level, dropped or not (tests read this). */
 unsigned long el_log_count(enum el_log_level level);
 

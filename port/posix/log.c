@@ -4,9 +4,13 @@
  * its device and inode) each line starts with its syslog priority, "<3>" for
  * an error .. "<7>" for debug, which journald keeps as the entry's priority
  * (sd-daemon(3)), so `journalctl -p warning` works. A tag (the daemon sets
- * "node<ID>") names the node on every line.
+ * "node<ID>") names the node on every line, and once the node has recovered its
+ * Raft state, the term it is in ("edgelock node2 term 7: info: ..."): a line
+ * is then placed in the cluster's history without the lines around it, as
+ * etcd's and Consul's structured logs do with their term fields.
  */
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -20,6 +24,8 @@ static const char *const level_names[] = { "debug", "info", "warning", "error" }
 static const int syslog_priority[] = { 7, 6, 4, 3 }; /* LOG_DEBUG .. LOG_ERR */
 static int to_journal = -1; /* -1: not looked yet */
 static char log_tag[32];
+/* Written by the daemon's loop, read by whichever thread logs (nng's too). */
+static _Atomic unsigned long long log_term;
 
 void el_log_set_level(enum el_log_level level) { log_level = level; }
 
@@ -41,6 +47,8 @@ static int journal_stream(void)
 	}
 	return to_journal;
 }
+
+void el_log_set_term(uint64_t term) { atomic_store(&log_term, (unsigned long long)term); }
 
 unsigned long el_log_count(enum el_log_level level)
 {
@@ -64,6 +72,10 @@ void el_log(enum el_log_level level, const char *fmt, ...)
 	char prio[8] = "";
 	if (journal_stream())
 		snprintf(prio, sizeof prio, "<%d>", syslog_priority[level]);
-	fprintf(stderr, "%sedgelock%s%s: %s: %s\n", prio, log_tag[0] != '\0' ? " " : "", log_tag,
-		level_names[level], line);
+	char term[32] = "";
+	const unsigned long long t = atomic_load(&log_term);
+	if (t != 0)
+		snprintf(term, sizeof term, " term %llu", t);
+	fprintf(stderr, "%sedgelock%s%s%s: %s: %s\n", prio, log_tag[0] != '\0' ? " " : "",
+		log_tag, term, level_names[level], line);
 }

@@ -13,6 +13,7 @@ port are refused and the connection closed, with a log line saying why.
 Runs against BUILD/bin/edgelockd (or $EDGELOCKD).
 """
 import os
+import re
 import random
 import socket
 import ssl
@@ -119,6 +120,7 @@ def test_acl(c, pems, leader):
     check("acl: the session carries the proven identity", h is not None and h[2] == "sensor-1 dev1",
           repr(h))
     rep = s1c.call({1: 4, 4: s1, 5: 2, 6: "fleet/other"})
+    refused_id = s1c.next_id - 1
     check("acl: sensor-1 locking outside its prefixes gets EPERM", rep.get(3) == EL_EPERM, repr(rep))
     check("acl: ... and the lock was not taken", holder(ops, "fleet/other") is None)
     rep = s1c.call({1: 11, 6: "secret/x"})
@@ -135,8 +137,9 @@ def test_acl(c, pems, leader):
     names = [l.get(6) for l in ops.call({1: 12}).get(35, [])]
     check("acl: LIST shows ops every name", "secret/x" in names, repr(names))
     text = log_text(c, leader)
-    check("acl: refusals are logged", "client sensor-1: request type 4 on 'fleet/other' refused "
-          "by [acl]" in text, text[-1500:])
+    check("acl: refusals are logged with the connection and request id",
+          re.search(r"client sensor-1 conn \d+ req %d: acquire 'fleet/other' refused by \[acl\]"
+                    % refused_id, text), text[-1500:])
     return s1c, s1, ops
 
 
@@ -144,6 +147,7 @@ def test_ownership(c, pems, leader, s1c, s1, ops):
     s2c = c.connect(leader, cert=pems["sensor-2"])
     token = holder(ops, "fleet/sensors/1")[1]
     rep = s2c.call({1: 2, 4: s1})
+    refused_id = s2c.next_id - 1
     check("owner: sensor-2 renewing sensor-1's session gets EPERM", rep.get(3) == EL_EPERM, repr(rep))
     rep = s2c.call({1: 5, 4: s1, 5: 1, 6: "fleet/sensors/1", 11: token})
     check("owner: sensor-2 releasing sensor-1's lock gets EPERM", rep.get(3) == EL_EPERM, repr(rep))
@@ -157,8 +161,9 @@ def test_ownership(c, pems, leader, s1c, s1, ops):
     rep = s1c.call({1: 2, 4: s1})
     check("owner: sensor-1 renews its own session", rep.get(3, 0) == 0, repr(rep))
     text = log_text(c, leader)
-    check("owner: refusals are logged", "client sensor-2: request type 2 on session %d of another "
-          "client refused" % s1 in text)
+    check("owner: refusals are logged with the connection and request id",
+          re.search(r"client sensor-2 conn \d+ req %d: keepalive on session %d of another "
+                    "client refused" % (refused_id, s1), text), text[-1500:])
     # After a failover the new leader knows the owner from the replicated session.
     c.stop(leader)
     new = c.wait_leader(exclude=(leader,))

@@ -12,6 +12,7 @@ before it is a member). One-node clusters; processes stopped by PID.
 Prints "ok NAME" / "FAIL NAME: why" per check and "N passed, N failed".
 """
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -146,27 +147,47 @@ def test_join(c, n):
     check("--join: SIGTERM exit 0", rc == 0, "rc %s" % rc)
 
 
+JOURNAL_LINE = re.compile(r"^<(\d)>edgelock node1( term (\d+))?: (debug|info|warning|error): ")
+PRIORITY = {"debug": "7", "info": "6", "warning": "4", "error": "3"}
+
+
 def test_journal_priority(c, n):
     """stderr the journal's stream (JOURNAL_STREAM = its device:inode): every
-    line starts with its syslog priority and names the node; another stream
-    (the earlier runs' log file without the variable) gets no prefix."""
+    line starts with its syslog priority and names the node, and from the
+    node's first role line on, the term that line reports; a request's lines
+    (debug level) name its connection and request id; another stream (the
+    earlier runs' log file without the variable) gets no prefix."""
     path = os.path.join(c.dir, "journal.log")
     logf = open(path, "w")
     st = os.fstat(logf.fileno())
     env = dict(os.environ, JOURNAL_STREAM="%d:%d" % (st.st_dev, st.st_ino))
-    p = subprocess.Popen([c.bin, "-c", c.config(1)], env=env, stdout=logf, stderr=logf)
+    p = subprocess.Popen([c.bin, "-c", c.config(1), "--log-level", "debug"], env=env,
+                         stdout=logf, stderr=logf)
     logf.close()
     c.procs[1] = p
-    time.sleep(1.5)
+    c.wait_leader()
+    conn = c.connect(1)
+    conn.next_id = 4242
+    rep = conn.call({1: 1, 9: 5000, 13: "journal"})
+    check("journal: a session opens", rep.get(3, 0) == 0 and rep.get(4, 0) > 0, repr(rep))
+    conn.close()
     rc, _ = c.stop(1)
     with open(path) as f:
         lines = [ln for ln in f.read().splitlines() if ln]
-    check("journal: every line has a priority prefix and the node's tag",
-          lines and all(ln.startswith(("<6>edgelock node1: info: ", "<4>edgelock node1: warning: ",
-                                       "<3>edgelock node1: error: ", "<7>edgelock node1: debug: "))
-                        for ln in lines), repr(lines[:3]))
+    parsed = [JOURNAL_LINE.match(ln) for ln in lines]
+    check("journal: every line has its level's priority prefix and the node's tag",
+          lines and all(m and m.group(1) == PRIORITY[m.group(4)] for m in parsed),
+          repr([ln for ln, m in zip(lines, parsed) if not m][:3] or lines[:3]))
+    role = next((i for i, ln in enumerate(lines) if "node 1: leader, term" in ln), None)
+    term = role is not None and re.search(r"leader, term (\d+)", lines[role]).group(1)
+    check("journal: from the role line on, every line names the term it reports",
+          role is not None and all(m and m.group(3) == term for m in parsed[role:]),
+          repr(lines[role:role + 3] if role is not None else lines[-3:]))
+    req = [ln for ln in lines if re.search(r" conn \d+ req 4242: open-session", ln)]
+    check("journal: the request and its reply name its connection and request id",
+          len(req) == 2 and " client " in req[0] and ": ok, token" in req[1], repr(req))
     with open(c.log(1)) as f:
-        plain = [ln for ln in f.read().splitlines() if "edgelock node1: info:" in ln]
+        plain = [ln for ln in f.read().splitlines() if re.match(r"edgelock node1( term \d+)?: info:", ln)]
     check("not the journal: no priority prefix", plain and all(ln.startswith("edgelock")
                                                                for ln in plain), repr(plain[:2]))
     check("journal run: SIGTERM exit 0", rc == 0, "rc %s" % rc)
