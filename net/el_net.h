@@ -97,6 +97,12 @@ int el_net_start(struct el_net **out, const struct el_net_config *cfg);
 /* Close everything and free; no callback runs after it returns. */
 void el_net_stop(struct el_net *net);
 
+/* SIGHUP: load the CA and certificate files again (the paths of cfg) into new
+ * TLS configurations for both listeners and every dialer; handshakes from
+ * now on use them, connections up keep theirs. If any fails to load, none
+ * changes (EL_EINVAL, logged). Call from the thread that sets peers. */
+int el_net_reload_tls(struct el_net *net);
+
 /* Readable when items wait; el_net_drain() clears it. */
 int el_net_fd(const struct el_net *net);
 /* The queued items (a list in arrival order), or NULL. Free each with

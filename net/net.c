@@ -426,6 +426,63 @@ static int listen_on(struct el_net *net, struct listener *l, const char *url, ui
 	return EL_OK;
 }
 
+/* Point one listener or dialer at a new TLS config. nng takes its own
+ * reference and each connection it made holds the config it was made with,
+ * so the old one is only dropped here (by us) and lives on in them. */
+static int tls_swap(nng_stream_listener *l, nng_stream_dialer *d, nng_tls_config **ours,
+		    nng_tls_config *next)
+{
+	int rv = l != NULL ? nng_stream_listener_set_ptr(l, NNG_OPT_TLS_CONFIG, next)
+			   : nng_stream_dialer_set_ptr(d, NNG_OPT_TLS_CONFIG, next);
+	if (rv != 0) {
+		el_log(EL_LOG_ERROR, "net: cannot swap a TLS configuration: %s", nng_strerror(rv));
+		nng_tls_config_free(next);
+		return EL_EIO;
+	}
+	nng_tls_config_free(*ours);
+	*ours = next;
+	return EL_OK;
+}
+
+int el_net_reload_tls(struct el_net *net)
+{
+	nng_tls_config *lp = NULL, *lc = NULL, *dial[PEERS_MAX] = { NULL };
+	int rc = tls_new(&lp, NNG_TLS_MODE_SERVER, &net->cfg, true, NULL);
+	if (rc == EL_OK)
+		rc = tls_new(&lc, NNG_TLS_MODE_SERVER, &net->cfg, net->cfg.client_cert_required, NULL);
+	for (int i = 0; i < PEERS_MAX && rc == EL_OK; i++) {
+		const struct peer *p = &net->peers[i];
+		char name[32];
+		snprintf(name, sizeof name, "node%u", p->id);
+		if (p->id != 0 && !p->removed && p->d != NULL)
+			rc = tls_new(&dial[i], NNG_TLS_MODE_CLIENT, &net->cfg, true, name);
+	}
+	if (rc != EL_OK) { /* all or nothing: every endpoint keeps its config */
+		for (int i = 0; i < PEERS_MAX; i++)
+			if (dial[i] != NULL)
+				nng_tls_config_free(dial[i]);
+		if (lp != NULL)
+			nng_tls_config_free(lp);
+		if (lc != NULL)
+			nng_tls_config_free(lc);
+		return rc;
+	}
+	rc = tls_swap(net->lp.l, NULL, &net->lp.tls, lp);
+	int rc2 = tls_swap(net->lc.l, NULL, &net->lc.tls, lc);
+	/* An accept already waiting took its config when it was posted: cancel
+	 * it, and accept_cb posts the next one with the new config (a client
+	 * caught in that very handshake is cut and connects again). A dial in
+	 * progress finishes with the old one; its retries use the new. */
+	nng_aio_cancel(net->lp.aio);
+	nng_aio_cancel(net->lc.aio);
+	for (int i = 0; i < PEERS_MAX; i++) {
+		int rc3 = dial[i] == NULL ? EL_OK
+					  : tls_swap(NULL, net->peers[i].d, &net->peers[i].tls, dial[i]);
+		rc2 = rc2 != EL_OK ? rc2 : rc3;
+	}
+	return rc != EL_OK ? rc : rc2;
+}
+
 /* ---- peers ---------------------------------------------------------------- */
 
 static struct peer *peer_find(struct el_net *net, el_id_t id)

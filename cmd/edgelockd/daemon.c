@@ -212,20 +212,28 @@ static int open_ident(struct el_daemon *d)
 	return load_ident(d, &d->ident, EL_LOG_ERROR, "");
 }
 
-/* SIGHUP. Only the identity material is swapped: the loop is the one user
- * of d->ident, so no lock; connections already proven stay up (their
- * proof was checked when they opened), and a challenge already sent keeps
- * its nonce, which is per connection, not per el_ident. nng's TLS configs
- * keep what they loaded at start (see README: what needs a restart). */
+/* SIGHUP: the identity material and nng's TLS configurations, both from the
+ * files as started. The identity is checked first (this node's name, dates,
+ * CRL), so a certificate the proofs would refuse never reaches TLS either.
+ * The loop is the one user of d->ident, so no lock; connections already up
+ * keep what they were opened with (their TLS session and their proof): the
+ * cluster is not dropped. A challenge already sent keeps its nonce, which is
+ * per connection, not per el_ident. */
 void el_d_reload(struct el_daemon *d)
 {
+	static const char kept[] = "SIGHUP: kept the old certificates: ";
 	struct el_ident *next = NULL;
-	if (load_ident(d, &next, EL_LOG_ERROR, "SIGHUP: kept the old certificates: ") != EL_OK)
+	if (load_ident(d, &next, EL_LOG_ERROR, kept) != EL_OK)
 		return;
+	if (el_net_reload_tls(d->net) != EL_OK) {
+		el_log(EL_LOG_ERROR, "%sthe TLS layer could not load them", kept);
+		el_ident_free(next);
+		return;
+	}
 	el_ident_free(d->ident);
 	d->ident = next;
 	el_log(EL_LOG_INFO, "SIGHUP: reloaded [tls] ca_file %s, cert_key_file %s%s%s for new "
-	       "connections' identity proofs", d->cfg.ca_file, d->cfg.cert_key_file,
+	       "connections (TLS and identity proofs)", d->cfg.ca_file, d->cfg.cert_key_file,
 	       d->cfg.crl_file[0] != '\0' ? ", crl_file " : " (no crl_file)", d->cfg.crl_file);
 }
 

@@ -180,13 +180,38 @@ static void *reader_main(void *arg)
 }
 
 /*
- * The daemon's first frame is its CHALLENGE (net/el_ident.h): answer it with
- * a PROOF of our certificate, or, without one, send nothing (an anonymous
- * client; the daemon accepts it only with client_auth = optional). TLS has
- * checked that the server holds a certificate of the cluster CA for a server
- * (a node's), so we sign for the node name the challenge gives.
+ * Proving to the right node. The daemon's first frame is its CHALLENGE
+ * (net/el_ident.h), naming the node; we answer with a PROOF signed over that
+ * name, or, without a certificate, send nothing (an anonymous client; the
+ * daemon accepts it only with client_auth = optional).
+ *
+ * We sign only for a name TLS has checked: whoever answers at an address
+ * could otherwise pass us another node's challenge (any holder of a
+ * certificate of the cluster CA can serve TLS, a client's included) and hand
+ * our signature to that node, becoming us there. A node dialing a peer knows
+ * the name to expect; a client knows only addresses. So the first connection
+ * to an address only reads the challenge to learn the node's name, and is
+ * closed; every connection from then on is dialed with that name as the TLS
+ * server name, so mbedtls refuses a certificate without it, and the
+ * challenge must name it again. One more handshake per address and process:
+ * the price of not trusting the network, paid once.
  */
-static int conn_handshake(el_client *c, struct el_conn *k, uint32_t timeout_ms)
+static int read_challenge(struct el_conn *k, nng_aio *aio, uint8_t *ch, uint32_t *len)
+{
+	uint8_t prefix[EL_CW_PREFIX];
+	int rv = io_exact(k->s, aio, prefix, sizeof prefix, false, NULL);
+	*len = rv == 0 ? el_cw_get_prefix(prefix) : 0;
+	if (rv == 0 && (*len == 0 || *len > EL_IDENT_CHALLENGE_MAX))
+		rv = NNG_EPROTO;
+	if (rv == 0)
+		rv = io_exact(k->s, aio, ch, *len, false, NULL);
+	return rv;
+}
+
+/* Read the challenge; with expect == NULL, only copy the node's name into
+ * learned; else prove to it if it names expect (NNG_EPERM if not). */
+static int conn_handshake(el_client *c, struct el_conn *k, uint32_t timeout_ms,
+			  const char *expect, char learned[EL_IDENT_NAME_MAX + 1])
 {
 	/* An aio of its own, freed here: the reader's and the sender's aios
 	 * are left untouched for the connection's life. */
@@ -195,26 +220,23 @@ static int conn_handshake(el_client *c, struct el_conn *k, uint32_t timeout_ms)
 	if (rv != 0)
 		return rv;
 	nng_aio_set_timeout(aio, (nng_duration)timeout_ms);
-	uint8_t prefix[EL_CW_PREFIX], ch[EL_IDENT_CHALLENGE_MAX];
-	rv = io_exact(k->s, aio, prefix, sizeof prefix, false, NULL);
-	const uint32_t len = rv == 0 ? el_cw_get_prefix(prefix) : 0;
-	if (rv == 0 && (len == 0 || len > sizeof ch))
+	uint8_t ch[EL_IDENT_CHALLENGE_MAX];
+	uint32_t len = 0;
+	rv = read_challenge(k, aio, ch, &len);
+	char name[EL_IDENT_NAME_MAX + 1];
+	if (rv == 0 && c->ident != NULL && el_ident_challenge_name(ch, len, name) != 0)
 		rv = NNG_EPROTO;
-	if (rv == 0)
-		rv = io_exact(k->s, aio, ch, len, false, NULL);
-	if (rv == 0 && c->ident != NULL) {
-		char name[EL_IDENT_NAME_MAX + 1];
+	if (rv == 0 && c->ident != NULL && expect == NULL) {
+		snprintf(learned, EL_IDENT_NAME_MAX + 1, "%s", name);
+	} else if (rv == 0 && c->ident != NULL) {
 		uint8_t frame[EL_CW_PREFIX + EL_IDENT_PROOF_MAX];
-		int n = el_ident_challenge_name(ch, len, name);
-		if (n == 0) {
-			/* conn_open may run on several threads at once (a reconnect race) */
-			pthread_mutex_lock(&c->ident_mu);
-			n = el_ident_prove(c->ident, ch, len, name, frame + EL_CW_PREFIX,
-					   sizeof frame - EL_CW_PREFIX);
-			pthread_mutex_unlock(&c->ident_mu);
-		}
+		/* conn_open may run on several threads at once (a reconnect race) */
+		pthread_mutex_lock(&c->ident_mu);
+		int n = el_ident_prove(c->ident, ch, len, expect, frame + EL_CW_PREFIX,
+				       sizeof frame - EL_CW_PREFIX);
+		pthread_mutex_unlock(&c->ident_mu);
 		if (n < 0) {
-			rv = NNG_EPROTO;
+			rv = n == EL_EPERM ? NNG_EPERM : NNG_EPROTO;
 		} else {
 			el_cw_put_prefix(frame, (uint32_t)n);
 			rv = io_exact(k->s, aio, frame, EL_CW_PREFIX + (size_t)n, true, NULL);
@@ -224,19 +246,29 @@ static int conn_handshake(el_client *c, struct el_conn *k, uint32_t timeout_ms)
 	return rv;
 }
 
-/* Dial url within timeout_ms; NULL and a message on failure. */
-static struct el_conn *conn_open(el_client *c, const char *url, uint32_t timeout_ms)
+static void conn_free(struct el_conn *k)
+{
+	if (k->s != NULL)
+		nng_stream_free(k->s);
+	nng_stream_dialer_free(k->d);
+	nng_aio_free(k->tx);
+	nng_aio_free(k->rx);
+	free(k);
+}
+
+/* Dial url with TLS configuration tls; a connection past TLS, or NULL. */
+static struct el_conn *conn_dial(el_client *c, const char *url, nng_tls_config *tls,
+				 uint32_t timeout_ms, int *rv_out)
 {
 	struct el_conn *k = calloc(1, sizeof(*k));
 	if (k == NULL) {
-		el_client__fail("out of memory");
+		*rv_out = NNG_ENOMEM;
 		return NULL;
 	}
-	pthread_mutex_init(&k->io_mu, NULL);
 	nng_aio *aio = NULL;
 	int rv = nng_stream_dialer_alloc(&k->d, url);
 	if (rv == 0)
-		rv = nng_stream_dialer_set_ptr(k->d, NNG_OPT_TLS_CONFIG, c->tls);
+		rv = nng_stream_dialer_set_ptr(k->d, NNG_OPT_TLS_CONFIG, tls);
 	if (rv == 0)
 		rv = nng_aio_alloc(&aio, NULL, NULL);
 	if (rv == 0) {
@@ -252,18 +284,126 @@ static struct el_conn *conn_open(el_client *c, const char *url, uint32_t timeout
 	if (rv == 0 && (nng_aio_alloc(&k->tx, NULL, NULL) != 0 ||
 			nng_aio_alloc(&k->rx, NULL, NULL) != 0))
 		rv = NNG_ENOMEM;
-	if (rv == 0)
-		rv = conn_handshake(c, k, timeout_ms);
-	if (rv == 0 && pthread_create(&k->reader, NULL, reader_main, k) != 0)
-		rv = NNG_ENOMEM;
+	*rv_out = rv;
 	if (rv != 0) {
-		el_client__fail("%s: %s", url, nng_strerror(rv));
-		if (k->s != NULL)
-			nng_stream_free(k->s);
-		nng_stream_dialer_free(k->d);
-		nng_aio_free(k->tx);
-		nng_aio_free(k->rx);
-		free(k);
+		conn_free(k);
+		return NULL;
+	}
+	return k;
+}
+
+/* The TLS configuration that checks url's learned node name (copied into
+ * name), or NULL when url has none yet. Under c->ident_mu. */
+static nng_tls_config *known_find(el_client *c, const char *url, char *name)
+{
+	for (unsigned i = 0; i < EL_CLIENT_KNOWN_MAX; i++) {
+		struct el_known *e = &c->known[i];
+		if (e->url[0] != '\0' && strcmp(e->url, url) == 0) {
+			snprintf(name, EL_IDENT_NAME_MAX + 1, "%s", e->name);
+			nng_tls_config_hold(e->tls); /* the caller's reference */
+			return e->tls;
+		}
+	}
+	return NULL;
+}
+
+/* Learn url's node name from one challenge: a new entry of known[] with a TLS
+ * configuration whose server name is that name. */
+static int known_learn(el_client *c, const char *url, uint32_t timeout_ms)
+{
+	int rv = 0;
+	char name[EL_IDENT_NAME_MAX + 1] = "";
+	struct el_conn *k = conn_dial(c, url, c->tls, timeout_ms, &rv);
+	if (k != NULL) {
+		rv = conn_handshake(c, k, timeout_ms, NULL, name);
+		nng_stream_close(k->s);
+		conn_free(k);
+	}
+	nng_tls_config *t = NULL;
+	if (rv == 0)
+		rv = nng_tls_config_alloc(&t, NNG_TLS_MODE_CLIENT);
+	if (rv == 0)
+		rv = nng_tls_config_auth_mode(t, NNG_TLS_AUTH_MODE_REQUIRED);
+	if (rv == 0)
+		rv = nng_tls_config_ca_file(t, c->ca_file);
+	if (rv == 0 && c->cert_key_file[0] != '\0')
+		rv = nng_tls_config_cert_key_file(t, c->cert_key_file, NULL);
+	if (rv == 0)
+		rv = nng_tls_config_server_name(t, name);
+	if (rv != 0) {
+		if (t != NULL)
+			nng_tls_config_free(t);
+		return rv;
+	}
+	pthread_mutex_lock(&c->ident_mu);
+	struct el_known *e = &c->known[c->known_next];
+	c->known_next = (c->known_next + 1) % EL_CLIENT_KNOWN_MAX;
+	if (e->tls != NULL)
+		nng_tls_config_free(e->tls);
+	snprintf(e->url, sizeof e->url, "%s", url);
+	snprintf(e->name, sizeof e->name, "%s", name);
+	e->tls = t;
+	pthread_mutex_unlock(&c->ident_mu);
+	return 0;
+}
+
+/* Forget url's node name (it answered with another: the next dial learns). */
+static void known_forget(el_client *c, const char *url)
+{
+	pthread_mutex_lock(&c->ident_mu);
+	for (unsigned i = 0; i < EL_CLIENT_KNOWN_MAX; i++)
+		if (strcmp(c->known[i].url, url) == 0)
+			c->known[i].url[0] = '\0';
+	pthread_mutex_unlock(&c->ident_mu);
+}
+
+/* Dial url, prove who we are (to the node TLS names, see above) and start
+ * the reader; NULL and a message on failure. */
+static struct el_conn *conn_open(el_client *c, const char *url, uint32_t timeout_ms)
+{
+	char name[EL_IDENT_NAME_MAX + 1] = "";
+	nng_tls_config *tls = c->tls;
+	int rv = 0;
+	if (c->ident != NULL) {
+		pthread_mutex_lock(&c->ident_mu);
+		tls = known_find(c, url, name);
+		pthread_mutex_unlock(&c->ident_mu);
+		if (tls == NULL && (rv = known_learn(c, url, timeout_ms)) == 0) {
+			pthread_mutex_lock(&c->ident_mu);
+			tls = known_find(c, url, name);
+			pthread_mutex_unlock(&c->ident_mu);
+		}
+	}
+	struct el_conn *k = rv == 0 && tls != NULL ? conn_dial(c, url, tls, timeout_ms, &rv) : NULL;
+	if (c->ident != NULL && tls != NULL)
+		nng_tls_config_free(tls); /* known_find's reference; the dialer holds its own */
+	if (k != NULL) {
+		pthread_mutex_init(&k->io_mu, NULL);
+		rv = conn_handshake(c, k, timeout_ms, c->ident != NULL ? name : NULL, NULL);
+		if (rv == 0 && pthread_create(&k->reader, NULL, reader_main, k) != 0)
+			rv = NNG_ENOMEM;
+	}
+	if (rv == 0 && k == NULL)
+		rv = NNG_ENOMEM;
+	/* nng's TLS handshake runs at the first read: a certificate without the
+	 * name shows as a failed dial or a failed challenge read */
+	const bool named_dial_failed = rv != 0 && rv != NNG_EPERM && name[0] != '\0';
+	if (rv != 0) {
+		if (rv == NNG_EPERM || named_dial_failed)
+			known_forget(c, url); /* the next dial learns its name again */
+		if (rv == NNG_EPERM)
+			el_client__fail("%s: the server is not %s, whose name it gave: not proving "
+					"our identity to it", url, name);
+		else if (named_dial_failed)
+			el_client__fail("%s: no TLS session with the server as %s, the node "
+					"its challenge named (%s): not proving our identity to it",
+					url, name, nng_strerror(rv));
+		else
+			el_client__fail("%s: %s", url, nng_strerror(rv));
+		if (k != NULL) {
+			pthread_mutex_destroy(&k->io_mu);
+			conn_free(k);
+		}
 		return NULL;
 	}
 	snprintf(k->url, sizeof k->url, "%s", url);
@@ -281,11 +421,7 @@ static void conn_close(struct el_conn *k)
 	nng_aio_cancel(k->rx);
 	pthread_join(k->reader, NULL);
 	pthread_mutex_destroy(&k->io_mu);
-	nng_stream_free(k->s);
-	nng_stream_dialer_free(k->d);
-	nng_aio_free(k->tx);
-	nng_aio_free(k->rx);
-	free(k);
+	conn_free(k);
 }
 
 static int conn_send(el_client *c, struct el_conn *k, const uint8_t *frame, size_t len,
@@ -318,7 +454,7 @@ static struct el_conn *current_conn(el_client *c, uint64_t deadline_ms)
 	pthread_mutex_unlock(&c->mu);
 	if (k != NULL)
 		conn_close(k);
-	char tried[400] = "";
+	char tried[400] = "", last[300] = "";
 	for (unsigned attempt = 0; el_client__now_ms() < deadline_ms; attempt++) {
 		char url[EL_CW_ADDR_MAX + 1];
 		pthread_mutex_lock(&c->mu);
@@ -352,6 +488,9 @@ static struct el_conn *current_conn(el_client *c, uint64_t deadline_ms)
 			conn_close(old);
 			return k;
 		}
+		const size_t why = strnlen(last_error, sizeof last - 1); /* why this one failed */
+		memcpy(last, last_error, why);
+		last[why] = '\0';
 		if (strstr(tried, url) == NULL && strlen(tried) + strlen(url) + 3 < sizeof tried)
 			snprintf(tried + strlen(tried), sizeof tried - strlen(tried), "%s%s",
 				 tried[0] ? ", " : "", url);
@@ -361,7 +500,8 @@ static struct el_conn *current_conn(el_client *c, uint64_t deadline_ms)
 			pthread_mutex_unlock(&c->mu);
 		}
 	}
-	el_client__fail("no leader reachable (tried %s)", tried[0] ? tried : "nothing in time");
+	el_client__fail("no leader reachable (tried %s%s%s)", tried[0] ? tried : "nothing in time",
+			last[0] ? "; last error: " : "", last);
 	return NULL;
 }
 
@@ -567,6 +707,15 @@ static int tls_setup(el_client *c, const struct el_client_options *o)
 		el_client__fail("TLS setup: %s", nng_strerror(rv));
 		return EL_EINVAL;
 	}
+	/* kept for the TLS configurations of known_learn() */
+	if (snprintf(c->ca_file, sizeof c->ca_file, "%s", o->ca_file) >= (int)sizeof c->ca_file ||
+	    snprintf(c->cert_key_file, sizeof c->cert_key_file, "%s",
+		     o->cert_key_file != NULL ? o->cert_key_file : "") >=
+		    (int)sizeof c->cert_key_file) {
+		el_client__fail("TLS setup: a certificate path is longer than %zu bytes",
+				sizeof c->ca_file - 1);
+		return EL_EINVAL;
+	}
 	char err[256];
 	if (o->cert_key_file != NULL &&
 	    el_ident_load(&c->ident, o->ca_file, o->cert_key_file, NULL, err, sizeof err) != 0) {
@@ -630,6 +779,9 @@ void el_client_close(el_client *c)
 		free(c->endpoints[i]);
 	if (c->tls != NULL)
 		nng_tls_config_free(c->tls);
+	for (unsigned i = 0; i < EL_CLIENT_KNOWN_MAX; i++)
+		if (c->known[i].tls != NULL)
+			nng_tls_config_free(c->known[i].tls);
 	if (c->event_fd >= 0)
 		close(c->event_fd);
 	if (c->ident != NULL)

@@ -36,6 +36,16 @@ struct el_conn {
 	char url[EL_CW_ADDR_MAX + 1];
 };
 
+/* An address whose node name was learned from its challenge, and a TLS
+ * configuration that makes every handshake with it check that its
+ * certificate bears that name (client.c, "Proving to the right node"). */
+#define EL_CLIENT_KNOWN_MAX 16
+struct el_known {
+	char url[EL_CW_ADDR_MAX + 1]; /* "": a free entry */
+	char name[EL_IDENT_NAME_MAX + 1];
+	nng_tls_config *tls;
+};
+
 struct el_pending {
 	uint64_t id;
 	bool done;
@@ -63,7 +73,11 @@ struct el_client {
 	pthread_mutex_t send_mu;
 	nng_tls_config *tls;
 	struct el_ident *ident;  /* our certificate and key for the PROOF; NULL: anonymous */
-	pthread_mutex_t ident_mu; /* el_ident's random generator is not thread-safe */
+	pthread_mutex_t ident_mu; /* el_ident's random generator is not thread-safe;
+				   * also guards known[] */
+	struct el_known known[EL_CLIENT_KNOWN_MAX];
+	char ca_file[512], cert_key_file[512]; /* as opened ("" : no certificate) */
+	unsigned known_next;     /* the entry a new address replaces */
 	char *endpoints[EL_CLIENT_ENDPOINTS_MAX];
 	unsigned n_endpoints, next_ep;
 	char leader_hint[EL_CW_ADDR_MAX + 1];

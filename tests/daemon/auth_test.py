@@ -18,11 +18,13 @@ import random
 import socket
 import ssl
 import subprocess
+import struct
 import sys
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from elcluster import Cluster, Checks  # noqa: E402
+from elcluster import Checks, Cluster, Conn  # noqa: E402
 
 EL_EPERM = -18
 check = Checks()
@@ -207,6 +209,89 @@ def test_refused_certs(c, pems, leader):
           "a node certificate (node1) on the client port" in text, text[-1500:])
 
 
+def read_exact(sock, n):
+    buf = b""
+    while len(buf) < n:
+        chunk = sock.recv(n - len(buf))
+        if not chunk:
+            raise EOFError("closed")
+        buf += chunk
+    return buf
+
+
+def relay_server(c, leader, cert, seen):
+    """A compromised member: serves TLS with its own node certificate and,
+    for each connection, passes the leader's CHALLENGE to the caller and any
+    PROOF it gets back to the leader, then asks the leader for what only ops
+    may see. Records in seen: proofs relayed, and whether the leader took the
+    relay for ops."""
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(os.path.join(c.certs, cert))
+    ctx.load_verify_locations(os.path.join(c.certs, "ca.pem"))
+    ctx.verify_mode = ssl.CERT_OPTIONAL
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(4)
+    srv.settimeout(0.2)
+
+    def serve():
+        while not seen["stop"]:
+            try:
+                raw, _ = srv.accept()
+            except socket.timeout:
+                continue
+            seen["accepted"] += 1
+            try:
+                victim = ctx.wrap_socket(raw, server_side=True)
+                up = Conn(c.client_port[leader], c.certs, prove=False)
+                ch = up.recv_frame()
+                victim.sendall(struct.pack(">I", len(ch)) + ch)
+                seen["challenges"] += 1
+                victim.settimeout(3)
+                (n,) = struct.unpack(">I", read_exact(victim, 4))
+                proof = read_exact(victim, n)
+                seen["proofs"] += 1
+                up.send_frame(proof)
+                rep = up.call({1: 11, 6: "secret/x"})
+                seen["as_ops"] = seen["as_ops"] or rep.get(3) != EL_EPERM
+            except (OSError, EOFError, ssl.SSLError, struct.error):
+                pass  # the caller hung up or refused our certificate
+            except Exception as e:  # a broken relay must fail the test, not pass it
+                seen["error"] = repr(e)
+    seen.update(proofs=0, as_ops=False, stop=False, error=None, accepted=0, challenges=0)
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    return srv, t
+
+
+def test_client_relay(c, pems, leader):
+    """The real CLI, as ops, pointed at a member that relays the leader's
+    challenge: it must not sign it (it learns the name the challenge gives,
+    then dials again asking TLS for that name, which the member's certificate
+    does not bear), so the member never becomes ops at the leader."""
+    other = next(i for i in sorted(c.procs) if i != leader)
+    seen = {}
+    srv, t = relay_server(c, leader, "node%d.pem" % other, seen)
+    cli = [os.path.join(c.build, "bin", "edgelock"), "--ca", os.path.join(c.certs, "ca.pem"),
+           "--cert", pems["ops"], "--timeout", "3s"]
+    p = subprocess.run(cli + ["--endpoints", "tls+tcp://127.0.0.1:%d" % srv.getsockname()[1],
+                              "status"], capture_output=True, text=True, timeout=30)
+    seen["stop"] = True
+    t.join(5)
+    srv.close()
+    check("client relay: the member relayed the leader's challenge to the CLI",
+          seen["challenges"] >= 1 and seen["error"] is None, repr(seen))
+    check("client relay: the CLI proves nothing to a member relaying the leader's challenge",
+          seen["proofs"] == 0, repr(seen))
+    check("client relay: ... so the member never acts as ops at the leader", not seen["as_ops"])
+    check("client relay: the CLI fails and says why", p.returncode != 0 and
+          ("node%d" % leader) in p.stdout + p.stderr, "rc %d: %r %r" % (p.returncode, p.stdout[-300:], p.stderr[-300:]))
+    p = subprocess.run(cli + ["--endpoints", "tls+tcp://127.0.0.1:%d" % c.client_port[leader],
+                              "status"], capture_output=True, text=True, timeout=30)
+    check("client relay: the same CLI to the real leader works", p.returncode == 0,
+          "rc %d: %s" % (p.returncode, p.stderr[-300:]))
+
+
 def main():
     build = sys.argv[1] if len(sys.argv) > 1 else "build"
     random.seed(int(os.environ.get("SEED", "1")))
@@ -219,6 +304,7 @@ def main():
         s1c, s1, ops = test_acl(c, pems, leader)
         test_anonymous(c, leader)
         test_refused_certs(c, pems, leader)
+        test_client_relay(c, pems, leader)
         leader = test_ownership(c, pems, leader, s1c, s1, ops)
         check("the cluster still has a leader", c.wait_leader() > 0)
     except Exception as e:  # a crashed step fails the suite

@@ -17,14 +17,16 @@ reason in the log). Checks:
 Every process is stopped by PID. Runs against BUILD/bin/edgelockd (or $EDGELOCKD).
 """
 import os
+import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from auth_test import refused  # noqa: E402
-from elcluster import Cluster, Checks  # noqa: E402
+from elcluster import Cluster, Checks, tls_context  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 check = Checks()
@@ -183,6 +185,59 @@ def test_reload(c, ca, crl, pems, leader):
     check("no node exited", all(p.poll() is None for p in c.procs.values()))
 
 
+def served_serial(c, port, cert):
+    """The serial of the certificate a TLS handshake on port presents."""
+    from cryptography import x509
+    raw = socket.create_connection(("127.0.0.1", port), timeout=5)
+    with tls_context(c.certs, cert).wrap_socket(raw) as s:
+        return x509.load_der_x509_certificate(s.getpeercert(binary_form=True)).serial_number
+
+
+def pem_serial(path):
+    from cryptography import x509
+    return x509.load_pem_x509_certificate(open(path, "rb").read()).serial_number
+
+
+def leader_seen(c, i):
+    try:
+        return c.status(i).get(17)
+    except (OSError, EOFError):
+        return None
+
+
+def test_renewal(c, ca, leader):
+    """A renewed node certificate, swapped in by SIGHUP: the TLS handshakes of
+    both ports present it at once (no restart), the cluster stays, and a
+    restarted follower links up again with the leader dialing it with the
+    renewed certificate."""
+    own = os.path.join(ca.d, "node%d.pem" % leader)
+    before = served_serial(c, c.client_port[leader], "good.pem")
+    renewed = ca.mint("node%d-renewed" % leader, "node%d" % leader, "node")
+    shutil.copy(renewed, own + ".new")
+    os.replace(own + ".new", own)
+    term = term_of(c, leader)
+    c.signal(leader, signal.SIGHUP)
+    deadline = time.time() + 5
+    while log_text(c, leader).count("SIGHUP: reloaded") < 2 and time.time() < deadline:
+        time.sleep(0.05)
+    want = pem_serial(renewed)
+    check("renewal: the client port presents the renewed certificate",
+          before != want and served_serial(c, c.client_port[leader], "good.pem") == want,
+          "before %x, want %x" % (before, want))
+    other = next(i for i in sorted(c.procs) if i != leader)
+    check("renewal: the peer port presents it too",
+          served_serial(c, c.peer_port[leader], "node%d.pem" % other) == want)
+    c.stop(other)
+    c.start(other)
+    deadline = time.time() + 15
+    while time.time() < deadline and leader_seen(c, other) != leader:
+        time.sleep(0.1)
+    check("renewal: a restarted follower hears the leader again", leader_seen(c, other) == leader)
+    check("renewal: the same leader, the same term",
+          c.wait_leader() == leader and term_of(c, leader) == term,
+          "term %d -> %d" % (term, term_of(c, leader)))
+
+
 def test_bad_reload(c, crl, pems, leader):
     good = open(crl, "rb").read()
     with open(crl, "w") as f:
@@ -233,6 +288,7 @@ def main():
         check("an expired client certificate is refused, the log says expired on <date>",
               refused_as(c, leader, pems["expired"], "expired on 2021-01-01"))
         test_reload(c, ca, crl, pems, leader)
+        test_renewal(c, ca, leader)
         test_bad_reload(c, crl, pems, leader)
     except Exception as e:  # a crashed step fails the suite
         check("certs test", False, "raised %r" % (e,))
