@@ -43,27 +43,40 @@ say = @printf '  %-7s %s\n' '$(1)' '$(2)'
 endif
 
 TESTS :=
+# Suites that wait on real time (daemons, leases, elections, QEMU clusters)
+# also go in SERIAL_TESTS, and what their recipes need in SERIAL_PREREQS:
+# `make test` builds everything and runs the other suites TEST_JOBS at a time,
+# then these one by one, alone on the machine, so that load from another
+# suite never stretches the times they wait on.
+SERIAL_TESTS :=
+SERIAL_PREREQS :=
+TEST_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 BENCHES :=
 ALL_TARGETS :=
 
 include $(sort $(wildcard mk/*.mk))
 
-.PHONY: all deps test test-suites bench clean run sim size
+.PHONY: all deps test test-suites test-parallel test-serial bench clean run sim size
 
 all: $(ALL_TARGETS)
 
 deps:
 	@tools/deps.sh
 
-# The suites run one after another, each writing its closing line to
-# $(BUILD)/results; the summary prints the total and fails on any failure.
+# Every suite writes its closing line to $(BUILD)/results; the summary
+# prints the total and fails on any failure. First the build and the suites
+# that time nothing, TEST_JOBS at a time; then SERIAL_TESTS one by one.
 test: deps
 	@rm -rf $(BUILD)/results && mkdir -p $(BUILD)/results
-	@EL_TEST_ALL=1 $(MAKE) --no-print-directory -k test-suites || \
+	@EL_TEST_ALL=1 $(MAKE) --no-print-directory -k -j$(TEST_JOBS) -Otarget test-parallel || \
 		echo "build 0 1 2 0" >$(BUILD)/results/build-failed
+	@EL_TEST_ALL=1 $(MAKE) --no-print-directory -k test-serial || \
+		echo "build-serial 0 1 2 0" >$(BUILD)/results/build-failed-serial
 	@tests/summary.sh $(BUILD)/results
 
 test-suites: $(TESTS)
+test-parallel: $(filter-out $(SERIAL_TESTS),$(TESTS)) $(SERIAL_PREREQS)
+test-serial: $(SERIAL_TESTS)
 
 bench: $(BENCHES)
 

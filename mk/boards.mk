@@ -246,6 +246,8 @@ test-target-cluster$(call bm_suffix,$(1)): $$(BUILD)/boards/$(1)/target.elf
 		tests/target/qemu-run.sh $(call bm_qemu,$(1)) $$< $$(BM_QEMU_SECS)
 BM_SUITES += test-target-harness$(call bm_suffix,$(1)) test-target-unit$(call bm_suffix,$(1)) \
 	test-target-cluster$(call bm_suffix,$(1))
+SERIAL_TESTS += test-target-cluster$(call bm_suffix,$(1))
+SERIAL_PREREQS += $$(BUILD)/boards/$(1)/target.elf
 endef
 BM_SUITES :=
 $(foreach b,$(BM_QEMU_BOARDS),$(eval $(call bm_qemu_rules,$(b))))

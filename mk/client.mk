@@ -53,3 +53,5 @@ ALL_TARGETS += $(LIBEDGELOCK) $(LIBEDGELOCK_SO) $(EDGELOCK_CLI)
 test-client: $(EDGELOCK_CLI) $(BUILD)/bin/edgelockd certs
 	@tests/run-suite.sh $(BUILD)/results client-cli /usr/bin/python3 tests/integration/cli_test.py $(BUILD)
 TESTS += test-client
+SERIAL_TESTS += test-client
+SERIAL_PREREQS += $(EDGELOCK_CLI) $(BUILD)/bin/edgelockd certs

@@ -73,6 +73,7 @@ test-$(1): $$(EDGELOCKD) $$(EDGELOCKD_SAN) certs
 	@EDGELOCKD=$$(EDGELOCKD_SAN) tests/run-suite.sh $$(BUILD)/results \
 		$(1)-asan-ubsan /usr/bin/python3 tests/daemon/$(2) $$(BUILD)
 TESTS += test-$(1)
+SERIAL_TESTS += test-$(1)
 endef
 
 # Expired and revoked (CRL) certificates refused, SIGHUP reloads them (issue 12)
@@ -83,6 +84,8 @@ test-daemon-recovery: $(EDGELOCKD) $$(EDGELOCK_CLI) certs
 	@tests/run-suite.sh $(BUILD)/results daemon-recovery /usr/bin/python3 \
 		tests/daemon/recovery_test.py $(BUILD)
 TESTS += test-daemon test-daemon-recovery
+SERIAL_TESTS += test-daemon test-daemon-recovery
+SERIAL_PREREQS += $(EDGELOCKD) $(EDGELOCKD_SAN) certs
 
 # Prometheus metrics scraped and checked against what the test did
 $(eval $(call daemon_suite,daemon-metrics,metrics_test.py))

@@ -37,4 +37,6 @@ test-examples: $(FLEET_DEVICE) $(FENCED_RESOURCE) $(FENCED_CLIENT) $(EDGELOCK_CL
 	@tests/run-suite.sh $(BUILD)/results example-lock-run /usr/bin/python3 \
 		examples/lock-run/run.py $(BUILD)
 TESTS += test-examples
+SERIAL_TESTS += test-examples
+SERIAL_PREREQS += $(FLEET_DEVICE) $(FENCED_RESOURCE) $(FENCED_CLIENT) $(EDGELOCK_CLI) $(EXAMPLE_DAEMON)
 ALL_TARGETS += $(FLEET_DEVICE) $(FENCED_RESOURCE) $(FENCED_CLIENT)
