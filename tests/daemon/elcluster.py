@@ -177,6 +177,9 @@ class Cluster:
         self.election_ms = election_ms
         self.heartbeat_ms = heartbeat_ms
         self.extra = extra  # more config text for every node ([acl], [tls] client_auth)
+        # node id -> the argv that runs its edgelockd (default [self.bin]); e.g. an
+        # arm64 build under qemu-user (tests/daemon/linux_board_test.py)
+        self.cmd = {}
         for i in self.peer_port:
             self.write_config(i, list(self.peer_port))
 
@@ -211,7 +214,8 @@ class Cluster:
 
     def start(self, i, *flags):
         logf = open(self.log(i), "a")
-        self.procs[i] = subprocess.Popen([self.bin, "-c", self.config(i)] + list(flags),
+        argv = self.cmd.get(i, [self.bin])
+        self.procs[i] = subprocess.Popen(argv + ["-c", self.config(i)] + list(flags),
                                          stdout=logf, stderr=subprocess.STDOUT)
         logf.close()
         return self.procs[i]
