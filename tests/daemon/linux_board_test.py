@@ -1,6 +1,6 @@
-"""linux_board_test.py BUILD BOARD QEMU - an ARM Linux board's edgelockd
-(build/BOARD/bin/edgelockd, cross-built by mk/linux-boards.mk) run under
-qemu-user (QEMU, e.g. qemu-aarch64) as node 1 of a three-node cluster whose
+"""linux_board_test.py BUILD BOARD QEMU [QEMU_ARGS...] - an ARM Linux board's
+edgelockd (build/BOARD/bin/edgelockd, cross-built by mk/linux-boards.mk) run
+under qemu-user (QEMU, e.g. qemu-aarch64) as node 1 of a three-node cluster whose
 nodes 2 and 3 are the x86-64 edgelockd: TLS peer sessions between the two
 architectures on loopback, driven by the real CLIs of both.
 
@@ -22,10 +22,10 @@ import time
 from elcluster import Checks, Cluster
 
 BUILD = os.path.abspath(sys.argv[1])
-BOARD, QEMU = sys.argv[2], sys.argv[3]
+BOARD, QEMU = sys.argv[2], sys.argv[3:]  # QEMU: the qemu-user argv
 BOARD_BIN = os.path.join(BUILD, BOARD, "bin")
 X86_CLI = [os.path.join(BUILD, "bin", "edgelock")]
-BOARD_CLI = [QEMU, os.path.join(BOARD_BIN, "edgelock")]
+BOARD_CLI = QEMU + [os.path.join(BOARD_BIN, "edgelock")]
 TOKEN_CMD = ["--", "sh", "-c", 'echo "token $EDGELOCK_TOKEN"']
 
 check = Checks()
@@ -92,14 +92,14 @@ def applied(c, i):
 
 
 def run(c):
-    c.cmd[1] = [QEMU, os.path.join(BOARD_BIN, "edgelockd")]
+    c.cmd[1] = QEMU + [os.path.join(BOARD_BIN, "edgelockd")]
     c.start_all(bootstrap=True)
     leader = c.wait_leader(timeout=60.0)
     check("one leader agreed by the %s node and two x86-64 nodes" % BOARD, leader in (1, 2, 3))
     time.sleep(2.0)  # idle: elected, heartbeats only
     rss_board, rss_x86 = vm_rss_kib(c.procs[1].pid), vm_rss_kib(c.procs[2].pid)
     print("figure: idle VmRSS %s edgelockd under %s %d KiB (qemu included), "
-          "x86-64 edgelockd %d KiB" % (BOARD, QEMU, rss_board, rss_x86), flush=True)
+          "x86-64 edgelockd %d KiB" % (BOARD, QEMU[0], rss_board, rss_x86), flush=True)
     board_status(c)
 
     # Leadership to an x86-64 node (from wherever it is), then to the board's.
