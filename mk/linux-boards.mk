@@ -14,10 +14,12 @@
 # build/linux-NAME/ against Debian's multiarch -dev packages of that
 # architecture (tools/debian-packages.txt, `pkg:ARCH` lines), dynamically
 # linked: qemu-user finds the loader and libraries that libc6:ARCH installs in
-# the multiarch paths. Its suite daemon-linux-NAME runs that edgelockd under
+# the multiarch paths (or, with linux-NAME_SYSROOT_PKGS, a build-local
+# sysroot: see below). Its suite daemon-linux-NAME runs that edgelockd under
 # qemu-user beside two x86-64 daemons (tests/daemon/linux_board_test.py).
 #
-#   make linux-boards-daemon     build them
+#   make linux-boards-daemon        build them
+#   make test-daemon-linux-NAME     run one board's suite (part of `make test`)
 
 LINUX_BOARDS := $(sort $(patsubst boards/%/linux.mk,%,$(wildcard boards/*/linux.mk)))
 include $(wildcard boards/*/linux.mk)

@@ -10,6 +10,7 @@
 # resolves no dependencies: the caller lists every library the link needs.
 set -eu
 arch=$1 dir=$2; shift 2
+# shellcheck source=/dev/null
 suite=$(. /etc/os-release && echo "$VERSION_CODENAME")
 rm -rf "$dir" && mkdir -p "$dir"
 dir=$(cd "$dir" && pwd) # apt resolves its paths from its own working directory

@@ -162,6 +162,16 @@ def ident_proof(pem_path, challenge, expected=None):
     return cbor2.dumps({0: 1, 1: 2, 2: der, 3: sig}, canonical=True)
 
 
+def eventually(pred, timeout=15.0, every=0.2):
+    """True once pred() is, polling every `every` s; False after timeout."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if pred():
+            return True
+        time.sleep(every)
+    return False
+
+
 class Cluster:
     def __init__(self, build, n=3, tmp=None, election_ms=600, heartbeat_ms=60, extra=""):
         self.build = os.path.abspath(build)

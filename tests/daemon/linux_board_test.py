@@ -19,7 +19,7 @@ import subprocess
 import sys
 import time
 
-from elcluster import Checks, Cluster
+from elcluster import Checks, Cluster, eventually
 
 BUILD = os.path.abspath(sys.argv[1])
 BOARD, QEMU = sys.argv[2], sys.argv[3:]  # QEMU: the qemu-user argv
@@ -54,15 +54,6 @@ def vm_rss_kib(pid):
             if line.startswith("VmRSS:"):
                 return int(line.split()[1])
     return None
-
-
-def eventually(pred, timeout=30.0):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if pred():
-            return True
-        time.sleep(0.2)
-    return False
 
 
 def leads(c, i, timeout=30.0):
@@ -120,7 +111,7 @@ def run(c):
           r.returncode == 0 and t1 and t2 and t2 > t1, r.stdout + r.stderr)
     commit1 = applied(c, 1)[0]
     check("x86-64 node 2 applied what the %s node committed (%d)" % (BOARD, commit1),
-          eventually(lambda: applied(c, 2)[1] >= commit1))
+          eventually(lambda: applied(c, 2)[1] >= commit1, 30.0))
 
     rc, secs = c.stop(1)
     check("SIGTERM stops the %s daemon cleanly under qemu (status %s, %.1f s)" % (BOARD, rc, secs),
