@@ -44,19 +44,11 @@ $(foreach b,$(LINUX_BOARDS),$(eval $(call linux_board_rules,$(b))))
 linux-boards: $(foreach b,$(LINUX_BOARDS),$(BUILD)/$(b)/unit)
 test-linux-boards: $(foreach b,$(LINUX_BOARDS),test-unit-$(b))
 
-# edgelockd, the CLI and libedgelock of a board (linux-NAME_DAEMON := yes).
-# The lists of sources come from fragments read later (net.mk, posix.mk):
-# recursive variables, and prerequisites expanded a second time ($$$$).
-# core/ keeps its freestanding flags; the client library is built
-# position-independent once, for both its .a and its .so.
-#
 # A board whose architecture apt cannot add here lists its libraries' Debian
-# packages in linux-NAME_SYSROOT_PKGS instead: they are unpacked into
-# build/linux-NAME/sysroot (tools/deb-sysroot.sh), the build links against
-# that copy and qemu-user finds the loader in the cross libc's directory and
-# the libraries in the sysroot (linux-NAME_QEMU_RUN).
-# The sysroot of a board with linux-NAME_SYSROOT_PKGS, and how to build
-# against it and run from it.
+# packages in linux-NAME_SYSROOT_PKGS instead (and linux-NAME_DEB_ARCH): they
+# are unpacked into build/linux-NAME/sysroot (tools/deb-sysroot.sh), the
+# build links against that copy, and qemu-user finds the loader in the cross
+# libc's directory and the libraries in the sysroot (linux-NAME_QEMU_RUN).
 define linux_board_sysroot_rules
 $(1)_TRIPLE := $(patsubst %-gcc,%,$($(1)_CC))
 $(1)_SYSROOT := $(abspath $(BUILD))/$(1)/sysroot
@@ -72,6 +64,11 @@ $$($(1)_STAMP): boards/$(1)/linux.mk tools/deb-sysroot.sh
 	$$(Q)tools/deb-sysroot.sh $($(1)_DEB_ARCH) $$(@D) $($(1)_SYSROOT_PKGS) && touch $$@
 endef
 
+# edgelockd, the CLI and libedgelock of a board (linux-NAME_DAEMON := yes).
+# The lists of sources come from fragments read later (net.mk, posix.mk):
+# recursive variables, and prerequisites expanded a second time ($$$$).
+# core/ keeps its freestanding flags; the client library is built
+# position-independent once, for both its .a and its .so.
 define linux_board_daemon_rules
 $(1)_QEMU_RUN ?= $($(1)_QEMU)
 $(1)_GW_OBJS = $$(patsubst %.c,$$(BUILD)/$(1)/gw/%.o,$$(CORE_SRCS) $$(POSIX_SRCS) $$(NET_SRCS) \
