@@ -4,3 +4,14 @@
 linux-armhf_CC := arm-linux-gnueabihf-gcc
 linux-armhf_QEMU := qemu-arm
 linux-armhf_FLAGS := -O2
+# edgelockd, the CLI and libedgelock too. apt here cannot add armhf (its
+# bookworm-security index fails to download), so the libraries come from
+# Debian's armhf packages unpacked into build/linux-armhf/sysroot
+# (tools/deb-sysroot.sh): the -dev packages, their libraries, and every
+# library those link to beyond libc.
+linux-armhf_DAEMON := yes
+linux-armhf_AR := arm-linux-gnueabihf-ar
+linux-armhf_DEB_ARCH := armhf
+linux-armhf_SYSROOT_PKGS := libnng-dev libnng1 libmbedtls-dev libmbedtls14 libmbedx509-1 \
+	libmbedcrypto7 libinih-dev libinih1 libsystemd-dev libsystemd0 libcap2 libgcrypt20 \
+	libgpg-error0 liblzma5 libzstd1 liblz4-1

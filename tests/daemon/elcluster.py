@@ -162,6 +162,16 @@ def ident_proof(pem_path, challenge, expected=None):
     return cbor2.dumps({0: 1, 1: 2, 2: der, 3: sig}, canonical=True)
 
 
+def eventually(pred, timeout=15.0, every=0.2):
+    """True once pred() is, polling every `every` s; False after timeout."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if pred():
+            return True
+        time.sleep(every)
+    return False
+
+
 class Cluster:
     def __init__(self, build, n=3, tmp=None, election_ms=600, heartbeat_ms=60, extra=""):
         self.build = os.path.abspath(build)
@@ -177,6 +187,9 @@ class Cluster:
         self.election_ms = election_ms
         self.heartbeat_ms = heartbeat_ms
         self.extra = extra  # more config text for every node ([acl], [tls] client_auth)
+        # node id -> the argv that runs its edgelockd (default [self.bin]); e.g. an
+        # arm64 build under qemu-user (tests/daemon/linux_board_test.py)
+        self.cmd = {}
         for i in self.peer_port:
             self.write_config(i, list(self.peer_port))
 
@@ -211,7 +224,8 @@ class Cluster:
 
     def start(self, i, *flags):
         logf = open(self.log(i), "a")
-        self.procs[i] = subprocess.Popen([self.bin, "-c", self.config(i)] + list(flags),
+        argv = self.cmd.get(i, [self.bin])
+        self.procs[i] = subprocess.Popen(argv + ["-c", self.config(i)] + list(flags),
                                          stdout=logf, stderr=subprocess.STDOUT)
         logf.close()
         return self.procs[i]
