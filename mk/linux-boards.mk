@@ -119,6 +119,8 @@ test-daemon-$(1): $$$$($(1)_DAEMON_BINS) $$(EDGELOCKD) $$(EDGELOCK_CLI) certs
 	@tests/run-suite.sh $$(BUILD)/results daemon-$(1) /usr/bin/python3 \
 		tests/daemon/linux_board_test.py $$(BUILD) $(1) $$($(1)_QEMU_RUN)
 TESTS += test-daemon-$(1)
+SERIAL_TESTS += test-daemon-$(1)
+SERIAL_PREREQS += $$($(1)_DAEMON_BINS)
 endef
 
 LINUX_DAEMON_BOARDS := $(foreach b,$(LINUX_BOARDS),$(if $(filter yes,$($(b)_DAEMON)),$(b)))
