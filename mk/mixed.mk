@@ -2,6 +2,7 @@
 # QEMU (mps2-an385), the firmware's UART relayed to the peer network
 # (docs/mixed-cluster.md).
 #
+#   make mixed            the small-profile daemon, the relay, the firmware node
 #   make test-mixed-frame        host unit tests of the UART framing (SLIP + CRC-32)
 #   make test-fuzz-uart-frame    its fuzz target: seed corpus + a fixed seeded run
 #   make fuzz-uart-frame FUZZ_SECONDS=n
@@ -51,7 +52,6 @@ $(MIXED_FW): $$(MIXED_FW_OBJS) boards/$(MIXED_BOARD)/linker.ld
 
 .PHONY: mixed-firmware test-mixed-size
 mixed-firmware: $(MIXED_FW)
-ALL_TARGETS += $(MIXED_FW)
 # Its indirect calls for the stack bound (boards/common/stack-bound.sh): LTO
 # inlines the ready loop into the reset handler, so its send hook (the only
 # io hook) is called from there; the rest as in node.elf.
@@ -61,3 +61,52 @@ test-mixed-size: $(MIXED_FW)
 	@EL_STACK_INDIRECT="$(MIXED_STACK_INDIRECT)" tests/run-suite.sh $(BUILD)/results mixed-size boards/common/size-all.sh \
 		"$(MIXED_BOARD) $(MIXED_FW) $($(MIXED_BOARD)_FLASH_BUDGET) $($(MIXED_BOARD)_RAM_BUDGET) $($(MIXED_BOARD)_STACK)"
 TESTS += test-mixed-size
+
+# ---- the Linux side: edgelockd with the boards' limits, and the relay ----
+# Every member of a mixed cluster runs at the smallest member's limits
+# (cmd/edgelockd/el_small_daemon_config.h), so the daemon's core, port/posix
+# and net/ are compiled again for that profile under build/small/.
+#   build/small/bin/edgelockd, build/small/bin/edgelock-uart-relay
+SMALL_FLAGS := -DEL_CONFIG_FILE='"el_small_daemon_config.h"' -Icmd/edgelockd -Iboards/common
+SMALL_HDRS = $(GW_HDRS) boards/common/el_small_config.h cmd/edgelockd/el_small_daemon_config.h
+SMALL_EDGELOCKD := $(BUILD)/small/bin/edgelockd
+UART_RELAY := $(BUILD)/small/bin/edgelock-uart-relay
+RELAY_SRCS := $(sort $(wildcard cmd/edgelock-uart-relay/*.c))
+SMALL_CORE_OBJS = $(patsubst core/%.c,$(BUILD)/small/core/%.o,$(CORE_SRCS))
+SMALL_POSIX_OBJS = $(patsubst port/posix/%.c,$(BUILD)/small/port/posix/%.o,$(POSIX_SRCS))
+SMALL_NET_OBJS = $(patsubst net/%.c,$(BUILD)/small/net/%.o,$(NET_SRCS))
+
+$(BUILD)/small/core/%.o: core/%.c $$(SMALL_HDRS)
+	@mkdir -p $(@D)
+	$(call say,CC,$@)
+	$(Q)$(CC) $(CORE_CFLAGS) $(OPT) $(SMALL_FLAGS) -Icore -c $< -o $@
+$(BUILD)/small/port/posix/%.o: port/posix/%.c $$(SMALL_HDRS)
+	@mkdir -p $(@D)
+	$(call say,CC,$@)
+	$(Q)$(CC) $(HOST_CFLAGS) $(SMALL_FLAGS) $(POSIX_INCLUDES) -c $< -o $@
+$(BUILD)/small/%.o: %.c $$(SMALL_HDRS) $(MIXED_FRAME_HDRS) $(wildcard cmd/edgelock-uart-relay/*.h)
+	@mkdir -p $(@D)
+	$(call say,CC,$@)
+	$(Q)$(CC) $(HOST_CFLAGS) $(SMALL_FLAGS) $(NET_INCLUDES) -Iport/baremetal \
+		-Icmd/edgelock-uart-relay -c $< -o $@
+
+$(SMALL_EDGELOCKD): $$(patsubst %.c,$(BUILD)/small/%.o,$$(EDGELOCKD_SRCS)) $$(SMALL_NET_OBJS) \
+		$$(SMALL_POSIX_OBJS) $$(SMALL_CORE_OBJS)
+	@mkdir -p $(@D)
+	$(call say,LD,$@)
+	$(Q)$(CC) $(HOST_CFLAGS) $^ $(NET_LIBS) $(EDGELOCKD_LIBS) -o $@
+
+$(UART_RELAY): $$(patsubst %.c,$(BUILD)/small/%.o,$(RELAY_SRCS) $(MIXED_FRAME_SRCS)) \
+		$$(SMALL_NET_OBJS) $$(SMALL_POSIX_OBJS) $$(SMALL_CORE_OBJS)
+	@mkdir -p $(@D)
+	$(call say,LD,$@)
+	$(Q)$(CC) $(HOST_CFLAGS) $^ $(NET_LIBS) -o $@
+
+.PHONY: mixed
+mixed: $(SMALL_EDGELOCKD) $(UART_RELAY) $(MIXED_FW)
+
+# The mixed cluster on loopback in the foreground (tools/run-mixed.sh).
+.PHONY: run-mixed
+run-mixed: deps
+	@$(MAKE) --no-print-directory mixed certs $(EDGELOCK_CLI)
+	@tools/run-mixed.sh $(BUILD)
