@@ -110,3 +110,10 @@ mixed: $(SMALL_EDGELOCKD) $(UART_RELAY) $(MIXED_FW)
 run-mixed: deps
 	@$(MAKE) --no-print-directory mixed certs $(EDGELOCK_CLI)
 	@tools/run-mixed.sh $(BUILD)
+
+# Two daemons and the firmware node: locks through the CLI while a daemon
+# and then the firmware are killed (tests/mixed/mixed_test.py).
+.PHONY: test-mixed-cluster
+test-mixed-cluster: $(SMALL_EDGELOCKD) $(UART_RELAY) $(MIXED_FW) $$(EDGELOCK_CLI) certs
+	@tests/run-suite.sh $(BUILD)/results mixed-cluster /usr/bin/python3 tests/mixed/mixed_test.py $(BUILD)
+TESTS += test-mixed-cluster

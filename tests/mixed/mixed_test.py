@@ -1,0 +1,185 @@
+"""mixed_test.py BUILD - a mixed cluster: edgelockd nodes 1 and 2 (the small
+profile, BUILD/small/bin/edgelockd) and node 3 a firmware image under QEMU
+(mps2-an385), its UART on a unix socket relayed to the peer network by
+edgelock-uart-relay (docs/mixed-cluster.md).
+
+  - the three form one cluster: a daemon leads, the firmware node follows
+    and applies what the daemons commit, the CLI is granted locks;
+  - SIGKILL the leading daemon: the firmware node and the other daemon (two
+    of three, so the firmware's vote is needed) elect a leader and keep
+    granting locks;
+  - restart that daemon, then SIGKILL QEMU: the two daemons keep granting;
+  - every fencing token of the run is higher than the one before.
+
+Processes are tracked and stopped by PID. Needs qemu-system-arm and python3-cbor2.
+"""
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "daemon"))
+from elcluster import Checks, Cluster  # noqa: E402
+
+check = Checks()
+FW_STATUS = re.compile(r"node 3: (\w+) term (\d+) leader (\d+) commit (\d+) applied (\d+)")
+
+
+class Mixed:
+    """Cluster's daemons 1 and 2, plus the firmware node 3 and its relay."""
+
+    def __init__(self, build):
+        os.environ.setdefault("EDGELOCKD", os.path.join(build, "small", "bin", "edgelockd"))
+        # the firmware's timing (examples/firmware/mixed_node_main.c)
+        self.c = Cluster(build, 3, election_ms=1000, heartbeat_ms=100)
+        self.build = self.c.build
+        self.uart = os.path.join(self.c.dir, "node3.uart")
+        self.qemu = self.relay = None
+
+    def log(self, name):
+        return os.path.join(self.c.dir, name + ".log")
+
+    def start_firmware(self):
+        with open(self.log("qemu"), "a") as f:
+            self.qemu = subprocess.Popen(
+                ["qemu-system-arm", "-M", "mps2-an385", "-nographic", "-monitor", "none",
+                 "-semihosting-config", "enable=on,target=native",
+                 "-serial", "unix:%s,server=on,wait=off" % self.uart,
+                 "-kernel", os.path.join(self.build, "boards", "mps2-an385", "mixed-node.elf")],
+                stdout=f, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+
+    def start_relay(self):
+        c = self.c
+        peers = sum((["--peer", "%d=tls+tcp://127.0.0.1:%d" % (i, c.peer_port[i])]
+                     for i in (1, 2)), [])
+        with open(self.log("relay"), "a") as f:
+            self.relay = subprocess.Popen(
+                [os.path.join(self.build, "small", "bin", "edgelock-uart-relay"), "--id", "3",
+                 "--cluster", "test", "--ca", c.certs + "/ca.pem", "--cert",
+                 c.certs + "/node3.pem", "--listen", "tls+tcp://127.0.0.1:%d" % c.peer_port[3]]
+                + peers + ["--uart", "unix:" + self.uart], stdout=f, stderr=subprocess.STDOUT)
+
+    def kill_firmware(self):
+        os.kill(self.qemu.pid, signal.SIGKILL)
+        self.qemu.wait()
+        self.qemu = None
+
+    def stop_all(self):
+        for p in (self.qemu, self.relay):
+            if p is not None and p.poll() is None:
+                p.terminate()
+                try:
+                    p.wait(10)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
+        self.c.stop_all()
+
+    def firmware_status(self):
+        """The firmware's last status line: (role, term, leader, commit, applied)."""
+        with open(self.log("qemu")) as f:
+            found = FW_STATUS.findall(f.read())
+        if not found:
+            return None
+        role, *nums = found[-1]
+        return (role,) + tuple(int(n) for n in nums)
+
+    def cli_lock(self, name, timeout="20s"):
+        """Run `edgelock lock NAME -- sh -c 'echo $EDGELOCK_TOKEN'`: (token or 0, output)."""
+        c = self.c
+        env = dict(os.environ, EDGELOCK_ENDPOINTS=",".join(c.addr(i) for i in (1, 2)),
+                   EDGELOCK_CA=c.certs + "/ca.pem", EDGELOCK_CERT=c.certs + "/client.pem")
+        r = subprocess.run([os.path.join(self.build, "bin", "edgelock"), "--timeout", timeout,
+                            "lock", name, "--", "sh", "-c", "echo token $EDGELOCK_TOKEN"],
+                           env=env, capture_output=True, text=True, timeout=60)
+        m = re.search(r"token (\d+)", r.stdout)
+        return (int(m.group(1)) if r.returncode == 0 and m else 0), r.stdout + r.stderr
+
+
+def wait_for(cond, timeout):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        v = cond()
+        if v:
+            return v
+        time.sleep(0.2)
+    return None
+
+
+def firmware_applied_at_least(m, index):
+    st = m.firmware_status()
+    return st is not None and st[0] == "follower" and st[4] >= index
+
+
+def commit_of(c, i):
+    """Node i's commit index (STATUS key 25), or 0 while it does not answer."""
+    try:
+        return c.status(i).get(25, 0)
+    except (OSError, EOFError):
+        return 0
+
+
+def locks(m, label, tokens, n=3):
+    for k in range(n):
+        tok, out = m.cli_lock("mixed")
+        check("%s: lock %d granted through the CLI (token %d)" % (label, k + 1, tok), tok > 0,
+              out[-400:])
+        tokens.append(tok)
+
+
+def run(m):
+    c, tokens = m.c, []
+    c.start(1, "--bootstrap")
+    c.start(2, "--bootstrap")
+    m.start_firmware()
+    m.start_relay()
+    leader = c.wait_leader(timeout=30)
+    check("formed: a daemon leads (node %d)" % leader, leader in (1, 2))
+    members = {x.get(20): x.get(23, 0) for x in c.status(leader).get(28, [])}
+    check("formed: the firmware node 3 is a voter", 3 in members, repr(members))
+    locks(m, "all up", tokens)
+    idx = commit_of(c, leader)
+    check("all up: the firmware node applied every entry the daemons committed (%d)" % idx,
+          idx > 0 and
+          wait_for(lambda: firmware_applied_at_least(m, idx), 15), repr(m.firmware_status()))
+
+    c.kill(leader)  # SIGKILL
+    other = 2 if leader == 1 else 1
+    check("daemon %d killed: node %d leads with the firmware's vote" % (leader, other),
+          c.wait_leader(timeout=30) == other)
+    locks(m, "one daemon down", tokens)
+    idx = commit_of(c, other)
+    check("one daemon down: the firmware node applied them too (%d)" % idx, idx > 0 and
+          wait_for(lambda: firmware_applied_at_least(m, idx), 15), repr(m.firmware_status()))
+
+    c.start(leader)  # a restart from its data directory
+    check("daemon %d restarted: it catches up" % leader,
+          wait_for(lambda: commit_of(c, leader) >= idx, 20))
+    m.kill_firmware()
+    locks(m, "firmware killed", tokens)
+    check("every fencing token of the run rose: %s" % tokens,
+          all(t > 0 for t in tokens) and all(a < b for a, b in zip(tokens, tokens[1:])))
+    for i in (1, 2):
+        log = c.log(i)
+        with open(log) as f:
+            text = f.read()
+        check("node%d: no peer refused for its limits" % i, "other capacity limits" not in text)
+
+
+def main():
+    m = Mixed(sys.argv[1])
+    t0 = time.time()
+    try:
+        run(m)
+    except Exception as e:  # noqa: BLE001 - a crash is a failed check, then cleanup
+        check("no exception", False, repr(e))
+    finally:
+        m.stop_all()
+    print("mixed cluster run: %.1f s" % (time.time() - t0))
+    return check.summary()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
