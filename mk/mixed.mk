@@ -113,7 +113,18 @@ run-mixed: deps
 
 # Two daemons and the firmware node: locks through the CLI while a daemon
 # and then the firmware are killed (tests/mixed/mixed_test.py).
+# Run again with the relay under ASan/UBSan (one compile of all it links).
+UART_RELAY_SAN := $(BUILD)/small-san/bin/edgelock-uart-relay
+$(UART_RELAY_SAN): $(RELAY_SRCS) $(MIXED_FRAME_SRCS) $$(NET_SRCS) $$(POSIX_SRCS) $(CORE_SRCS) \
+		$$(SMALL_HDRS) $(wildcard cmd/edgelock-uart-relay/*.h)
+	@mkdir -p $(@D)
+	$(call say,CCLD,$@)
+	$(Q)$(CC) $(HOST_CFLAGS) -O1 $(SANFLAGS) $(SMALL_FLAGS) $(NET_INCLUDES) $(POSIX_INCLUDES) \
+		-Iport/baremetal -Icmd/edgelock-uart-relay $(filter %.c,$^) $(NET_LIBS) -o $@
+
 .PHONY: test-mixed-cluster
-test-mixed-cluster: $(SMALL_EDGELOCKD) $(UART_RELAY) $(MIXED_FW) $$(EDGELOCK_CLI) certs
+test-mixed-cluster: $(SMALL_EDGELOCKD) $(UART_RELAY) $(UART_RELAY_SAN) $(MIXED_FW) $$(EDGELOCK_CLI) certs
 	@tests/run-suite.sh $(BUILD)/results mixed-cluster /usr/bin/python3 tests/mixed/mixed_test.py $(BUILD)
+	@UART_RELAY=$(UART_RELAY_SAN) tests/run-suite.sh $(BUILD)/results mixed-cluster-asan-ubsan \
+		/usr/bin/python3 tests/mixed/mixed_test.py $(BUILD)
 TESTS += test-mixed-cluster

@@ -11,7 +11,8 @@ edgelock-uart-relay (docs/mixed-cluster.md).
   - restart that daemon, then SIGKILL QEMU: the two daemons keep granting;
   - every fencing token of the run is higher than the one before.
 
-Processes are tracked and stopped by PID. Needs qemu-system-arm and python3-cbor2.
+Processes are tracked and stopped by PID. UART_RELAY picks another relay binary
+(a sanitizer build). Needs qemu-system-arm and python3-cbor2.
 """
 import os
 import re
@@ -56,7 +57,8 @@ class Mixed:
                      for i in (1, 2)), [])
         with open(self.log("relay"), "a") as f:
             self.relay = subprocess.Popen(
-                [os.path.join(self.build, "small", "bin", "edgelock-uart-relay"), "--id", "3",
+                [os.environ.get("UART_RELAY") or
+                 os.path.join(self.build, "small", "bin", "edgelock-uart-relay"), "--id", "3",
                  "--cluster", "test", "--ca", c.certs + "/ca.pem", "--cert",
                  c.certs + "/node3.pem", "--listen", "tls+tcp://127.0.0.1:%d" % c.peer_port[3]]
                 + peers + ["--uart", "unix:" + self.uart], stdout=f, stderr=subprocess.STDOUT)
@@ -162,10 +164,20 @@ def run(m):
     check("every fencing token of the run rose: %s" % tokens,
           all(t > 0 for t in tokens) and all(a < b for a, b in zip(tokens, tokens[1:])))
     for i in (1, 2):
-        log = c.log(i)
-        with open(log) as f:
+        with open(c.log(i)) as f:
             text = f.read()
         check("node%d: no peer refused for its limits" % i, "other capacity limits" not in text)
+
+
+def relay_checks(m):
+    """After the relay stopped: its closing stats line, no sanitizer report."""
+    with open(m.log("relay")) as f:
+        text = f.read()
+    check("relay: no sanitizer report", "Sanitizer" not in text and "runtime error" not in text,
+          text[-600:])
+    last = re.findall(r"frames from board: (\d+) good, (\d+) bad CRC", text)
+    check("relay: frames from the board arrived, none with a bad CRC on a clean line",
+          bool(last) and int(last[-1][0]) > 0 and int(last[-1][1]) == 0, repr(last[-1:]))
 
 
 def main():
@@ -177,6 +189,7 @@ def main():
         check("no exception", False, repr(e))
     finally:
         m.stop_all()
+    relay_checks(m)
     print("mixed cluster run: %.1f s" % (time.time() - t0))
     return check.summary()
 
