@@ -11,7 +11,11 @@
  * connections unchanged. It decodes every message only to check it: from a
  * peer it must come from the node proven on that connection and be addressed
  * to the board; from the board it must come from the board. It holds no
- * Raft state: the board is the voter.
+ * Raft state: the board is the voter. While the board's UART is not
+ * connected the relay dials no peer and leaves the connections peers dial
+ * to it unchallenged (so they never become ready), so the other nodes see
+ * node<ID> as unreachable, as they would a stopped daemon, without dialing
+ * it again and again.
  */
 #ifndef EL_RELAY_H
 #define EL_RELAY_H
@@ -34,6 +38,7 @@
 struct el_relay_inbound { /* a connection a peer dialed to the board */
 	uint64_t conn;        /* 0: free */
 	uint8_t nonce[EL_IDENT_NONCE_LEN];
+	bool challenged;      /* false: held until the board is up */
 	bool proven;
 	char name[EL_IDENT_NAME_MAX + 1];
 	el_id_t node;         /* from its hello, once accepted */
@@ -57,6 +62,9 @@ struct el_relay {
 	uint64_t cluster;          /* el_peer_digest of the cluster name */
 	const char *peer_addr;     /* where peers dial the board (our listener) */
 	const char *uart;          /* unix:PATH, tcp:HOST:PORT, or a tty device */
+	int n_peers;               /* the nodes the relay dials for the board */
+	el_id_t peer_id[EL_RELAY_PEERS_MAX];
+	const char *peer_dial[EL_RELAY_PEERS_MAX];
 	struct el_ident *ident;
 	struct el_net *net;
 	struct el_relay_inbound in[EL_RELAY_INBOUND_MAX];
@@ -72,6 +80,8 @@ struct el_relay {
 
 /* peers.c: the peer network's items (handshakes, Raft frames to the board). */
 void el_relay_net_item(struct el_relay *r, const struct el_net_item *it);
+/* The board's line came up (dial its peers) or went down (drop them all). */
+void el_relay_board_up(struct el_relay *r, bool up);
 /* A frame the board sent: check it and hand it to its peer. */
 void el_relay_from_board(struct el_relay *r, const uint8_t *msg, uint32_t len);
 

@@ -43,9 +43,6 @@ static int usage(void)
 
 struct args {
 	const char *ca, *cert, *cluster;
-	int n_peers;
-	el_id_t peer_id[EL_RELAY_PEERS_MAX];
-	const char *peer_addr[EL_RELAY_PEERS_MAX];
 };
 
 static int parse(int argc, char **argv, struct args *a)
@@ -64,15 +61,15 @@ static int parse(int argc, char **argv, struct args *a)
 			relay.peer_addr = v;
 		else if (strcmp(k, "--uart") == 0)
 			relay.uart = v;
-		else if (strcmp(k, "--peer") == 0 && a->n_peers < EL_RELAY_PEERS_MAX &&
+		else if (strcmp(k, "--peer") == 0 && relay.n_peers < EL_RELAY_PEERS_MAX &&
 			 strchr(v, '=') != NULL) {
-			a->peer_id[a->n_peers] = (el_id_t)strtoul(v, NULL, 10);
-			a->peer_addr[a->n_peers++] = strchr(v, '=') + 1;
+			relay.peer_id[relay.n_peers] = (el_id_t)strtoul(v, NULL, 10);
+			relay.peer_dial[relay.n_peers++] = strchr(v, '=') + 1;
 		} else
 			return -1;
 	}
 	if (argc % 2 == 0 || relay.id == 0 || a->cluster == NULL || a->ca == NULL ||
-	    a->cert == NULL || relay.peer_addr == NULL || relay.uart == NULL || a->n_peers == 0)
+	    a->cert == NULL || relay.peer_addr == NULL || relay.uart == NULL || relay.n_peers == 0)
 		return -1;
 	return 0;
 }
@@ -92,10 +89,7 @@ static int start(const struct args *a)
 		.peer_sendq_max = 256, .inq_per_conn_max = 256,
 	};
 	if (el_net_start(&relay.net, &nc) != EL_OK)
-		return 2;
-	for (int i = 0; i < a->n_peers; i++)
-		if (el_net_peer_set(relay.net, a->peer_id[i], a->peer_addr[i]) != EL_OK)
-			return 2;
+		return 2; /* the peers are dialed once the board's UART is up */
 	relay.cluster = el_peer_digest(a->cluster);
 	relay.uart_fd = -1;
 	el_bm_deframer_init(&relay.rx, relay.rx_buf, sizeof relay.rx_buf);

@@ -93,7 +93,7 @@ static void on_peer_frame(struct el_relay *r, uint64_t conn, const uint8_t *buf,
 	struct el_relay_inbound *in = inbound(r, conn, false);
 	char err[256];
 	struct el_msg m;
-	if (in == NULL) {
+	if (in == NULL || !in->challenged) {
 		refuse(r, conn, "a frame on a connection not challenged");
 	} else if (!in->proven) {
 		if (el_ident_verify(r->ident, in->nonce, EL_IDENT_NODE, buf, len, in->name, err,
@@ -137,13 +137,24 @@ static void on_challenge(struct el_relay *r, uint64_t conn, el_id_t peer, const 
 	el_log(EL_LOG_INFO, "relay: board connected to node %u", peer);
 }
 
+static void challenge(struct el_relay *r, struct el_relay_inbound *in)
+{
+	uint8_t ch[EL_IDENT_CHALLENGE_MAX];
+	int n = el_ident_challenge(r->ident, in->nonce, ch, sizeof ch);
+	if (n < 0 || el_net_conn_send(r->net, in->conn, ch, (uint32_t)n) != EL_OK)
+		refuse(r, in->conn, "cannot challenge it");
+	else
+		in->challenged = true;
+}
+
 static void on_opened(struct el_relay *r, uint64_t conn)
 {
 	struct el_relay_inbound *in = inbound(r, conn, true);
-	uint8_t ch[EL_IDENT_CHALLENGE_MAX];
-	int n = in == NULL ? EL_EFULL : el_ident_challenge(r->ident, in->nonce, ch, sizeof ch);
-	if (n < 0 || el_net_conn_send(r->net, conn, ch, (uint32_t)n) != EL_OK)
-		refuse(r, conn, "cannot challenge it");
+	if (in == NULL)
+		refuse(r, conn, "too many peer connections");
+	else if (r->uart_fd >= 0)
+		challenge(r, in);
+	/* else held, unchallenged, until the board is up */
 }
 
 void el_relay_net_item(struct el_relay *r, const struct el_net_item *it)
@@ -172,6 +183,29 @@ void el_relay_net_item(struct el_relay *r, const struct el_net_item *it)
 		break;
 	default: /* no client port */
 		break;
+	}
+}
+
+void el_relay_board_up(struct el_relay *r, bool up)
+{
+	for (int i = 0; i < r->n_peers; i++) {
+		if (up) {
+			el_net_peer_set(r->net, r->peer_id[i], r->peer_dial[i]);
+		} else {
+			el_net_peer_remove(r->net, r->peer_id[i]);
+			struct el_relay_outbound *o = outbound(r, r->peer_id[i], false);
+			if (o != NULL)
+				o->conn = 0;
+		}
+	}
+	for (int i = 0; i < EL_RELAY_INBOUND_MAX; i++) {
+		struct el_relay_inbound *in = &r->in[i];
+		if (in->conn != 0 && up && !in->challenged) {
+			challenge(r, in);
+		} else if (in->conn != 0 && !up && in->challenged) {
+			el_net_close(r->net, in->conn); /* its node redials: held then */
+			in->conn = 0;
+		}
 	}
 }
 

@@ -75,6 +75,7 @@ void el_relay_uart_connect(struct el_relay *r)
 	el_bm_deframer_reset(&r->rx);
 	r->st.uart_connects++;
 	el_log(EL_LOG_INFO, "relay: board's UART connected (%s)", r->uart);
+	el_relay_board_up(r, true);
 }
 
 void el_relay_uart_close(struct el_relay *r)
@@ -82,7 +83,9 @@ void el_relay_uart_close(struct el_relay *r)
 	if (r->uart_fd >= 0) {
 		close(r->uart_fd);
 		r->uart_fd = -1;
-		el_log(EL_LOG_WARN, "relay: board's UART closed (%s); reconnecting", r->uart);
+		el_log(EL_LOG_WARN, "relay: board's UART closed (%s); peers dropped until it is back",
+		       r->uart);
+		el_relay_board_up(r, false);
 	}
 }
 

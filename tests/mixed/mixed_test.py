@@ -123,6 +123,13 @@ def commit_of(c, i):
         return 0
 
 
+def node3_unreachable(c, i):
+    try:
+        return any(x.get(20) == 3 and not x.get(45) for x in c.status(i).get(28, []))
+    except (OSError, EOFError):
+        return False
+
+
 def locks(m, label, tokens, n=3):
     for k in range(n):
         tok, out = m.cli_lock("mixed")
@@ -139,8 +146,9 @@ def run(m):
     m.start_relay()
     leader = c.wait_leader(timeout=30)
     check("formed: a daemon leads (node %d)" % leader, leader in (1, 2))
-    members = {x.get(20): x.get(23, 0) for x in c.status(leader).get(28, [])}
-    check("formed: the firmware node 3 is a voter", 3 in members, repr(members))
+    members = {x.get(20): x for x in c.status(leader).get(28, [])}
+    check("formed: the firmware node 3 is a voter, reachable",
+          3 in members and members[3].get(45) is True, repr(members))
     locks(m, "all up", tokens)
     idx = commit_of(c, leader)
     check("all up: the firmware node applied every entry the daemons committed (%d)" % idx,
@@ -160,6 +168,8 @@ def run(m):
     check("daemon %d restarted: it catches up" % leader,
           wait_for(lambda: commit_of(c, leader) >= idx, 20))
     m.kill_firmware()
+    check("firmware killed: the daemons see node 3 unreachable (the relay dropped its links)",
+          wait_for(lambda: node3_unreachable(c, leader), 15))
     locks(m, "firmware killed", tokens)
     check("every fencing token of the run rose: %s" % tokens,
           all(t > 0 for t in tokens) and all(a < b for a, b in zip(tokens, tokens[1:])))
