@@ -9,7 +9,10 @@ edgelock-uart-relay (docs/mixed-cluster.md).
     of three, so the firmware's vote is needed) elect a leader and keep
     granting locks;
   - restart that daemon, then SIGKILL QEMU: the two daemons keep granting;
-  - every fencing token of the run is higher than the one before.
+  - every fencing token of the run is higher than the one before;
+  - the relay, as node 3 on the peer port, refuses a hello with other
+    capacity limits or naming another node than its proof, and drops (never
+    relays to the board) a message forged as another node's or garbled.
 
 Processes are tracked and stopped by PID. UART_RELAY picks another relay binary
 (a sanitizer build). Needs qemu-system-arm and python3-cbor2.
@@ -22,6 +25,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "daemon"))
+import cbor2  # noqa: E402
+from cluster_test import closed, fnv1a, peer_conn  # noqa: E402
 from elcluster import Checks, Cluster  # noqa: E402
 
 check = Checks()
@@ -130,6 +135,43 @@ def node3_unreachable(c, i):
         return False
 
 
+def hello(m, node, profile_xor=0):
+    ver = subprocess.run([m.c.bin, "--version"], capture_output=True, text=True).stdout
+    profile = int(ver.split("capacity profile ")[1].split()[0], 16)
+    return cbor2.dumps({0: 1, 1: 100, 2: node, 3: fnv1a("test"), 4: profile ^ profile_xor,
+                        5: "", 6: ""}, canonical=True)
+
+
+def test_relay_input(m):
+    """Bad input on the relay's peer port (as node 1, proven): refused or
+    dropped, and nothing of it reaches the board."""
+    c = m.c
+    conn = peer_conn(c, 3, cert="node1.pem")
+    conn.send_frame(hello(m, 1, profile_xor=1))
+    check("relay: a hello with other capacity limits closes the connection", closed(conn))
+    conn = peer_conn(c, 3, cert="node1.pem")
+    conn.send_frame(hello(m, 2))
+    check("relay: a hello naming another node than its proof closes it", closed(conn))
+    conn = peer_conn(c, 3, cert="node1.pem")
+    conn.send_frame(hello(m, 1))
+    # heartbeats of term 999: "from node 2" on node 1's connection, and one
+    # from node 1 addressed to node 2; then bytes that are no message at all
+    conn.send_frame(cbor2.dumps({0: 1, 1: 7, 3: 2, 4: 3, 5: 999}, canonical=True))
+    conn.send_frame(cbor2.dumps({0: 1, 1: 7, 3: 1, 4: 2, 5: 999}, canonical=True))
+    conn.send_frame(b"\xa5" + b"\xff" * 40)
+    check("relay: forged and garbled messages are dropped, the connection kept",
+          not closed(conn, 1.0))
+    conn.close()
+    time.sleep(2.5)  # a status line of the firmware after them
+    st = m.firmware_status()
+    check("relay: none of them reached the board (its term is not 999)",
+          st is not None and st[1] < 999, repr(st))
+    with open(m.log("relay")) as f:
+        text = f.read()
+    check("relay: the refusals are logged with their reason",
+          "other capacity limits" in text and "claims a node its proof is not" in text)
+
+
 def locks(m, label, tokens, n=3):
     for k in range(n):
         tok, out = m.cli_lock("mixed")
@@ -150,6 +192,7 @@ def run(m):
     check("formed: the firmware node 3 is a voter, reachable",
           3 in members and members[3].get(45) is True, repr(members))
     locks(m, "all up", tokens)
+    test_relay_input(m)
     idx = commit_of(c, leader)
     check("all up: the firmware node applied every entry the daemons committed (%d)" % idx,
           idx > 0 and
