@@ -19,9 +19,12 @@ Processes are tracked and stopped by PID. UART_RELAY picks another relay binary
 """
 import os
 import re
+import select
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "daemon"))
@@ -30,7 +33,66 @@ from cluster_test import closed, fnv1a, peer_conn  # noqa: E402
 from elcluster import Checks, Cluster  # noqa: E402
 
 check = Checks()
-FW_STATUS = re.compile(r"node 3: (\w+) term (\d+) leader (\d+) commit (\d+) applied (\d+)")
+FW_STATUS = re.compile(r"node 3: (\w+) term (\d+) leader (\d+) commit (\d+) applied (\d+); "
+                       r"frames in \d+, dropped (\d+) \(crc (\d+)\)")
+
+
+class NoisyLine(threading.Thread):
+    """The wire between QEMU's UART socket and the relay, flipping one bit
+    of every EVERY-th byte each way (the frames around them must be dropped
+    and counted, never applied). Ends when either side closes."""
+
+    EVERY = 997
+
+    def __init__(self, board_path, relay_path):
+        super().__init__(daemon=True)
+        self.board_path = board_path
+        self.lst = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.lst.bind(relay_path)
+        self.lst.listen(1)
+        self.flips = {"to board": 0, "from board": 0}
+        self.stop = False
+
+    def noisy(self, data, way, seen):
+        out = bytearray(data)
+        for k in range(len(out)):
+            if (seen + k) % self.EVERY == self.EVERY - 1:
+                out[k] ^= 0x10
+                self.flips[way] += 1
+        return bytes(out)
+
+    def run(self):
+        self.lst.settimeout(0.2)
+        while not self.stop:
+            try:
+                relay, _ = self.lst.accept()
+                break
+            except socket.timeout:
+                continue
+        else:
+            return
+        board = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        while not self.stop:
+            try:
+                board.connect(self.board_path)
+                break
+            except OSError:
+                time.sleep(0.1)
+        seen = {relay: 0, board: 0}
+        way = {relay: "to board", board: "from board"}
+        peer = {relay: board, board: relay}
+        while not self.stop:
+            ready, _, _ = select.select([relay, board], [], [], 0.2)
+            for s in ready:
+                data = s.recv(65536)
+                if not data:
+                    self.stop = True
+                    break
+                peer[s].sendall(self.noisy(data, way[s], seen[s]))
+                seen[s] += len(data)
+        relay.close()
+        board.close()
+        self.lst.close()
 
 
 class Mixed:
@@ -42,6 +104,7 @@ class Mixed:
         self.c = Cluster(build, 3, election_ms=1000, heartbeat_ms=100)
         self.build = self.c.build
         self.uart = os.path.join(self.c.dir, "node3.uart")
+        self.line = NoisyLine(self.uart, os.path.join(self.c.dir, "relay.uart"))
         self.qemu = self.relay = None
 
     def log(self, name):
@@ -66,7 +129,9 @@ class Mixed:
                  os.path.join(self.build, "small", "bin", "edgelock-uart-relay"), "--id", "3",
                  "--cluster", "test", "--ca", c.certs + "/ca.pem", "--cert",
                  c.certs + "/node3.pem", "--listen", "tls+tcp://127.0.0.1:%d" % c.peer_port[3]]
-                + peers + ["--uart", "unix:" + self.uart], stdout=f, stderr=subprocess.STDOUT)
+                + peers + ["--uart", "unix:" + self.line.lst.getsockname()],
+                stdout=f, stderr=subprocess.STDOUT)
+        self.line.start()
 
     def kill_firmware(self):
         os.kill(self.qemu.pid, signal.SIGKILL)
@@ -74,6 +139,7 @@ class Mixed:
         self.qemu = None
 
     def stop_all(self):
+        self.line.stop = True
         for p in (self.qemu, self.relay):
             if p is not None and p.poll() is None:
                 p.terminate()
@@ -210,6 +276,7 @@ def run(m):
     c.start(leader)  # a restart from its data directory
     check("daemon %d restarted: it catches up" % leader,
           wait_for(lambda: commit_of(c, leader) >= idx, 20))
+    fw = m.firmware_status()
     m.kill_firmware()
     check("firmware killed: the daemons see node 3 unreachable (the relay dropped its links)",
           wait_for(lambda: node3_unreachable(c, leader), 15))
@@ -220,29 +287,38 @@ def run(m):
         with open(c.log(i)) as f:
             text = f.read()
         check("node%d: no peer refused for its limits" % i, "other capacity limits" not in text)
+    return fw
 
 
-def relay_checks(m):
-    """After the relay stopped: its closing stats line, no sanitizer report."""
+def noise_checks(m, fw):
+    """The noisy line's flipped bits were caught on both ends: frames dropped
+    and counted (the cluster went on: every other check of the run)."""
     with open(m.log("relay")) as f:
         text = f.read()
     check("relay: no sanitizer report", "Sanitizer" not in text and "runtime error" not in text,
           text[-600:])
-    last = re.findall(r"frames from board: (\d+) good, (\d+) bad CRC", text)
-    check("relay: frames from the board arrived, none with a bad CRC on a clean line",
-          bool(last) and int(last[-1][0]) > 0 and int(last[-1][1]) == 0, repr(last[-1:]))
+    last = re.findall(r"frames from board: (\d+) good, (\d+) bad CRC, (\d+) too long, "
+                      r"(\d+) bad escape, (\d+) too short, (\d+) cut", text)
+    bad = sum(int(x) for x in last[-1][1:]) if last else 0
+    check("noisy line: %d bits flipped from the board, the relay dropped %d frames"
+          % (m.line.flips["from board"], bad),
+          m.line.flips["from board"] > 0 and bad > 0 and int(last[-1][0]) > 0, repr(last[-1:]))
+    check("noisy line: %d bits flipped to the board, the firmware dropped %s frames"
+          % (m.line.flips["to board"], fw and fw[5]),
+          m.line.flips["to board"] > 0 and fw is not None and fw[5] > 0, repr(fw))
 
 
 def main():
     m = Mixed(sys.argv[1])
     t0 = time.time()
+    fw = None
     try:
-        run(m)
+        fw = run(m)
     except Exception as e:  # noqa: BLE001 - a crash is a failed check, then cleanup
         check("no exception", False, repr(e))
     finally:
         m.stop_all()
-    relay_checks(m)
+    noise_checks(m, fw)
     print("mixed cluster run: %.1f s" % (time.time() - t0))
     return check.summary()
 
