@@ -12,7 +12,9 @@ edgelock-uart-relay (docs/mixed-cluster.md).
   - every fencing token of the run is higher than the one before;
   - the relay, as node 3 on the peer port, refuses a hello with other
     capacity limits or naming another node than its proof, and drops (never
-    relays to the board) a message forged as another node's or garbled.
+    relays to the board) a message forged as another node's or garbled;
+  - the UART is a noisy line (a bit flipped in every 997th byte each way):
+    both ends drop and count the corrupt frames, and all of the above holds.
 
 Processes are tracked and stopped by PID. UART_RELAY picks another relay binary
 (a sanitizer build). Needs qemu-system-arm and python3-cbor2.
