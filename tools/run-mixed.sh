@@ -64,10 +64,12 @@ for i in 1 2; do
 		> >(sed -u "s/^/[node$i] /") 2>&1 &
 	pids+=($!)
 done
-qemu-system-arm -M mps2-an385 -nographic -monitor none \
+# -display none (not -nographic): QEMU leaves the terminal alone, so Ctrl-C
+# reaches this script; the firmware's log comes out through semihosting.
+qemu-system-arm -M mps2-an385 -display none -monitor none \
 	-semihosting-config enable=on,target=native \
 	-serial "unix:$run/node3.uart,server=on,wait=off" \
-	-kernel "$root/$build/boards/mps2-an385/mixed-node.elf" \
+	-kernel "$root/$build/boards/mps2-an385/mixed-node.elf" </dev/null \
 	> >(sed -u "s/^/[node3 fw] /") 2>&1 &
 pids+=($!)
 "$root/$build/small/bin/edgelock-uart-relay" --id 3 --cluster mixed --ca "$certs/ca.pem" \

@@ -115,7 +115,7 @@ class Mixed:
     def start_firmware(self):
         with open(self.log("qemu"), "a") as f:
             self.qemu = subprocess.Popen(
-                ["qemu-system-arm", "-M", "mps2-an385", "-nographic", "-monitor", "none",
+                ["qemu-system-arm", "-M", "mps2-an385", "-display", "none", "-monitor", "none",
                  "-semihosting-config", "enable=on,target=native",
                  "-serial", "unix:%s,server=on,wait=off" % self.uart,
                  "-kernel", os.path.join(self.build, "boards", "mps2-an385", "mixed-node.elf")],
