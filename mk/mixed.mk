@@ -50,16 +50,31 @@ $(MIXED_FW): $$(MIXED_FW_OBJS) boards/$(MIXED_BOARD)/linker.ld
 	$(call say,ARMLD,$@)
 	$(Q)$(call bm_link,$(MIXED_BOARD),$($(MIXED_BOARD)_STACK),0,$(BM_LIBC_NODE_cortex-m))
 
+# The same node that joins instead of bootstrapping (EL_FW_JOIN=1): how a
+# firmware node whose RAM store was lost comes back (docs/mixed-cluster.md).
+MIXED_FW_JOIN := $(BUILD)/boards/$(MIXED_BOARD)/mixed-node-join.elf
+$(BUILD)/boards/$(MIXED_BOARD)/join/mixed_node_main.o: examples/firmware/mixed_node_main.c \
+		$(BM_HDRS) $(wildcard port/baremetal/uart/*.h)
+	@mkdir -p $(@D)
+	$(call say,CC,$@)
+	$(Q)$(call bm_cc,$(MIXED_BOARD)) $(call bm_cflags,$(MIXED_BOARD)) -ffreestanding -DEL_FW_JOIN=1 \
+		$(call BM_INCLUDES,$(MIXED_BOARD)) -c $< -o $@
+$(MIXED_FW_JOIN): $$(filter-out %/mixed_node_main.o,$$(MIXED_FW_OBJS)) \
+		$(BUILD)/boards/$(MIXED_BOARD)/join/mixed_node_main.o boards/$(MIXED_BOARD)/linker.ld
+	$(call say,ARMLD,$@)
+	$(Q)$(call bm_link,$(MIXED_BOARD),$($(MIXED_BOARD)_STACK),0,$(BM_LIBC_NODE_cortex-m))
+
 .PHONY: mixed-firmware test-mixed-size
-mixed-firmware: $(MIXED_FW)
+mixed-firmware: $(MIXED_FW) $(MIXED_FW_JOIN)
 # Its indirect calls for the stack bound (boards/common/stack-bound.sh): LTO
 # inlines the ready loop into the reset handler, so its send hook (the only
 # io hook) is called from there; the rest as in node.elf.
 MIXED_STACK_INDIRECT := el_reset_handler=hook_send,check_snapshot el_bm_drive_node=hook_send \
 	compact_to=el_node__write_snapshot el_raft__handle_snapshot=check_snapshot
-test-mixed-size: $(MIXED_FW)
-	@EL_STACK_INDIRECT="$(MIXED_STACK_INDIRECT)" tests/run-suite.sh $(BUILD)/results mixed-size boards/common/size-all.sh \
-		"$(MIXED_BOARD) $(MIXED_FW) $($(MIXED_BOARD)_FLASH_BUDGET) $($(MIXED_BOARD)_RAM_BUDGET) $($(MIXED_BOARD)_STACK)"
+test-mixed-size: $(MIXED_FW) $(MIXED_FW_JOIN)
+	@EL_STACK_INDIRECT="$(MIXED_STACK_INDIRECT)" tests/run-suite.sh $(BUILD)/results mixed-size \
+		boards/common/size-all.sh $(foreach f,$^,"$(MIXED_BOARD) $(f) $($(MIXED_BOARD)_FLASH_BUDGET) \
+		$($(MIXED_BOARD)_RAM_BUDGET) $($(MIXED_BOARD)_STACK)")
 TESTS += test-mixed-size
 
 # ---- the Linux side: edgelockd with the boards' limits, and the relay ----
@@ -103,7 +118,7 @@ $(UART_RELAY): $$(patsubst %.c,$(BUILD)/small/%.o,$(RELAY_SRCS) $(MIXED_FRAME_SR
 	$(Q)$(CC) $(HOST_CFLAGS) $^ $(NET_LIBS) -o $@
 
 .PHONY: mixed
-mixed: $(SMALL_EDGELOCKD) $(UART_RELAY) $(MIXED_FW)
+mixed: $(SMALL_EDGELOCKD) $(UART_RELAY) $(MIXED_FW) $(MIXED_FW_JOIN)
 
 # The mixed cluster on loopback in the foreground (tools/run-mixed.sh).
 .PHONY: run-mixed
@@ -112,8 +127,9 @@ run-mixed: deps
 	@tools/run-mixed.sh $(BUILD)
 
 # Two daemons and the firmware node: locks through the CLI while a daemon
-# and then the firmware are killed (tests/mixed/mixed_test.py).
-# Run again with the relay under ASan/UBSan (one compile of all it links).
+# and then the firmware are killed, the firmware re-added as a new member
+# (tests/mixed/mixed_test.py). One run, with the relay under ASan/UBSan (the
+# daemons' code is sanitized by the daemon suites).
 UART_RELAY_SAN := $(BUILD)/small-san/bin/edgelock-uart-relay
 $(UART_RELAY_SAN): $(RELAY_SRCS) $(MIXED_FRAME_SRCS) $$(NET_SRCS) $$(POSIX_SRCS) $(CORE_SRCS) \
 		$$(SMALL_HDRS) $(wildcard cmd/edgelock-uart-relay/*.h)
@@ -123,8 +139,8 @@ $(UART_RELAY_SAN): $(RELAY_SRCS) $(MIXED_FRAME_SRCS) $$(NET_SRCS) $$(POSIX_SRCS)
 		-Iport/baremetal -Icmd/edgelock-uart-relay $(filter %.c,$^) $(NET_LIBS) -o $@
 
 .PHONY: test-mixed-cluster
-test-mixed-cluster: $(SMALL_EDGELOCKD) $(UART_RELAY) $(UART_RELAY_SAN) $(MIXED_FW) $$(EDGELOCK_CLI) certs
-	@tests/run-suite.sh $(BUILD)/results mixed-cluster /usr/bin/python3 tests/mixed/mixed_test.py $(BUILD)
-	@UART_RELAY=$(UART_RELAY_SAN) tests/run-suite.sh $(BUILD)/results mixed-cluster-asan-ubsan \
+test-mixed-cluster: $(SMALL_EDGELOCKD) $(UART_RELAY_SAN) $(MIXED_FW) $(MIXED_FW_JOIN) \
+		$$(EDGELOCK_CLI) certs
+	@UART_RELAY=$(UART_RELAY_SAN) tests/run-suite.sh $(BUILD)/results mixed-cluster \
 		/usr/bin/python3 tests/mixed/mixed_test.py $(BUILD)
 TESTS += test-mixed-cluster

@@ -11,8 +11,11 @@
  * turn; clients reach the cluster through the daemons. It logs a status line
  * through semihosting every STATUS_MS and runs until it is stopped.
  *
- * Storage is the port's RAM store: a restarted image starts empty (see the
- * docs: it must rejoin as a new member, not as the same voter).
+ * Storage is the port's RAM store: a restarted image starts empty, so it
+ * must come back as a new member, not as the same voter (docs/
+ * mixed-cluster.md): built with EL_FW_JOIN=1 (mixed-node-join.elf) it skips
+ * the bootstrap and waits, like `edgelockd --join`, to be added with
+ * `edgelock members add` after the old node 3 was removed.
  */
 #include <stddef.h>
 
@@ -29,6 +32,9 @@
 #endif
 #ifndef EL_FW_MEMBERS
 #define EL_FW_MEMBERS 3
+#endif
+#ifndef EL_FW_JOIN
+#define EL_FW_JOIN 0 /* 1: no bootstrap, learn the configuration when added */
 #endif
 /* The daemons' [timing] (tools/run-mixed.sh): every member must agree. */
 #ifndef EL_FW_ELECTION_MS
@@ -64,7 +70,7 @@ static int start_node(uint64_t now_ms)
 		conf.m[i] = (struct el_member){ .id = (el_id_t)(i + 1u), .role = EL_MEMBER_VOTER };
 	el_bm_store_init(&store);
 	int err = el_node_init(&node, &cfg, el_bm_seed(EL_FW_NODE_ID));
-	if (err == 0)
+	if (err == 0 && !EL_FW_JOIN)
 		err = el_raft_bootstrap(el_node_raft(&node), &conf);
 	if (err == 0)
 		el_node_start(&node, now_ms);

@@ -63,37 +63,53 @@ class NoisyLine(threading.Thread):
                 self.flips[way] += 1
         return bytes(out)
 
-    def run(self):
-        self.lst.settimeout(0.2)
+    def accept_relay(self):
         while not self.stop:
             try:
-                relay, _ = self.lst.accept()
-                break
+                return self.lst.accept()[0]
             except socket.timeout:
                 continue
-        else:
-            return
-        board = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        return None
+
+    def connect_board(self):
         while not self.stop:
+            board = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             try:
                 board.connect(self.board_path)
-                break
+                return board
             except OSError:
+                board.close()
                 time.sleep(0.1)
+        return None
+
+    def pump(self, relay, board):
+        """Until either side closes (QEMU killed: the relay then reconnects)."""
         seen = {relay: 0, board: 0}
         way = {relay: "to board", board: "from board"}
         peer = {relay: board, board: relay}
         while not self.stop:
             ready, _, _ = select.select([relay, board], [], [], 0.2)
             for s in ready:
-                data = s.recv(65536)
+                try:
+                    data = s.recv(65536)
+                    if data:
+                        peer[s].sendall(self.noisy(data, way[s], seen[s]))
+                except OSError:
+                    data = b""
                 if not data:
-                    self.stop = True
-                    break
-                peer[s].sendall(self.noisy(data, way[s], seen[s]))
+                    return
                 seen[s] += len(data)
-        relay.close()
-        board.close()
+
+    def run(self):
+        self.lst.settimeout(0.2)
+        while not self.stop:
+            relay = self.accept_relay()
+            board = self.connect_board() if relay is not None else None
+            if board is not None:
+                self.pump(relay, board)
+            for s in (relay, board):
+                if s is not None:
+                    s.close()
         self.lst.close()
 
 
@@ -112,13 +128,13 @@ class Mixed:
     def log(self, name):
         return os.path.join(self.c.dir, name + ".log")
 
-    def start_firmware(self):
+    def start_firmware(self, image="mixed-node.elf"):
         with open(self.log("qemu"), "a") as f:
             self.qemu = subprocess.Popen(
                 ["qemu-system-arm", "-M", "mps2-an385", "-display", "none", "-monitor", "none",
                  "-semihosting-config", "enable=on,target=native",
                  "-serial", "unix:%s,server=on,wait=off" % self.uart,
-                 "-kernel", os.path.join(self.build, "boards", "mps2-an385", "mixed-node.elf")],
+                 "-kernel", os.path.join(self.build, "boards", "mps2-an385", image)],
                 stdout=f, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
 
     def start_relay(self):
@@ -161,14 +177,16 @@ class Mixed:
         role, *nums = found[-1]
         return (role,) + tuple(int(n) for n in nums)
 
-    def cli_lock(self, name, timeout="20s"):
-        """Run `edgelock lock NAME -- sh -c 'echo $EDGELOCK_TOKEN'`: (token or 0, output)."""
+    def cli(self, *args):
         c = self.c
         env = dict(os.environ, EDGELOCK_ENDPOINTS=",".join(c.addr(i) for i in (1, 2)),
                    EDGELOCK_CA=c.certs + "/ca.pem", EDGELOCK_CERT=c.certs + "/client.pem")
-        r = subprocess.run([os.path.join(self.build, "bin", "edgelock"), "--timeout", timeout,
-                            "lock", name, "--", "sh", "-c", "echo token $EDGELOCK_TOKEN"],
-                           env=env, capture_output=True, text=True, timeout=60)
+        return subprocess.run([os.path.join(self.build, "bin", "edgelock"), "--timeout", "20s"]
+                              + list(args), env=env, capture_output=True, text=True, timeout=60)
+
+    def cli_lock(self, name):
+        """Run `edgelock lock NAME -- sh -c 'echo $EDGELOCK_TOKEN'`: (token or 0, output)."""
+        r = self.cli("lock", name, "--", "sh", "-c", "echo token $EDGELOCK_TOKEN")
         m = re.search(r"token (\d+)", r.stdout)
         return (int(m.group(1)) if r.returncode == 0 and m else 0), r.stdout + r.stderr
 
@@ -194,6 +212,14 @@ def commit_of(c, i):
         return c.status(i).get(25, 0)
     except (OSError, EOFError):
         return 0
+
+
+def voter3(c, i):
+    """Node 3 is a voter (role 1) in node i's configuration."""
+    try:
+        return any(x.get(20) == 3 and x.get(23) == 1 for x in c.status(i).get(28, []))
+    except (OSError, EOFError):
+        return False
 
 
 def node3_unreachable(c, i):
@@ -283,6 +309,7 @@ def run(m):
     check("firmware killed: the daemons see node 3 unreachable (the relay dropped its links)",
           wait_for(lambda: node3_unreachable(c, leader), 15))
     locks(m, "firmware killed", tokens)
+    rejoin(m, tokens)
     check("every fencing token of the run rose: %s" % tokens,
           all(t > 0 for t in tokens) and all(a < b for a, b in zip(tokens, tokens[1:])))
     for i in (1, 2):
@@ -290,6 +317,24 @@ def run(m):
             text = f.read()
         check("node%d: no peer refused for its limits" % i, "other capacity limits" not in text)
     return fw
+
+
+def rejoin(m, tokens):
+    """QEMU lost node 3's RAM store: node 3 is removed, then the join image
+    (no bootstrap) is added back as a new member; it catches up and is a
+    voter again: with one daemon killed, it keeps the cluster granting."""
+    c = m.c
+    r = m.cli("members", "remove", "3")
+    check("rejoin: members remove 3", r.returncode == 0, r.stdout + r.stderr)
+    m.start_firmware("mixed-node-join.elf")
+    r = m.cli("members", "add", "3", "tls+tcp://127.0.0.1:%d" % c.peer_port[3], "")
+    check("rejoin: members add 3 (the empty join image)", r.returncode == 0, r.stdout + r.stderr)
+    leader = c.wait_leader(timeout=30)
+    check("rejoin: node 3 caught up and is a voter again",
+          wait_for(lambda: voter3(c, leader) and firmware_applied_at_least(m, commit_of(c, leader)),
+                   20), repr(m.firmware_status()))
+    c.kill(leader)
+    locks(m, "rejoined, daemon %d killed" % leader, tokens, n=2)
 
 
 def noise_checks(m, fw):
