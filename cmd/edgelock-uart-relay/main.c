@@ -35,14 +35,14 @@ static int usage(void)
 	fprintf(stderr,
 		"usage: edgelock-uart-relay --id N --cluster NAME --ca CA.pem --cert NODE.pem\n"
 		"         --listen tls+tcp://HOST:PORT --peer ID=tls+tcp://HOST:PORT ...\n"
-		"         --uart unix:PATH | tcp:HOST:PORT | /dev/ttyX\n"
+		"         --uart unix:PATH | tcp:HOST:PORT | /dev/ttyX [--crl CRL]\n"
 		"Joins the peer network as node N (NODE.pem: its certificate and key) and\n"
 		"relays Raft messages to and from that node's board over its UART.\n");
 	return 1;
 }
 
 struct args {
-	const char *ca, *cert, *cluster;
+	const char *ca, *cert, *cluster, *crl;
 };
 
 static int parse(int argc, char **argv, struct args *a)
@@ -57,6 +57,8 @@ static int parse(int argc, char **argv, struct args *a)
 			a->ca = v;
 		else if (strcmp(k, "--cert") == 0)
 			a->cert = v;
+		else if (strcmp(k, "--crl") == 0)
+			a->crl = v;
 		else if (strcmp(k, "--listen") == 0)
 			relay.peer_addr = v;
 		else if (strcmp(k, "--uart") == 0)
@@ -79,7 +81,8 @@ static int start(const struct args *a)
 	char err[512], tag[32];
 	snprintf(tag, sizeof tag, "relay%u", relay.id);
 	el_log_set_tag(tag);
-	if (el_ident_load(&relay.ident, a->ca, a->cert, NULL, err, sizeof err) != EL_OK) {
+	if (el_ident_load_crl(&relay.ident, a->ca, a->cert, NULL, a->crl, err, sizeof err) !=
+	    EL_OK) {
 		el_log(EL_LOG_ERROR, "relay: %s", err);
 		return 2;
 	}
