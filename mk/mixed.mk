@@ -2,9 +2,12 @@
 # QEMU (mps2-an385), the firmware's UART relayed to the peer network
 # (docs/mixed-cluster.md).
 #
-#   make mixed            the small-profile daemon, the relay, the firmware node
-#   make test-mixed-frame        host unit tests of the UART framing (SLIP + CRC-32)
-#   make test-fuzz-uart-frame    its fuzz target: seed corpus + a fixed seeded run
+#   make mixed                 the small-profile edgelockd, the relay, both firmware images
+#   make run-mixed             the cluster on loopback in the foreground, Ctrl-C stops it
+#   make test-mixed-cluster    the cluster suite (mixed-cluster)
+#   make test-mixed-size       the firmware images against the board's node budget
+#   make test-mixed-frame      host unit tests of the UART framing (SLIP + CRC-32)
+#   make test-fuzz-uart-frame  its fuzz target: seed corpus + a fixed seeded run
 #   make fuzz-uart-frame FUZZ_SECONDS=n
 
 MIXED_FRAME_SRCS := port/baremetal/el_bm_frame.c
