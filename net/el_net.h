@@ -49,7 +49,7 @@ struct el_net;
 
 struct el_net_config {
 	const char *peer_listen;   /* "tls+tcp://HOST:PORT" */
-	const char *client_listen; /* "tls+tcp://HOST:PORT" */
+	const char *client_listen; /* "tls+tcp://HOST:PORT", or NULL: no client port */
 	const char *ca_file;       /* the cluster CA (PEM) */
 	const char *cert_key_file; /* this node's certificate and key (PEM, one file) */
 	bool client_cert_required; /* clients must present a CA-signed certificate */

@@ -803,7 +803,7 @@ int el_net_start(struct el_net **out, const struct el_net_config *cfg)
 	}
 	pthread_mutex_init(&net->mu, NULL);
 	int rc = listen_on(net, &net->lp, cfg->peer_listen, C_PEER_IN, true);
-	if (rc == EL_OK)
+	if (rc == EL_OK && cfg->client_listen != NULL) /* NULL: a peer-only process (the UART relay) */
 		rc = listen_on(net, &net->lc, cfg->client_listen, C_CLIENT, cfg->client_cert_required);
 	*out = net;
 	if (rc != EL_OK) {

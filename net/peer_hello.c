@@ -99,13 +99,18 @@ static uint64_t fnv(uint64_t h, uint64_t v)
 	return h;
 }
 
+/* Everything a member must share: what bounds entries, messages and
+ * snapshots (the open-session table, EL_OPENS_MAX, is in the snapshot too:
+ * a node with fewer slots refuses it and stops), and the log window (a
+ * follower with a smaller one cannot take what a leader lets stand
+ * uncommitted). Node-local limits (requests and reads in flight) are not. */
 uint64_t el_peer_profile(void)
 {
 	static const uint64_t limits[] = {
 		EL_NODES_MAX, EL_ENTRY_DATA_MAX, EL_SNAPSHOT_MAX, EL_SNAPSHOT_CHUNK,
 		EL_SESSIONS_MAX, EL_LOCKS_MAX, EL_HOLDERS_MAX, EL_WAITERS_MAX, EL_WATCHES_MAX,
 		EL_NAME_MAX, EL_VALUE_MAX, EL_CLIENT_NAME_MAX, EL_HOLDS_MAX, EL_VALUES_MAX,
-		EL_MSG_ENTRIES_MAX,
+		EL_MSG_ENTRIES_MAX, EL_OPENS_MAX, EL_LOG_WINDOW,
 	};
 	uint64_t h = 0xcbf29ce484222325ull;
 	for (unsigned i = 0; i < sizeof limits / sizeof limits[0]; i++)

@@ -27,7 +27,8 @@ elf=$1 stack=$2
 #   compact_to (raft_snapshot.c, behind el_raft_compact): the snapshot
 #     writer, the lock table's (el_node)
 #   el_raft__handle_snapshot: the snapshot validator, the node's (node.c)
-indirect="el_bm_drive_node=hook_send,hook_reply compact_to=el_node__write_snapshot el_raft__handle_snapshot=check_snapshot"
+#   EL_STACK_INDIRECT replaces the list for another image (mk/mixed.mk).
+indirect=${EL_STACK_INDIRECT:-"el_bm_drive_node=hook_send,hook_reply compact_to=el_node__write_snapshot el_raft__handle_snapshot=check_snapshot"}
 
 # The exception frame the hardware pushes: a Cortex-M stacks 8 words (26 with
 # a floating-point context) + 4 bytes of alignment; a RISC-V hart pushes

@@ -15,6 +15,10 @@
 /* SYSCLK of the AN385 image (QEMU models the same 25 MHz). */
 #define EL_BOARD_CPU_HZ 25000000u
 
+/* UART0 (CMSDK APB UART): a mixed-cluster node's link to its gateway
+ * (examples/firmware/mixed_node_main.c; QEMU's first -serial). */
+#define EL_BOARD_LINK_UART 0x40004000u
+
 /* The AN385 has no random-number generator, and QEMU starts every run in the
  * same state, so the only varying input is the SysTick count at the time of
  * the call (it runs on the host's clock under QEMU). A seed only spreads
