@@ -147,3 +147,5 @@ test-mixed-cluster: $(SMALL_EDGELOCKD) $(UART_RELAY_SAN) $(MIXED_FW) $(MIXED_FW_
 	@UART_RELAY=$(UART_RELAY_SAN) tests/run-suite.sh $(BUILD)/results mixed-cluster \
 		/usr/bin/python3 tests/mixed/mixed_test.py $(BUILD)
 TESTS += test-mixed-cluster
+SERIAL_TESTS += test-mixed-cluster
+SERIAL_PREREQS += $(SMALL_EDGELOCKD) $(UART_RELAY_SAN) $(MIXED_FW) $(MIXED_FW_JOIN)

@@ -448,14 +448,15 @@ int el_net_reload_tls(struct el_net *net)
 {
 	nng_tls_config *lp = NULL, *lc = NULL, *dial[PEERS_MAX] = { NULL };
 	int rc = tls_new(&lp, NNG_TLS_MODE_SERVER, &net->cfg, true, NULL);
-	if (rc == EL_OK)
+	if (rc == EL_OK && net->lc.l != NULL) /* no client port: the UART relay */
 		rc = tls_new(&lc, NNG_TLS_MODE_SERVER, &net->cfg, net->cfg.client_cert_required, NULL);
 	for (int i = 0; i < PEERS_MAX && rc == EL_OK; i++) {
 		const struct peer *p = &net->peers[i];
+		if (p->id == 0 || p->removed || p->d == NULL)
+			continue;
 		char name[32];
 		snprintf(name, sizeof name, "node%u", p->id);
-		if (p->id != 0 && !p->removed && p->d != NULL)
-			rc = tls_new(&dial[i], NNG_TLS_MODE_CLIENT, &net->cfg, true, name);
+		rc = tls_new(&dial[i], NNG_TLS_MODE_CLIENT, &net->cfg, true, name);
 	}
 	if (rc != EL_OK) { /* all or nothing: every endpoint keeps its config */
 		for (int i = 0; i < PEERS_MAX; i++)
@@ -468,13 +469,14 @@ int el_net_reload_tls(struct el_net *net)
 		return rc;
 	}
 	rc = tls_swap(net->lp.l, NULL, &net->lp.tls, lp);
-	int rc2 = tls_swap(net->lc.l, NULL, &net->lc.tls, lc);
+	int rc2 = lc == NULL ? EL_OK : tls_swap(net->lc.l, NULL, &net->lc.tls, lc);
 	/* An accept already waiting took its config when it was posted: cancel
 	 * it, and accept_cb posts the next one with the new config (a client
 	 * caught in that very handshake is cut and connects again). A dial in
 	 * progress finishes with the old one; its retries use the new. */
 	nng_aio_cancel(net->lp.aio);
-	nng_aio_cancel(net->lc.aio);
+	if (lc != NULL)
+		nng_aio_cancel(net->lc.aio);
 	for (int i = 0; i < PEERS_MAX; i++) {
 		int rc3 = dial[i] == NULL ? EL_OK
 					  : tls_swap(NULL, net->peers[i].d, &net->peers[i].tls, dial[i]);
