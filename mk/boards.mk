@@ -62,7 +62,7 @@ BM_TARGET_NAMES := $(patsubst tests/target/test_%.c,%,$(BM_TARGET_SRCS))
 # their frames and deepen the stack; the two limits keep any inlining from
 # growing a frame past 64 bytes, so the static stack bound stays below the
 # separately compiled one (boards/README.md has the figures).
-BM_LTO := -flto --param large-stack-frame=64 --param large-stack-frame-growth=100
+BM_LTO := -flto=auto --param large-stack-frame=64 --param large-stack-frame-growth=100
 # The C library's hooks (_write, _exit, stdout) are referenced only from
 # libc.a, which LTO does not see: compiled without it, they stay linkable.
 %_stubs.o: BM_LTO :=
