@@ -193,11 +193,34 @@ def test_journal_priority(c, n):
     check("journal run: SIGTERM exit 0", rc == 0, "rc %s" % rc)
 
 
+def test_unit_file(c):
+    """dist/edgelockd.service as systemd reads it: `systemd-analyze verify`
+    finds nothing wrong (its ExecStart pointed at this build's binary, since
+    /usr/bin/edgelockd is not installed here) and the hardening keeps the
+    exposure score of `systemd-analyze security` at "OK" (below 2.0)."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    with open(os.path.join(root, "dist", "edgelockd.service")) as f:
+        unit = f.read()
+    check("unit: ExecStart runs /usr/bin/edgelockd", "ExecStart=/usr/bin/edgelockd " in unit)
+    path = os.path.join(c.dir, "edgelockd.service")
+    with open(path, "w") as f:
+        f.write(unit.replace("ExecStart=/usr/bin/edgelockd ", "ExecStart=%s " % c.bin))
+    p = subprocess.run(["systemd-analyze", "verify", path], capture_output=True, text=True)
+    check("unit: systemd-analyze verify is clean", p.returncode == 0 and not p.stderr.strip(),
+          "rc %d: %s" % (p.returncode, p.stderr[-400:]))
+    p = subprocess.run(["systemd-analyze", "security", "--offline=yes", path],
+                       capture_output=True, text=True)
+    m = re.search(r"Overall exposure level for edgelockd.service: ([0-9.]+)", p.stdout + p.stderr)
+    check("unit: systemd-analyze security exposure below 2.0", m and float(m.group(1)) < 2.0,
+          (p.stdout + p.stderr)[-300:])
+
+
 def main():
     build = sys.argv[1] if len(sys.argv) > 1 else "build"
     c = Cluster(build, n=1)
     n = Notify(os.path.join(c.dir, "notify.sock"))
     try:
+        test_unit_file(c)
         for test in (test_watched, test_other_pid, test_join, test_journal_priority):
             with n.lock:
                 n.msgs.clear()
