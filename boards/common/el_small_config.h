@@ -34,7 +34,7 @@
 #define EL_MSG_ENTRIES_MAX 3
 #define EL_INFLIGHT_MAX 2          /* pipelining depth per follower */
 #define EL_OUTBOX_MAX (2 * EL_NODES_MAX) /* the least el_config.h allows */
-#define EL_SNAPSHOT_MAX 2740       /* >= EL_LOCK_SNAPSHOT_BOUND (2737) */
+#define EL_SNAPSHOT_MAX 2756       /* >= EL_LOCK_SNAPSHOT_BOUND (2753) */
 /* 320 B chunks (9 for a full snapshot): below this an APPEND, not a
  * SNAPSHOT, is the widest frame, so the link's frame is no bigger than
  * 3 entries need (port/baremetal/el_bm_link.h). */
