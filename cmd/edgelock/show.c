@@ -226,9 +226,13 @@ static void print_holder(const struct el_cli *cli, const char *name, int rc,
 {
 	if (cli->json) {
 		printf("{\"name\":\"%s\",\"held\":%s,\"token\":%" PRIu64 ",\"holder\":\"%s\","
-		       "\"value\":\"%.*s\"}\n", name, rc == EL_OK && in->held ? "true" : "false",
-		       rc == EL_OK ? in->token : 0, rc == EL_OK ? in->holder : "",
-		       rc == EL_OK ? (int)in->value_len : 0, in->value);
+		       "\"value\":\"%.*s\",\"permits\":%u,\"holders\":%u}\n", name,
+		       rc == EL_OK && in->held ? "true" : "false", rc == EL_OK ? in->token : 0,
+		       rc == EL_OK ? in->holder : "", rc == EL_OK ? (int)in->value_len : 0, in->value,
+		       rc == EL_OK ? in->permits : 0, rc == EL_OK ? in->n_holders : 0);
+	} else if (rc == EL_OK && in->permits > 0) { /* a semaphore: how full, the newest grant */
+		printf("%s: %u/%u permits held (newest token %" PRIu64 ")%s\n", name, in->n_holders,
+		       in->permits, in->token, in->delayed ? ", one or more in lock-delay" : "");
 	} else if (rc == EL_OK && in->held) {
 		printf("%s: held by %s (session %" PRIu64 ", token %" PRIu64 ")%s%.*s\n", name,
 		       in->holder[0] ? in->holder : "a client", in->holder_session, in->token,

@@ -10,7 +10,8 @@ cluster over TLS, driven by the real CLI (`edgelock lock -n N`).
   while the other two permits stay held.
 - `-n 4` on the held 3-permit semaphore exits with the limit-mismatch code
   (79) and a message naming both limits; a plain `lock` on it is refused.
-- `edgelock locks` shows "3/3 held" with each permit's holder and token.
+- `edgelock locks` shows "3/3 held" with each permit's holder and token,
+  `edgelock observe` "3/3 permits held".
 
 Timing only makes it slower: every wait is for a condition, with generous
 bounds; the one time comparison is a lower bound (a permit freed sooner than
@@ -143,6 +144,11 @@ def test_mismatch_and_listing(c):
           len(pump) == 1 and pump[0].get("permits") == 3 and
           len(pump[0].get("permit_holders", [])) == 3 and
           all(h["token"] > 0 for h in pump[0]["permit_holders"]), r.stdout)
+    obs = spawn(c, "observe", "pump")
+    line = obs.stdout.readline()  # the state first, then every change
+    os.killpg(obs.pid, signal.SIGTERM)
+    obs.wait(timeout=10)
+    check("observe: pump 3/3 permits held", "3/3 permits held" in line, line)
     return spawn_third
 
 

@@ -3,7 +3,8 @@
  * an acquire with a limit N takes one of N permits. Limit and kind
  * mismatches, reentrancy, FIFO wake-up of exactly as many waiters as permits
  * freed, expiry with lock-delay on the expired permit only, the command
- * encoding, exactly-once retries, and the snapshot round trip.
+ * encoding, exactly-once retries (a limit mismatch, a queued acquire
+ * granted meanwhile), and the snapshot round trip.
  *
  * Commands go through the byte encoding (el_lock_cmd_encode, el_lock_apply),
  * and the whole table's invariants are checked after each. Big structs are
@@ -220,6 +221,13 @@ static void test_fifo_exactly_k(void)
 	EL_CHECK_EQ(woken[0], s[3]);
 	const uint64_t t3 = R.events[0].token;
 	EL_CHECK_EQ(t3, next_index);
+	/* exactly-once: the waiter's retry of its acquire learns the grant */
+	EL_CHECK_EQ(sem(s[3], 1, 3, EL_WAIT_FOREVER, 0), EL_OK);
+	EL_CHECK(!R.queued);
+	EL_CHECK_EQ(R.token, t3);
+	EL_CHECK_EQ(R.count, 1);
+	EL_CHECK_EQ(sem(s[4], 1, 3, EL_WAIT_FOREVER, 0), EL_OK); /* still queued: said so again */
+	EL_CHECK(R.queued);
 	EL_CHECK_EQ(close_s(s[0]), EL_OK);
 	EL_CHECK_EQ(grants(woken, 4), 1);
 	EL_CHECK_EQ(woken[0], s[4]);
