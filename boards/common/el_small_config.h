@@ -43,6 +43,9 @@
 #define EL_COMPACT_THRESHOLD 16
 /* Scans, not indexes, over pools of 16 (core/el_config.h: EL_INDEXED). */
 #define EL_INDEXED 0
+/* Semaphores stay in (core/el_config.h: EL_SEMAPHORES): about 500 bytes of
+ * flash, which leaves the M0+ boards some 40 bytes. Defining EL_SEMAPHORES 0
+ * here gives back about 250 of them; every node of a cluster must agree. */
 /* Lock-delays one command reports by slot; more (an expiring session that
  * held several delayed locks) make the leader scan the 16 locks. */
 #define EL_LOCK_ARMED_DELAYS_MAX 1
