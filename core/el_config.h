@@ -141,9 +141,10 @@
 /* Semaphores (acquire with a limit N: at most N holders of one name,
  * core/lock.c). 1: compiled in; 0: an acquire with a limit is refused as
  * EL_EINVAL at its validation (el_lock_cmd_check), before it reaches the log,
- * so every node of one config agrees. The small microcontroller config turns
- * them off: the M0+ image had about 550 bytes of flash left, less than the
- * semaphore code costs (boards/common/el_small_config.h). */
+ * so every node of one config agrees (the peer hello's profile does not
+ * carry this knob: a cluster's nodes must share it like EL_ENTRY_DATA_MAX).
+ * About 500 bytes of flash on a Cortex-M0+; 0 gives back about 250 of them
+ * (boards/common/el_small_config.h keeps them in). */
 #ifndef EL_SEMAPHORES
 #define EL_SEMAPHORES 1
 #endif
