@@ -245,11 +245,13 @@ static int run(struct el_cli *cli, int argc, char **argv, bool election)
 		else if (busy)
 			fprintf(stderr, "edgelock: %s is held by %s (session %" PRIu64 ", token %" PRIu64 ")\n",
 				o.name, info.holder[0] ? info.holder : "a client", info.holder_session, info.token);
-		else
+		const bool not_acquired = rc == EL_EBUSY || rc == EL_ETIMEDOUT || rc == EL_EDELAYED;
+		if (not_acquired && !busy)
 			fprintf(stderr, "edgelock: %s\n", el_client_last_error(cli->client));
+		/* any other error: el_cli_fail says it once, and picks the exit code */
+		const int code = not_acquired ? EL_EXIT_NOT_ACQUIRED : el_cli_fail(cli, "lock", rc);
 		el_session_close(s);
-		return rc == EL_EBUSY || rc == EL_ETIMEDOUT || rc == EL_EDELAYED ? EL_EXIT_NOT_ACQUIRED
-											: el_cli_fail(cli, "lock", rc);
+		return code;
 	}
 	if (election || o.cmd == NULL)
 		printf("%s %s: token %" PRIu64 "\n", election ? "elected" : "locked", o.name, token);
