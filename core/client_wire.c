@@ -93,6 +93,7 @@ static const struct fdesc msg_fields[EL_CW_K_MAX + 1] = {
 	/* size 2: a 16-bit length (the other strings' lengths are 8-bit) */
 	[EL_CW_K_CHUNK] = { F_BYTES, 2, offsetof(struct el_cw_msg, chunk),
 			    offsetof(struct el_cw_msg, chunk_len), EL_CW_CHUNK_MAX },
+	[EL_CW_K_PERMITS] = U(el_cw_msg, permits, EL_SEM_LIMIT_MAX),
 };
 
 static const struct fdesc holder_fields[EL_CW_K_MAX + 1] = {
@@ -123,6 +124,7 @@ static const struct fdesc lock_fields[EL_CW_K_MAX + 1] = {
 	[EL_CW_K_N_WAITERS] = U(el_cw_lock, n_waiters, UINT16_MAX),
 	[EL_CW_K_DELAYED] = B(el_cw_lock, delayed),
 	[EL_CW_K_N_HOLDERS] = U(el_cw_lock, n_holders, EL_HOLDERS_MAX),
+	[EL_CW_K_PERMITS] = U(el_cw_lock, permits, EL_SEM_LIMIT_MAX),
 };
 
 /* One nested element type: its struct size, fields and the key it needs. */
@@ -148,8 +150,8 @@ static const struct elem *elem_of(uint8_t key)
 		sizeof(struct el_cw_member), EL_CW_K_NODE };
 	static const struct elem lock = { lock_fields,
 		BIT(EL_CW_K_NAME) | BIT(EL_CW_K_MODE) | BIT(EL_CW_K_TOKEN) |
-		BIT(EL_CW_K_N_WAITERS) | BIT(EL_CW_K_DELAYED) | BIT(EL_CW_K_N_HOLDERS),
-		sizeof(struct el_cw_lock), EL_CW_K_NAME };
+		BIT(EL_CW_K_N_WAITERS) | BIT(EL_CW_K_DELAYED) | BIT(EL_CW_K_N_HOLDERS) |
+		BIT(EL_CW_K_PERMITS), sizeof(struct el_cw_lock), EL_CW_K_NAME };
 	switch (key) {
 	case EL_CW_K_HOLDERS: return &holder;
 	case EL_CW_K_WAITERS: return &waiter;
@@ -164,7 +166,7 @@ static const struct elem *elem_of(uint8_t key)
 #define SSN (BIT(EL_CW_K_SESSION) | BIT(EL_CW_K_SEQ) | BIT(EL_CW_K_NAME))
 #define REPLY (HEAD | BIT(EL_CW_K_ERR) | BIT(EL_CW_K_LEADER) | BIT(EL_CW_K_LEADER_ADDR))
 #define CMD_REPLY (REPLY | BIT(EL_CW_K_SESSION) | BIT(EL_CW_K_TOKEN) | BIT(EL_CW_K_COUNT) | \
-		   BIT(EL_CW_K_QUEUED) | BIT(EL_CW_K_INDEX))
+		   BIT(EL_CW_K_QUEUED) | BIT(EL_CW_K_INDEX) | BIT(EL_CW_K_PERMITS))
 #define ADDRS (BIT(EL_CW_K_PEER_ADDR) | BIT(EL_CW_K_CLIENT_ADDR))
 
 static uint64_t request_mask(uint8_t t)
@@ -175,7 +177,8 @@ static uint64_t request_mask(uint8_t t)
 	case EL_CW_KEEPALIVE:
 	case EL_CW_CLOSE_SESSION: return HEAD | BIT(EL_CW_K_SESSION);
 	case EL_CW_ACQUIRE:
-		return HEAD | SSN | BIT(EL_CW_K_MODE) | BIT(EL_CW_K_WAIT_MS) | BIT(EL_CW_K_DELAY_MS);
+		return HEAD | SSN | BIT(EL_CW_K_MODE) | BIT(EL_CW_K_WAIT_MS) | BIT(EL_CW_K_DELAY_MS) |
+		       BIT(EL_CW_K_PERMITS);
 	case EL_CW_RELEASE:
 	case EL_CW_RESIGN: return HEAD | SSN | BIT(EL_CW_K_TOKEN);
 	case EL_CW_CAMPAIGN:
@@ -204,7 +207,8 @@ static uint64_t reply_mask(uint8_t req)
 	case EL_CW_QUERY:
 		return REPLY | BIT(EL_CW_K_NAME) | BIT(EL_CW_K_MODE) | BIT(EL_CW_K_VALUE) |
 		       BIT(EL_CW_K_HOLDERS) | BIT(EL_CW_K_WAITERS) | BIT(EL_CW_K_N_WAITERS) |
-		       BIT(EL_CW_K_N_WATCHES) | BIT(EL_CW_K_DELAYED) | BIT(EL_CW_K_DELAY_TOKEN);
+		       BIT(EL_CW_K_N_WATCHES) | BIT(EL_CW_K_DELAYED) | BIT(EL_CW_K_DELAY_TOKEN) |
+		       BIT(EL_CW_K_PERMITS);
 	case EL_CW_LIST: return REPLY | BIT(EL_CW_K_LOCKS) | BIT(EL_CW_K_CURSOR);
 	case EL_CW_STATUS:
 		return REPLY | BIT(EL_CW_K_NODE) | BIT(EL_CW_K_ROLE) | BIT(EL_CW_K_TERM) |
@@ -357,6 +361,9 @@ static bool required_ok(const struct el_cw_msg *m)
 		return false;
 	switch (t) {
 	case EL_CW_OPEN_SESSION: return m->ttl_ms != 0;
+	case EL_CW_ACQUIRE: /* a semaphore's permits are exclusive */
+		return m->session != 0 && m->seq != 0 && m->name_len != 0 &&
+		       (m->permits == 0 || m->mode == EL_LOCK_EXCLUSIVE);
 	case EL_CW_KEEPALIVE:
 	case EL_CW_CLOSE_SESSION: return m->session != 0;
 	case EL_CW_RELEASE:
@@ -365,7 +372,6 @@ static bool required_ok(const struct el_cw_msg *m)
 		if (m->token == 0)
 			return false;
 		/* fall through */
-	case EL_CW_ACQUIRE:
 	case EL_CW_CAMPAIGN:
 	case EL_CW_WATCH:
 	case EL_CW_UNWATCH: return m->session != 0 && m->seq != 0 && m->name_len != 0;

@@ -69,7 +69,8 @@ enum el_cw_type {
 	EL_CW_KEEPALIVE = 2,     /* session */
 	EL_CW_CLOSE_SESSION = 3, /* session: releases everything, no lock-delay */
 	/* Locks and elections: (session, seq) exactly-once */
-	EL_CW_ACQUIRE = 4,  /* session seq name mode wait_ms delay_ms -> token count queued */
+	EL_CW_ACQUIRE = 4,  /* session seq name mode wait_ms delay_ms permits -> token count
+			     * queued (EL_ELIMIT: permits = the semaphore's own) */
 	EL_CW_RELEASE = 5,  /* session seq name token -> count */
 	EL_CW_CAMPAIGN = 6, /* session seq name wait_ms delay_ms value -> token queued */
 	EL_CW_RESIGN = 7,   /* session seq name token */
@@ -163,7 +164,8 @@ enum el_cw_key {
 	EL_CW_K_OFFSET = 47,
 	EL_CW_K_TOTAL = 48,
 	EL_CW_K_CHUNK = 49,
-	EL_CW_K_MAX = 49,
+	EL_CW_K_PERMITS = 50, /* a semaphore's limit N (0, absent: a lock) */
+	EL_CW_K_MAX = 50,
 };
 
 /* ---- Decoded messages --------------------------------------------------- */
@@ -199,6 +201,7 @@ struct el_cw_member {
 struct el_cw_lock {
 	uint8_t name_len;
 	uint8_t mode;
+	uint8_t permits; /* a semaphore's limit; 0: a lock */
 	uint8_t n_holders;
 	bool delayed;
 	uint16_t n_waiters;
@@ -215,6 +218,7 @@ struct el_cw_msg {
 	uint8_t type;
 	uint8_t kind;     /* EVENT */
 	uint8_t mode;     /* el_lock_mode */
+	uint8_t permits;  /* ACQUIRE, its reply (EL_ELIMIT), QUERY reply: a semaphore's limit */
 	uint8_t role;     /* STATUS reply: el_state of the node */
 	bool queued;
 	bool learner;     /* MEMBER_ADD: stay a learner */
@@ -274,7 +278,7 @@ struct el_cw_msg {
 #define EL_CW_HOLDER_MAX (1 + 5 * 2 + 3 * 9 + 5 + 2 + EL_CLIENT_NAME_MAX)
 #define EL_CW_WAITER_MAX (1 + 4 * 2 + 2 * 9 + 5 + 1)
 #define EL_CW_MEMBER_MAX (1 + 6 * 2 + 5 + 1 + 1 + 9 + 2 * (2 + EL_CW_ADDR_MAX))
-#define EL_CW_LOCK_MAX (1 + 6 * 2 + (2 + EL_NAME_MAX) + 1 + 2 + 1 + 3 + 9)
+#define EL_CW_LOCK_MAX (1 + 7 * 2 + (2 + EL_NAME_MAX) + 1 + 2 + 1 + 3 + 9 + 2)
 #define EL_CW_MSG_MAX                                                           \
 	(3 + EL_CW_K_MAX * 2 + 30 * 9 + (2 + EL_NAME_MAX) + (2 + EL_VALUE_MAX) +   \
 	 (2 + EL_CLIENT_NAME_MAX) + 4 * (2 + EL_CW_ADDR_MAX) +                      \

@@ -138,6 +138,23 @@
 #define EL_HOLDERS_MAX 8
 #endif
 
+/* Semaphores (acquire with a limit N: at most N holders of one name,
+ * core/lock.c). 1: compiled in; 0: an acquire with a limit is refused as
+ * EL_EINVAL at its validation (el_lock_cmd_check), before it reaches the log,
+ * so every node of one config agrees (the peer hello's profile does not
+ * carry this knob: a cluster's nodes must share it like EL_ENTRY_DATA_MAX).
+ * About 500 bytes of flash on a Cortex-M0+; 0 gives back about 250 of them
+ * (boards/common/el_small_config.h keeps them in). */
+#ifndef EL_SEMAPHORES
+#define EL_SEMAPHORES 1
+#endif
+
+/* Largest limit N a semaphore may have: its holders are a lock's holders,
+ * so at most EL_HOLDERS_MAX. */
+#ifndef EL_SEM_LIMIT_MAX
+#define EL_SEM_LIMIT_MAX (EL_SEMAPHORES ? EL_HOLDERS_MAX : 0)
+#endif
+
 /* Queued acquires across all locks. */
 #ifndef EL_WAITERS_MAX
 #define EL_WAITERS_MAX 256
@@ -310,6 +327,10 @@ _Static_assert(EL_CBOR_DEPTH_MAX >= 1 && EL_CBOR_DEPTH_MAX <= 255, "bad EL_CBOR_
 _Static_assert(EL_COMPACT_THRESHOLD >= 1 && EL_COMPACT_THRESHOLD < EL_LOG_WINDOW, "bad threshold");
 _Static_assert(EL_INDEXED == 0 || EL_INDEXED == 1, "EL_INDEXED is 0 or 1");
 _Static_assert(EL_LOCK_ARMED_DELAYS_MAX >= 1 && EL_LOCK_ARMED_DELAYS_MAX <= 255, "bad delays max");
+_Static_assert(EL_SEMAPHORES == 0 || EL_SEMAPHORES == 1, "EL_SEMAPHORES is 0 or 1");
+_Static_assert(EL_SEMAPHORES ? (EL_SEM_LIMIT_MAX >= 1 && EL_SEM_LIMIT_MAX <= EL_HOLDERS_MAX)
+			     : EL_SEM_LIMIT_MAX == 0,
+	       "EL_SEM_LIMIT_MAX is 1..EL_HOLDERS_MAX with semaphores, else 0");
 _Static_assert(EL_SLOT_BITS == 16 || EL_SLOT_BITS == 32, "EL_SLOT_BITS is 16 or 32");
 _Static_assert(EL_COMPACT_MIN >= 1 && EL_COMPACT_MIN <= EL_COMPACT_THRESHOLD, "bad EL_COMPACT_MIN");
 _Static_assert(EL_COMPACT_RATIO >= 1, "bad EL_COMPACT_RATIO");

@@ -29,9 +29,11 @@ enum el_error {
 	EL_ECANCELED = -17,  /* the request was dropped (session closed, resigned) */
 	EL_EPERM = -18,      /* the client's identity may not touch this name */
 	EL_ESTOPPED = -19,   /* the node was removed or stopped */
+	EL_ELIMIT = -20,     /* the semaphore exists with another limit (reply: its limit) */
+	EL_EKIND = -21,      /* a lock acquired as a semaphore, or a semaphore as a lock */
 };
 
-#define EL_ERROR_MIN EL_ESTOPPED
+#define EL_ERROR_MIN EL_EKIND
 
 /* A short phrase for a code; never NULL, also for unknown codes. */
 const char *el_strerror(int code);

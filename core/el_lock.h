@@ -53,7 +53,21 @@
  *   EL_ENOTFOUND the session holds no such lock / no such watch or lock
  *   EL_EINVAL    a command that does not validate; re-acquire in the other
  *                mode; proclaim on a plain (non-election) lock
+ *   EL_ELIMIT    a semaphore acquire naming another limit than the one the
+ *                semaphore in use has (res->count = that limit)
+ *   EL_EKIND     a semaphore acquire on a lock in use, or a lock acquire
+ *                (exclusive, shared, campaign) on a semaphore in use
  *   EL_EDECODE / EL_EVERSION  bytes that are not a command of this version
+ *
+ * Semaphores: an ACQUIRE with a limit N >= 1 takes one of N permits of its
+ * name. A name is a lock (limit 0) or a semaphore while it has holders,
+ * waiters or lock-delays; the acquire that finds it unused decides which.
+ * Each permit is a hold like a lock's (one per session, reentrant, its own
+ * token: no entry grants two permits of one name, so a semaphore's tokens
+ * strictly increase). A permit freed by expiry stays in lock-delay; a
+ * semaphore counts its delayed permits (locks[].delayed) and frees them one
+ * per DELAY_END, each after the longest delay any of them asked for: never
+ * sooner than its own holder asked, sometimes later.
  *
  * Elections are exclusive locks whose holder publishes a value: observers
  * WATCH the election's name and get EL_EV_HOLDER_CHANGED on every change of
@@ -75,7 +89,7 @@
 #define EL_CLAIMS_MAX (EL_HOLDS_MAX + EL_WAITERS_MAX)
 
 #define EL_LOCK_CMD_VERSION 1
-#define EL_LOCK_SNAPSHOT_VERSION 2 /* 2: the recent-opens section */
+#define EL_LOCK_SNAPSHOT_VERSION 3 /* 2: the recent-opens section; 3: semaphores */
 #define EL_WAIT_FOREVER UINT32_MAX
 
 /* A slot of one of the table's pools; EL_LOCK_NONE is no slot. 16 bits on a
@@ -106,7 +120,7 @@ enum el_lock_cmd_type {
 	EL_CMD_KEEPALIVE = 2,      /* session */
 	EL_CMD_CLOSE_SESSION = 3,  /* session: release everything, no lock-delay */
 	EL_CMD_EXPIRE_SESSION = 4, /* leader: session, renew_index (in token) */
-	EL_CMD_ACQUIRE = 5,        /* session seq name mode wait_ms delay_ms */
+	EL_CMD_ACQUIRE = 5,        /* session seq name mode wait_ms delay_ms limit */
 	EL_CMD_RELEASE = 6,        /* session seq name token */
 	EL_CMD_WAIT_TIMEOUT = 7,   /* leader: session seq name */
 	EL_CMD_DELAY_END = 8,      /* leader: name token */
@@ -127,6 +141,7 @@ struct el_lock_cmd {
 	uint8_t name_len;
 	uint8_t value_len;
 	uint8_t client_len;
+	uint8_t limit;     /* ACQUIRE: 0 a lock; 1..EL_SEM_LIMIT_MAX a semaphore */
 	uint32_t ttl_ms;
 	uint32_t wait_ms;  /* 0: try; EL_WAIT_FOREVER: no bound */
 	uint32_t delay_ms; /* lock-delay asked for if this holder's session expires */
@@ -181,7 +196,8 @@ struct el_lock_event {
 struct el_lock_result {
 	int32_t err;        /* EL_OK or EL_E* */
 	bool queued;        /* acquire/campaign queued: an EL_EV_GRANTED follows */
-	uint32_t count;     /* reentrancy count after acquire/release */
+	uint32_t count;     /* reentrancy count after acquire/release;
+			     * EL_ELIMIT: the semaphore's own limit */
 	uint64_t token;     /* fencing token of the grant (or of the hold) */
 	uint64_t session;   /* OPEN_SESSION: the new id; else the command's session */
 	uint16_t n_events;
@@ -279,7 +295,8 @@ struct el_lock_entry {
 	el_slot_t n_watches;  /* derived */
 	uint8_t n_holders;    /* derived */
 	uint8_t mode;
-	uint8_t delayed;
+	uint8_t limit;        /* 0: a lock; else a semaphore of this many permits */
+	uint8_t delayed;      /* lock: 1 in its lock-delay; semaphore: permits in it */
 	uint8_t name_len;     /* 0: a free slot */
 	char name[EL_NAME_MAX];
 };
@@ -389,6 +406,8 @@ struct el_lock_query_waiter {
 
 struct el_lock_query {
 	uint8_t mode;
+	uint8_t limit;            /* 0: a lock; else a semaphore's permits */
+	uint8_t n_delayed;        /* permits in lock-delay (a lock: 0 or 1) */
 	bool delayed;
 	uint8_t n_holders;
 	uint8_t value_len;
@@ -417,10 +436,12 @@ void el_lock_usage(const struct el_lock_table *t, struct el_lock_usage *u);
 
 /* ---- Snapshot -------------------------------------------------------------- */
 
+/* CBOR bytes of a semaphore's limit or delayed count at its widest. */
+#define EL_LOCK_SNAP_SMALL (EL_SEM_LIMIT_MAX < 24 ? 1 : 2)
 /* Worst-case snapshot bytes of a full table (every integer at its widest
  * head, every string at its limit); see lock_snapshot.c for the layout. */
 #define EL_LOCK_SNAP_SESSION_MAX (1 + EL_LOCK_SNAP_SLOT + 9 + 5 + 9 + 9 + 5 + 9 + 5 + 1 + (2 + EL_CLIENT_NAME_MAX))
-#define EL_LOCK_SNAP_LOCK_MAX (1 + EL_LOCK_SNAP_SLOT + (2 + EL_NAME_MAX) + 1 + 1 + 5 + 9 + 9 + 3 * EL_LOCK_SNAP_SLOT)
+#define EL_LOCK_SNAP_LOCK_MAX (1 + EL_LOCK_SNAP_SLOT + (2 + EL_NAME_MAX) + 1 + 2 * EL_LOCK_SNAP_SMALL + 5 + 9 + 9 + 3 * EL_LOCK_SNAP_SLOT)
 #define EL_LOCK_SNAP_CLAIM_MAX (1 + 3 * EL_LOCK_SNAP_SLOT + 9 + 5 + 9 + 5)
 #define EL_LOCK_SNAP_VALUE_MAX (1 + EL_LOCK_SNAP_SLOT + (2 + EL_VALUE_MAX))
 #define EL_LOCK_SNAP_WATCH_MAX (1 + 2 * EL_LOCK_SNAP_SLOT)

@@ -26,6 +26,8 @@ const char *el_strerror(int code)
 	case EL_ECANCELED: return "canceled";
 	case EL_EPERM: return "permission denied";
 	case EL_ESTOPPED: return "node stopped";
+	case EL_ELIMIT: return "other semaphore limit";
+	case EL_EKIND: return "lock vs semaphore";
 	default: return "unknown error";
 	}
 }

@@ -113,8 +113,12 @@ static void drop_session(struct el_lock_table *t, el_slot_t s, uint64_t index, u
 		if (!held)
 			el_lock__emit(t, res, EL_EV_CANCELED, s, req->seq, 0, lock);
 		if (held && expired && req->mode == EL_LOCK_EXCLUSIVE && req->delay_ms > 0) {
-			entry->delayed = 1;
-			entry->delay_ms = req->delay_ms;
+			/* A lock was not delayed (it had a holder): delayed = 1. A
+			 * semaphore counts its delayed permits; the delay restarts
+			 * now with the longest any of them asked for. */
+			entry->delayed++;
+			if (req->delay_ms > entry->delay_ms)
+				entry->delay_ms = req->delay_ms;
 			entry->delay_token = req->token;
 			el_lock__armed_delay(res, lock);
 		}
@@ -197,20 +201,48 @@ static el_slot_t new_claim(struct el_lock_table *t, el_slot_t lock, el_slot_t s,
 	return claim;
 }
 
+#if EL_SEMAPHORES
+/* A name in use (holders, waiters, delays) is a lock or a semaphore of one
+ * limit: true, with res->err set, when the command asks for the other kind
+ * or another limit. An unused name (watched only) takes the kind asked for. */
+static bool kind_refused(struct el_lock_table *t, el_slot_t lock, const struct el_lock_cmd *cmd,
+			 struct el_lock_result *res)
+{
+	struct el_lock_entry *entry = &t->locks[lock];
+	if (entry->n_holders == 0 && entry->wait_head == EL_LOCK_NONE && !entry->delayed) {
+		entry->limit = cmd->limit;
+		return false;
+	}
+	if ((entry->limit == 0) != (cmd->limit == 0)) {
+		res->err = EL_EKIND;
+	} else if (entry->limit != cmd->limit) {
+		res->err = EL_ELIMIT;
+		res->count = entry->limit; /* the reply states both limits */
+	}
+	return res->err != EL_OK;
+}
+#else
+#define kind_refused(t, lock, cmd, res) false
+#endif
+
 static void acquire(struct el_lock_table *t, uint64_t index, el_slot_t s,
 		    const struct el_lock_cmd *cmd, struct el_lock_result *res)
 {
 	el_slot_t lock = el_lock__find(t, cmd->name, cmd->name_len);
+	if (lock != EL_LOCK_NONE && kind_refused(t, lock, cmd, res))
+		return;
 	if (lock != EL_LOCK_NONE && (el_lock__find_claim(t, lock, s, EL_CLAIM_HOLD) != EL_LOCK_NONE ||
 				     el_lock__find_claim(t, lock, s, EL_CLAIM_WAIT) != EL_LOCK_NONE)) {
 		acquire_again(t, lock, s, cmd, res);
 		return;
 	}
-	if (lock == EL_LOCK_NONE)
-		lock = el_lock__alloc_lock(t, cmd->name, cmd->name_len);
 	if (lock == EL_LOCK_NONE) {
-		res->err = EL_EFULL;
-		return;
+		lock = el_lock__alloc_lock(t, cmd->name, cmd->name_len);
+		if (lock == EL_LOCK_NONE) {
+			res->err = EL_EFULL;
+			return;
+		}
+		t->locks[lock].limit = cmd->limit;
 	}
 	const struct el_lock_entry *entry = &t->locks[lock];
 	const bool now = entry->wait_head == EL_LOCK_NONE && el_lock__grantable(t, lock, cmd->mode);
@@ -364,9 +396,17 @@ static void delay_end(struct el_lock_table *t, uint64_t index, const struct el_l
 		res->err = EL_ESTALE;
 		return;
 	}
-	entry->delayed = 0;
-	entry->delay_ms = 0;
-	entry->delay_token = 0;
+	/* One permit per DELAY_END, so no entry grants two permits of a
+	 * semaphore (its tokens stay strictly increasing); the others wait one
+	 * more delay, keyed by this entry's index (a new key the leader's timer
+	 * re-arms on). A lock's one delay simply ends. */
+	if (--entry->delayed != 0) {
+		entry->delay_token = index;
+		el_lock__armed_delay(res, lock);
+	} else {
+		entry->delay_ms = 0;
+		entry->delay_token = 0;
+	}
 	el_lock__settle(t, lock, index, cmd->now_ms, false, res);
 }
 

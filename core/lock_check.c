@@ -9,6 +9,7 @@
  * The rules are those of lock_table.c and lock.c: fencing tokens never pass
  * the lock's last token (which never passes the last applied index), a lock
  * in its lock-delay has no holder, an exclusive lock has at most one holder,
+ * a semaphore's holders and delayed permits together at most its limit,
  * a queue's head could not be granted (else it would have been), every
  * counted field equals what it counts, and an unused lock is freed.
  */
@@ -27,6 +28,7 @@ static void check_hold(const struct el_lock_table *t, const struct el_lock_entry
 	EL_ASSERT(req->token <= entry->last_token); /* fencing never goes back */
 	EL_ASSERT(req->mode == entry->mode);
 	EL_ASSERT(req->count >= 1);
+	EL_ASSERT(entry->limit == 0 || req->value == EL_LOCK_NONE); /* no semaphore campaigns */
 	if (req->value != EL_LOCK_NONE) {
 		EL_ASSERT(req->value < EL_VALUES_MAX);
 		EL_ASSERT(t->values[req->value].used);
@@ -112,9 +114,14 @@ void el_lock__check_lock(const struct el_lock_table *t, el_slot_t lock)
 	EL_ASSERT(entry->name_len >= 1);
 	EL_ASSERT(entry->name_len <= EL_NAME_MAX);
 	EL_ASSERT(entry->last_token <= t->last_index);
-	EL_ASSERT(entry->delay_token <= entry->last_token);
+	EL_ASSERT(entry->limit <= EL_SEM_LIMIT_MAX);
+	/* A semaphore's holders and delayed permits are at most its limit; a
+	 * lock in its (one) delay has no holder. A semaphore's later delays
+	 * are keyed by the DELAY_END before, a lock's by the expired token. */
+	const uint32_t cap = entry->limit ? entry->limit : entry->delayed ? 1u : EL_HOLDERS_MAX;
+	EL_ASSERT(entry->n_holders + entry->delayed <= cap);
+	EL_ASSERT(entry->delay_token <= (entry->limit ? t->last_index : entry->last_token));
 	if (entry->delayed) {
-		EL_ASSERT(entry->n_holders == 0); /* nobody holds a lock in its delay */
 		EL_ASSERT(entry->delay_ms >= 1);
 		EL_ASSERT(entry->delay_ms <= EL_LOCK_DELAY_MAX_MS);
 		EL_ASSERT(entry->delay_token >= 1);
@@ -123,8 +130,8 @@ void el_lock__check_lock(const struct el_lock_table *t, el_slot_t lock)
 		EL_ASSERT(entry->delay_token == 0);
 	}
 	EL_ASSERT(entry->n_holders <= EL_HOLDERS_MAX);
-	if (entry->mode == EL_LOCK_EXCLUSIVE)
-		EL_ASSERT(entry->n_holders <= 1);
+	/* an exclusive lock has one holder (a semaphore's permits are exclusive holds) */
+	EL_ASSERT(entry->mode != EL_LOCK_EXCLUSIVE || entry->limit != 0 || entry->n_holders <= 1);
 	const uint32_t holders = check_holders(t, lock);
 	EL_ASSERT(holders == entry->n_holders);
 	const uint32_t waiters = check_queue(t, lock);

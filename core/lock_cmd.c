@@ -8,7 +8,8 @@
  *    mode, name (text), value (bytes), client (text)]
  * Fields a type does not use must be zero/empty: one encoding per command.
  * OPEN_SESSION uses no token; its nonce travels in that item instead (the
- * layout, and so the size of every command, stays as it was).
+ * layout, and so the size of every command, stays as it was). ACQUIRE uses
+ * no token either; a semaphore's limit travels in that item (0: a lock).
  */
 #include <string.h>
 
@@ -32,6 +33,7 @@ enum {
 	F_VALUE = 1 << 8,
 	F_CLIENT = 1 << 9,
 	F_NONCE = 1 << 10,
+	F_LIMIT = 1 << 11,
 };
 #define LOCK_REQ (F_SESSION | F_SEQ | F_NAME)
 
@@ -40,7 +42,7 @@ static const uint16_t cmd_fields[EL_CMD_TYPE_MAX + 1] = {
 	[EL_CMD_KEEPALIVE] = F_SESSION,
 	[EL_CMD_CLOSE_SESSION] = F_SESSION,
 	[EL_CMD_EXPIRE_SESSION] = F_SESSION | F_TOKEN,
-	[EL_CMD_ACQUIRE] = LOCK_REQ | F_MODE | F_WAIT | F_DELAY,
+	[EL_CMD_ACQUIRE] = LOCK_REQ | F_MODE | F_WAIT | F_DELAY | F_LIMIT,
 	[EL_CMD_RELEASE] = LOCK_REQ | F_TOKEN,
 	[EL_CMD_WAIT_TIMEOUT] = LOCK_REQ,
 	[EL_CMD_DELAY_END] = F_NAME | F_TOKEN,
@@ -61,6 +63,9 @@ int el_lock_cmd_check(const struct el_lock_cmd *c)
 	if (c->mode > EL_LOCK_SHARED || c->name_len > EL_NAME_MAX || c->value_len > EL_VALUE_MAX ||
 	    c->client_len > EL_CLIENT_NAME_MAX)
 		return EL_EINVAL;
+	/* A semaphore is one limit of exclusive permits: no shared mode. */
+	if (c->limit > EL_SEM_LIMIT_MAX || (c->limit != 0 && c->mode != EL_LOCK_EXCLUSIVE))
+		return EL_EINVAL;
 	const uint16_t used = cmd_fields[c->type];
 	const uint16_t nonzero = (uint16_t)((c->session ? F_SESSION : 0) | (c->seq ? F_SEQ : 0) |
 					    (c->token ? F_TOKEN : 0) | (c->ttl_ms ? F_TTL : 0) |
@@ -68,7 +73,7 @@ int el_lock_cmd_check(const struct el_lock_cmd *c)
 					    (c->mode ? F_MODE : 0) | (c->name_len ? F_NAME : 0) |
 					    (c->value_len ? F_VALUE : 0) |
 					    (c->client_len ? F_CLIENT : 0) |
-					    (c->nonce ? F_NONCE : 0));
+					    (c->nonce ? F_NONCE : 0) | (c->limit ? F_LIMIT : 0));
 	if ((nonzero & (uint16_t)~used) != 0)
 		return EL_EINVAL; /* a field this type does not use is set */
 	if ((used & F_REQUIRED & (uint16_t)~nonzero) != 0)
@@ -89,7 +94,9 @@ int el_lock_cmd_encode(const struct el_lock_cmd *c, uint8_t *buf, uint32_t cap)
 	el_cbor_put_uint(&e, c->type);
 	el_cbor_put_uint(&e, c->session);
 	el_cbor_put_uint(&e, c->seq);
-	el_cbor_put_uint(&e, c->type == EL_CMD_OPEN_SESSION ? c->nonce : c->token);
+	el_cbor_put_uint(&e, c->type == EL_CMD_OPEN_SESSION ? c->nonce
+			     : c->type == EL_CMD_ACQUIRE ? c->limit
+							 : c->token);
 	el_cbor_put_uint(&e, c->now_ms);
 	el_cbor_put_uint(&e, c->ttl_ms);
 	el_cbor_put_uint(&e, c->wait_ms);
@@ -158,6 +165,11 @@ int el_lock_cmd_decode(struct el_lock_cmd *c, const uint8_t *buf, uint32_t len)
 	c->client_len = copy_str(c->client, client, client_len);
 	if (c->type == EL_CMD_OPEN_SESSION) { /* its token item is the nonce */
 		c->nonce = c->token;
+		c->token = 0;
+	} else if (c->type == EL_CMD_ACQUIRE) { /* its token item is the limit */
+		if (c->token > EL_SEM_LIMIT_MAX)
+			return EL_EINVAL;
+		c->limit = (uint8_t)c->token;
 		c->token = 0;
 	}
 	return el_lock_cmd_check(c);

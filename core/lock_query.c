@@ -38,6 +38,8 @@ int el_lock_query(const struct el_lock_table *t, const char *name, uint32_t name
 		return EL_ENOTFOUND;
 	const struct el_lock_entry *entry = &t->locks[lock];
 	q->mode = entry->mode;
+	q->limit = entry->limit;
+	q->n_delayed = entry->delayed;
 	q->delayed = entry->delayed != 0;
 	q->delay_token = entry->delay_token;
 	q->n_watches = entry->n_watches;

@@ -8,7 +8,7 @@
  *    sessions: [[slot, id, ttl_ms, renew_index, last_seq, err, token, count,
  *                queued, client], ...]                    slots ascending
  *    values:   [[slot, bytes], ...]                       slots ascending
- *    locks:    [[slot, name, mode, delayed, delay_ms, delay_token, last_token,
+ *    locks:    [[slot, name, mode, limit, delayed, delay_ms, delay_token, last_token,
  *                holders: [[claim, session, token, count, grant_ms, delay_ms,
  *                           value|null], ...]            claims ascending
  *                waiters: [[claim, session, seq, wait_ms, delay_ms, mode,
@@ -16,6 +16,9 @@
  *                watches: [[watch, session], ...]], ...]  slots ascending
  *    opens:    [next, [[nonce, session], ...]]            slot order (lock_open.c)
  *   ]
+ * limit is 0 for a lock, N for a semaphore; delayed counts the permits in
+ * lock-delay (a lock's is 0 or 1). Version 3 (2 had no limit and a boolean
+ * delayed).
  * Holds and waits reference sessions and values by slot, so the decoder
  * checks every reference against what it has already read.
  *
@@ -139,11 +142,12 @@ static void put_claims(struct el_cbor_enc *e, const struct el_lock_table *t, el_
 static void put_lock(struct el_cbor_enc *e, const struct el_lock_table *t, el_slot_t lock)
 {
 	const struct el_lock_entry *entry = &t->locks[lock];
-	el_cbor_put_array(e, 10);
+	el_cbor_put_array(e, 11);
 	el_cbor_put_uint(e, lock);
 	el_cbor_put_text(e, entry->name, entry->name_len);
 	el_cbor_put_uint(e, entry->mode);
-	el_cbor_put_bool(e, entry->delayed != 0);
+	el_cbor_put_uint(e, entry->limit);
+	el_cbor_put_uint(e, entry->delayed);
 	el_cbor_put_uint(e, entry->delay_ms);
 	el_cbor_put_uint(e, entry->delay_token);
 	el_cbor_put_uint(e, entry->last_token);
@@ -269,6 +273,7 @@ struct restore {
 	struct el_lock_table *out;
 	struct seen seen;
 	uint64_t last_index;
+	bool sem; /* the lock being read is a semaphore: no values, no shared mode */
 };
 
 static bool rec_head(struct restore *r, uint32_t items)
@@ -366,7 +371,7 @@ static bool get_value_ref(struct restore *r, uint8_t mode, el_slot_t *value)
 		return el_cbor_dec_error(&r->d) == 0;
 	}
 	const uint64_t v = get_u(r, EL_VALUES_MAX - 1);
-	if (el_cbor_dec_error(&r->d) != 0 || mode != EL_LOCK_EXCLUSIVE ||
+	if (el_cbor_dec_error(&r->d) != 0 || mode != EL_LOCK_EXCLUSIVE || r->sem ||
 	    !bit_get(r->seen.values, (uint32_t)v) || bit_get(r->seen.values_used, (uint32_t)v))
 		return false;
 	bit_set(r->seen.values_used, (uint32_t)v);
@@ -415,6 +420,7 @@ static bool get_waiter(struct restore *r, el_slot_t lock, uint8_t *mode_out)
 	const uint64_t seq = get_u(r, UINT64_MAX), wait_ms = get_u(r, UINT32_MAX);
 	const uint64_t delay_ms = get_u(r, EL_LOCK_DELAY_MAX_MS), mode = get_u(r, EL_LOCK_SHARED);
 	if (!get_value_ref(r, (uint8_t)mode, &value) || seq == 0 || wait_ms == 0 ||
+	    (r->sem && mode != EL_LOCK_EXCLUSIVE) ||
 	    r->seen.n_waiting >= EL_WAITERS_MAX)
 		return false;
 	r->seen.n_waiting++;
@@ -448,23 +454,33 @@ static bool get_watch(struct restore *r, el_slot_t lock, int64_t *prev_watch)
 	return true;
 }
 
-/* A lock's fixed fields; *mode and *delayed are what the claims check against. */
-static bool get_lock_head(struct restore *r, int64_t *prev_slot, uint8_t *mode, bool *delayed,
-			  uint64_t *last_token)
+/* What a lock's claims are checked against. */
+struct lock_head {
+	uint8_t mode;
+	uint8_t limit;   /* 0: a lock */
+	uint8_t delayed; /* permits in lock-delay */
+	uint64_t last_token;
+};
+
+/* A lock's fixed fields into h. */
+static bool get_lock_head(struct restore *r, int64_t *prev_slot, struct lock_head *h)
 {
-	if (!rec_head(r, 10))
+	if (!rec_head(r, 11))
 		return false;
 	const uint64_t slot = get_u(r, EL_LOCKS_MAX - 1);
 	const char *name = NULL;
 	uint32_t name_len = 0;
 	el_cbor_get_text(&r->d, &name, &name_len, EL_NAME_MAX);
-	*mode = (uint8_t)get_u(r, EL_LOCK_SHARED);
-	el_cbor_get_bool(&r->d, delayed);
+	h->mode = (uint8_t)get_u(r, EL_LOCK_SHARED);
+	h->limit = (uint8_t)get_u(r, EL_SEM_LIMIT_MAX);
+	h->delayed = (uint8_t)get_u(r, h->limit == 0 ? 1 : h->limit);
 	const uint64_t delay_ms = get_u(r, EL_LOCK_DELAY_MAX_MS), delay_token = get_u(r, UINT64_MAX);
-	*last_token = get_u(r, UINT64_MAX);
+	h->last_token = get_u(r, UINT64_MAX);
+	/* a semaphore's later delays are keyed by an index, not a token */
+	const uint64_t delay_key_max = h->limit == 0 ? h->last_token : r->last_index;
 	if (el_cbor_dec_error(&r->d) != 0 || (int64_t)slot <= *prev_slot || name_len == 0 ||
-	    *last_token > r->last_index || delay_token > *last_token ||
-	    (*delayed ? (delay_ms == 0 || delay_token == 0) : (delay_ms != 0 || delay_token != 0)))
+	    h->last_token > r->last_index || delay_token > delay_key_max ||
+	    (h->delayed ? (delay_ms == 0 || delay_token == 0) : (delay_ms != 0 || delay_token != 0)))
 		return false;
 	*prev_slot = (int64_t)slot;
 	if (!r->out) {
@@ -477,30 +493,37 @@ static bool get_lock_head(struct restore *r, int64_t *prev_slot, uint8_t *mode, 
 	if (r->out) {
 		el_lock__take_lock(r->out, (el_slot_t)slot, name, name_len);
 		struct el_lock_entry *entry = &r->out->locks[slot];
-		entry->mode = *mode;
-		entry->delayed = *delayed ? 1 : 0;
+		entry->mode = h->mode;
+		entry->limit = h->limit;
+		entry->delayed = h->delayed;
 		entry->delay_ms = (uint32_t)delay_ms;
 		entry->delay_token = delay_token;
-		entry->last_token = *last_token;
+		entry->last_token = h->last_token;
 	}
 	return true;
 }
 
 static bool get_lock(struct restore *r, int64_t *prev_slot)
 {
-	uint8_t mode = 0, head_mode = 0;
-	bool delayed = false;
-	uint64_t last_token = 0;
+	struct lock_head h = {0};
+	uint8_t head_mode = 0;
 	uint32_t n_holders = 0, n_waiters = 0, n_watches = 0;
 	int64_t prev_claim = -1, prev_watch = -1;
-	if (!get_lock_head(r, prev_slot, &mode, &delayed, &last_token))
+	if (!get_lock_head(r, prev_slot, &h))
 		return false;
 	const el_slot_t lock = (el_slot_t)*prev_slot;
+	const uint8_t mode = h.mode;
+	r->sem = h.limit != 0;
 	memset(r->seen.lock_sessions, 0, sizeof(r->seen.lock_sessions));
 	memset(r->seen.lock_watchers, 0, sizeof(r->seen.lock_watchers));
-	el_cbor_get_array(&r->d, &n_holders, mode == EL_LOCK_EXCLUSIVE ? 1 : EL_HOLDERS_MAX);
+	/* a semaphore's permits not in their delay (get_lock_head: delayed <= limit) */
+	const uint32_t cap = h.limit ? (uint32_t)(h.limit - h.delayed)
+			     : h.mode == EL_LOCK_EXCLUSIVE ? 1u : EL_HOLDERS_MAX;
+	el_cbor_get_array(&r->d, &n_holders, cap);
+	if (r->sem && n_holders > 0 && mode != EL_LOCK_EXCLUSIVE)
+		return false; /* a semaphore's permits are exclusive holds */
 	for (uint32_t i = 0; i < n_holders && el_cbor_dec_error(&r->d) == 0; i++)
-		if (!get_holder(r, lock, mode, last_token, &prev_claim))
+		if (!get_holder(r, lock, mode, h.last_token, &prev_claim))
 			return false;
 	el_cbor_get_array(&r->d, &n_waiters, EL_WAITERS_MAX);
 	for (uint32_t i = 0; i < n_waiters && el_cbor_dec_error(&r->d) == 0; i++)
@@ -512,13 +535,16 @@ static bool get_lock(struct restore *r, int64_t *prev_slot)
 			return false;
 	/* A head that could be granted would have been: the queue must be blocked. */
 	const bool head_grantable =
-		!delayed && (n_holders == 0 || (head_mode == EL_LOCK_SHARED && mode == EL_LOCK_SHARED &&
-						n_holders < EL_HOLDERS_MAX));
+		h.limit ? n_holders < cap
+			: !h.delayed && (n_holders == 0 ||
+					 (head_mode == EL_LOCK_SHARED && h.mode == EL_LOCK_SHARED &&
+					  n_holders < EL_HOLDERS_MAX));
 	if (n_waiters > 0 && head_grantable)
 		return false;
-	/* Nobody holds a lock during its delay; an unused lock would have been freed. */
-	return el_cbor_dec_error(&r->d) == 0 && !(delayed && n_holders > 0) &&
-	       (n_holders + n_waiters + n_watches > 0 || delayed);
+	/* Nobody holds a lock during its delay (a semaphore's holders and
+	 * delays were bounded above); an unused lock would have been freed. */
+	return el_cbor_dec_error(&r->d) == 0 && !(h.limit == 0 && h.delayed && n_holders > 0) &&
+	       (n_holders + n_waiters + n_watches > 0 || h.delayed);
 }
 
 /* One pass over the bytes; 0, EL_EDECODE or EL_EVERSION. */

@@ -358,6 +358,10 @@ bool el_lock__grantable(const struct el_lock_table *t, el_slot_t lock, uint8_t m
 {
 	EL_ASSERT(lock < EL_LOCKS_MAX);
 	const struct el_lock_entry *entry = &t->locks[lock];
+#if EL_SEMAPHORES
+	if (entry->limit != 0) /* a free permit: neither held nor in its delay */
+		return entry->n_holders + entry->delayed < entry->limit;
+#endif
 	if (entry->delayed)
 		return false;
 	if (entry->n_holders == 0)
@@ -398,9 +402,10 @@ uint64_t el_lock__grant(struct el_lock_table *t, el_slot_t claim, uint64_t index
 	struct el_lock_entry *entry = &t->locks[req->lock];
 	const uint64_t token = index;
 	/* Fencing: successive grants of one lock get strictly larger tokens;
-	 * shared holders granted by one entry share that entry's token. */
+	 * shared holders granted by one entry share that entry's token (a
+	 * semaphore's permits never do: no entry grants two). */
 	EL_ASSERT(token > entry->last_token ||
-		  (token == entry->last_token && req->mode == EL_LOCK_SHARED));
+		  (token == entry->last_token && req->mode == EL_LOCK_SHARED && entry->limit == 0));
 	EL_ASSERT(el_lock__grantable(t, req->lock, req->mode));
 	EL_ASSERT(req->next == EL_LOCK_NONE); /* in no list yet */
 	EL_ASSERT(req->prev == EL_LOCK_NONE);

@@ -95,3 +95,8 @@ $(eval $(call daemon_suite,daemon-systemd,systemd_test.py))
 
 # [limits] under a flood of connections while another client keeps locking
 $(eval $(call daemon_suite,daemon-limits,limits_test.py))
+
+# Semaphores (issue 17): ten `edgelock lock -n 3` at once, a SIGKILLed holder,
+# the limit mismatch's exit code, `edgelock locks` (about 20 s each run)
+$(eval $(call daemon_suite,daemon-semaphore,semaphore_test.py))
+test-daemon-semaphore: $(EDGELOCK_CLI)

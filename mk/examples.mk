@@ -3,7 +3,8 @@
 #   make fleet-election    run the fleet-election example (also in make test)
 #   make fenced-resource   run the fenced-resource example (also in make test)
 #   make lock-run          run the lock-run example (also in make test)
-#   make test-examples     all three as suites
+#   make staged-rollout    run the staged-rollout example (also in make test)
+#   make test-examples     all four as suites
 
 FLEET_DEVICE := $(BUILD)/bin/fleet-device
 FENCED_RESOURCE := $(BUILD)/bin/fenced-resource
@@ -22,13 +23,15 @@ $(eval $(call example_prog,$(FENCED_CLIENT),examples/fenced-resource/client.c))
 
 EXAMPLE_DAEMON := $(BUILD)/bin/edgelockd certs
 
-.PHONY: fleet-election fenced-resource lock-run test-examples
+.PHONY: fleet-election fenced-resource lock-run staged-rollout test-examples
 fleet-election: $(FLEET_DEVICE) $(EXAMPLE_DAEMON)
 	@/usr/bin/python3 examples/fleet-election/run.py $(BUILD)
 fenced-resource: $(FENCED_RESOURCE) $(FENCED_CLIENT) $(EXAMPLE_DAEMON)
 	@/usr/bin/python3 examples/fenced-resource/run.py $(BUILD)
 lock-run: $(EDGELOCK_CLI) $(EXAMPLE_DAEMON)
 	@/usr/bin/python3 examples/lock-run/run.py $(BUILD)
+staged-rollout: $(EDGELOCK_CLI) $(EXAMPLE_DAEMON)
+	@/usr/bin/python3 examples/staged-rollout/run.py $(BUILD)
 test-examples: $(FLEET_DEVICE) $(FENCED_RESOURCE) $(FENCED_CLIENT) $(EDGELOCK_CLI) $(EXAMPLE_DAEMON)
 	@tests/run-suite.sh $(BUILD)/results example-fleet-election /usr/bin/python3 \
 		examples/fleet-election/run.py $(BUILD)
@@ -36,6 +39,8 @@ test-examples: $(FLEET_DEVICE) $(FENCED_RESOURCE) $(FENCED_CLIENT) $(EDGELOCK_CL
 		examples/fenced-resource/run.py $(BUILD)
 	@tests/run-suite.sh $(BUILD)/results example-lock-run /usr/bin/python3 \
 		examples/lock-run/run.py $(BUILD)
+	@tests/run-suite.sh $(BUILD)/results example-staged-rollout /usr/bin/python3 \
+		examples/staged-rollout/run.py $(BUILD)
 TESTS += test-examples
 SERIAL_TESTS += test-examples
 SERIAL_PREREQS += $(FLEET_DEVICE) $(FENCED_RESOURCE) $(FENCED_CLIENT) $(EDGELOCK_CLI) $(EXAMPLE_DAEMON)

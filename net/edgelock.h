@@ -94,6 +94,19 @@ void el_session_set_lock_delay(el_session *s, uint32_t delay_ms);
 int el_lock(el_session *s, const char *name, bool shared, uint32_t wait_ms, uint64_t *token);
 int el_unlock(el_session *s, const char *name, uint64_t token);
 
+/* Semaphores (like `consul lock -n`): take one of `permits` permits of name
+ * (1 <= permits <= EL_SEM_LIMIT_MAX of el_config.h, 8 by default), at most
+ * permits sessions holding it at once, waiting up to wait_ms, granted in
+ * FIFO order; *token is this permit's own fencing token (every grant's is
+ * larger than the one before). The first acquire sets the limit; while the
+ * semaphore is in use, one naming another limit gets EL_ELIMIT (and
+ * el_client_last_error() names both limits), and one on a lock, or
+ * el_lock() on a semaphore, EL_EKIND. A holder asking again gets the same
+ * token (counted, as for a lock). el_unlock(s, name, token) gives the
+ * permit back; an expired session's permit stays in lock-delay. */
+int el_semaphore_acquire(el_session *s, const char *name, uint32_t permits, uint32_t wait_ms,
+			 uint64_t *token);
+
 /* Elections: campaign = take the election's lock and publish value. */
 int el_campaign(el_session *s, const char *name, const void *value, uint32_t len,
 		uint32_t wait_ms, uint64_t *token);
@@ -142,6 +155,7 @@ struct el_lock_info {
 	char holder[16];        /* the holder's client name */
 	uint8_t value[64];      /* election value */
 	uint32_t value_len;
+	uint32_t permits;       /* a semaphore's limit N (n_holders of N held); 0: a lock */
 };
 
 /* Linearizable: the state as of a moment after the call began. */

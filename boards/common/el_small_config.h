@@ -34,7 +34,7 @@
 #define EL_MSG_ENTRIES_MAX 3
 #define EL_INFLIGHT_MAX 2          /* pipelining depth per follower */
 #define EL_OUTBOX_MAX (2 * EL_NODES_MAX) /* the least el_config.h allows */
-#define EL_SNAPSHOT_MAX 2740       /* >= EL_LOCK_SNAPSHOT_BOUND (2737) */
+#define EL_SNAPSHOT_MAX 2756       /* >= EL_LOCK_SNAPSHOT_BOUND (2753) */
 /* 320 B chunks (9 for a full snapshot): below this an APPEND, not a
  * SNAPSHOT, is the widest frame, so the link's frame is no bigger than
  * 3 entries need (port/baremetal/el_bm_link.h). */
@@ -43,6 +43,9 @@
 #define EL_COMPACT_THRESHOLD 16
 /* Scans, not indexes, over pools of 16 (core/el_config.h: EL_INDEXED). */
 #define EL_INDEXED 0
+/* Semaphores stay in (core/el_config.h: EL_SEMAPHORES): about 500 bytes of
+ * flash, which leaves the M0+ boards some 40 bytes. Defining EL_SEMAPHORES 0
+ * here gives back about 250 of them; every node of a cluster must agree. */
 /* Lock-delays one command reports by slot; more (an expiring session that
  * held several delayed locks) make the leader scan the 16 locks. */
 #define EL_LOCK_ARMED_DELAYS_MAX 1

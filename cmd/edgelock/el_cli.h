@@ -24,6 +24,7 @@ enum {
 	EL_EXIT_LOCK_LOST = 76,   /* the lock was lost while the command ran; it was killed */
 	EL_EXIT_NOPERM = 77,      /* not allowed, or the certificate was rejected */
 	EL_EXIT_CONFIG = 78,      /* bad configuration or certificate files */
+	EL_EXIT_LIMIT = 79,       /* `lock -n N`: the semaphore exists with another limit */
 	EL_EXIT_EXEC = 127,       /* the command could not be run */
 };
 

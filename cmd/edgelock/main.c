@@ -18,13 +18,15 @@ static const char USAGE[] =
 	"A client of an edgelock cluster: locks with fencing tokens, elections, status.\n"
 	"\n"
 	"commands:\n"
-	"  lock NAME [--ttl D] [--wait D] [--shared] [--lock-delay D] -- CMD [ARGS]\n"
-	"                         run CMD while holding the lock NAME\n"
+	"  lock [-n N] NAME [--ttl D] [--wait D] [--shared] [--lock-delay D] -- CMD [ARGS]\n"
+	"                         run CMD while holding the lock NAME (-n N: one of\n"
+	"                         the N permits of the semaphore NAME)\n"
 	"  elect NAME VALUE [--ttl D] [-- CMD [ARGS]]\n"
 	"                         become the leader of NAME, publish VALUE (and run CMD)\n"
 	"  observe NAME           print the holder of NAME and every change\n"
 	"  status                 members, roles, leader, term, commit, applied per node\n"
-	"  locks                  locks with their holders, tokens and waiters\n"
+	"  locks                  locks and semaphores (2/3 held) with their holders,\n"
+	"                         tokens and waiters\n"
 	"  members list|add|remove|promote ...   cluster membership\n"
 	"  transfer-leader [ID]   hand leadership to node ID (default: the most caught-up)\n"
 	"  snapshot save FILE     a consistent backup of the lock table (admin)\n"
@@ -45,8 +47,9 @@ static const char USAGE[] =
 	"exit codes: 0 ok; 1 refused (message says why); 64 usage; 69 no leader\n"
 	"reachable; 70 internal error; 75 lock held or not granted within --wait;\n"
 	"76 lock lost while CMD ran (CMD was killed); 77 permission denied or\n"
-	"certificate rejected; 78 bad configuration or certificate files; 127 CMD\n"
-	"could not be run; otherwise `lock` and `elect` exit with CMD's status.\n";
+	"certificate rejected; 78 bad configuration or certificate files; 79 `lock\n"
+	"-n N` on a semaphore that has another limit; 127 CMD could not be run;\n"
+	"otherwise `lock` and `elect` exit with CMD's status.\n";
 
 bool el_cli_duration(const char *s, uint32_t *ms)
 {
@@ -89,6 +92,8 @@ int el_cli_fail(struct el_cli *cli, const char *what, int err)
 		return EL_EXIT_NOT_ACQUIRED;
 	case EL_EINVAL:
 		return EL_EXIT_USAGE;
+	case EL_ELIMIT:
+		return EL_EXIT_LIMIT;
 	default:
 		return EL_EXIT_FAILED;
 	}

@@ -2,6 +2,9 @@
  * run.c - `edgelock lock` and `edgelock elect`: take a lock (or win an
  * election) and run a command while holding it.
  *
+ * `lock -n N NAME` takes one of the N permits of the semaphore NAME instead
+ * (at most N holders at once); the rest is the same, the token that permit's.
+ *
  * The command sees EDGELOCK_LOCK (the name), EDGELOCK_TOKEN (the fencing
  * token, to pass to every resource it writes) and EDGELOCK_SESSION. While it
  * runs, the library renews the session. When the lease falls into doubt
@@ -22,11 +25,13 @@
 #include <unistd.h>
 
 #include "el_cli.h"
+#include "el_config.h"
 
 struct run_opts {
 	const char *name;
 	const char *value;
 	uint32_t ttl_ms, wait_ms, delay_ms, grace_ms;
+	uint32_t permits; /* -n N: a semaphore's limit; 0: a lock */
 	bool shared;
 	char **cmd; /* NULL: no command */
 };
@@ -45,15 +50,18 @@ static int usage(const char *text)
 }
 
 static const char LOCK_USAGE[] =
-	"usage: edgelock lock NAME [--ttl D] [--wait D] [--shared] [--lock-delay D] [--grace D]\n"
-	"                     -- CMD [ARGS...]\n"
+	"usage: edgelock lock [-n N] NAME [--ttl D] [--wait D] [--shared] [--lock-delay D]\n"
+	"                     [--grace D] -- CMD [ARGS...]\n"
 	"Run CMD while holding the lock NAME (EDGELOCK_TOKEN, EDGELOCK_LOCK in its\n"
-	"environment); release it when CMD ends. --ttl: the session lease (10s);\n"
+	"environment); release it when CMD ends. -n N: hold one of the N permits of\n"
+	"the semaphore NAME instead (at most N holders at once; N from 1 to 8; the\n"
+	"first acquire sets N). --ttl: the session lease (10s);\n"
 	"--wait: how long to wait for the lock (default: forever; 0: try once);\n"
 	"--shared: with other shared holders; --lock-delay: keep the lock from others\n"
 	"that long after this session expires (0); --grace: SIGTERM this long before\n"
 	"the SIGKILL when the lock is being lost (a fifth of the TTL).\n"
-	"Exit: CMD's status; 75 not acquired; 76 lost while CMD ran (CMD killed).\n";
+	"Exit: CMD's status; 75 not acquired; 76 lost while CMD ran (CMD killed);\n"
+	"79 NAME is a semaphore with another N (the message names both).\n";
 
 static const char ELECT_USAGE[] =
 	"usage: edgelock elect NAME VALUE [--ttl D] [--wait D] [--grace D] [-- CMD [ARGS...]]\n"
@@ -79,6 +87,17 @@ static int parse(int argc, char **argv, bool with_value, struct run_opts *o, con
 			o->shared = true;
 			continue;
 		}
+		if (strcmp(a, "-n") == 0 && !with_value) {
+			char *end = NULL;
+			const unsigned long n = i + 1 < argc ? strtoul(argv[++i], &end, 10) : 0;
+			if (end == NULL || *end != '\0' || n < 1 || n > EL_SEM_LIMIT_MAX) {
+				fprintf(stderr, "edgelock: -n needs a number of permits, 1 to %u\n",
+					(unsigned)EL_SEM_LIMIT_MAX);
+				return EL_EXIT_USAGE;
+			}
+			o->permits = (uint32_t)n;
+			continue;
+		}
 		uint32_t *d = strcmp(a, "--ttl") == 0 ? &o->ttl_ms : strcmp(a, "--wait") == 0 ? &o->wait_ms
 			      : strcmp(a, "--lock-delay") == 0 ? &o->delay_ms
 			      : strcmp(a, "--grace") == 0 ? &o->grace_ms : NULL;
@@ -99,7 +118,7 @@ static int parse(int argc, char **argv, bool with_value, struct run_opts *o, con
 			return usage(text);
 		pos++;
 	}
-	if (o->name == NULL || (with_value && o->value == NULL))
+	if (o->name == NULL || (with_value && o->value == NULL) || (o->shared && o->permits > 0))
 		return usage(text);
 	if (o->grace_ms == 0)
 		o->grace_ms = o->ttl_ms / 5;
@@ -214,18 +233,25 @@ static int run(struct el_cli *cli, int argc, char **argv, bool election)
 	el_session_set_lock_delay(s, o.delay_ms);
 	uint64_t token = 0;
 	rc = election ? el_campaign(s, o.name, o.value, (uint32_t)strlen(o.value), o.wait_ms, &token)
-		      : el_lock(s, o.name, o.shared, o.wait_ms, &token);
+	     : o.permits > 0 ? el_semaphore_acquire(s, o.name, o.permits, o.wait_ms, &token)
+			     : el_lock(s, o.name, o.shared, o.wait_ms, &token);
 	if (rc != EL_OK) {
 		struct el_lock_info info;
-		if ((rc == EL_EBUSY || rc == EL_ETIMEDOUT) && el_query(cli->client, o.name, &info) == EL_OK &&
-		    info.held)
+		const bool busy = (rc == EL_EBUSY || rc == EL_ETIMEDOUT) &&
+				  el_query(cli->client, o.name, &info) == EL_OK && info.held;
+		if (busy && info.permits > 0)
+			fprintf(stderr, "edgelock: %u/%u permits of %s are held (newest token %" PRIu64 ")\n",
+				info.n_holders, info.permits, o.name, info.token);
+		else if (busy)
 			fprintf(stderr, "edgelock: %s is held by %s (session %" PRIu64 ", token %" PRIu64 ")\n",
 				o.name, info.holder[0] ? info.holder : "a client", info.holder_session, info.token);
-		else
+		const bool not_acquired = rc == EL_EBUSY || rc == EL_ETIMEDOUT || rc == EL_EDELAYED;
+		if (not_acquired && !busy)
 			fprintf(stderr, "edgelock: %s\n", el_client_last_error(cli->client));
+		/* any other error: el_cli_fail says it once, and picks the exit code */
+		const int code = not_acquired ? EL_EXIT_NOT_ACQUIRED : el_cli_fail(cli, "lock", rc);
 		el_session_close(s);
-		return rc == EL_EBUSY || rc == EL_ETIMEDOUT || rc == EL_EDELAYED ? EL_EXIT_NOT_ACQUIRED
-											: el_cli_fail(cli, "lock", rc);
+		return code;
 	}
 	if (election || o.cmd == NULL)
 		printf("%s %s: token %" PRIu64 "\n", election ? "elected" : "locked", o.name, token);

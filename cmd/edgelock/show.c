@@ -122,10 +122,65 @@ int el_cli_status(struct el_cli *cli, int argc, char **argv)
 
 /* ---- locks ------------------------------------------------------------------ */
 
+/* A semaphore's holders with their tokens (a QUERY: LIST carries only the
+ * newest token): indented lines, or a JSON array closing the lock's object. */
+static void permit_holders(struct el_cli *cli, const struct el_cw_lock *l)
+{
+	struct el_cw_msg *q = two_msgs();
+	q->type = EL_CW_QUERY;
+	q->name_len = l->name_len;
+	memcpy(q->name, l->name, l->name_len);
+	const int rc = el_client_request(cli->client, q, q + 1);
+	const unsigned n = rc == EL_OK && q[1].err == EL_OK ? q[1].n_holders : 0;
+	if (cli->json)
+		printf(",\"permit_holders\":[");
+	for (unsigned i = 0; i < n; i++) {
+		const struct el_cw_holder *h = &q[1].holders[i];
+		if (cli->json)
+			printf("%s{\"session\":%" PRIu64 ",\"token\":%" PRIu64 ",\"client\":\"%.*s\"}",
+			       i > 0 ? "," : "", h->session, h->token, (int)h->client_len, h->client);
+		else
+			printf("  permit %u: %-22.*s session %-10" PRIu64 " token %" PRIu64 "\n", i + 1,
+			       h->client_len > 0 ? (int)h->client_len : 1,
+			       h->client_len > 0 ? h->client : "-", h->session, h->token);
+	}
+	if (cli->json)
+		printf("]");
+	free(q);
+}
+
+/* One lock of the listing (a semaphore's MODE is "2/3 held"). */
+static void print_lock(struct el_cli *cli, const struct el_cw_lock *l)
+{
+	char mode[16];
+	if (l->permits > 0)
+		snprintf(mode, sizeof mode, "%u/%u held", l->n_holders, l->permits);
+	else
+		snprintf(mode, sizeof mode, "%s", l->n_holders == 0 ? (l->delayed ? "delayed" : "free")
+						  : l->mode == EL_LOCK_SHARED ? "shared" : "exclusive");
+	if (cli->json) {
+		printf("{\"name\":\"%.*s\",\"mode\":\"%s\",\"holders\":%u,\"token\":%" PRIu64
+		       ",\"waiters\":%u", (int)l->name_len, l->name, mode, l->n_holders, l->token,
+		       l->n_waiters);
+		if (l->permits > 0) {
+			printf(",\"permits\":%u,\"delayed\":%s", l->permits, l->delayed ? "true" : "false");
+			permit_holders(cli, l);
+		}
+		printf("}\n");
+		return;
+	}
+	printf("%-32.*s %-9s %-7u %-10" PRIu64 " %u\n", (int)l->name_len, l->name, mode,
+	       l->n_holders, l->token, l->n_waiters);
+	if (l->permits > 0)
+		permit_holders(cli, l);
+}
+
 int el_cli_locks(struct el_cli *cli, int argc, char **argv)
 {
 	if (help(cli, argc, argv, "usage: edgelock locks [--json]\n"
-			     "Every lock with its mode, holders, newest token and waiters.\n"))
+			     "Every lock with its mode, holders, newest token and waiters; a\n"
+			     "semaphore's mode is \"2/3 held\" (holders/permits), then one line per\n"
+			     "permit with its holder and token (--json: permits, permit_holders).\n"))
 		return EL_EXIT_OK;
 	int rc = el_cli_connect(cli);
 	if (rc != 0)
@@ -146,18 +201,8 @@ int el_cli_locks(struct el_cli *cli, int argc, char **argv)
 			free(m);
 			return el_cli_fail(cli, "list locks", rc);
 		}
-		for (unsigned i = 0; i < m[1].n_locks_listed; i++, total++) {
-			const struct el_cw_lock *l = &m[1].locks[i];
-			const char *mode = l->n_holders == 0 ? (l->delayed ? "delayed" : "free")
-					   : l->mode == EL_LOCK_SHARED ? "shared" : "exclusive";
-			if (cli->json)
-				printf("{\"name\":\"%.*s\",\"mode\":\"%s\",\"holders\":%u,\"token\":%" PRIu64
-				       ",\"waiters\":%u}\n", (int)l->name_len, l->name, mode, l->n_holders,
-				       l->token, l->n_waiters);
-			else
-				printf("%-32.*s %-9s %-7u %-10" PRIu64 " %u\n", (int)l->name_len, l->name, mode,
-				       l->n_holders, l->token, l->n_waiters);
-		}
+		for (unsigned i = 0; i < m[1].n_locks_listed; i++, total++)
+			print_lock(cli, &m[1].locks[i]);
 		cursor = m[1].cursor;
 	} while (cursor != 0);
 	if (!cli->json && total == 0)
@@ -181,9 +226,13 @@ static void print_holder(const struct el_cli *cli, const char *name, int rc,
 {
 	if (cli->json) {
 		printf("{\"name\":\"%s\",\"held\":%s,\"token\":%" PRIu64 ",\"holder\":\"%s\","
-		       "\"value\":\"%.*s\"}\n", name, rc == EL_OK && in->held ? "true" : "false",
-		       rc == EL_OK ? in->token : 0, rc == EL_OK ? in->holder : "",
-		       rc == EL_OK ? (int)in->value_len : 0, in->value);
+		       "\"value\":\"%.*s\",\"permits\":%u,\"holders\":%u}\n", name,
+		       rc == EL_OK && in->held ? "true" : "false", rc == EL_OK ? in->token : 0,
+		       rc == EL_OK ? in->holder : "", rc == EL_OK ? (int)in->value_len : 0, in->value,
+		       rc == EL_OK ? in->permits : 0, rc == EL_OK ? in->n_holders : 0);
+	} else if (rc == EL_OK && in->permits > 0) { /* a semaphore: how full, the newest grant */
+		printf("%s: %u/%u permits held (newest token %" PRIu64 ")%s\n", name, in->n_holders,
+		       in->permits, in->token, in->delayed ? ", one or more in lock-delay" : "");
 	} else if (rc == EL_OK && in->held) {
 		printf("%s: held by %s (session %" PRIu64 ", token %" PRIu64 ")%s%.*s\n", name,
 		       in->holder[0] ? in->holder : "a client", in->holder_session, in->token,

@@ -199,6 +199,7 @@ static void to_cmd(const struct el_cw_msg *q, struct el_lock_cmd *c)
 	c->type = cmd_of[q->type];
 	c->nonce = q->nonce; /* OPEN_SESSION: a retried open finds its session */
 	c->mode = q->mode;
+	c->limit = q->permits; /* ACQUIRE: a semaphore's limit (0: a lock) */
 	c->ttl_ms = q->ttl_ms;
 	c->wait_ms = q->wait_ms;
 	c->delay_ms = q->delay_ms;
@@ -265,6 +266,7 @@ static void fill_query(struct el_daemon *d, const struct el_lock_query *q)
 {
 	struct el_cw_msg *r = &d->rep;
 	r->mode = q->mode;
+	r->permits = q->limit;
 	r->delayed = q->delayed;
 	r->delay_token = q->delay_token;
 	r->n_waiters = q->n_waiters;
@@ -305,6 +307,7 @@ static void fill_list(struct el_daemon *d, const struct el_d_pending *p)
 		l->name_len = e->name_len;
 		memcpy(l->name, e->name, e->name_len);
 		l->mode = d->q.mode;
+		l->permits = d->q.limit;
 		l->n_holders = d->q.n_holders;
 		l->n_waiters = d->q.n_waiters;
 		l->delayed = d->q.delayed;
@@ -540,6 +543,10 @@ void el_d_reply(struct el_daemon *d, const struct el_node_reply *r)
 		if (r->kind == EL_REPLY_CMD) {
 			d->rep.token = r->token;
 			d->rep.count = r->count;
+			if (r->err == EL_ELIMIT) { /* the core's count is the semaphore's limit */
+				d->rep.permits = (uint8_t)r->count;
+				d->rep.count = 0;
+			}
 			d->rep.queued = r->queued;
 			d->rep.index = r->index;
 			if (p->type == EL_CW_OPEN_SESSION && r->err == EL_OK) {

@@ -298,23 +298,47 @@ static int locked_request(el_session *s, struct el_cw_msg *req, struct el_cw_msg
 	return wait_grant(s, req, rep, wait_ms, token);
 }
 
-int el_lock(el_session *s, const char *name, bool shared, uint32_t wait_ms, uint64_t *token)
+/* ACQUIRE of a lock (permits 0) or of one permit of a semaphore. */
+static int acquire(el_session *s, const char *name, bool shared, uint32_t permits,
+		   uint32_t wait_ms, uint64_t *token)
 {
 	int rc = name_ok(name);
+	if (rc == 0 && (permits > EL_SEM_LIMIT_MAX || (permits > 0 && shared)))
+		rc = EL_EINVAL;
 	struct el_cw_msg *req = rc == 0 ? calloc(2, sizeof(*req)) : NULL;
 	if (req == NULL)
 		return rc != 0 ? rc : EL_EFULL;
 	req->type = EL_CW_ACQUIRE;
 	cw_name(req, name);
 	req->mode = shared ? EL_LOCK_SHARED : EL_LOCK_EXCLUSIVE;
+	req->permits = (uint8_t)permits;
 	req->wait_ms = wait_ms;
 	req->delay_ms = s->lock_delay_ms;
 	*token = 0;
 	rc = locked_request(s, req, req + 1, wait_ms, token);
-	if (rc != EL_OK)
+	if (rc == EL_ELIMIT) /* the reply names the semaphore's own limit */
+		el_client__fail("semaphore %s has %u permits, not %u", name,
+				(unsigned)req[1].permits, (unsigned)permits);
+	else if (rc == EL_EKIND)
+		el_client__fail("%s is a %s", name, permits > 0 ? "lock, not a semaphore"
+								: "semaphore, not a lock");
+	else if (rc != EL_OK)
 		el_client__fail("lock %s: %s", name, el_strerror(rc));
 	free(req);
 	return rc;
+}
+
+int el_lock(el_session *s, const char *name, bool shared, uint32_t wait_ms, uint64_t *token)
+{
+	return acquire(s, name, shared, 0, wait_ms, token);
+}
+
+int el_semaphore_acquire(el_session *s, const char *name, uint32_t permits, uint32_t wait_ms,
+			 uint64_t *token)
+{
+	if (permits == 0)
+		return EL_EINVAL;
+	return acquire(s, name, false, permits, wait_ms, token);
 }
 
 static int simple(el_session *s, uint8_t type, const char *name, uint64_t token)
@@ -445,6 +469,7 @@ int el_query(el_client *c, const char *name, struct el_lock_info *out)
 		out->held = rep->n_holders > 0;
 		out->shared = rep->mode == EL_LOCK_SHARED;
 		out->delayed = rep->delayed;
+		out->permits = rep->permits;
 		out->n_waiters = rep->n_waiters;
 		for (unsigned i = 0; i < rep->n_holders; i++)
 			if (rep->holders[i].token >= out->token) {

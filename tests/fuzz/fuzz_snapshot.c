@@ -109,6 +109,20 @@ int main(int argc, char **argv)
 	struct el_lock_cmd x = {.type = EL_CMD_EXPIRE_SESSION, .session = a, .token = a};
 	apply(&x);
 	write_seed(dir, 3); /* a lock-delay, the waiter still queued */
+	const uint64_t d = open_s("d", 13), e = open_s("e", 14);
+	struct el_lock_cmd sem = {.type = EL_CMD_ACQUIRE, .session = b, .seq = 3, .limit = 2,
+				  .delay_ms = 700, .name_len = 7};
+	memcpy(sem.name, "rollout", 7);
+	apply(&sem);
+	sem.session = d;
+	sem.seq = 1;
+	apply(&sem);
+	sem.session = e;
+	sem.wait_ms = 4000;
+	apply(&sem);
+	struct el_lock_cmd y = {.type = EL_CMD_EXPIRE_SESSION, .session = d, .token = d};
+	apply(&y);
+	write_seed(dir, 4); /* a semaphore: a holder, a delayed permit, a waiter */
 	return 0;
 }
 #endif

@@ -49,6 +49,15 @@ static int acquire(uint64_t s, const char *name, uint8_t mode, uint32_t wait_ms)
 	return apply(&c);
 }
 
+static int take_permit(uint64_t s, const char *name, uint8_t limit, uint32_t wait_ms)
+{
+	struct el_lock_cmd c = {.type = EL_CMD_ACQUIRE, .session = s, .seq = next_index + 1,
+				.limit = limit, .wait_ms = wait_ms, .now_ms = 5};
+	c.name_len = (uint8_t)strlen(name);
+	memcpy(c.name, name, c.name_len);
+	return apply(&c);
+}
+
 static int watch(uint64_t s, const char *name)
 {
 	struct el_lock_cmd c = {.type = EL_CMD_WATCH, .session = s, .seq = next_index + 1};
@@ -172,6 +181,35 @@ static void test_queue_corruptions(void)
 	EL_CHECK(check_panics(&bad));
 }
 
+/* P: a semaphore of 2 held by a and c, b queued. */
+static void test_semaphore_corruptions(void)
+{
+#if EL_SEMAPHORES
+	build();
+	const uint64_t ida = good.sessions[a].id, idb = good.sessions[b].id;
+	EL_CHECK_EQ(take_permit(ida, "P", 2, 0), EL_OK);
+	EL_CHECK_EQ(take_permit(good.sessions[c].id, "P", 2, 0), EL_OK);
+	EL_CHECK_EQ(take_permit(idb, "P", 2, 5000), EL_OK);
+	EL_CHECK(res.queued);
+	const el_slot_t p = el_lock__find(&good, "P", 1);
+	memcpy(&bad, &good, sizeof(good));
+	EL_CHECK(!check_panics(&bad));
+	bad.locks[p].limit = 1; /* more holders than permits */
+	EL_CHECK(check_panics(&bad));
+	memcpy(&bad, &good, sizeof(good));
+	bad.locks[p].limit = 3; /* b queued by a free permit */
+	EL_CHECK(check_panics(&bad));
+	memcpy(&bad, &good, sizeof(good));
+	bad.locks[p].delayed = 1; /* a delayed permit beyond the limit */
+	bad.locks[p].delay_ms = 100;
+	bad.locks[p].delay_token = 1;
+	EL_CHECK(check_panics(&bad));
+	memcpy(&bad, &good, sizeof(good));
+	bad.locks[p].limit = EL_SEM_LIMIT_MAX + 1; /* a limit past the config's */
+	EL_CHECK(check_panics(&bad));
+#endif
+}
+
 static void test_table_corruptions(void)
 {
 	build();
@@ -201,6 +239,7 @@ int main(void)
 	EL_RUN(test_fencing_corruptions);
 	EL_RUN(test_holder_corruptions);
 	EL_RUN(test_queue_corruptions);
+	EL_RUN(test_semaphore_corruptions);
 	EL_RUN(test_table_corruptions);
 	return el_test_end();
 }

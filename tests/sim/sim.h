@@ -136,6 +136,13 @@ struct sim_node {
 #define SIM_NAMES_MAX 256
 #define SIM_NAMES_DEFAULT 3
 #define SIM_LIVE_LOCK SIM_NAMES_MAX
+/* Lock "c" (index 2) is a semaphore of SIM_SEM_LIMIT permits in a core with
+ * semaphores (EL_SEMAPHORES): the workload acquires it with that limit, and
+ * the checks allow at most that many holders of it at once (as the clients
+ * see it and in the table), each grant with its own, rising token. */
+#define SIM_SEM_LOCK 2
+#define SIM_SEM_LIMIT (EL_SEM_LIMIT_MAX >= 2 ? 2 : EL_SEM_LIMIT_MAX)
+#define SIM_IS_SEM(lock) (SIM_SEM_LIMIT > 0 && (lock) == SIM_SEM_LOCK)
 #define SIM_LOCKS (SIM_NAMES_MAX + 1) /* lock indexes: the names, then "live" */
 extern uint32_t sim_names; /* 1..SIM_NAMES_MAX, set once before any run */
 #define SIM_HOLDS_MAX 4096 /* hold intervals recorded in one run */

@@ -354,6 +354,10 @@ static void next_action(struct sim *s, struct sim_client *c)
 	cmd_for(c, &cmd, EL_CMD_ACQUIRE, lock);
 	bool live = lock == SIM_LIVE_LOCK;
 	cmd.mode = !live && sim_pct(s, 30) ? EL_LOCK_SHARED : EL_LOCK_EXCLUSIVE;
+	if (SIM_IS_SEM(lock)) { /* the same draws as a lock's: seeds keep their runs */
+		cmd.mode = EL_LOCK_EXCLUSIVE;
+		cmd.limit = SIM_SEM_LIMIT;
+	}
 	uint32_t w = (uint32_t)(sim_rand(s) % 3);
 	cmd.wait_ms = live ? EL_WAIT_FOREVER : w == 0 ? 0 : w == 1 ? 50 + (uint32_t)(sim_rand(s) % 800) : EL_WAIT_FOREVER;
 	cmd.delay_ms = live ? s->p.live_delay_ms : (uint32_t)(sim_rand(s) % 300);

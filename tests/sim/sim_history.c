@@ -5,7 +5,9 @@
  * (from seeing the grant to sending the release or reaching their own lease
  * deadline). No exclusive interval may overlap any other interval of the
  * same lock, and a lock's intervals that follow one another carry rising
- * fencing tokens.
+ * fencing tokens. A semaphore's intervals (SIM_SEM_LOCK) may overlap, at
+ * most SIM_SEM_LIMIT at any moment, each with its own token (and the tokens
+ * of its successive grants rise: the reference replica checks that).
  *
  * A reference replica applies every committed entry once, in index order,
  * and checks each result: a new grant's token is the granting entry's index
@@ -32,13 +34,57 @@ static uint64_t hold_end(const struct sim *s, const struct sim_hold *h)
 	return end > h->start_ms ? end : h->start_ms;
 }
 
+/* Holds of the semaphore in use at time at (those given up the moment they
+ * were seen were never used). */
+static uint32_t permits_at(const struct sim *s, uint64_t at)
+{
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < s->n_holds; i++) {
+		const struct sim_hold *g = &s->holds[i];
+		const uint64_t end = hold_end(s, g);
+		n += SIM_IS_SEM(g->lock) && end != g->start_ms && g->start_ms <= at && at < end;
+	}
+	return n;
+}
+
+/* At most SIM_SEM_LIMIT holds of the semaphore overlap h: counted where a
+ * hold begins within h (the count can only rise at a beginning). */
+static void check_permits(struct sim *s, const struct sim_hold *h)
+{
+	const uint64_t end = hold_end(s, h);
+	if (!SIM_IS_SEM(h->lock) || end == h->start_ms)
+		return;
+	for (uint32_t i = 0; i < s->n_holds && !s->failed; i++) {
+		const struct sim_hold *g = &s->holds[i];
+		if (!SIM_IS_SEM(g->lock) || g->start_ms < h->start_ms || g->start_ms >= end)
+			continue;
+		const uint32_t n = permits_at(s, g->start_ms);
+		if (n > SIM_SEM_LIMIT)
+			sim_fail(s, "semaphore: %u clients held lock %u (limit %u) at %llu", n, h->lock,
+				 (unsigned)SIM_SEM_LIMIT, (unsigned long long)g->start_ms);
+	}
+}
+
 static void check_pair(struct sim *s, const struct sim_hold *a, const struct sim_hold *b)
 {
-	if (a->lock != b->lock || (a->mode != EL_LOCK_EXCLUSIVE && b->mode != EL_LOCK_EXCLUSIVE))
+	const bool sem = SIM_IS_SEM(a->lock);
+	if (a->lock != b->lock ||
+	    (!sem && a->mode != EL_LOCK_EXCLUSIVE && b->mode != EL_LOCK_EXCLUSIVE))
 		return;
 	uint64_t a_end = hold_end(s, a), b_end = hold_end(s, b);
 	if (a_end == a->start_ms || b_end == b->start_ms)
 		return; /* given up the moment it was seen: never used */
+	/* Two permits are two grants, each its own token. Their order as the
+	 * clients see them says nothing of the grants' order (a permit granted
+	 * first may reach its client after another holder came and went), so
+	 * the rise of a semaphore's tokens is the reference replica's check
+	 * (check_token), and the count of overlapping holds check_permits'. */
+	if (sem) {
+		if (a->token == b->token)
+			sim_fail(s, "fencing: semaphore %u token %llu held by clients %u and %u", a->lock,
+				 (unsigned long long)a->token, a->client, b->client);
+		return;
+	}
 	if (a->start_ms < b_end && b->start_ms < a_end) {
 		sim_fail(s, "mutual exclusion: clients %u and %u both held lock %u in [%llu,%llu) and [%llu,%llu)",
 			 a->client, b->client, a->lock, (unsigned long long)a->start_ms,
@@ -78,6 +124,7 @@ void sim_hold_close(struct sim *s, uint32_t rec, uint64_t end_ms)
 	for (uint32_t i = 0; i < s->n_holds && !s->failed; i++)
 		if (i != rec)
 			check_pair(s, h, &s->holds[i]);
+	check_permits(s, h);
 }
 
 void sim_check_holds(struct sim *s)
@@ -85,6 +132,8 @@ void sim_check_holds(struct sim *s)
 	for (uint32_t i = 0; i < s->n_holds && !s->failed; i++)
 		for (uint32_t j = i + 1; j < s->n_holds && !s->failed; j++)
 			check_pair(s, &s->holds[i], &s->holds[j]);
+	for (uint32_t i = 0; i < s->n_holds && !s->failed; i++)
+		check_permits(s, &s->holds[i]);
 }
 
 /* ---- The reference replica ---------------------------------------------- */
@@ -155,7 +204,9 @@ static void check_token(struct sim *s, uint32_t lock, uint64_t token, uint64_t i
 	if (token != index)
 		sim_fail(s, "fencing: lock %u granted with token %llu by entry %llu", lock,
 			 (unsigned long long)token, (unsigned long long)index);
-	else if (token <= ref->last_token[lock] && ref->last_token_index[lock] != index)
+	else if (token < ref->last_token[lock] ||
+		 (token == ref->last_token[lock] && (ref->last_token_index[lock] != index ||
+						     SIM_IS_SEM(lock))))
 		sim_fail(s, "fencing: lock %u token %llu after %llu", lock, (unsigned long long)token,
 			 (unsigned long long)ref->last_token[lock]);
 	ref->last_token[lock] = token;
@@ -245,7 +296,10 @@ static void check_result(struct sim *s, const struct el_lock_cmd *cmd, const str
 				granted[l] = true;
 		}
 	for (uint32_t l = 0; l < SIM_LOCKS; l++)
-		if (granted[l] && delayed_before[l] && !(cmd->type == EL_CMD_DELAY_END && l == lock))
+		/* a semaphore's other permits stay usable during one's delay:
+		 * check_holders counts its delayed permits against its limit */
+		if (granted[l] && delayed_before[l] && !SIM_IS_SEM(l) &&
+		    !(cmd->type == EL_CMD_DELAY_END && l == lock))
 			sim_fail(s, "lock-delay: lock %u granted at %llu while delayed", l,
 				 (unsigned long long)index);
 	check_fifo(s, res, index);
@@ -273,7 +327,10 @@ static void check_holders(struct sim *s, const struct el_lock_cmd *cmd, bool dec
 			ref->exists[lock] = false;
 			continue;
 		}
-		if (q.mode == EL_LOCK_EXCLUSIVE && q.n_holders > 1)
+		if (q.limit != 0 && q.n_holders + q.n_delayed > q.limit)
+			sim_fail(s, "semaphore: lock %u has %u holders and %u delayed permits, limit %u, after %llu",
+				 lock, q.n_holders, q.n_delayed, q.limit, (unsigned long long)index);
+		else if (q.mode == EL_LOCK_EXCLUSIVE && q.limit == 0 && q.n_holders > 1)
 			sim_fail(s, "mutual exclusion: lock %u has %u holders, exclusive, after %llu", lock,
 				 q.n_holders, (unsigned long long)index);
 	}

@@ -463,6 +463,52 @@ static void test_truncation_and_flips(void)
 	}
 }
 
+/* A semaphore's limit (key permits): on ACQUIRE, its reply (EL_ELIMIT),
+ * QUERY replies and LIST's locks; refused with shared mode, past
+ * EL_SEM_LIMIT_MAX, or on a type that does not carry it. */
+static void test_permits(void)
+{
+	memset(&tx, 0, sizeof tx);
+	tx.type = EL_CW_ACQUIRE;
+	tx.id = 5;
+	tx.session = 42;
+	tx.seq = 1;
+	tx.permits = 3;
+	set_text(tx.name, &tx.name_len, "rollout");
+	int n = el_cw_encode(&tx, buf, sizeof buf);
+	EL_CHECK(n > 0);
+	EL_CHECK_EQ(el_cw_decode(&rx, buf, (uint32_t)n), EL_OK);
+	EL_CHECK_EQ(rx.permits, 3);
+	tx.mode = EL_LOCK_SHARED;
+	EL_CHECK_EQ(el_cw_encode(&tx, buf, sizeof buf), EL_EINVAL);
+	tx.mode = EL_LOCK_EXCLUSIVE;
+	tx.permits = EL_SEM_LIMIT_MAX + 1;
+	EL_CHECK_EQ(el_cw_encode(&tx, buf, sizeof buf), EL_EINVAL);
+	tx.permits = 2;
+	tx.type = EL_CW_WATCH;
+	EL_CHECK_EQ(el_cw_encode(&tx, buf, sizeof buf), EL_EINVAL);
+	memset(&tx, 0, sizeof tx);
+	tx.type = EL_CW_REPLY(EL_CW_ACQUIRE);
+	tx.id = 5;
+	tx.err = EL_ELIMIT;
+	tx.permits = 3;
+	n = el_cw_encode(&tx, buf, sizeof buf);
+	EL_CHECK_EQ(el_cw_decode(&rx, buf, (uint32_t)n), EL_OK);
+	EL_CHECK_EQ(rx.err, EL_ELIMIT);
+	EL_CHECK_EQ(rx.permits, 3);
+	memset(&tx, 0, sizeof tx);
+	tx.type = EL_CW_REPLY(EL_CW_LIST);
+	tx.id = 6;
+	tx.n_locks_listed = 1;
+	set_text(tx.locks[0].name, &tx.locks[0].name_len, "rollout");
+	tx.locks[0].permits = 3;
+	tx.locks[0].n_holders = 2;
+	n = el_cw_encode(&tx, buf, sizeof buf);
+	EL_CHECK_EQ(el_cw_decode(&rx, buf, (uint32_t)n), EL_OK);
+	EL_CHECK_EQ(rx.locks[0].permits, 3);
+	EL_CHECK_EQ(rx.locks[0].n_holders, 2);
+}
+
 static void test_is_request(void)
 {
 	EL_CHECK(el_cw_is_request(EL_CW_OPEN_SESSION) && el_cw_is_request(EL_CW_PING));
@@ -482,5 +528,6 @@ void el_suite_client_wire(void)
 	EL_RUN(test_required_fields);
 	EL_RUN(test_nested_rules);
 	EL_RUN(test_truncation_and_flips);
+	EL_RUN(test_permits);
 	EL_RUN(test_is_request);
 }

@@ -1005,6 +1005,13 @@ static int check_invariants(void)
 			holders += T.claims[c].state == EL_CLAIM_HOLD && T.claims[c].lock == l;
 		if (holders != L->n_holders)
 			return 1;
+		if (L->limit != 0) { /* a semaphore: at most N, and no free permit by a waiter */
+			if (holders + L->delayed > L->limit)
+				return 5;
+			if (L->wait_head != EL_LOCK_NONE && holders + L->delayed < L->limit)
+				return 6;
+			continue;
+		}
 		if (L->mode == EL_LOCK_EXCLUSIVE && holders > 1)
 			return 2;
 		if (L->wait_head != EL_LOCK_NONE && !L->delayed &&
@@ -1018,13 +1025,16 @@ static int check_invariants(void)
 }
 
 /* Tokens of successive grants of one lock rise (shared grants of one entry
- * share theirs). last[] is indexed by the lock's first letter. */
+ * share theirs; a semaphore's, "c" when EL_SEMAPHORES, never do). last[] is
+ * indexed by the lock's first letter. */
 static uint64_t last_grant[3];
 
 static int note_grant(const char *name, uint64_t token)
 {
 	const int k = name[0] - 'a';
 	if (token < last_grant[k] || (token == last_grant[k] && token != next_index))
+		return 1;
+	if (EL_SEMAPHORES && k == 2 && token == last_grant[k])
 		return 1;
 	last_grant[k] = token;
 	return 0;
@@ -1068,6 +1078,14 @@ static int random_step(uint64_t *sessions, uint64_t *seqs, int n_sessions, const
 	static const uint32_t waits_ms[3] = {0, 100, EL_WAIT_FOREVER};
 	switch (rnd(10)) {
 	case 0: case 1: case 2:
+		if (EL_SEMAPHORES && name[0] == 'c') { /* "c" is a semaphore of 2 */
+			struct el_lock_cmd c = {.type = EL_CMD_ACQUIRE, .session = s, .seq = ++seqs[k],
+						.limit = EL_SEMAPHORES * 2, .wait_ms = waits_ms[rnd(3)],
+						.delay_ms = rnd(2) * 500, .name_len = 1};
+			c.name[0] = 'c';
+			apply(&c);
+			return 1;
+		}
 		acq(s, ++seqs[k], name, (uint8_t)rnd(2), waits_ms[rnd(3)], rnd(2) * 500);
 		return 1;
 	case 3: case 4:
