@@ -111,6 +111,9 @@ uint64_t el_peer_profile(void)
 		EL_SESSIONS_MAX, EL_LOCKS_MAX, EL_HOLDERS_MAX, EL_WAITERS_MAX, EL_WATCHES_MAX,
 		EL_NAME_MAX, EL_VALUE_MAX, EL_CLIENT_NAME_MAX, EL_HOLDS_MAX, EL_VALUES_MAX,
 		EL_MSG_ENTRIES_MAX, EL_OPENS_MAX, EL_LOG_WINDOW,
+		/* a member without semaphores would apply a permit as a plain
+		 * acquire and its table would part from the others' */
+		EL_SEMAPHORES, EL_SEM_LIMIT_MAX,
 	};
 	uint64_t h = 0xcbf29ce484222325ull;
 	for (unsigned i = 0; i < sizeof limits / sizeof limits[0]; i++)
