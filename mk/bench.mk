@@ -34,3 +34,20 @@ bench-core: $(BENCH_CORE_BINS)
 	@$(BUILD)/bench/gateway/bench_core gateway $(BENCH_FILL_S) >>$(BUILD)/bench/core.txt
 	@echo && cat $(BUILD)/bench/core.txt
 BENCHES += bench-core
+
+# `make bench`'s load generator (tests/bench/load/): a real 3-node edgelockd
+# cluster over TLS on loopback, driven through libedgelock; the table on
+# stdout, the figures in build/bench/edgelock.json. Knobs: BENCH_SECONDS,
+# BENCH_FAILOVERS, BENCH_IDLE, BENCH_LOCKS, BENCH_ONLY, BENCH_PORT
+# (tests/bench/load/README.md).
+BENCH_LOAD := $(BUILD)/bench/bench_load
+BENCH_LOAD_SRCS := $(sort $(wildcard tests/bench/load/*.c))
+$(BENCH_LOAD): $(BENCH_LOAD_SRCS) tests/bench/load/bench.h $(BUILD)/lib/libedgelock.a
+	@mkdir -p $(@D)
+	$(call say,LD,$@)
+	$(Q)$(CC) $(HOST_CFLAGS) $(CLIENT_FLAGS) $(BENCH_LOAD_SRCS) $(BUILD)/lib/libedgelock.a $(CLIENT_LIBS) -o $@
+
+.PHONY: bench-load
+bench-load: $(BENCH_LOAD) $(BUILD)/bin/edgelockd $(BUILD)/bin/edgelock $(BUILD)/lib/libedgelock.so certs
+	@$(BENCH_LOAD) $(BUILD) $(BUILD)/bench/edgelock.json
+BENCHES += bench-load
