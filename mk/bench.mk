@@ -41,7 +41,7 @@ BENCHES += bench-core
 # BENCH_FAILOVERS, BENCH_IDLE, BENCH_LOCKS, BENCH_ONLY, BENCH_PORT
 # (tests/bench/load/README.md).
 BENCH_LOAD := $(BUILD)/bench/bench_load
-BENCH_LOAD_SRCS := $(sort $(wildcard tests/bench/load/*.c))
+BENCH_LOAD_SRCS := $(filter-out tests/bench/load/peer_%.c,$(sort $(wildcard tests/bench/load/*.c)))
 $(BENCH_LOAD): $(BENCH_LOAD_SRCS) tests/bench/load/bench.h $(BUILD)/lib/libedgelock.a
 	@mkdir -p $(@D)
 	$(call say,LD,$@)
@@ -51,3 +51,24 @@ $(BENCH_LOAD): $(BENCH_LOAD_SRCS) tests/bench/load/bench.h $(BUILD)/lib/libedgel
 bench-load: $(BENCH_LOAD) $(BUILD)/bin/edgelockd $(BUILD)/bin/edgelock $(BUILD)/lib/libedgelock.so certs
 	@$(BENCH_LOAD) $(BUILD) $(BUILD)/bench/edgelock.json
 BENCHES += bench-load
+
+# `make bench-compare`: the same workloads on Redis (the peers' packages come
+# from tools/bench-packages.txt, installed by this target only), then one
+# side-by-side table with ratios (tests/bench/load/compare.py).
+BENCH_COMPARE := $(BUILD)/bench/bench_compare
+BENCH_PEER_SRCS := $(sort $(wildcard tests/bench/load/peer_*.c))
+$(BENCH_COMPARE): $(BENCH_LOAD_SRCS) $(BENCH_PEER_SRCS) tests/bench/load/bench.h $(BUILD)/lib/libedgelock.a
+	@mkdir -p $(@D)
+	$(call say,LD,$@)
+	$(Q)$(CC) $(HOST_CFLAGS) $(CLIENT_FLAGS) -DBENCH_PEERS $(BENCH_LOAD_SRCS) $(BENCH_PEER_SRCS) \
+		$(BUILD)/lib/libedgelock.a $(CLIENT_LIBS) -lhiredis -o $@
+
+.PHONY: bench-compare bench-peers
+bench-peers:
+	@tools/deps.sh tools/bench-packages.txt
+bench-compare: bench-peers
+	@$(MAKE) --no-print-directory $(BENCH_COMPARE) $(BUILD)/bin/edgelockd $(BUILD)/bin/edgelock \
+		$(BUILD)/lib/libedgelock.so certs
+	@$(BENCH_COMPARE) $(BUILD) $(BUILD)/bench/edgelock.json edgelock
+	@$(BENCH_COMPARE) $(BUILD) $(BUILD)/bench/redis.json redis
+	@/usr/bin/python3 tests/bench/load/compare.py $(BUILD)/bench/edgelock.json $(BUILD)/bench/redis.json

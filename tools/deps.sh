@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# deps.sh - install the Debian packages of tools/debian-packages.txt that are
-# missing (with sudo when not root). Quiet when everything is there.
+# deps.sh [LIST] - install the Debian packages of LIST (default
+# tools/debian-packages.txt; `make bench-compare` passes
+# tools/bench-packages.txt) that are missing (with sudo when not root).
+# Quiet when everything is there.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 missing=()
@@ -9,7 +11,7 @@ while read -r pkg; do
 	if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
 		missing+=("$pkg")
 	fi
-done <"$here/debian-packages.txt"
+done <"${1:-$here/debian-packages.txt}"
 [ ${#missing[@]} -eq 0 ] && exit 0
 echo "deps: installing ${missing[*]}"
 sudo=""

@@ -27,21 +27,25 @@ struct bench_target {
 	void (*client_close)(void *c);
 	int (*lock)(void *c, const char *name, uint32_t wait_ms, uint64_t *token);
 	int (*unlock)(void *c, const char *name, uint64_t token);
-	/* Idle sessions kept alive by the client library (scale workload). */
+	/* Idle sessions kept alive by the client library (scale workload);
+	 * NULL: the service has no sessions. */
 	void *(*idle_sessions_open)(struct bench_target *t, int n);
 	void (*idle_sessions_close)(void *h);
-	/* The node that leads now (index 0..n-1), -1: none (failover). */
+	/* The node that leads now (index 0..n-1), -1: none (failover); NULL
+	 * with one_node. */
 	int (*leader)(struct bench_target *t);
 	/* Restart node i after it was killed; wait until it serves again. */
 	int (*restart)(struct bench_target *t, int i);
 	/* The binaries whose sizes the footprint lists (NULL-terminated). */
 	const char *const *binaries;
+	bool one_node;              /* a single server only: no failover, no single-node rerun */
 	int n;                      /* nodes running */
 	pid_t pid[BENCH_NODES_MAX]; /* 0: not running */
 	void *priv;
 };
 
 struct bench_target *bench_edgelock(const char *build, int port);
+struct bench_target *bench_redis(const char *build, int port);
 
 /* ---- procs.c: processes, /proc -------------------------------------------- */
 uint64_t bench_now_ns(void);

@@ -2,15 +2,19 @@
  * main.c - bench_load: `make bench`'s load generator (README.md here).
  *
  *   bench_load BUILD JSON      edgelock: 3 nodes, then 1, built in BUILD
+ *   bench_compare BUILD JSON redis    the same workloads on a peer (built
+ *                              with -DBENCH_PEERS and the peer_*.c files)
  *
  * Knobs (environment): BENCH_SECONDS per timed phase (5), BENCH_FAILOVERS
  * (10), BENCH_IDLE idle sessions (1000), BENCH_LOCKS "100,10000,30000",
  * BENCH_ONLY "uncontended,contended,failover,scale,footprint,single",
- * BENCH_PORT base port (27300: peers +1..3, clients +101..103).
+ * BENCH_PORT base port (27300: peers +1..3, clients +101..103), EDGELOCKD
+ * another edgelockd binary (default BUILD/bin/edgelockd).
  */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "bench.h"
 
@@ -22,10 +26,11 @@ static unsigned env_u(const char *name, unsigned dflt)
 
 int main(int argc, char **argv)
 {
-	if (argc != 3) {
-		fprintf(stderr, "usage: bench_load BUILD_DIR JSON_FILE\n");
+	if (argc != 3 && argc != 4) {
+		fprintf(stderr, "usage: bench_load BUILD_DIR JSON_FILE [edgelock|redis]\n");
 		return 2;
 	}
+	const char *which = argc == 4 ? argv[3] : "edgelock";
 	signal(SIGPIPE, SIG_IGN);
 	struct bench_opts o = { .seconds = env_u("BENCH_SECONDS", 5),
 				.failovers = env_u("BENCH_FAILOVERS", 10),
@@ -39,13 +44,25 @@ int main(int argc, char **argv)
 	}
 	if (o.seconds == 0)
 		o.seconds = 1;
-	struct bench_target *t = bench_edgelock(argv[1], (int)env_u("BENCH_PORT", 27300));
-	if (t == NULL)
-		return 1;
+	const int port = (int)env_u("BENCH_PORT", 27300);
+	struct bench_target *t = NULL;
+	if (strcmp(which, "edgelock") == 0)
+		t = bench_edgelock(argv[1], port);
+#ifdef BENCH_PEERS
+	else if (strcmp(which, "redis") == 0)
+		t = bench_redis(argv[1], port + 200);
+#endif
+	if (t == NULL) {
+		fprintf(stderr, "bench: no target %s in this build\n", which);
+		return 2;
+	}
+	if (t->handicap != NULL)
+		bench_note("%s driven as: %s", t->name, t->handicap);
 	const int rc = bench_run_all(t, &o);
 	if (rc != 0)
 		bench_note("the run stopped early (see the messages above)");
 	bench_note("%s; %u s per timed phase; figures are noisy on a shared machine",
-		   "3 nodes on loopback, TLS, fsync per acknowledged write", o.seconds);
+		   t->one_node ? "one node on loopback, fsync per acknowledged write"
+			       : "3 nodes on loopback, TLS, fsync per acknowledged write", o.seconds);
 	return bench_report(t->name, argv[2]) == 0 && rc == 0 ? 0 : 1;
 }

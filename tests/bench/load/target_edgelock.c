@@ -63,7 +63,10 @@ static int write_config(struct el_target *e, int i, int n)
 static pid_t spawn_node(struct el_target *e, int i, bool bootstrap)
 {
 	char bin[300], conf[400], log[400];
-	snprintf(bin, sizeof bin, "%s/bin/edgelockd", e->build);
+	const char *other = getenv("EDGELOCKD"); /* another build to measure */
+	snprintf(bin, sizeof bin, "%s", other != NULL && *other ? other : "");
+	if (bin[0] == '\0')
+		snprintf(bin, sizeof bin, "%s/bin/edgelockd", e->build);
 	snprintf(conf, sizeof conf, "%s/node%d.conf", e->dir, i);
 	snprintf(log, sizeof log, "%s/node%d.log", e->dir, i);
 	char *argv[] = { bin, "-c", conf, bootstrap ? "--bootstrap" : NULL, NULL };

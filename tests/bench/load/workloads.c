@@ -303,7 +303,10 @@ static int scale(struct bench_target *t, const struct bench_opts *o)
 	void *hc[HOLDERS] = { 0 };
 	int rc = 0;
 	const uint64_t t0 = bench_now_ns();
-	void *idle = o->idle > 0 ? t->idle_sessions_open(t, (int)o->idle) : NULL;
+	void *idle = o->idle > 0 && t->idle_sessions_open != NULL
+			     ? t->idle_sessions_open(t, (int)o->idle) : NULL;
+	if (t->idle_sessions_open == NULL)
+		bench_note("%s: no sessions: the scale phases run without idle sessions", t->name);
 	fprintf(stderr, "bench: scale: %u idle sessions opened in %.1f s\n", o->idle,
 		(double)(bench_now_ns() - t0) / 1e9);
 	for (unsigned k = 0; k < HOLDERS && rc == 0; k++)
@@ -377,14 +380,14 @@ int bench_run_all(struct bench_target *t, const struct bench_opts *o)
 		rc = timed(t, "uncontended-16", 16, false, s, true);
 	if (rc == 0 && want(o, "contended"))
 		rc = timed(t, "contended-8", 8, true, s, false);
-	if (rc == 0 && want(o, "failover") && o->failovers > 0)
+	if (rc == 0 && want(o, "failover") && o->failovers > 0 && !t->one_node)
 		rc = failover(t, o->failovers);
 	if (rc == 0 && want(o, "scale"))
 		rc = scale(t, o);
 	if (rc == 0 && want(o, "footprint"))
 		footprint(t, true);
 	t->stop(t);
-	if (rc == 0 && want(o, "single")) {
+	if (rc == 0 && want(o, "single") && !t->one_node) {
 		rc = t->start(t, 1);
 		if (rc == 0)
 			rc = timed(t, "single-16", 16, false, s, true);
