@@ -63,6 +63,7 @@ int main(int argc, char **argv)
 		bench_note("the run stopped early (see the messages above)");
 	bench_note("%s; %u s per timed phase; figures are noisy on a shared machine",
 		   t->one_node ? "one node on loopback, fsync per acknowledged write"
-			       : "3 nodes on loopback, TLS, fsync per acknowledged write", o.seconds);
+			       : "3 nodes (single-16: 1 node) on loopback, fsync per acknowledged write",
+		   o.seconds);
 	return bench_report(t->name, argv[2]) == 0 && rc == 0 ? 0 : 1;
 }

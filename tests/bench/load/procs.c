@@ -43,7 +43,7 @@ pid_t bench_spawn(char *const argv[], const char *log)
 		dup2(fd, 2);
 		close(fd);
 	}
-	execv(argv[0], argv);
+	execvp(argv[0], argv);
 	_exit(127);
 }
 

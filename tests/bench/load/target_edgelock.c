@@ -69,7 +69,17 @@ static pid_t spawn_node(struct el_target *e, int i, bool bootstrap)
 		snprintf(bin, sizeof bin, "%s/bin/edgelockd", e->build);
 	snprintf(conf, sizeof conf, "%s/node%d.conf", e->dir, i);
 	snprintf(log, sizeof log, "%s/node%d.log", e->dir, i);
-	char *argv[] = { bin, "-c", conf, bootstrap ? "--bootstrap" : NULL, NULL };
+	/* BENCH_WRAP: a command the daemon runs under (valgrind --tool=callgrind). */
+	char wrap[256], *argv[24];
+	int n = 0;
+	snprintf(wrap, sizeof wrap, "%s", getenv("BENCH_WRAP") ? getenv("BENCH_WRAP") : "");
+	for (char *w = strtok(wrap, " "); w != NULL && n < 16; w = strtok(NULL, " "))
+		argv[n++] = w;
+	argv[n++] = bin;
+	argv[n++] = "-c";
+	argv[n++] = conf;
+	argv[n++] = bootstrap ? "--bootstrap" : NULL;
+	argv[n] = NULL;
 	return bench_spawn(argv, log);
 }
 
@@ -92,8 +102,10 @@ static void *client_open(struct bench_target *t)
 	struct el_bench_client *b = calloc(1, sizeof *b);
 	if (b == NULL)
 		return NULL;
-	b->c = open_client(priv(t), 10000);
+	b->c = open_client(priv(t), 30000); /* generous: daemons may run under valgrind */
 	if (b->c == NULL || el_session_open(b->c, TTL_MS, &b->s) != EL_OK) {
+		fprintf(stderr, "bench: edgelock: a client did not open: %s\n",
+			b->c != NULL ? el_client_last_error(b->c) : "el_client_open failed");
 		if (b->c != NULL)
 			el_client_close(b->c);
 		free(b);
