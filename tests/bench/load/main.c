@@ -27,7 +27,7 @@ static unsigned env_u(const char *name, unsigned dflt)
 int main(int argc, char **argv)
 {
 	if (argc != 3 && argc != 4) {
-		fprintf(stderr, "usage: bench_load BUILD_DIR JSON_FILE [edgelock|redis]\n");
+		fprintf(stderr, "usage: bench_load BUILD_DIR JSON_FILE [edgelock|redis|zookeeper]\n");
 		return 2;
 	}
 	const char *which = argc == 4 ? argv[3] : "edgelock";
@@ -51,6 +51,8 @@ int main(int argc, char **argv)
 #ifdef BENCH_PEERS
 	else if (strcmp(which, "redis") == 0)
 		t = bench_redis(argv[1], port + 200);
+	else if (strcmp(which, "zookeeper") == 0)
+		t = bench_zookeeper(argv[1], port + 300);
 #endif
 	if (t == NULL) {
 		fprintf(stderr, "bench: no target %s in this build\n", which);
