@@ -31,6 +31,7 @@ struct zk_target {
 };
 
 struct zk_client {
+	const struct zk_target *z;
 	zhandle_t *zh;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
@@ -51,14 +52,11 @@ static void watcher(zhandle_t *zh, int type, int state, const char *path, void *
 	pthread_mutex_unlock(&k->mu);
 }
 
-static struct zk_client *zk_open(const struct zk_target *z)
+/* A new session on k (a new handle); 0 once connected. */
+static int zk_connect(struct zk_client *k)
 {
-	struct zk_client *k = calloc(1, sizeof *k);
-	if (k == NULL)
-		return NULL;
-	pthread_mutex_init(&k->mu, NULL);
-	pthread_cond_init(&k->cv, NULL);
-	k->zh = zookeeper_init(z->hosts, watcher, SESSION_MS, NULL, k, 0);
+	k->connected = false;
+	k->zh = zookeeper_init(k->z->hosts, watcher, SESSION_MS, NULL, k, 0);
 	const uint64_t until = bench_now_ns() + 30000000000ull;
 	pthread_mutex_lock(&k->mu);
 	while (k->zh != NULL && !k->connected && bench_now_ns() < until) {
@@ -68,13 +66,37 @@ static struct zk_client *zk_open(const struct zk_target *z)
 	}
 	const bool ok = k->connected;
 	pthread_mutex_unlock(&k->mu);
-	if (!ok) {
-		if (k->zh != NULL)
-			zookeeper_close(k->zh);
+	if (!ok && k->zh != NULL)
+		zookeeper_close(k->zh);
+	if (!ok)
+		k->zh = NULL;
+	return ok ? 0 : -1;
+}
+
+static struct zk_client *zk_open(const struct zk_target *z)
+{
+	struct zk_client *k = calloc(1, sizeof *k);
+	if (k == NULL)
+		return NULL;
+	k->z = z;
+	pthread_mutex_init(&k->mu, NULL);
+	pthread_cond_init(&k->cv, NULL);
+	if (zk_connect(k) != 0) {
 		free(k);
 		return NULL;
 	}
 	return k;
+}
+
+/* A session the ensemble expired (a failover that outlasted it) is dead for
+ * good: the recipe starts a new one, as a real lock client must. */
+static int zk_alive(struct zk_client *k)
+{
+	if (k->zh != NULL && zoo_state(k->zh) != ZOO_EXPIRED_SESSION_STATE)
+		return 0;
+	if (k->zh != NULL)
+		zookeeper_close(k->zh);
+	return zk_connect(k);
 }
 
 static void *client_open(struct bench_target *t)
@@ -87,7 +109,8 @@ static void client_close(void *p)
 	struct zk_client *k = p;
 	if (k == NULL)
 		return;
-	zookeeper_close(k->zh);
+	if (k->zh != NULL)
+		zookeeper_close(k->zh);
 	pthread_cond_destroy(&k->cv);
 	pthread_mutex_destroy(&k->mu);
 	free(k);
@@ -102,9 +125,13 @@ static void lock_dir(const char *name, char *out, size_t cap)
 			*p = '_';
 }
 
-static int cmp_str(const void *a, const void *b)
+/* Children are "x<session>-<sequence>": ordered by the sequence (the last
+ * ten digits), and a client finds its own among them by the prefix. */
+static int cmp_seq(const void *a, const void *b)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	const char *x = *(char *const *)a, *y = *(char *const *)b;
+	const size_t nx = strlen(x), ny = strlen(y);
+	return strcmp(nx >= 10 ? x + nx - 10 : x, ny >= 10 ? y + ny - 10 : y);
 }
 
 /* Our place among the children: 0 = we hold it; else pred gets the one before. */
@@ -113,7 +140,7 @@ static int place(struct zk_client *k, const char *dir, const char *mine, char *p
 	struct String_vector ch = { 0 };
 	if (zoo_get_children(k->zh, dir, 0, &ch) != ZOK)
 		return -1;
-	qsort(ch.data, (size_t)ch.count, sizeof *ch.data, cmp_str);
+	qsort(ch.data, (size_t)ch.count, sizeof *ch.data, cmp_seq);
 	int at = -1;
 	for (int i = 0; i < ch.count; i++)
 		if (strcmp(ch.data[i], mine) == 0)
@@ -124,13 +151,56 @@ static int place(struct zk_client *k, const char *dir, const char *mine, char *p
 	return at;
 }
 
+/* A create whose reply was lost (connection loss in a failover) may have
+ * left a child of ours that would block us: the recipe's guard, by prefix. */
+static void drop_stale(struct zk_client *k, const char *dir, const char *prefix)
+{
+	struct String_vector ch = { 0 };
+	if (zoo_get_children(k->zh, dir, 0, &ch) != ZOK)
+		return;
+	for (int i = 0; i < ch.count; i++)
+		if (strncmp(ch.data[i], prefix, strlen(prefix)) == 0) {
+			char path[300];
+			snprintf(path, sizeof path, "%s/%s", dir, ch.data[i]);
+			zoo_delete(k->zh, path, -1);
+		}
+	deallocate_String_vector(&ch);
+}
+
+/* Wait until the child before ours goes (or the deadline). */
+static void wait_gone(struct zk_client *k, const char *pred, uint64_t until)
+{
+	pthread_mutex_lock(&k->mu);
+	k->changed = false;
+	pthread_mutex_unlock(&k->mu);
+	struct Stat st;
+	if (zoo_wexists(k->zh, pred, watcher, k, &st) != ZOK)
+		return; /* gone already: look again */
+	pthread_mutex_lock(&k->mu);
+	while (!k->changed && bench_now_ns() < until) { /* the watcher's thread sets it */
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 100000000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		pthread_cond_timedwait(&k->cv, &k->mu, &ts);
+	}
+	pthread_mutex_unlock(&k->mu);
+}
+
 static int lock(void *p, const char *name, uint32_t wait_ms, uint64_t *token)
 {
 	struct zk_client *k = p;
-	char dir[200], pred[300];
+	char dir[200], pred[300], prefix[24];
+	if (zk_alive(k) != 0)
+		return -1;
 	lock_dir(name, dir, sizeof dir);
-	char child[sizeof dir + 8];
-	snprintf(child, sizeof child, "%s/lock-", dir);
+	snprintf(prefix, sizeof prefix, "x%016llx-",
+		 (unsigned long long)zoo_client_id(k->zh)->client_id);
+	char child[sizeof dir + sizeof prefix + 2];
+	snprintf(child, sizeof child, "%s/%s", dir, prefix);
 	int rc = zoo_create(k->zh, child, "", 0, &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL | ZOO_SEQUENCE,
 			    k->path, sizeof k->path);
 	if (rc == ZNONODE) { /* the lock's node, once */
@@ -138,10 +208,12 @@ static int lock(void *p, const char *name, uint32_t wait_ms, uint64_t *token)
 		rc = zoo_create(k->zh, child, "", 0, &ZOO_OPEN_ACL_UNSAFE,
 				ZOO_EPHEMERAL | ZOO_SEQUENCE, k->path, sizeof k->path);
 	}
-	if (rc != ZOK)
+	if (rc != ZOK) {
+		drop_stale(k, dir, prefix);
 		return -1;
+	}
 	const char *mine = strrchr(k->path, '/') + 1;
-	*token = strtoull(mine + 5, NULL, 10);
+	*token = strtoull(mine + strlen(prefix), NULL, 10);
 	const uint64_t until = bench_now_ns() + (uint64_t)wait_ms * 1000000u;
 	for (;;) {
 		const int at = place(k, dir, mine, pred, sizeof pred);
@@ -149,26 +221,9 @@ static int lock(void *p, const char *name, uint32_t wait_ms, uint64_t *token)
 			return 0;
 		if (at < 0 || bench_now_ns() >= until)
 			break;
-		pthread_mutex_lock(&k->mu);
-		k->changed = false;
-		pthread_mutex_unlock(&k->mu);
-		struct Stat st;
-		if (zoo_wexists(k->zh, pred, watcher, k, &st) != ZOK)
-			continue; /* gone already: look again */
-		pthread_mutex_lock(&k->mu);
-		while (!k->changed && bench_now_ns() < until) { /* the watcher's thread sets it */
-			struct timespec ts;
-			clock_gettime(CLOCK_REALTIME, &ts);
-			ts.tv_nsec += 100000000;
-			if (ts.tv_nsec >= 1000000000) {
-				ts.tv_sec++;
-				ts.tv_nsec -= 1000000000;
-			}
-			pthread_cond_timedwait(&k->cv, &k->mu, &ts);
-		}
-		pthread_mutex_unlock(&k->mu);
+		wait_gone(k, pred, until);
 	}
-	zoo_delete(k->zh, k->path, -1);
+	drop_stale(k, dir, prefix);
 	return -1;
 }
 
@@ -176,7 +231,7 @@ static int unlock(void *p, const char *name, uint64_t token)
 {
 	struct zk_client *k = p;
 	(void)name, (void)token;
-	return zoo_delete(k->zh, k->path, -1) == ZOK ? 0 : -1;
+	return k->zh != NULL && zoo_delete(k->zh, k->path, -1) == ZOK ? 0 : -1;
 }
 
 static int write_config(const struct zk_target *z, int i, int n)
