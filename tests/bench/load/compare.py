@@ -52,14 +52,14 @@ def main():
     sets = [load(p) for p in sys.argv[1:]]
     names = [s[0] for s in sets]
     head = "%-31s" % "" + "".join("%12s" % n for n in names)
-    head += "".join("%14s" % ("edgelock/" + n) for n in names[1:]) + "   target (edgelock)"
+    head += "".join("%16s" % ("el/" + n) for n in names[1:]) + "   target (edgelock)"
     print("\n" + head)
     for label, w, m, _, target in ROWS:
         vals = [s[1].get((w, m)) for s in sets]
         line = "%-31s" % label + "".join("%12s" % fmt(v) for v in vals)
         for v in vals[1:]:
             ok = v not in (None, 0) and vals[0] is not None
-            line += "%14s" % ("%.2fx" % (vals[0] / v) if ok else "-")
+            line += "%16s" % ("%.2fx" % (vals[0] / v) if ok else "-")
         print(line + "   " + (target or ""))
     for name, _, notes in sets:
         for n in notes:
