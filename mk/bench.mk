@@ -74,3 +74,10 @@ bench-compare: bench-peers
 	@$(BENCH_COMPARE) $(BUILD) $(BUILD)/bench/zookeeper.json zookeeper
 	@/usr/bin/python3 tests/bench/load/compare.py $(BUILD)/bench/edgelock.json \
 		$(BUILD)/bench/zookeeper.json $(BUILD)/bench/redis.json
+
+# `make test`'s smoke run of the load generator (about 10 s): a one-second
+# uncontended run; checks the output is well formed, never the speed.
+.PHONY: test-bench-smoke
+test-bench-smoke: $(BENCH_LOAD) $(BUILD)/bin/edgelockd certs
+	@tests/run-suite.sh $(BUILD)/results bench-smoke /usr/bin/python3 tests/bench/load/smoke.py $(BUILD)
+TESTS += test-bench-smoke
