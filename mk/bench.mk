@@ -34,3 +34,52 @@ bench-core: $(BENCH_CORE_BINS)
 	@$(BUILD)/bench/gateway/bench_core gateway $(BENCH_FILL_S) >>$(BUILD)/bench/core.txt
 	@echo && cat $(BUILD)/bench/core.txt
 BENCHES += bench-core
+
+# `make bench`'s load generator (tests/bench/load/): a real 3-node edgelockd
+# cluster over TLS on loopback, driven through libedgelock; the table on
+# stdout, the figures in build/bench/edgelock.json. Knobs: BENCH_SECONDS,
+# BENCH_FAILOVERS, BENCH_IDLE, BENCH_LOCKS, BENCH_ONLY, BENCH_PORT
+# (tests/bench/load/README.md).
+BENCH_LOAD := $(BUILD)/bench/bench_load
+BENCH_LOAD_SRCS := $(filter-out tests/bench/load/peer_%.c,$(sort $(wildcard tests/bench/load/*.c)))
+$(BENCH_LOAD): $(BENCH_LOAD_SRCS) tests/bench/load/bench.h $(BUILD)/lib/libedgelock.a
+	@mkdir -p $(@D)
+	$(call say,LD,$@)
+	$(Q)$(CC) $(HOST_CFLAGS) $(CLIENT_FLAGS) $(BENCH_LOAD_SRCS) $(BUILD)/lib/libedgelock.a $(CLIENT_LIBS) -o $@
+
+.PHONY: bench-load
+bench-load: $(BENCH_LOAD) $(BUILD)/bin/edgelockd $(BUILD)/bin/edgelock $(BUILD)/lib/libedgelock.so certs
+	@$(BENCH_LOAD) $(BUILD) $(BUILD)/bench/edgelock.json
+BENCHES += bench-load
+
+# `make bench-compare`: the same workloads on ZooKeeper and Redis (the peers' packages come
+# from tools/bench-packages.txt, installed by this target only), then one
+# side-by-side table with ratios (tests/bench/load/compare.py).
+BENCH_COMPARE := $(BUILD)/bench/bench_compare
+BENCH_PEER_SRCS := $(sort $(wildcard tests/bench/load/peer_*.c))
+$(BENCH_COMPARE): $(BENCH_LOAD_SRCS) $(BENCH_PEER_SRCS) tests/bench/load/bench.h $(BUILD)/lib/libedgelock.a
+	@mkdir -p $(@D)
+	$(call say,LD,$@)
+	$(Q)$(CC) $(HOST_CFLAGS) $(CLIENT_FLAGS) -DBENCH_PEERS $(BENCH_LOAD_SRCS) $(BENCH_PEER_SRCS) \
+		$(BUILD)/lib/libedgelock.a $(CLIENT_LIBS) -lhiredis -lzookeeper_mt -o $@
+
+.PHONY: bench-compare bench-peers
+bench-peers:
+	@tools/deps.sh tools/bench-packages.txt
+bench-compare: bench-peers
+	@$(MAKE) --no-print-directory $(BENCH_COMPARE) $(BUILD)/bin/edgelockd $(BUILD)/bin/edgelock \
+		$(BUILD)/lib/libedgelock.so certs
+	@$(BENCH_COMPARE) $(BUILD) $(BUILD)/bench/edgelock.json edgelock
+	@$(BENCH_COMPARE) $(BUILD) $(BUILD)/bench/redis.json redis
+	@$(BENCH_COMPARE) $(BUILD) $(BUILD)/bench/zookeeper.json zookeeper
+	@/usr/bin/python3 tests/bench/load/compare.py $(BUILD)/bench/edgelock.json \
+		$(BUILD)/bench/zookeeper.json $(BUILD)/bench/redis.json
+
+# `make test`'s smoke run of the load generator (about 10 s): a one-second
+# uncontended run; checks the output is well formed, never the speed.
+.PHONY: test-bench-smoke
+test-bench-smoke: $(BENCH_LOAD) $(BUILD)/bin/edgelockd certs
+	@tests/run-suite.sh $(BUILD)/results bench-smoke /usr/bin/python3 tests/bench/load/smoke.py $(BUILD)
+TESTS += test-bench-smoke
+SERIAL_TESTS += test-bench-smoke
+SERIAL_PREREQS += $(BENCH_LOAD)

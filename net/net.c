@@ -29,6 +29,10 @@
 #define BACKOFF_MIN_MS 50
 #define BACKOFF_MAX_MS 2000
 #define SLOT_BITS 16
+/* Receive buffers: a client's requests are small; a peer's appends carry
+ * up to EL_MSG_ENTRIES_MAX entries, larger ones are read into their item. */
+#define RBUF_CLIENT 1024u
+#define RBUF_PEER 16384u
 
 enum ckind { C_PEER_IN = 1, C_PEER_OUT = 2, C_CLIENT = 3 };
 
@@ -51,8 +55,10 @@ struct conn {
 	bool ready; /* C_PEER_OUT: handshake done, Raft frames may go */
 	uint32_t refs; /* 1 while not reaped + 1 per item held */
 	uint32_t frame_max;
-	/* receiving */
-	uint8_t hdr[4];
+	/* receiving: small frames are parsed out of rbuf, as many per receive
+	 * as arrived; a frame larger than rbuf is read straight into cur. */
+	uint8_t *rbuf;
+	uint32_t rcap, rlen; /* rbuf's size, bytes held */
 	bool in_body;
 	uint32_t got;
 	struct el_net_item *cur;
@@ -161,42 +167,77 @@ static void rx_arm(struct conn *c)
 		iov.iov_buf = c->cur->data + c->got;
 		iov.iov_len = c->cur->len - c->got;
 	} else {
-		iov.iov_buf = c->hdr + c->got;
-		iov.iov_len = sizeof c->hdr - c->got;
+		iov.iov_buf = c->rbuf + c->rlen;
+		iov.iov_len = c->rcap - c->rlen;
 	}
 	nng_aio_set_iov(c->rx, 1, &iov);
 	c->rx_busy = true;
 	nng_stream_recv(c->s, c->rx);
 }
 
-/* A complete length prefix: start the body, or refuse the length. */
-static bool rx_header(struct conn *c)
+static uint8_t frame_kind(const struct conn *c)
 {
-	uint32_t len = (uint32_t)c->hdr[0] << 24 | (uint32_t)c->hdr[1] << 16 |
-		       (uint32_t)c->hdr[2] << 8 | c->hdr[3];
-	uint8_t kind = c->kind == C_CLIENT ? EL_NET_CLIENT_FRAME
-		       : c->kind == C_PEER_OUT ? EL_NET_PEER_OUT_FRAME : EL_NET_PEER_FRAME;
-	if (len == 0 || len > c->frame_max) {
-		if (c->kind == C_CLIENT) {
-			struct el_net_item *it = item_new(c, EL_NET_CLIENT_BAD, 0);
-			if (it != NULL)
-				push_item(c->net, it);
-			/* stop reading; the owner answers and closes */
+	return c->kind == C_CLIENT ? EL_NET_CLIENT_FRAME
+	       : c->kind == C_PEER_OUT ? EL_NET_PEER_OUT_FRAME : EL_NET_PEER_FRAME;
+}
+
+/* A length prefix out of range: a client is told (the owner answers and
+ * closes), a peer is cut. Reading stops either way. */
+static void rx_bad_length(struct conn *c, uint32_t len)
+{
+	if (c->kind == C_CLIENT) {
+		struct el_net_item *it = item_new(c, EL_NET_CLIENT_BAD, 0);
+		if (it != NULL)
+			push_item(c->net, it);
+		return;
+	}
+	el_log(EL_LOG_WARN, "net: peer connection sent a frame of %u bytes: closed", len);
+	conn_fail(c);
+}
+
+/* Queue every whole frame in rbuf; a frame that cannot fit in rbuf goes on
+ * in cur. False: stop reading (a bad length, out of memory, or paused
+ * until the owner frees items, when the rest of rbuf is parsed). */
+static bool rx_parse(struct conn *c)
+{
+	uint32_t at = 0;
+	bool go = true;
+	while (go && c->rlen - at >= 4) {
+		const uint8_t *h = c->rbuf + at;
+		const uint32_t len = (uint32_t)h[0] << 24 | (uint32_t)h[1] << 16 |
+				     (uint32_t)h[2] << 8 | h[3];
+		if (len == 0 || len > c->frame_max) {
+			rx_bad_length(c, len);
 			return false;
 		}
-		el_log(EL_LOG_WARN, "net: peer connection sent a frame of %u bytes: closed", len);
-		conn_fail(c);
-		return false;
+		const uint32_t have = c->rlen - at - 4;
+		if (have < len && 4 + len <= c->rcap)
+			break; /* the rest comes with the next receive */
+		struct el_net_item *it = item_new(c, frame_kind(c), len);
+		if (it == NULL) {
+			conn_fail(c);
+			return false;
+		}
+		if (have < len) { /* larger than rbuf: read the body into it */
+			memcpy(it->data, h + 4, have);
+			c->inq--; /* counted when it is queued */
+			c->cur = it;
+			c->in_body = true;
+			c->got = have;
+			at = c->rlen;
+			break;
+		}
+		memcpy(it->data, h + 4, len);
+		push_item(c->net, it);
+		at += 4 + len;
+		if (c->inq >= c->net->cfg.inq_per_conn_max) {
+			c->rx_paused = true; /* resumed when the owner frees items */
+			go = false;
+		}
 	}
-	c->cur = item_new(c, kind, len);
-	if (c->cur == NULL) {
-		conn_fail(c);
-		return false;
-	}
-	c->inq--; /* counted when it is queued */
-	c->in_body = true;
-	c->got = 0;
-	return true;
+	memmove(c->rbuf, c->rbuf + at, c->rlen - at);
+	c->rlen -= at;
+	return go;
 }
 
 static void rx_cb(void *arg)
@@ -211,11 +252,11 @@ static void rx_cb(void *arg)
 		pthread_mutex_unlock(&net->mu);
 		return;
 	}
-	c->got += (uint32_t)nng_aio_count(c->rx);
 	bool go = true;
-	if (!c->in_body && c->got == sizeof c->hdr) {
-		go = rx_header(c);
-	} else if (c->in_body && c->got == c->cur->len) {
+	if (!c->in_body) {
+		c->rlen += (uint32_t)nng_aio_count(c->rx);
+		go = rx_parse(c);
+	} else if ((c->got += (uint32_t)nng_aio_count(c->rx)) == c->cur->len) {
 		c->inq++;
 		push_item(net, c->cur);
 		c->cur = NULL;
@@ -312,11 +353,13 @@ static struct conn *conn_new(struct el_net *net, nng_stream *s, uint8_t kind)
 		}
 	}
 	struct conn *c = slot == UINT32_MAX ? NULL : calloc(1, sizeof *c);
-	if (c == NULL || nng_aio_alloc(&c->rx, rx_cb, c) != 0 ||
-	    nng_aio_alloc(&c->tx, tx_cb, c) != 0) {
+	const uint32_t rcap = kind == C_CLIENT ? RBUF_CLIENT : RBUF_PEER;
+	if (c == NULL || (c->rbuf = malloc(rcap)) == NULL ||
+	    nng_aio_alloc(&c->rx, rx_cb, c) != 0 || nng_aio_alloc(&c->tx, tx_cb, c) != 0) {
 		if (c != NULL) {
 			if (c->rx)
 				nng_aio_free(c->rx);
+			free(c->rbuf);
 			free(c);
 		}
 		nng_stream_close(s);
@@ -329,6 +372,7 @@ static struct conn *conn_new(struct el_net *net, nng_stream *s, uint8_t kind)
 	c->s = s;
 	c->kind = kind;
 	c->refs = 1;
+	c->rcap = rcap;
 	c->frame_max = kind == C_CLIENT ? net->cfg.client_frame_max : net->cfg.peer_frame_max;
 	net->slots[slot] = c;
 	net->n_conns++;
@@ -340,8 +384,10 @@ static struct conn *conn_new(struct el_net *net, nng_stream *s, uint8_t kind)
 
 static void conn_unref(struct el_net *net, struct conn *c)
 {
-	if (--c->refs == 0)
+	if (--c->refs == 0) {
+		free(c->rbuf);
 		free(c);
+	}
 	(void)net;
 }
 
@@ -764,7 +810,9 @@ void el_net_item_free(struct el_net *net, struct el_net_item *it)
 		c->inq--;
 		if (c->rx_paused && !c->closing && c->inq <= net->cfg.inq_per_conn_max / 2) {
 			c->rx_paused = false;
-			rx_arm(c);
+			/* frames already in rbuf first; it may pause again */
+			if (c->in_body || rx_parse(c))
+				rx_arm(c);
 		}
 		conn_unref(net, c);
 		pthread_mutex_unlock(&net->mu);

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# deps.sh - install the Debian packages of tools/debian-packages.txt that are
-# missing (with sudo when not root). Quiet when everything is there.
+# deps.sh [LIST] - install the Debian packages of LIST (default
+# tools/debian-packages.txt; `make bench-compare` passes
+# tools/bench-packages.txt) that are missing (with sudo when not root).
+# Quiet when everything is there.
 #
 # A line `pkg:ARCH` names a package of a foreign architecture (multiarch, e.g.
 # the arm64 libraries the linux-arm64 board links): the architecture is added
@@ -19,7 +21,7 @@ while read -r pkg; do
 			add_archs+=("$arch")
 		fi
 	fi
-done <"$here/debian-packages.txt"
+done <"${1:-$here/debian-packages.txt}"
 [ ${#missing[@]} -eq 0 ] && exit 0
 echo "deps: installing ${missing[*]}"
 sudo=""

@@ -248,6 +248,7 @@ static int conn_handshake(el_client *c, struct el_conn *k, uint32_t timeout_ms,
 
 static void conn_free(struct el_conn *k)
 {
+	pthread_mutex_destroy(&k->io_mu);
 	if (k->s != NULL)
 		nng_stream_free(k->s);
 	nng_stream_dialer_free(k->d);
@@ -265,6 +266,8 @@ static struct el_conn *conn_dial(el_client *c, const char *url, nng_tls_config *
 		*rv_out = NNG_ENOMEM;
 		return NULL;
 	}
+	pthread_mutex_init(&k->io_mu, NULL);
+	k->refs = 1;
 	nng_aio *aio = NULL;
 	int rv = nng_stream_dialer_alloc(&k->d, url);
 	if (rv == 0)
@@ -378,7 +381,6 @@ static struct el_conn *conn_open(el_client *c, const char *url, uint32_t timeout
 	if (c->ident != NULL && tls != NULL)
 		nng_tls_config_free(tls); /* known_find's reference; the dialer holds its own */
 	if (k != NULL) {
-		pthread_mutex_init(&k->io_mu, NULL);
 		rv = conn_handshake(c, k, timeout_ms, c->ident != NULL ? name : NULL, NULL);
 		if (rv == 0 && pthread_create(&k->reader, NULL, reader_main, k) != 0)
 			rv = NNG_ENOMEM;
@@ -400,16 +402,16 @@ static struct el_conn *conn_open(el_client *c, const char *url, uint32_t timeout
 					url, name, nng_strerror(rv));
 		else
 			el_client__fail("%s: %s", url, nng_strerror(rv));
-		if (k != NULL) {
-			pthread_mutex_destroy(&k->io_mu);
+		if (k != NULL)
 			conn_free(k);
-		}
 		return NULL;
 	}
 	snprintf(k->url, sizeof k->url, "%s", url);
 	return k;
 }
 
+/* Close k and free it: only by its last holder (conn_put), or by the one
+ * thread that opened it privately (el_client_request_at). */
 static void conn_close(struct el_conn *k)
 {
 	if (k == NULL)
@@ -420,7 +422,6 @@ static void conn_close(struct el_conn *k)
 	pthread_mutex_unlock(&k->io_mu);
 	nng_aio_cancel(k->rx);
 	pthread_join(k->reader, NULL);
-	pthread_mutex_destroy(&k->io_mu);
 	conn_free(k);
 }
 
@@ -437,8 +438,23 @@ static int conn_send(el_client *c, struct el_conn *k, const uint8_t *frame, size
 
 /* ---- Requests ------------------------------------------------------------- */
 
+/* A thread using k (a request in flight on it) holds a reference, and so
+ * does c->conn while k is the client's connection: k is closed and freed
+ * when the last one is put, never under another thread's send or wait. */
+static void conn_put(el_client *c, struct el_conn *k)
+{
+	if (k == NULL)
+		return;
+	pthread_mutex_lock(&c->mu);
+	const bool last = --k->refs == 0;
+	pthread_mutex_unlock(&c->mu);
+	if (last)
+		conn_close(k);
+}
+
 /* The connection requests go to: the leader hint first, then the endpoints
- * in turn. Called without c->mu; NULL when none answered by deadline. */
+ * in turn. Called without c->mu; NULL when none answered by deadline. The
+ * caller holds a reference on the connection returned (conn_put). */
 static struct el_conn *current_conn(el_client *c, uint64_t deadline_ms)
 {
 	pthread_mutex_lock(&c->mu);
@@ -448,12 +464,12 @@ static struct el_conn *current_conn(el_client *c, uint64_t deadline_ms)
 		c->reconnects++;
 		el_client__wake_events(c);
 	} else if (k != NULL) {
+		k->refs++;
 		pthread_mutex_unlock(&c->mu);
 		return k;
 	}
 	pthread_mutex_unlock(&c->mu);
-	if (k != NULL)
-		conn_close(k);
+	conn_put(c, k); /* c->conn's reference */
 	char tried[400] = "", last[300] = "";
 	for (unsigned attempt = 0; el_client__now_ms() < deadline_ms; attempt++) {
 		char url[EL_CW_ADDR_MAX + 1];
@@ -479,13 +495,15 @@ static struct el_conn *current_conn(el_client *c, uint64_t deadline_ms)
 				struct el_conn *theirs = old;
 				old = k;
 				k = theirs;
+				k->refs++; /* ours */
 			} else {
 				c->conn = k;
+				k->refs++; /* c->conn's, beside ours from conn_open */
 				if (old != NULL)
 					c->reconnects++;
 			}
 			pthread_mutex_unlock(&c->mu);
-			conn_close(old);
+			conn_put(c, old); /* the loser's only reference, or c->conn's */
 			return k;
 		}
 		const size_t why = strnlen(last_error, sizeof last - 1); /* why this one failed */
@@ -505,6 +523,8 @@ static struct el_conn *current_conn(el_client *c, uint64_t deadline_ms)
 	return NULL;
 }
 
+/* k is broken or silent: no longer the client's connection (the caller
+ * still puts its own reference). */
 static void drop_conn(el_client *c, struct el_conn *k)
 {
 	pthread_mutex_lock(&c->mu);
@@ -516,7 +536,7 @@ static void drop_conn(el_client *c, struct el_conn *k)
 	}
 	pthread_mutex_unlock(&c->mu);
 	if (mine)
-		conn_close(k);
+		conn_put(c, k);
 }
 
 static int add_pending(el_client *c, struct el_pending *p)
@@ -599,29 +619,30 @@ static int request_until(el_client *c, struct el_cw_msg *req, struct el_cw_msg *
 		const uint64_t try_end = el_client__now_ms() + 1500u < deadline_ms
 						 ? el_client__now_ms() + 1500u : deadline_ms;
 		const int got = try_once(c, k, frame, len, req->id, reply, try_end);
+		bool done = true;
 		if (got < 0) {
 			rc = got;
-			break;
-		}
-		if (got == 0) { /* broken or silent: another node, same id */
+		} else if (got == 0) { /* broken or silent: another node, same id */
 			drop_conn(c, k);
-			continue;
-		}
-		if (reply->type == EL_CW_ERROR || reply->err != EL_ENOTLEADER) {
+			done = false;
+		} else if (reply->type == EL_CW_ERROR || reply->err != EL_ENOTLEADER) {
 			rc = EL_OK;
-			break;
+		} else { /* a follower: go to the leader it names, or look around */
+			pthread_mutex_lock(&c->mu);
+			if (reply->leader_addr_len > 0)
+				snprintf(c->leader_hint, sizeof c->leader_hint, "%.*s",
+					 (int)reply->leader_addr_len, reply->leader_addr);
+			else
+				el_client__wait(c, el_client__now_ms() + 100); /* an election */
+			pthread_mutex_unlock(&c->mu);
+			drop_conn(c, k);
+			el_client__fail("no leader yet");
+			rc = EL_ENOTLEADER;
+			done = false;
 		}
-		/* A follower: go to the leader it names, or look around. */
-		pthread_mutex_lock(&c->mu);
-		if (reply->leader_addr_len > 0)
-			snprintf(c->leader_hint, sizeof c->leader_hint, "%.*s",
-				 (int)reply->leader_addr_len, reply->leader_addr);
-		else
-			el_client__wait(c, el_client__now_ms() + 100); /* an election */
-		pthread_mutex_unlock(&c->mu);
-		drop_conn(c, k);
-		el_client__fail("no leader yet");
-		rc = EL_ENOTLEADER;
+		conn_put(c, k);
+		if (done)
+			break;
 	}
 	free(frame);
 	return rc;
@@ -774,7 +795,7 @@ void el_client_close(el_client *c)
 	pthread_mutex_unlock(&c->mu);
 	if (c->keeper_running)
 		pthread_join(c->keeper, NULL);
-	conn_close(k);
+	conn_put(c, k);
 	for (unsigned i = 0; i < c->n_endpoints; i++)
 		free(c->endpoints[i]);
 	if (c->tls != NULL)

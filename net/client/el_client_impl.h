@@ -31,6 +31,7 @@ struct el_conn {
 	nng_aio *rx; /* the reader thread's */
 	pthread_t reader;
 	bool dead; /* the reader saw the stream end (under c->mu) */
+	unsigned refs; /* under c->mu: c->conn's and each request's using it */
 	pthread_mutex_t io_mu; /* orders the reader's receives with conn_close */
 	bool stop;             /* set by conn_close under io_mu: the reader ends */
 	char url[EL_CW_ADDR_MAX + 1];

@@ -2,6 +2,8 @@
  * storage_raft.c - el_storage driven by, and feeding, an el_raft replica.
  * Kept apart so storage itself builds and tests without the Raft core.
  */
+#include "el_error.h"
+#include "el_storage_impl.h"
 #include "el_storage_raft.h"
 
 static int load_snapshot(void *ctx, const struct el_snapshot_meta *meta, const uint8_t *data)
@@ -27,9 +29,32 @@ static const struct el_entry *raft_entry(void *ctx, uint64_t index)
 	return el_raft_entry(ctx, index);
 }
 
+/*
+ * A ready batch that moves nothing but the commit index is not written (no
+ * write, no fdatasync). Raft's commit index is volatile state (Figure 2);
+ * it is stored only so that a restart applies sooner, and it reaches the
+ * disk with the next batch that writes anything. A node that restarts with
+ * an older one learns it again from the leader's appends or, as the only
+ * voter, commits its log again with its first entry of the new term
+ * (el_raft_load_hard_state accepts a commit that lags the log). Entries,
+ * terms and votes are still durable before anything that depends on them
+ * leaves; what goes is the leader's second fsync per commit, which every
+ * reply waited for.
+ */
+static bool commit_only(const struct el_storage *st, const struct el_ready *rd)
+{
+	return rd->hard_state_changed && rd->snapshot == NULL && !rd->restore &&
+	       rd->persist_first > rd->persist_last &&
+	       rd->persist_first > el_storage_last_index(st) && st->failed == 0 &&
+	       rd->hs.term == st->hs.term && rd->hs.vote == st->hs.vote &&
+	       rd->hs.commit >= st->hs.commit;
+}
+
 int el_storage_persist_ready(struct el_storage *st, const struct el_ready *rd,
 			     const struct el_raft *r)
 {
+	if (commit_only(st, rd))
+		return EL_OK;
 	const struct el_storage_batch b = {
 		.snapshot = rd->snapshot,
 		.snapshot_data = rd->snapshot_data,

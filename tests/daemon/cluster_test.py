@@ -208,6 +208,36 @@ def fnv1a(text):
     return h
 
 
+def test_frame_boundaries(c):
+    """Frames cut anywhere by TCP and TLS, many in one record, and one larger
+    than the daemon's receive buffer are each read whole and in order."""
+    conn = c.connect(S.leader)
+
+    def ping(i):
+        body = cbor2.dumps({0: 1, 1: 18, 2: i}, canonical=True)
+        return struct.pack(">I", len(body)) + body
+    one = ping(1001)
+    for k in range(len(one)):  # one byte per TLS record
+        conn.send_raw(one[k:k + 1])
+    m = conn.recv(3.0)
+    check("frames: a request sent a byte at a time is answered",
+          m.get(1) == 82 and m.get(2) == 1001, repr(m))
+    many = b"".join(ping(2000 + i) for i in range(40))
+    conn.send_raw(many[:-3])
+    time.sleep(0.05)
+    conn.send_raw(many[-3:])
+    ids = [conn.recv(3.0).get(2) for _ in range(40)]
+    check("frames: 40 requests in one write, the last one cut, answered in order",
+          ids == list(range(2000, 2040)), repr(ids))
+    body = cbor2.dumps({0: 1, 1: 18, 2: 3001, 40: b"x" * 5000}, canonical=True)
+    conn.send_raw(struct.pack(">I", len(body)) + body + ping(3002))
+    first, second = conn.recv(3.0), conn.recv(3.0)
+    check("frames: a 5 KB frame is read whole (one reply), the next one after it",
+          first.get(1) in (82, 129) and second.get(1) == 82 and second.get(2) == 3002,
+          repr((first, second)))
+    conn.close()
+
+
 def test_bad_peer_input(c):
     target = S.leader
     ver = subprocess.run([c.bin, "--version"], capture_output=True, text=True).stdout
@@ -568,7 +598,7 @@ def main():
     try:
         c.start_all(bootstrap=True)
         for t in (test_election_and_redirect, test_lock_round_trip, test_session_expiring,
-                  test_bad_client_input,
+                  test_bad_client_input, test_frame_boundaries,
                   test_bad_peer_input, test_peer_identity, test_many_clients, test_membership, test_sigterm_leader,
                   test_sigkill_leader_waiter_granted, test_kill_all_restart,
                   test_start_guards):

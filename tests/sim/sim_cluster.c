@@ -57,6 +57,15 @@ static void disk_write_snapshot(struct sim_disk *d, const struct el_snapshot_met
 		d->last = meta->index; /* stored entries cover (snap.index, last] */
 }
 
+/* As port/posix (storage_raft.c): a batch that moves only the commit index
+ * is not written, so restarts recover a commit that lags (it is volatile). */
+static bool commit_only(const struct sim_disk *d, const struct el_ready *rd)
+{
+	return d->has_hs && rd->snapshot == NULL && !rd->restore &&
+	       rd->persist_first > rd->persist_last && rd->persist_first > d->last &&
+	       rd->hs.term == d->hs.term && rd->hs.vote == d->hs.vote;
+}
+
 /* Steps 1-2 of the ready loop. Returns false if the node crashed mid-batch. */
 static bool persist(struct sim *s, struct sim_node *n, const struct el_ready *rd)
 {
@@ -66,7 +75,7 @@ static bool persist(struct sim *s, struct sim_node *n, const struct el_ready *rd
 	if (rd->snapshot != NULL)
 		disk_write_snapshot(d, rd->snapshot, rd->snapshot_data);
 	disk_truncate(d, rd->persist_first);
-	if (rd->hard_state_changed) {
+	if (rd->hard_state_changed && !commit_only(d, rd)) {
 		d->hs = rd->hs;
 		d->has_hs = true;
 	}

@@ -1,0 +1,71 @@
+/*
+ * main.c - bench_load: `make bench`'s load generator (README.md here).
+ *
+ *   bench_load BUILD JSON      edgelock: 3 nodes, then 1, built in BUILD
+ *   bench_compare BUILD JSON redis    the same workloads on a peer (built
+ *                              with -DBENCH_PEERS and the peer_*.c files)
+ *
+ * Knobs (environment): BENCH_SECONDS per timed phase (5), BENCH_FAILOVERS
+ * (10), BENCH_IDLE idle sessions (1000), BENCH_LOCKS "100,10000,30000",
+ * BENCH_ONLY "uncontended,contended,failover,scale,footprint,single",
+ * BENCH_PORT base port (27300: peers +1..3, clients +101..103), EDGELOCKD
+ * another edgelockd binary (default BUILD/bin/edgelockd).
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+
+static unsigned env_u(const char *name, unsigned dflt)
+{
+	const char *v = getenv(name);
+	return v != NULL && *v != '\0' ? (unsigned)strtoul(v, NULL, 10) : dflt;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 3 && argc != 4) {
+		fprintf(stderr, "usage: bench_load BUILD_DIR JSON_FILE [edgelock|redis|zookeeper]\n");
+		return 2;
+	}
+	const char *which = argc == 4 ? argv[3] : "edgelock";
+	signal(SIGPIPE, SIG_IGN);
+	struct bench_opts o = { .seconds = env_u("BENCH_SECONDS", 5),
+				.failovers = env_u("BENCH_FAILOVERS", 10),
+				.idle = env_u("BENCH_IDLE", 1000),
+				.scale = { 100, 10000, 30000 },
+				.only = getenv("BENCH_ONLY") };
+	const char *locks = getenv("BENCH_LOCKS");
+	if (locks != NULL && sscanf(locks, "%u,%u,%u", &o.scale[0], &o.scale[1], &o.scale[2]) != 3) {
+		fprintf(stderr, "bench: BENCH_LOCKS is three counts, e.g. 100,10000,30000\n");
+		return 2;
+	}
+	if (o.seconds == 0)
+		o.seconds = 1;
+	const int port = (int)env_u("BENCH_PORT", 27300);
+	struct bench_target *t = NULL;
+	if (strcmp(which, "edgelock") == 0)
+		t = bench_edgelock(argv[1], port);
+#ifdef BENCH_PEERS
+	else if (strcmp(which, "redis") == 0)
+		t = bench_redis(argv[1], port + 200);
+	else if (strcmp(which, "zookeeper") == 0)
+		t = bench_zookeeper(argv[1], port + 300);
+#endif
+	if (t == NULL) {
+		fprintf(stderr, "bench: no target %s in this build\n", which);
+		return 2;
+	}
+	if (t->handicap != NULL)
+		bench_note("%s driven as: %s", t->name, t->handicap);
+	const int rc = bench_run_all(t, &o);
+	if (rc != 0)
+		bench_note("the run stopped early (see the messages above)");
+	bench_note("%s; %u s per timed phase; figures are noisy on a shared machine",
+		   t->one_node ? "one node on loopback, fsync per acknowledged write"
+			       : "3 nodes (single-16: 1 node) on loopback, fsync per acknowledged write",
+		   o.seconds);
+	return bench_report(t->name, argv[2]) == 0 && rc == 0 ? 0 : 1;
+}

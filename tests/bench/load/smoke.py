@@ -1,0 +1,75 @@
+"""smoke.py BUILD - `make test`'s check that the load generator still works:
+a one-second uncontended run on a real three-node cluster, and its JSON is
+well formed with figures in it. Speed is never checked (figures only).
+"""
+import json
+import os
+import socket
+import subprocess
+import sys
+
+passed = failed = 0
+
+
+def check(name, cond, why=""):
+    global passed, failed
+    if cond:
+        passed += 1
+        print("ok   " + name)
+    else:
+        failed += 1
+        print("FAIL %s %s" % (name, why))
+
+
+def free_base():
+    """A base port whose +1..3 and +101..103 are all free on loopback."""
+    for _ in range(50):
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        base = s.getsockname()[1] - 1
+        s.close()
+        if base + 103 > 65535:
+            continue
+        socks = []
+        try:
+            for off in (1, 2, 3, 101, 102, 103):
+                t = socket.socket()
+                socks.append(t)
+                t.bind(("127.0.0.1", base + off))
+            return base
+        except OSError:
+            continue
+        finally:
+            for t in socks:
+                t.close()
+    return 27300
+
+
+def main():
+    build = sys.argv[1]
+    out = os.path.join(build, "bench", "smoke.json")
+    env = dict(os.environ, BENCH_ONLY="uncontended", BENCH_SECONDS="1",
+               BENCH_PORT=str(free_base()))
+    p = subprocess.run([os.path.join(build, "bench", "bench_load"), build, out], env=env,
+                       capture_output=True, text=True, timeout=120)
+    check("bench_load exits 0", p.returncode == 0, p.stderr[-2000:])
+    check("the table is printed", "uncontended-16" in p.stdout, p.stdout[-500:])
+    try:
+        with open(out) as f:
+            d = json.load(f)
+        vals = {(r["workload"], r["metric"]): r["value"] for r in d["results"]}
+    except (OSError, ValueError, KeyError) as e:
+        check("the JSON file is well formed", False, repr(e))
+        vals = {}
+    for w in ("uncontended-1", "uncontended-16"):
+        check(w + ": cycles were made, none failed",
+              vals.get((w, "cycles/s"), 0) > 0 and vals.get((w, "errors")) == 0, repr(vals))
+        check(w + ": percentiles are ordered",
+              0 < vals.get((w, "cycle p50"), 0) <= vals.get((w, "cycle p99"), 0)
+              <= vals.get((w, "cycle p99.9"), 0), repr(vals))
+    print("%d passed, %d failed" % (passed, failed))
+    return 0 if failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
