@@ -332,11 +332,13 @@ static pid_t spawn_node(const struct etcd_target *e, int i)
 static int status(struct etcd_target *e, int i)
 {
 	struct etcd_client *k = dial(e, i);
-	char me[32], lead[32];
+	char me[32];
 	int rc = -1;
 	if (k != NULL && post(k, "maintenance/status", "{}", 1000) == 0 &&
-	    field(k, "member_id", me, sizeof me) == 0)
+	    field(k, "member_id", me, sizeof me) == 0) {
+		char lead[32];
 		rc = field(k, "leader", lead, sizeof lead) == 0 && strcmp(me, lead) == 0;
+	}
 	hang_up(k);
 	return rc;
 }
