@@ -52,7 +52,7 @@ bench-load: $(BENCH_LOAD) $(BUILD)/bin/edgelockd $(BUILD)/bin/edgelock $(BUILD)/
 	@$(BENCH_LOAD) $(BUILD) $(BUILD)/bench/edgelock.json
 BENCHES += bench-load
 
-# `make bench-compare`: the same workloads on ZooKeeper and Redis (the peers' packages come
+# `make bench-compare`: the same workloads on etcd, ZooKeeper and Redis (the peers' packages come
 # from tools/bench-packages.txt, installed by this target only), then one
 # side-by-side table with ratios (tests/bench/load/compare.py).
 BENCH_COMPARE := $(BUILD)/bench/bench_compare
@@ -61,7 +61,7 @@ $(BENCH_COMPARE): $(BENCH_LOAD_SRCS) $(BENCH_PEER_SRCS) tests/bench/load/bench.h
 	@mkdir -p $(@D)
 	$(call say,LD,$@)
 	$(Q)$(CC) $(HOST_CFLAGS) $(CLIENT_FLAGS) -DBENCH_PEERS $(BENCH_LOAD_SRCS) $(BENCH_PEER_SRCS) \
-		$(BUILD)/lib/libedgelock.a $(CLIENT_LIBS) -lhiredis -lzookeeper_mt -o $@
+		$(BUILD)/lib/libedgelock.a $(CLIENT_LIBS) -lhiredis -lzookeeper_mt -lcurl -o $@
 
 .PHONY: bench-compare bench-peers
 bench-peers:
@@ -72,8 +72,9 @@ bench-compare: bench-peers
 	@$(BENCH_COMPARE) $(BUILD) $(BUILD)/bench/edgelock.json edgelock
 	@$(BENCH_COMPARE) $(BUILD) $(BUILD)/bench/redis.json redis
 	@$(BENCH_COMPARE) $(BUILD) $(BUILD)/bench/zookeeper.json zookeeper
+	@$(BENCH_COMPARE) $(BUILD) $(BUILD)/bench/etcd.json etcd
 	@/usr/bin/python3 tests/bench/load/compare.py $(BUILD)/bench/edgelock.json \
-		$(BUILD)/bench/zookeeper.json $(BUILD)/bench/redis.json
+		$(BUILD)/bench/etcd.json $(BUILD)/bench/zookeeper.json $(BUILD)/bench/redis.json
 
 # `make test`'s smoke run of the load generator (about 10 s): a one-second
 # uncontended run; checks the output is well formed, never the speed.

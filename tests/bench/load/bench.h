@@ -47,6 +47,7 @@ struct bench_target {
 struct bench_target *bench_edgelock(const char *build, int port);
 struct bench_target *bench_redis(const char *build, int port);
 struct bench_target *bench_zookeeper(const char *build, int port);
+struct bench_target *bench_etcd(const char *build, int port);
 
 /* ---- procs.c: processes, /proc -------------------------------------------- */
 uint64_t bench_now_ns(void);

@@ -1,6 +1,7 @@
 """compare.py - `make bench-compare`'s side-by-side table: edgelock's figures
-(build/bench/edgelock.json) next to each peer's (build/bench/PEER.json),
-measured in the same run, with ratios and the issue's targets.
+(build/bench/edgelock.json) next to each peer's (build/bench/PEER.json:
+etcd, zookeeper, redis), measured in the same run, with ratios and the
+issue's targets.
 
     compare.py EDGELOCK.json PEER.json...
 """

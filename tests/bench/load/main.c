@@ -8,7 +8,8 @@
  * Knobs (environment): BENCH_SECONDS per timed phase (5), BENCH_FAILOVERS
  * (10), BENCH_IDLE idle sessions (1000), BENCH_LOCKS "100,10000,30000",
  * BENCH_ONLY "uncontended,contended,failover,scale,footprint,single",
- * BENCH_PORT base port (27300: peers +1..3, clients +101..103), EDGELOCKD
+ * BENCH_PORT base port (27300: peers +1..3, clients +101..103; Redis at
+ * +200, ZooKeeper +300.., etcd +400..: clients +401..403), EDGELOCKD
  * another edgelockd binary (default BUILD/bin/edgelockd).
  */
 #include <signal.h>
@@ -27,7 +28,7 @@ static unsigned env_u(const char *name, unsigned dflt)
 int main(int argc, char **argv)
 {
 	if (argc != 3 && argc != 4) {
-		fprintf(stderr, "usage: bench_load BUILD_DIR JSON_FILE [edgelock|redis|zookeeper]\n");
+		fprintf(stderr, "usage: bench_load BUILD_DIR JSON_FILE [edgelock|redis|zookeeper|etcd]\n");
 		return 2;
 	}
 	const char *which = argc == 4 ? argv[3] : "edgelock";
@@ -53,6 +54,8 @@ int main(int argc, char **argv)
 		t = bench_redis(argv[1], port + 200);
 	else if (strcmp(which, "zookeeper") == 0)
 		t = bench_zookeeper(argv[1], port + 300);
+	else if (strcmp(which, "etcd") == 0)
+		t = bench_etcd(argv[1], port + 400);
 #endif
 	if (t == NULL) {
 		fprintf(stderr, "bench: no target %s in this build\n", which);
