@@ -53,6 +53,7 @@ class Run:
         self.cli_threads = []
         self.mounted = None
         self.ttl_s, self.lock_delay_s = TTL_MS / 1000.0, LOCK_DELAY_MS / 1000.0
+        self.regrant_bound_s = (TTL_MS + LOCK_DELAY_MS + ELECTION_BOUND_MS) / 1000.0
         self.full_disk_node, self.peer_port, self.client_port = FULL_DISK_NODE, PEER_PORT, CLIENT_PORT
 
     # ---- history ----------------------------------------------------------

@@ -54,7 +54,7 @@ class Nemeses:
         weights = [WEIGHTS[k] for k in kinds]
         while time.monotonic() < end:
             time.sleep(self.rng.uniform(0.5, 2.5))
-            alone = self.rng.random() < 0.3
+            alone = self.rng.random() < 0.2
             with self.mu:
                 if self.active >= 2 or (alone and self.active > 0):
                     continue
@@ -62,6 +62,12 @@ class Nemeses:
                 self.next_id += 1
                 fid = self.next_id
             kind = self.rng.choices(kinds, weights)[0]
+            if alone:  # nothing else until its window is over: a failover timed alone
+                t0 = time.monotonic()
+                self.fault(kind, fid)
+                if kind in ("kill-client", "pause-client"):
+                    time.sleep(max(0.0, t0 + self.run.regrant_bound_s + 1.0 - time.monotonic()))
+                continue
             t = threading.Thread(target=self.fault, args=(kind, fid), daemon=True)
             t.start()
             self.threads.append(t)
@@ -289,7 +295,8 @@ class Nemeses:
         """(slot name, its process) of a lock worker: the resource's last
         writer more often than not; and whether it was that writer."""
         last = self.run.last_writer("A")
-        names = [n for n, (_, proc, slot) in self.run.clients.items() if slot[1] == "lock"]
+        names = [n for n, (p, proc, slot) in self.run.clients.items()
+                 if slot[1] == "lock" and p.poll() is None]
         holder = [n for n in names if self.run.clients[n][1] == last]
         if holder and self.rng.random() < 0.7:
             return holder[0], True
@@ -320,11 +327,15 @@ class Nemeses:
             return
         # more often than not, between a read and its write: the lost update's window
         in_window = self.rng.random() < 0.6 and self.wait_for_read(proc, 3.0)
-        os.kill(p.pid, signal.SIGSTOP)
+        try:
+            os.kill(p.pid, signal.SIGSTOP)
+        except ProcessLookupError:  # killed meanwhile (kill-client)
+            return
         self.start(fid, "pause-client", target=proc, holder=holder, lock=slot[2],
                    in_window=in_window)
         time.sleep(self.run.ttl_s + self.run.lock_delay_s + self.rng.uniform(0.5, 3.0))
-        os.kill(p.pid, signal.SIGCONT)
+        if p.poll() is None:
+            os.kill(p.pid, signal.SIGCONT)
         self.stop(fid, "pause-client", target=proc)
 
     def kill_client(self, fid):
