@@ -298,6 +298,8 @@ class Nemeses:
         names = [n for n, (p, proc, slot) in self.run.clients.items()
                  if slot[1] == "lock" and p.poll() is None]
         holder = [n for n in names if self.run.clients[n][1] == last]
+        if not names:
+            return None, False
         if holder and self.rng.random() < 0.7:
             return holder[0], True
         n = self.rng.choice(names)
@@ -322,6 +324,8 @@ class Nemeses:
 
     def pause_client(self, fid):
         name, holder = self.pick_client()
+        if name is None:
+            return
         p, proc, slot = self.run.clients[name]
         if p.poll() is not None:
             return
@@ -340,6 +344,8 @@ class Nemeses:
 
     def kill_client(self, fid):
         name, holder = self.pick_client()
+        if name is None:
+            return
         p, proc, slot = self.run.clients[name]
         if p.poll() is not None:
             return
