@@ -93,6 +93,8 @@ class Run:
                        self.certs, self.certs, i, peers, ELECTION_MS, HEARTBEAT_MS))
 
     def start_node(self, i, *flags):
+        if not flags and os.path.isdir(self.data(i)) and not os.listdir(self.data(i)):
+            flags = ("--join",)  # wiped by the membership fault, not yet sent anything
         logf = open(self.log(i), "a")
         env = dict(os.environ, CHAOS_SEED=str(self.seed * 100 + i))
         self.nodes[i] = subprocess.Popen(self.net.exec_args("n%d" % i) +
@@ -153,6 +155,20 @@ class Run:
         st = self.status()
         leaders = [s for s in st.values() if s["role"] == "leader"]
         return max(leaders, key=lambda s: s["term"])["node"] if leaders else None
+
+    def wait_writes(self, timeout):
+        """True once every resource accepted a write after this call."""
+        start = {r: self.count_writes(r) for r in self.resources}
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if all(self.count_writes(r) > n for r, n in start.items()):
+                return True
+            time.sleep(0.2)
+        return False
+
+    def count_writes(self, res):
+        with open(os.path.join(self.resources[res][1], "writes.jsonl"), "rb") as f:
+            return f.read().count(b"\n")
 
     def wait_leader(self, timeout):
         end = time.monotonic() + timeout
@@ -300,8 +316,11 @@ def merge_history(run):
     return events
 
 
-def verdict(run, events, nem, seconds):
+def verdict(run, events, nem, seconds, recovered):
     violations, counts = check.check(events, TTL_MS, LOCK_DELAY_MS, ELECTION_BOUND_MS)
+    if not recovered:
+        violations.append({"kind": "no-recovery", "what": "healed, the cluster did not serve "
+                           "the clients again within 60 s"})
     kinds = {}
     for v in violations:
         kinds[v["kind"]] = kinds.get(v["kind"], 0) + 1
@@ -339,12 +358,13 @@ def main():
         nem.run_for(a.seconds, a.faults.split(",") if a.faults else None)
         nem.heal_all()
         run.wait_leader(60)
+        recovered = run.wait_writes(60)  # healed, every resource is written again
         time.sleep(3)  # a quiet end: the clients finish what they started
         run.teardown()
         events = merge_history(run)
     finally:
         run.cleanup()
-    v = verdict(run, events, nem, a.seconds)
+    v = verdict(run, events, nem, a.seconds, recovered)
     print(json.dumps(v, indent=1), flush=True)
     if a.fencing == "on":
         return 1 if v["violations"] else 0

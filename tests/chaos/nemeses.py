@@ -363,6 +363,9 @@ class Nemeses:
         for i, p in list(self.run.nodes.items()):
             if p.poll() is None:
                 os.kill(p.pid, signal.SIGCONT)
+            else:  # no fault left it down: it stopped by itself
+                self.findings.append("node%d was down at the end (exit %s)" % (i, p.returncode))
+                self.run.start_node(i)
         for p, _, _ in self.run.clients.values():
             if p.poll() is None:
                 os.kill(p.pid, signal.SIGCONT)
