@@ -455,6 +455,8 @@ def lock_traffic(conn, name):
     """200 log entries: 100 acquire/release pairs (an append carries at most 64)."""
     s, _ = open_session(conn)
     for seq in range(1, 101):
+        if seq % 25 == 1:  # test_kill_all_restart wants client-b's 30 s session alive
+            S.b.call({1: 2, 4: S.sb})
         rep = conn.call({1: 4, 4: s, 5: 2 * seq - 1, 6: name})
         conn.call({1: 5, 4: s, 5: 2 * seq, 6: name, 11: rep.get(11, 0)})
 
@@ -472,6 +474,7 @@ def test_rejoin(c, conn):
     check("re-added node 4 caught up and was promoted to voter",
           wait_for(lambda: members(c, S.leader).get(4) == 1), repr(members(c, S.leader)))
     time.sleep(2.0)
+    S.b.call({1: 2, 4: S.sb})
     check("re-added node 4 still runs (its old removal in the log did not stop it)",
           c.procs[4].poll() is None)
     rep = conn.call({1: 15, 20: 4})
