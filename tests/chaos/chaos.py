@@ -28,6 +28,7 @@ NODES = 5
 PEER_PORT, CLIENT_PORT = 7000, 7100
 TTL_MS, LOCK_DELAY_MS = 1500, 300
 ELECTION_MS, HEARTBEAT_MS = 1000, 100
+STUCK_S = 60  # every library call returns within its wait + 2 request timeouts (14 s)
 ELECTION_BOUND_MS = 3 * ELECTION_MS + 2000  # randomized timeouts, PreVote, a retry, a busy host
 FULL_DISK_NODE, TMPFS = NODES, "32m"
 
@@ -52,6 +53,7 @@ class Run:
                                   os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         self.cli_threads = []
         self.mounted = None
+        self.stuck = {}  # proc -> the operation it is stuck in
         self.ttl_s, self.lock_delay_s = TTL_MS / 1000.0, LOCK_DELAY_MS / 1000.0
         self.regrant_bound_s = (TTL_MS + LOCK_DELAY_MS + ELECTION_BOUND_MS) / 1000.0
         self.full_disk_node, self.peer_port, self.client_port = FULL_DISK_NODE, PEER_PORT, CLIENT_PORT
@@ -210,6 +212,28 @@ class Run:
                              stderr=open(os.path.join(self.out, proc + ".err"), "w"))
         self.clients[name] = (p, proc, slot)
 
+    def watch_stuck(self):
+        """A library call is bounded (request timeout, wait + 2 timeouts): a
+        worker whose last operation was invoked STUCK_S ago and never
+        completed is stuck. Its threads' stacks go to RUN/stuck-PROC.txt."""
+        while not self.stopping:
+            time.sleep(5)
+            for p, proc, _ in list(self.clients.values()):
+                if proc in self.stuck or p.poll() is not None:
+                    continue
+                try:
+                    with open(os.path.join(self.hist, proc + ".jsonl"), "rb") as f:
+                        f.seek(max(0, os.fstat(f.fileno()).st_size - 400))
+                        last = json.loads(f.read().splitlines()[-1])
+                except (OSError, ValueError, IndexError):
+                    continue
+                if last["type"] == "invoke" and time.monotonic() - last["t"] > STUCK_S:
+                    self.stuck[proc] = last
+                    with open(os.path.join(self.out, "stuck-%s.txt" % proc), "w") as out:
+                        subprocess.run(["gdb", "-p", str(p.pid), "-batch", "-ex",
+                                        "thread apply all bt"], stdout=out,
+                                       stderr=subprocess.STDOUT, timeout=60)
+
     def cli_loop(self, name, member, lock, res):
         """`edgelock lock LOCK -- chaos-worker cmd`, again and again."""
         proc = name
@@ -252,6 +276,7 @@ class Run:
         t = threading.Thread(target=self.cli_loop, args=("cli1", "c2", "chaos/rmw", "A"), daemon=True)
         t.start()
         self.cli_threads.append(t)
+        threading.Thread(target=self.watch_stuck, daemon=True).start()
 
     def teardown(self):
         self.stopping = True
@@ -318,6 +343,9 @@ def merge_history(run):
 
 def verdict(run, events, nem, seconds, recovered):
     violations, counts = check.check(events, TTL_MS, LOCK_DELAY_MS, ELECTION_BOUND_MS)
+    for proc, op in sorted(run.stuck.items()):
+        violations.append({"kind": "stuck-client", "what": "%s: %s invoked at %.3f never "
+                           "returned (stacks in stuck-%s.txt)" % (proc, op["f"], op["t"], proc)})
     if not recovered:
         violations.append({"kind": "no-recovery", "what": "healed, the cluster did not serve "
                            "the clients again within 60 s"})
