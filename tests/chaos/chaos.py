@@ -121,11 +121,15 @@ class Run:
                                              "--cert", self.certs + "/client.pem"] + list(args)
 
     def cli_run(self, member, *args):
+        """The CLI's exit status; its last line of output in self.cli_said."""
         try:
-            return subprocess.run(self.cli_args(member, *args), stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.DEVNULL, timeout=30).returncode
+            r = subprocess.run(self.cli_args(member, *args), stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True, timeout=30)
         except subprocess.TimeoutExpired:
+            self.cli_said = "timed out"
             return -1
+        self.cli_said = (r.stdout.strip().splitlines() or [""])[-1]
+        return r.returncode
 
     def last_writer(self, res):
         """The client of resource res's last accepted write (None: none yet)."""

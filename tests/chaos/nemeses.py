@@ -213,7 +213,7 @@ class Nemeses:
         try:
             rc = self.run.cli_run("ctl", "members", "remove", str(i))
             if rc != 0:
-                self.findings.append("membership: remove %d: exit %d" % (i, rc))
+                self.findings.append("membership: remove %d: exit %d: %s" % (i, rc, self.run.cli_said))
                 return
             self.start(fid, "membership", target=i)
             p = self.run.nodes[i]
@@ -235,7 +235,8 @@ class Nemeses:
                     break
                 time.sleep(1.0)
             if rc != 0:
-                self.findings.append("membership: re-adding node%d failed (exit %d)" % (i, rc))
+                self.findings.append("membership: re-adding node%d failed (exit %d: %s)"
+                                     % (i, rc, self.run.cli_said))
             self.stop(fid, "membership", target=i, readded=rc == 0)
         finally:
             self.free_node(i)
