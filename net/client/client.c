@@ -270,22 +270,51 @@ static struct el_conn *conn_open(el_client *c, const char *url, uint32_t timeout
 	return k;
 }
 
-static void conn_close(struct el_conn *k)
+static void conn_free(struct el_conn *k)
 {
-	if (k == NULL)
-		return;
-	pthread_mutex_lock(&k->io_mu);
-	k->stop = 1;
-	nng_stream_close(k->s); /* ends the receive pending, if any */
-	pthread_mutex_unlock(&k->io_mu);
-	nng_aio_cancel(k->rx);
-	pthread_join(k->reader, NULL);
 	pthread_mutex_destroy(&k->io_mu);
 	nng_stream_free(k->s);
 	nng_stream_dialer_free(k->d);
 	nng_aio_free(k->tx);
 	nng_aio_free(k->rx);
 	free(k);
+}
+
+/* A connection is shared by every thread current_conn hands it to: each
+ * holds it until conn_put. The thread that takes it out of c->conn closes it
+ * at once (the stream ends, the reader is joined), and the last one out
+ * frees it, so no thread sends on a freed connection (the chaos suite saw a
+ * renewal thread free the connection a request was being sent on). */
+static void conn_release(struct el_conn *k, bool close)
+{
+	el_client *c = k->client;
+	pthread_mutex_lock(&c->mu);
+	if (close)
+		k->closed = true;
+	else
+		k->users--;
+	const bool last = k->closed && k->users == 0;
+	pthread_mutex_unlock(&c->mu);
+	if (last)
+		conn_free(k);
+}
+
+static void conn_put(struct el_conn *k)
+{
+	conn_release(k, false);
+}
+
+static void conn_close(struct el_conn *k)
+{
+	if (k == NULL)
+		return;
+	pthread_mutex_lock(&k->io_mu);
+	k->stop = 1;
+	nng_stream_close(k->s); /* ends the receive pending, if any; sends fail */
+	pthread_mutex_unlock(&k->io_mu);
+	nng_aio_cancel(k->rx);
+	pthread_join(k->reader, NULL);
+	conn_release(k, true);
 }
 
 static int conn_send(el_client *c, struct el_conn *k, const uint8_t *frame, size_t len,
@@ -312,6 +341,7 @@ static struct el_conn *current_conn(el_client *c, uint64_t deadline_ms)
 		c->reconnects++;
 		el_client__wake_events(c);
 	} else if (k != NULL) {
+		k->users++;
 		pthread_mutex_unlock(&c->mu);
 		return k;
 	}
@@ -348,6 +378,7 @@ static struct el_conn *current_conn(el_client *c, uint64_t deadline_ms)
 				if (old != NULL)
 					c->reconnects++;
 			}
+			k->users++;
 			pthread_mutex_unlock(&c->mu);
 			conn_close(old);
 			return k;
@@ -460,14 +491,17 @@ static int request_until(el_client *c, struct el_cw_msg *req, struct el_cw_msg *
 						 ? el_client__now_ms() + 1500u : deadline_ms;
 		const int got = try_once(c, k, frame, len, req->id, reply, try_end);
 		if (got < 0) {
+			conn_put(k);
 			rc = got;
 			break;
 		}
 		if (got == 0) { /* broken or silent: another node, same id */
 			drop_conn(c, k);
+			conn_put(k);
 			continue;
 		}
 		if (reply->type == EL_CW_ERROR || reply->err != EL_ENOTLEADER) {
+			conn_put(k);
 			rc = EL_OK;
 			break;
 		}
@@ -480,6 +514,7 @@ static int request_until(el_client *c, struct el_cw_msg *req, struct el_cw_msg *
 			el_client__wait(c, el_client__now_ms() + 100); /* an election */
 		pthread_mutex_unlock(&c->mu);
 		drop_conn(c, k);
+		conn_put(k);
 		el_client__fail("no leader yet");
 		rc = EL_ENOTLEADER;
 	}

@@ -33,6 +33,10 @@ struct el_conn {
 	bool dead; /* the reader saw the stream end (under c->mu) */
 	pthread_mutex_t io_mu; /* orders the reader's receives with conn_close */
 	bool stop;             /* set by conn_close under io_mu: the reader ends */
+	/* Threads using it (from current_conn, until conn_put) and whether it
+	 * was closed, both under c->mu: the last one out frees it. */
+	unsigned users;
+	bool closed;
 	char url[EL_CW_ADDR_MAX + 1];
 };
 

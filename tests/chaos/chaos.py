@@ -54,6 +54,8 @@ class Run:
         self.cli_threads = []
         self.mounted = None
         self.stuck = {}  # proc -> the operation it is stuck in
+        self.crashed = {}  # proc -> its exit status, when no fault killed it
+        self.killed = set()  # procs the kill-client fault killed
         self.ttl_s, self.lock_delay_s = TTL_MS / 1000.0, LOCK_DELAY_MS / 1000.0
         self.regrant_bound_s = (TTL_MS + LOCK_DELAY_MS + ELECTION_BOUND_MS) / 1000.0
         self.full_disk_node, self.peer_port, self.client_port = FULL_DISK_NODE, PEER_PORT, CLIENT_PORT
@@ -222,7 +224,11 @@ class Run:
         completed is stuck. Its threads' stacks go to RUN/stuck-PROC.txt."""
         while not self.stopping:
             time.sleep(5)
-            for p, proc, _ in list(self.clients.values()):
+            for p, proc, slot in list(self.clients.values()):
+                if p.poll() is not None and proc not in self.killed and not self.stopping:
+                    self.crashed[proc] = p.returncode  # a client library crash: start anew
+                    self.killed.add(proc)
+                    self.start_client(slot)
                 if proc in self.stuck or p.poll() is not None:
                     continue
                 try:
@@ -347,6 +353,9 @@ def merge_history(run):
 
 def verdict(run, events, nem, seconds, recovered):
     violations, counts = check.check(events, TTL_MS, LOCK_DELAY_MS, ELECTION_BOUND_MS)
+    for proc, rc in sorted(run.crashed.items()):
+        violations.append({"kind": "client-crashed", "what": "%s exited %d on its own (signal "
+                           "%d: see dmesg)" % (proc, rc, -rc)})
     for proc, op in sorted(run.stuck.items()):
         violations.append({"kind": "stuck-client", "what": "%s: %s invoked at %.3f never "
                            "returned (stacks in stuck-%s.txt)" % (proc, op["f"], op["t"], proc)})

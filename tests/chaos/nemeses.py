@@ -1,5 +1,6 @@
 """nemeses.py - the chaos suite's faults, started at random (at most two at a
-time, some alone so the checker can time a lone failover) and each healed
+time; every 30-60 s a client fault alone, so the checker can time how soon
+its lock is granted again) and each healed
 by itself: every one is a thread that breaks something, waits, and repairs
 it. Each start and stop is a "nemesis" line in the history (README.md).
 
@@ -52,27 +53,42 @@ class Nemeses:
         end = time.monotonic() + seconds
         kinds = sorted(k for k in WEIGHTS if not only or k in only)
         weights = [WEIGHTS[k] for k in kinds]
+        solo_kinds = [k for k in kinds if k in ("kill-client", "pause-client")]
+        next_solo = time.monotonic() + 10.0
         while time.monotonic() < end:
             time.sleep(self.rng.uniform(0.5, 2.5))
-            alone = self.rng.random() < 0.2
+            if solo_kinds and time.monotonic() >= next_solo:
+                self.solo(self.rng.choice(solo_kinds))
+                next_solo = time.monotonic() + self.rng.uniform(30.0, 60.0)
+                continue
             with self.mu:
-                if self.active >= 2 or (alone and self.active > 0):
+                if self.active >= 2:
                     continue
                 self.active += 1
                 self.next_id += 1
                 fid = self.next_id
             kind = self.rng.choices(kinds, weights)[0]
-            if alone:  # nothing else until its window is over: a failover timed alone
-                t0 = time.monotonic()
-                self.fault(kind, fid)
-                if kind in ("kill-client", "pause-client"):
-                    time.sleep(max(0.0, t0 + self.run.regrant_bound_s + 1.0 - time.monotonic()))
-                continue
             t = threading.Thread(target=self.fault, args=(kind, fid), daemon=True)
             t.start()
             self.threads.append(t)
         for t in self.threads:
             t.join(120)
+
+    def solo(self, kind):
+        """A client fault with nothing else going on, before and through its
+        window, so the checker can time how soon the lock is granted again."""
+        while True:
+            with self.mu:
+                if self.active == 0:
+                    self.active += 1
+                    self.next_id += 1
+                    fid = self.next_id
+                    break
+            time.sleep(0.2)
+        time.sleep(1.5)
+        t0 = time.monotonic()
+        self.fault(kind, fid)
+        time.sleep(max(0.0, t0 + self.run.regrant_bound_s + 1.0 - time.monotonic()))
 
     def fault(self, kind, fid):
         try:
@@ -351,6 +367,7 @@ class Nemeses:
         if p.poll() is not None:
             return
         self.start(fid, "kill-client", target=proc, holder=holder, lock=slot[2])
+        self.run.killed.add(proc)
         p.kill()
         p.wait()
         time.sleep(self.rng.uniform(0.3, 1.0))
