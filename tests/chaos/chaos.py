@@ -353,6 +353,12 @@ def merge_history(run):
 
 def verdict(run, events, nem, seconds, recovered):
     violations, counts = check.check(events, TTL_MS, LOCK_DELAY_MS, ELECTION_BOUND_MS)
+    for name in sorted(os.listdir(run.out)):
+        if name.endswith(".err"):
+            with open(os.path.join(run.out, name), errors="replace") as f:
+                bad = [ln.strip() for ln in f if "Sanitizer" in ln or "runtime error" in ln]
+            if bad:
+                violations.append({"kind": "client-sanitizer", "what": "%s: %s" % (name, bad[0])})
     for proc, rc in sorted(run.crashed.items()):
         violations.append({"kind": "client-crashed", "what": "%s exited %d on its own (signal "
                            "%d: see dmesg)" % (proc, rc, -rc)})
