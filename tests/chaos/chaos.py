@@ -397,9 +397,10 @@ def main():
     os.makedirs(out)
     random.seed(a.seed)
     print("chaos: %.0f s, fencing %s, seed %d, in %s" % (a.seconds, a.fencing, a.seed, out), flush=True)
-    run = Run(build, out, a.fencing, a.seed)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    run = None
     try:
+        run = Run(build, out, a.fencing, a.seed)
         run.setup()
         nem = Nemeses(run, random.Random(a.seed))
         nem.run_for(a.seconds, a.faults.split(",") if a.faults else None)
@@ -410,7 +411,8 @@ def main():
         run.teardown()
         events = merge_history(run)
     finally:
-        run.cleanup()
+        if run is not None:
+            run.cleanup()
     v = verdict(run, events, nem, a.seconds, recovered)
     print(json.dumps(v, indent=1), flush=True)
     if a.fencing == "on":

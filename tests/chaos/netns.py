@@ -36,9 +36,13 @@ class Net:
         self.made = []       # namespaces created, for cleanup
         self.blocked = set()  # (a, b) pairs blocked, both directions
         self.bridge = self.ns("br")
-        self._netns_add(self.bridge)
-        sh("ip", "-n", self.bridge, "link", "add", "br0", "type", "bridge")
-        sh("ip", "-n", self.bridge, "link", "set", "br0", "up")
+        try:
+            self._netns_add(self.bridge)
+            sh("ip", "-n", self.bridge, "link", "add", "br0", "type", "bridge")
+            sh("ip", "-n", self.bridge, "link", "set", "br0", "up")
+        except (subprocess.CalledProcessError, OSError):
+            self.cleanup()
+            raise
 
     def ns(self, member):
         return "%s-%s" % (self.prefix, member)
