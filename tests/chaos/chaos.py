@@ -333,7 +333,7 @@ def merge_history(run):
     """Every process's file and the resources' accepted writes, in time order."""
     events = []
     for name in sorted(os.listdir(run.hist)):
-        with open(os.path.join(run.hist, name)) as f:
+        with open(os.path.join(run.hist, name), errors="replace") as f:
             for line in f:
                 try:
                     events.append(json.loads(line))

@@ -12,7 +12,8 @@ Rules (each violation is {"kind": ..., "what": ...}):
                   a session re-granted a lock it had released with the same
                   token (an acknowledged release was lost);
   overlap         two sessions held one lock with overlapping validity, each
-                  as its client saw it (grant .. its last valid lease deadline);
+                  as its client saw it (grant .. its last valid lease deadline,
+                  cut where it asked to release the lock or closed the session);
   lost-told-late  a holder told "lost" (or a `lock -- CMD` whose CMD was
                   killed) was told after another client was granted the lock;
   regrant-late    a lock whose holder was killed or paused (and nothing else
@@ -81,9 +82,10 @@ def holds_of(proc, evs):
         elif f == "lost":
             cur["how"] = "lost"
         elif f in ("release", "resign") and typ == "invoke":
-            cur["release_t"] = e["t"]
+            # the client stops using the lock as it asks to release it,
+            # whether or not the answer reaches it
+            cur["end"] = min(cur["end"], e["t"])
         elif f in ("release", "resign") and typ == "ok":
-            cur["end"] = min(cur["end"], cur["release_t"])
             cur["how"] = "released"
             cur = None
         elif f == "close" and typ == "invoke":  # closing a session gives its locks away

@@ -80,6 +80,7 @@ static int request(const char *line, char *reply, size_t cap)
 {
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
 	snprintf(a.sun_path, sizeof a.sun_path, "%s", sock_path);
+	snprintf(reply, cap, "no answer"); /* what the history says when none came */
 	const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
 	if (fd < 0)
 		return -1;
