@@ -9,8 +9,8 @@
 #   make chaos CHAOS_FENCING=off     the control: the resource ignores tokens,
 #                                    the checker must find lost updates
 #   make test-chaos                  suite chaos-short (in make test, ~1 min):
-#                                    25 s fenced, zero violations; a 12 s control,
-#                                    lost updates found
+#                                    22 s fenced, zero violations; a 15 s control
+#                                    (client pauses), lost updates found
 
 # Prerequisites name variables of fragments read later ($$(VAR)).
 .SECONDEXPANSION:
