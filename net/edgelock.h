@@ -90,7 +90,9 @@ void el_session_set_lock_delay(el_session *s, uint32_t delay_ms);
 /* Take name exclusively (shared: with other shared holders), waiting up to
  * wait_ms; *token is the fencing token. EL_EBUSY: held (try); EL_ETIMEDOUT:
  * not granted within wait_ms; EL_EDELAYED: in its lock-delay (try);
- * EL_EEXPIRED: the session is gone. */
+ * EL_EEXPIRED: the session is gone, or its lease ran out (as this client
+ * sees it) before the grant reached the caller: a process stopped while it
+ * waited may not act on a grant the cluster could have given away since. */
 int el_lock(el_session *s, const char *name, bool shared, uint32_t wait_ms, uint64_t *token);
 int el_unlock(el_session *s, const char *name, uint64_t token);
 

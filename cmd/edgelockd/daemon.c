@@ -378,15 +378,28 @@ static void log_role(struct el_daemon *d)
  * removal committed (thesis 4.2.2: a removed server is no longer part of the
  * cluster). A node that was never a member (joining, not yet added) waits. A
  * removed follower the leader no longer reaches may never learn it: it stays
- * up, idle, until its operator stops it. */
+ * up, idle, until its operator stops it. A node removed, wiped and added
+ * again replays its old removal, batches before the entry that adds it back
+ * (found by tests/chaos): so a removal is final only once the log has not
+ * grown for REMOVED_QUIET_ELECTIONS election timeouts, since the leader keeps
+ * sending a member the entries that follow and sends a removed node none. */
+#define REMOVED_QUIET_ELECTIONS 5u
 static void check_removed(struct el_daemon *d)
 {
 	const struct el_raft *r = el_node_raft(d->node);
 	if (el_conf_find(el_raft_conf(r), d->cfg.id) != NULL) {
 		d->was_member = true;
+		d->removed_seen_ms = 0;
 		return;
 	}
 	if (!d->was_member || d->stopping || el_raft_commit(r) < r->conf_index)
+		return;
+	if (d->removed_seen_ms == 0 || d->removed_last_index != el_raft_last_index(r)) {
+		d->removed_seen_ms = d->now_ms; /* (re)start the quiet period */
+		d->removed_last_index = el_raft_last_index(r);
+		return;
+	}
+	if (d->now_ms - d->removed_seen_ms < REMOVED_QUIET_ELECTIONS * (uint64_t)d->cfg.election_ms)
 		return;
 	el_log(EL_LOG_INFO, "node %u: removed from the cluster (entry %llu): stopping", d->cfg.id,
 	       (unsigned long long)r->conf_index);

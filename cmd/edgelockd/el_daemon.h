@@ -112,6 +112,9 @@ struct el_daemon {
 	uint64_t cluster;
 	bool stopping;
 	bool was_member; /* this node has been in the configuration */
+	/* removed (committed): since when the log has not grown, at which index */
+	uint64_t removed_seen_ms;
+	uint64_t removed_last_index;
 	bool force_new_cluster; /* --force-new-cluster: lost quorum, become the one voter */
 	/* SNAPSHOT (backup): the lock table as of a linearizable read, kept
 	 * while a client fetches it chunk by chunk (serve.c). */

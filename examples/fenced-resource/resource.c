@@ -7,20 +7,30 @@
  * fsynced before the kit accepts a higher token), so a restarted server still
  * refuses every token it had fenced off.
  *
- *   fenced-resource DIR      serves DIR/sock; keeps DIR/fence and DIR/value
+ *   fenced-resource DIR [--no-fence]   serves DIR/sock; keeps DIR/fence and DIR/value
  *
  * A line protocol on the Unix socket, one request per connection:
- *   WRITE <token> <value>   ->  OK <token> | STALE <highest> | ERR <why>
- *   READ                    ->  VALUE <token> <value>   (token 0: none yet)
- * STALE is the fence's refusal: a token lower than one already accepted.
+ *   WRITE <token> <value> [CLIENT]  ->  OK <token> | STALE <highest> | ERR <why>
+ *   READ                            ->  VALUE <token> <value>   (token 0: none yet)
+ *   READ <token>                    ->  the same, once the fence accepted token
+ * STALE is the fence's refusal: a token lower than one already accepted. A
+ * fenced READ advances the fence too, so a read-modify-write holds together:
+ * a writer whose token is older than a read since is refused.
+ *
+ * Every accepted write is appended to DIR/writes.jsonl, one JSON object per
+ * line: {"t": CLOCK_MONOTONIC seconds, "token", "value", "client"} (the chaos
+ * suite's checker reads it, tests/chaos/README.md). --no-fence accepts every
+ * token: the control of tests/chaos, which must then see lost updates.
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "el_error.h"
@@ -33,6 +43,8 @@ struct resource {
 	struct el_fence fence;
 	uint64_t value_token; /* the token of the write that stored value */
 	char value[VALUE_MAX];
+	bool no_fence; /* the control: accept every token */
+	FILE *writes;  /* DIR/writes.jsonl: every accepted write */
 };
 
 /* Write text to DIR/name durably: a temporary file, fsync, rename. */
@@ -82,12 +94,29 @@ static void load_state(struct resource *r)
 		fclose(f);
 }
 
+/* The fence's verdict on token (every token passes with --no-fence). */
+static int fence(struct resource *r, uint64_t token)
+{
+	return r->no_fence ? EL_OK : el_fence_accept(&r->fence, token);
+}
+
+/* One line of DIR/writes.jsonl, flushed at once (the checker may read it
+ * while the server runs). */
+static void record_write(const struct resource *r, uint64_t token, const char *client)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	fprintf(r->writes, "{\"t\": %.6f, \"token\": %" PRIu64 ", \"value\": \"%s\", \"client\": \"%s\"}\n",
+		(double)ts.tv_sec + (double)ts.tv_nsec / 1e9, token, r->value, client);
+	fflush(r->writes);
+}
+
 /* WRITE: the fence first (which records a higher token durably), then the
  * value. */
-static void do_write(struct resource *r, uint64_t token, const char *value, char *reply,
-		     size_t cap)
+static void do_write(struct resource *r, uint64_t token, const char *value, const char *client,
+		     char *reply, size_t cap)
 {
-	const int rc = el_fence_accept(&r->fence, token);
+	const int rc = fence(r, token);
 	if (rc == EL_ESTALE) {
 		snprintf(reply, cap, "STALE %" PRIu64 "\n", el_fence_highest(&r->fence));
 	} else if (rc != EL_OK) {
@@ -102,6 +131,7 @@ static void do_write(struct resource *r, uint64_t token, const char *value, char
 		r->value_token = token;
 		snprintf(r->value, sizeof r->value, "%s", value);
 		snprintf(reply, cap, "OK %" PRIu64 "\n", token);
+		record_write(r, token, client);
 	}
 	printf("resource: WRITE token %" PRIu64 " value %s: %s", token, value, reply);
 }
@@ -110,9 +140,13 @@ static void do_write(struct resource *r, uint64_t token, const char *value, char
 static void handle(struct resource *r, const char *line, char *reply, size_t cap)
 {
 	uint64_t token;
-	char value[VALUE_MAX];
-	if (sscanf(line, "WRITE %" SCNu64 " %63s", &token, value) == 2)
-		do_write(r, token, value, reply, cap);
+	char value[VALUE_MAX], client[VALUE_MAX] = "-";
+	int rc;
+	if (sscanf(line, "WRITE %" SCNu64 " %63s %63s", &token, value, client) >= 2)
+		do_write(r, token, value, client, reply, cap);
+	else if (sscanf(line, "READ %" SCNu64, &token) == 1 && (rc = fence(r, token)) != EL_OK)
+		snprintf(reply, cap, rc == EL_ESTALE ? "STALE %" PRIu64 "\n" : "ERR %" PRIu64 "\n",
+			 el_fence_highest(&r->fence));
 	else if (strncmp(line, "READ", 4) == 0)
 		snprintf(reply, cap, "VALUE %" PRIu64 " %s\n", r->value_token, r->value);
 	else
@@ -151,13 +185,21 @@ static int listen_on(const char *path)
 int main(int argc, char **argv)
 {
 	static struct resource r;
-	if (argc != 2 || strlen(argv[1]) >= sizeof r.dir - 16) {
-		fprintf(stderr, "usage: fenced-resource DIR\n");
+	r.no_fence = argc == 3 && strcmp(argv[2], "--no-fence") == 0;
+	if ((argc != 2 && !r.no_fence) || strlen(argv[1]) >= sizeof r.dir - 16) {
+		fprintf(stderr, "usage: fenced-resource DIR [--no-fence]\n");
 		return 64;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	snprintf(r.dir, sizeof r.dir, "%s", argv[1]);
 	load_state(&r);
+	char path[256];
+	snprintf(path, sizeof path, "%s/writes.jsonl", r.dir);
+	r.writes = fopen(path, "a");
+	if (r.writes == NULL) {
+		perror(path);
+		return 73;
+	}
 	char sock[256];
 	snprintf(sock, sizeof sock, "%s/sock", r.dir);
 	const int lfd = listen_on(sock);

@@ -279,6 +279,21 @@ static int wait_grant(el_session *s, struct el_cw_msg *req, struct el_cw_msg *re
 	}
 }
 
+/* A grant is a success only while the session's local lease holds: one
+ * that reaches a process resumed past its deadline (SIGSTOP, a suspended VM)
+ * may already belong to someone else, so it is EL_EEXPIRED, never EL_OK
+ * (the chaos suite saw el_lock return a token its own lease had outlived). */
+static int granted_in_lease(el_session *s)
+{
+	el_client *c = s->client;
+	pthread_mutex_lock(&c->mu);
+	if (el_client__now_ms() >= s->deadline_ms)
+		s->lost = true;
+	const bool lost = s->lost;
+	pthread_mutex_unlock(&c->mu);
+	return lost ? EL_EEXPIRED : EL_OK;
+}
+
 static int locked_request(el_session *s, struct el_cw_msg *req, struct el_cw_msg *rep,
 			  uint32_t wait_ms, uint64_t *token)
 {
@@ -316,6 +331,8 @@ static int acquire(el_session *s, const char *name, bool shared, uint32_t permit
 	req->delay_ms = s->lock_delay_ms;
 	*token = 0;
 	rc = locked_request(s, req, req + 1, wait_ms, token);
+	if (rc == EL_OK)
+		rc = granted_in_lease(s);
 	if (rc == EL_ELIMIT) /* the reply names the semaphore's own limit */
 		el_client__fail("semaphore %s has %u permits, not %u", name,
 				(unsigned)req[1].permits, (unsigned)permits);
@@ -389,6 +406,8 @@ int el_campaign(el_session *s, const char *name, const void *value, uint32_t len
 		memcpy(req->value, value, len);
 	*token = 0;
 	rc = locked_request(s, req, req + 1, wait_ms, token);
+	if (rc == EL_OK)
+		rc = granted_in_lease(s);
 	if (rc != EL_OK)
 		el_client__fail("campaign %s: %s", name, el_strerror(rc));
 	free(req);

@@ -468,14 +468,48 @@ def test_membership(c):
     rep = conn.call({1: 11, 6: "door"})
     check("members add: the lock table reached node 4's cluster intact",
           rep.get(29, [{}])[0].get(11) == S.t2, repr(rep))
+    lock_traffic(conn, "member")  # the add and the removal batches apart, for test_rejoin
     rep = conn.call({1: 15, 20: 4})
     check("members remove: accepted", rep.get(3, 0) == 0, repr(rep))
     check("members remove: node 4 is gone from the configuration",
           wait_for(lambda: 4 not in members(c, S.leader)), repr(members(c, S.leader)))
+    c.stop(4)
+    test_rejoin(c, conn)
     conn.close()
     c.stop(4)
     del c.peer_port[4]
     del c.client_port[4]
+
+
+def lock_traffic(conn, name):
+    """200 log entries: 100 acquire/release pairs (an append carries at most 64)."""
+    s, _ = open_session(conn)
+    for seq in range(1, 101):
+        if seq % 25 == 1:  # test_kill_all_restart wants client-b's 30 s session alive
+            S.b.call({1: 2, 4: S.sb})
+        rep = conn.call({1: 4, 4: s, 5: 2 * seq - 1, 6: name})
+        conn.call({1: 5, 4: s, 5: 2 * seq, 6: name, 11: rep.get(11, 0)})
+
+
+def test_rejoin(c, conn):
+    """Node 4 removed, wiped and added again (found by tests/chaos): the new,
+    empty node replays the log, its old removal included, batches before the
+    entry that adds it again; it must not take that removal for its own."""
+    lock_traffic(conn, "rejoin")  # the removal and the re-add batches apart
+    subprocess.run(["rm", "-rf", c.data(4)], check=True)
+    c.start(4, "--join")
+    rep = conn.call({1: 14, 20: 4, 21: "tls+tcp://127.0.0.1:%d" % c.peer_port[4],
+                     22: c.addr(4)})
+    check("members re-add of a removed, wiped node: accepted", rep.get(3, 0) == 0, repr(rep))
+    check("re-added node 4 caught up and was promoted to voter",
+          wait_for(lambda: members(c, S.leader).get(4) == 1), repr(members(c, S.leader)))
+    time.sleep(2.0)
+    S.b.call({1: 2, 4: S.sb})
+    check("re-added node 4 still runs (its old removal in the log did not stop it)",
+          c.procs[4].poll() is None)
+    rep = conn.call({1: 15, 20: 4})
+    check("members remove of the re-added node: accepted", rep.get(3, 0) == 0, repr(rep))
+    wait_for(lambda: 4 not in members(c, S.leader))
 
 
 def test_sigterm_leader(c):

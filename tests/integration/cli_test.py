@@ -172,6 +172,26 @@ def test_killed_client(e):
           "a SIGKILLed client's lock went to a waiter after TTL + lock-delay (%.1f s)" % waited)
 
 
+def test_granted_while_stopped(e):
+    """A waiter stopped (SIGSTOP) while queued is granted the lock while it is
+    stopped and resumed past its TTL: the library's lease is lost by then, so
+    the grant must not reach the application as a success (the CLI must not
+    run CMD). Found by the chaos suite (tests/chaos)."""
+    marker = e.path("granted-while-stopped")
+    holder = e.start("lock", "gws", "--", "sleep", "2")
+    time.sleep(0.5)
+    waiter = e.start("lock", "gws", "--ttl", "3s", "--wait", "60s", "--", "touch", marker)
+    time.sleep(0.5)
+    os.killpg(waiter.pid, signal.SIGSTOP)
+    holder.wait(timeout=60)  # released: granted to the stopped waiter
+    time.sleep(4.5)          # past the waiter's 3 s lease
+    os.killpg(waiter.pid, signal.SIGCONT)
+    _, err = waiter.communicate(timeout=60)
+    check(waiter.returncode != 0 and not os.path.exists(marker),
+          "a grant that arrived while the waiter was stopped past its TTL is not a success: "
+          "CMD not run (exit %d: %s)" % (waiter.returncode, err.strip()))
+
+
 def test_leader_killed(cluster, e):
     holder = e.start("lock", "fo", "--", "sleep", "2")
     time.sleep(0.7)
@@ -448,7 +468,7 @@ def main():
         test_open_retry(cluster)
         e = Env(cluster)
         for t in (test_basics, test_fifo_handoff, test_shared, test_counter,
-                  test_election_observe, test_killed_client):
+                  test_election_observe, test_killed_client, test_granted_while_stopped):
             t(e)
         test_leader_killed(cluster, e)
         test_cluster_stopped(cluster, e)
