@@ -129,8 +129,9 @@ struct el_node {
 	struct el_node_stats stats;
 	struct el_node_timer timers[EL_TIMERS_MAX];
 #if EL_INDEXED
-	/* The armed timers not yet proposed, a binary min-heap by (deadline,
-	 * id): the next deadline is heap[0], arming and firing cost O(log n). */
+	/* The armed timers, a binary min-heap by (deadline, id) with those
+	 * already proposed last: the next deadline is heap[0], arming and
+	 * firing cost O(log n), and a lost leadership clears them all. */
 	uint32_t heap_len;
 	uint32_t heap[EL_TIMERS_MAX];
 #endif

@@ -16,12 +16,17 @@
  *   delay:   key = delay_token (the token of the expired hold).
  * A slot reused by a new subject is re-armed by the command that made it.
  *
- * With EL_INDEXED the deadlines not yet proposed sit in a binary min-heap
- * ordered by (deadline, timer id), so el_node_deadline() is O(1), arming and
- * firing O(log n), and timers fire in one deterministic order. Without it
- * (the microcontroller config, 48 timers) the same records are scanned.
- * When a deadline passes, its command is proposed once (proposed = 1); the
- * command names the key, so one that raced with a renewal applies as stale.
+ * With EL_INDEXED every armed timer sits in a binary min-heap ordered by
+ * (deadline, timer id), those already proposed last, so el_node_deadline()
+ * is O(1), arming and firing O(log n), and timers fire in one deterministic
+ * order. Without it (the microcontroller config, 48 timers) the same records
+ * are scanned. When a deadline passes, its command is proposed once
+ * (proposed = 1); the command names the key, so one that raced with a
+ * renewal applies as stale. A proposed timer stays in the heap so that a
+ * lost leadership clears it too: its proposal may never commit, and the next
+ * term's leader must arm it afresh (a lock-delay whose DELAY_END was lost
+ * with a leader change once stayed in lock-delay for good: its timer still
+ * said "armed, proposed" and el_node__timers_arm_all took it as armed).
  */
 #include <string.h>
 
@@ -37,9 +42,15 @@
 /* ---- The heap ------------------------------------------------------------------ */
 
 #if EL_INDEXED
+/* A proposed timer sorts after every timer still to fire. */
+static uint64_t heap_key(const struct el_node_timer *tm)
+{
+	return tm->proposed ? UINT64_MAX : tm->deadline_ms;
+}
+
 static bool before(const struct el_node *n, uint32_t a, uint32_t b)
 {
-	const uint64_t da = n->timers[a].deadline_ms, db = n->timers[b].deadline_ms;
+	const uint64_t da = heap_key(&n->timers[a]), db = heap_key(&n->timers[b]);
 	return da < db || (da == db && a < b);
 }
 
@@ -257,10 +268,10 @@ static bool fire_one(struct el_node *n, uint32_t id, uint64_t now_ms)
 	}
 	if (!propose(n, &c, now_ms))
 		return false;
-#if EL_INDEXED
-	heap_remove(n, id);
-#endif
 	n->timers[id].proposed = 1;
+#if EL_INDEXED
+	heap_fix(n, n->timers[id].heap_pos - 1); /* to the end of the order */
+#endif
 	count_proposal(n, c.type);
 	return true;
 }
@@ -291,7 +302,7 @@ uint64_t el_node__timers_next(const struct el_node *n)
 	if (n->leader_term == 0)
 		return next;
 #if EL_INDEXED
-	if (n->heap_len > 0)
+	if (n->heap_len > 0 && !n->timers[n->heap[0]].proposed)
 		next = n->timers[n->heap[0]].deadline_ms;
 #else
 	for (uint32_t id = 0; id < EL_TIMERS_MAX; id++) {
