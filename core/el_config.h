@@ -141,12 +141,20 @@
 /* Semaphores (acquire with a limit N: at most N holders of one name,
  * core/lock.c). 1: compiled in; 0: an acquire with a limit is refused as
  * EL_EINVAL at its validation (el_lock_cmd_check), before it reaches the log,
- * so every node of one config agrees (the peer hello's profile does not
- * carry this knob: a cluster's nodes must share it like EL_ENTRY_DATA_MAX).
+ * so every node of one config agrees (the peer hello's profile carries it:
+ * a cluster's nodes must share it like EL_ENTRY_DATA_MAX).
  * About 500 bytes of flash on a Cortex-M0+; 0 gives back about 250 of them
  * (boards/common/el_small_config.h keeps them in). */
 #ifndef EL_SEMAPHORES
 #define EL_SEMAPHORES 1
+#endif
+
+/* Restore lock-table snapshots of version 2 too (the release before
+ * semaphores: no limit field, a boolean lock-delay), so that its backups and
+ * data directories carry over, tokens and all. 0 on the firmware profile:
+ * its store does not outlive a restart, and its flash is short. */
+#ifndef EL_SNAPSHOT_READS_V2
+#define EL_SNAPSHOT_READS_V2 1
 #endif
 
 /* Largest limit N a semaphore may have: its holders are a lock's holders,

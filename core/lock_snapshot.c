@@ -18,7 +18,8 @@
  *   ]
  * limit is 0 for a lock, N for a semaphore; delayed counts the permits in
  * lock-delay (a lock's is 0 or 1). Version 3 (2 had no limit and a boolean
- * delayed).
+ * delayed; it is still read, with every lock a plain one, when
+ * EL_SNAPSHOT_READS_V2: backups and data directories of that release).
  * Holds and waits reference sessions and values by slot, so the decoder
  * checks every reference against what it has already read.
  *
@@ -274,6 +275,7 @@ struct restore {
 	struct seen seen;
 	uint64_t last_index;
 	bool sem; /* the lock being read is a semaphore: no values, no shared mode */
+	bool v2;  /* a version 2 snapshot (EL_SNAPSHOT_READS_V2): locks have no limit */
 };
 
 static bool rec_head(struct restore *r, uint32_t items)
@@ -465,15 +467,23 @@ struct lock_head {
 /* A lock's fixed fields into h. */
 static bool get_lock_head(struct restore *r, int64_t *prev_slot, struct lock_head *h)
 {
-	if (!rec_head(r, 11))
+	const bool v2 = EL_SNAPSHOT_READS_V2 && r->v2;
+	if (!rec_head(r, v2 ? 10 : 11))
 		return false;
 	const uint64_t slot = get_u(r, EL_LOCKS_MAX - 1);
 	const char *name = NULL;
 	uint32_t name_len = 0;
 	el_cbor_get_text(&r->d, &name, &name_len, EL_NAME_MAX);
 	h->mode = (uint8_t)get_u(r, EL_LOCK_SHARED);
-	h->limit = (uint8_t)get_u(r, EL_SEM_LIMIT_MAX);
-	h->delayed = (uint8_t)get_u(r, h->limit == 0 ? 1 : h->limit);
+	if (v2) { /* no limit, and lock-delay as a boolean */
+		bool delayed = false;
+		el_cbor_get_bool(&r->d, &delayed);
+		h->limit = 0;
+		h->delayed = delayed ? 1 : 0;
+	} else {
+		h->limit = (uint8_t)get_u(r, EL_SEM_LIMIT_MAX);
+		h->delayed = (uint8_t)get_u(r, h->limit == 0 ? 1 : h->limit);
+	}
 	const uint64_t delay_ms = get_u(r, EL_LOCK_DELAY_MAX_MS), delay_token = get_u(r, UINT64_MAX);
 	h->last_token = get_u(r, UINT64_MAX);
 	/* a semaphore's later delays are keyed by an index, not a token */
@@ -558,8 +568,11 @@ static int decode(struct restore *r, const uint8_t *buf, uint32_t len)
 	const uint64_t version = get_u(r, UINT64_MAX);
 	if (el_cbor_dec_error(&r->d) != 0)
 		return EL_EDECODE;
-	if (version != EL_LOCK_SNAPSHOT_VERSION)
+	if (version != EL_LOCK_SNAPSHOT_VERSION && !(EL_SNAPSHOT_READS_V2 && version == 2))
 		return EL_EVERSION;
+#if EL_SNAPSHOT_READS_V2
+	r->v2 = version == 2;
+#endif
 	r->last_index = get_u(r, UINT64_MAX);
 	el_cbor_get_array(&r->d, &n, EL_SESSIONS_MAX);
 	uniq.n = 0;

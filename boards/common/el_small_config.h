@@ -35,6 +35,9 @@
 #define EL_INFLIGHT_MAX 2          /* pipelining depth per follower */
 #define EL_OUTBOX_MAX (2 * EL_NODES_MAX) /* the least el_config.h allows */
 #define EL_SNAPSHOT_MAX 2756       /* >= EL_LOCK_SNAPSHOT_BOUND (2753) */
+/* No reading of pre-semaphore (version 2) snapshots: a board's RAM store
+ * does not outlive a restart, so it never holds one (core/el_config.h). */
+#define EL_SNAPSHOT_READS_V2 0
 /* 320 B chunks (9 for a full snapshot): below this an APPEND, not a
  * SNAPSHOT, is the widest frame, so the link's frame is no bigger than
  * 3 entries need (port/baremetal/el_bm_link.h). */
