@@ -204,7 +204,7 @@ def test_unit_file(c):
     check("unit: ExecStart runs /usr/bin/edgelockd", "ExecStart=/usr/bin/edgelockd " in unit)
     path = os.path.join(c.dir, "edgelockd.service")
     with open(path, "w") as f:
-        f.write(unit.replace("ExecStart=/usr/bin/edgelockd ", "ExecStart=%s " % c.bin))
+        f.write(unit.replace("ExecStart=/usr/bin/edgelockd ", "ExecStart=%s " % os.path.abspath(c.bin)))
     p = subprocess.run(["systemd-analyze", "verify", path], capture_output=True, text=True)
     check("unit: systemd-analyze verify is clean", p.returncode == 0 and not p.stderr.strip(),
           "rc %d: %s" % (p.returncode, p.stderr[-400:]))
