@@ -548,6 +548,51 @@ static void test_node_new_leader_restarts_leases(void)
 	EL_CHECK(clock_ms >= elected + 1000);
 }
 
+static bool pump_delayed(int i)
+{
+	return el_lock_query(el_node_table(&N[i]), "pump", 4, &Q) == EL_OK && Q.delayed;
+}
+
+/* A leader proposes DELAY_END and loses leadership before it commits; the
+ * next leader overwrites it. When the first leads again, it must arm the
+ * lock-delay afresh and end it (before, its timer still read "armed,
+ * proposed" with the same key, so arming all timers skipped it and the lock
+ * stayed in lock-delay for good: sim-matrix seed 200043 at window 8). */
+static void test_node_lost_delay_end_is_rearmed(void)
+{
+	setup(3);
+	const int l = run_until_leader();
+	EL_CHECK(l >= 0);
+	const uint64_t a = open_session(l, 300);
+	EL_CHECK(a != 0);
+	EL_CHECK_EQ(acquire(l, a, 1, 0, 2000)->err, EL_OK);
+	for (int i = 0; i < 200 && !pump_delayed(l); i++)
+		run(STEP_MS); /* a goes silent: expired, pump in its 2 s lock-delay */
+	EL_CHECK(pump_delayed(l));
+	run(2000 - 20);
+	cut[l] = true; /* just before its DELAY_END: proposed, never committed */
+	const uint64_t proposed = N[l].stats.delay_ends_proposed;
+	run(60);
+	EL_CHECK_EQ(N[l].stats.delay_ends_proposed, proposed + 1);
+	int nl = -1;
+	for (int i = 0; i < 200 && nl < 0; i++) {
+		run(STEP_MS);
+		nl = leader();
+	}
+	EL_CHECK(nl >= 0 && nl != l);
+	cut[l] = false;
+	run(100); /* l follows nl: its DELAY_END entry is overwritten */
+	EL_CHECK(pump_delayed(l));
+	EL_CHECK_EQ(el_raft_transfer(el_node_raft(&N[nl]), (el_id_t)(l + 1), clock_ms), EL_OK);
+	for (int i = 0; i < 100 && leader() != l; i++)
+		run(STEP_MS);
+	EL_CHECK_EQ(leader(), l);
+	EL_CHECK(pump_delayed(l)); /* still within nl's fresh 2 s */
+	run(2500); /* l's own fresh 2 s, then the DELAY_END commits */
+	EL_CHECK(!pump_delayed(l));
+	EL_CHECK(N[l].stats.delay_ends_proposed >= proposed + 2);
+}
+
 static void test_node_snapshot_catch_up(void)
 {
 	setup(3);
@@ -584,5 +629,6 @@ void el_suite_node(void)
 	EL_RUN(test_node_cluster_replicates);
 	EL_RUN(test_node_leader_loss_fails_pending);
 	EL_RUN(test_node_new_leader_restarts_leases);
+	EL_RUN(test_node_lost_delay_end_is_rearmed);
 	EL_RUN(test_node_snapshot_catch_up);
 }
