@@ -114,8 +114,17 @@ static int write_loop(el_session *s, const char *sock, uint64_t token, const cha
 
 int main(int argc, char **argv)
 {
+	static const char usage[] =
+		"usage: fenced-client NAME SOCKET VALUE\n"
+		"  takes the lock and writes VALUE with its fencing token to the resource\n"
+		"  server at SOCKET until the lock is lost (EDGELOCK_ENDPOINTS, EDGELOCK_CA,\n"
+		"  EDGELOCK_CERT name the cluster). exit: 0 done; 1 refused or lost; 64 usage\n";
+	if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+		fputs(usage, stdout);
+		return 0;
+	}
 	if (argc != 4) {
-		fprintf(stderr, "usage: fenced-client NAME SOCKET VALUE\n");
+		fputs(usage, stderr);
 		return 64;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);

@@ -184,10 +184,20 @@ static int listen_on(const char *path)
 
 int main(int argc, char **argv)
 {
+	static const char usage[] =
+		"usage: fenced-resource DIR [--no-fence]\n"
+		"  a resource server on the fence kit: serves DIR/sock, keeps the value and\n"
+		"  the highest token in DIR, logs accepted writes to DIR/writes.jsonl;\n"
+		"  --no-fence accepts every token (the chaos suite's control).\n"
+		"  exit: 64 usage; 73 cannot open or listen in DIR\n";
 	static struct resource r;
+	if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+		fputs(usage, stdout);
+		return 0;
+	}
 	r.no_fence = argc == 3 && strcmp(argv[2], "--no-fence") == 0;
 	if ((argc != 2 && !r.no_fence) || strlen(argv[1]) >= sizeof r.dir - 16) {
-		fprintf(stderr, "usage: fenced-resource DIR [--no-fence]\n");
+		fputs(usage, stderr);
 		return 64;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);

@@ -69,8 +69,17 @@ static int write_resource(const char *log, const char *device, uint64_t token)
 
 int main(int argc, char **argv)
 {
+	static const char usage[] =
+		"usage: fleet-device NAME LOG\n"
+		"  campaigns for the fleet's leader role and, while leading, writes a\n"
+		"  heartbeat with its token to LOG, fenced by LOG.fence (EDGELOCK_ENDPOINTS,\n"
+		"  EDGELOCK_CA, EDGELOCK_CERT name the cluster). exit: 64 usage; 69 no cluster\n";
+	if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+		fputs(usage, stdout);
+		return 0;
+	}
 	if (argc != 3) {
-		fprintf(stderr, "usage: device NAME LOG\n");
+		fputs(usage, stderr);
 		return 64;
 	}
 	static char fp[4096];

@@ -259,8 +259,18 @@ static int run_cmd(void)
 
 int main(int argc, char **argv)
 {
+	static const char usage[] =
+		"usage: chaos-worker lock|elect|cmd ID\n"
+		"  one client of tests/chaos (see its README): takes the lock CHAOS_LOCK, or\n"
+		"  campaigns, and does fenced read-modify-writes on the resource at CHAOS_SOCK,\n"
+		"  appending every operation to the history file CHAOS_HISTORY.\n"
+		"  exit: 0 stopped by SIGTERM; 64 usage; 73 cannot open the history\n";
+	if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+		fputs(usage, stdout);
+		return 0;
+	}
 	if (argc != 3 || getenv("CHAOS_SOCK") == NULL || getenv("CHAOS_HISTORY") == NULL) {
-		fprintf(stderr, "usage: chaos-worker lock|elect|cmd ID (CHAOS_SOCK, CHAOS_HISTORY)\n");
+		fputs(usage, stderr);
 		return 64;
 	}
 	who = argv[2];
