@@ -150,6 +150,8 @@ void el_node_start(struct el_node *n, uint64_t now_ms);
 
 int el_node_step(struct el_node *n, const struct el_msg *m, uint64_t now_ms);
 void el_node_tick(struct el_node *n, uint64_t now_ms);
+/* The transport lost its link to peer id: el_raft_peer_lost(). */
+bool el_node_peer_lost(struct el_node *n, el_id_t id, uint64_t now_ms);
 /* The next time the node needs el_node_tick (UINT64_MAX: never). */
 uint64_t el_node_deadline(const struct el_node *n);
 

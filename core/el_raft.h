@@ -320,6 +320,15 @@ void el_raft_start(struct el_raft *r, uint64_t now_ms);
 int el_raft_step(struct el_raft *r, const struct el_msg *m, uint64_t now_ms);
 /* Fire due timers. Call at (or after) el_raft_deadline(). */
 void el_raft_tick(struct el_raft *r, uint64_t now_ms);
+/* The transport saw every link from peer id end (its connections closed: a
+ * crashed process, a reboot, a reset link). If id is the leader this
+ * follower follows, the follower forgets it, so its lease no longer makes it
+ * refuse other candidates, and campaigns (with PreVote) within a random part
+ * of a heartbeat interval instead of a whole election timeout. A hint only:
+ * a partition sends none (the election timeout still covers it), and a wrong
+ * one costs at most a refused pre-vote, since the voters still hearing the
+ * leader stay in its lease. True when it moved the election up. */
+bool el_raft_peer_lost(struct el_raft *r, el_id_t id, uint64_t now_ms);
 /* Leader only: append a command; index_out and term_out identify it.
  * EL_EFULL once EL_UNCOMMITTED_MAX entries stand uncommitted or the window
  * is full (the no-op room rule of el_config.h). */

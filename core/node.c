@@ -123,6 +123,16 @@ void el_node_tick(struct el_node *n, uint64_t now_ms)
 	el_node__timers_fire(n, now_ms);
 }
 
+bool el_node_peer_lost(struct el_node *n, el_id_t id, uint64_t now_ms)
+{
+	EL_ASSERT(!n->in_ready);
+	if (n->failed)
+		return false;
+	const bool lost = el_raft_peer_lost(&n->raft, id, now_ms);
+	el_node__check_leadership(n, now_ms);
+	return lost;
+}
+
 uint64_t el_node_deadline(const struct el_node *n)
 {
 	if (n->failed)

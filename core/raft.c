@@ -461,11 +461,17 @@ void el_raft_advance(struct el_raft *r, const struct el_ready *rd, uint64_t now_
 
 /* ---- Time --------------------------------------------------------------- */
 
-/* Whether this node is a voter in the last committed configuration: the
- * one at or below the commit index. */
-static bool voter_in_committed_conf(const struct el_raft *r)
+/* Whether this node is a voter in the configuration before the latest one
+ * in its log. A leader proposes a change only once the one before it has
+ * committed, so that configuration did commit, even when this node's commit
+ * index (volatile, behind after a restart) does not show it yet: looking
+ * below the local commit index instead once left a removed leader, restarted
+ * with a lagging commit index, unable to run while the only other voter
+ * needed its vote (simulator, a two-node cluster). */
+static bool voter_in_previous_conf(const struct el_raft *r)
 {
-	for (uint64_t i = r->commit; i > r->snap.index; i--) {
+	/* the caller's conf_index > commit >= snap.index: the entry is held */
+	for (uint64_t i = r->conf_index - 1; i > r->snap.index; i--) {
 		const struct el_entry *e = el_raft_entry(r, i);
 		struct el_conf c;
 		if (e->type == EL_ENTRY_CONF && el_conf_decode(&c, e->data, e->len) == 0) {
@@ -488,7 +494,7 @@ bool el_raft__can_campaign(const struct el_raft *r)
 		return false; /* the term may not grow past its bound (el_config.h) */
 	if (el_raft__is_voter(r, r->cfg.id))
 		return true;
-	return r->conf_index > r->commit && voter_in_committed_conf(r);
+	return r->conf_index > r->commit && voter_in_previous_conf(r);
 }
 
 uint64_t el_raft_deadline(const struct el_raft *r)
@@ -545,6 +551,45 @@ static void tick_leader(struct el_raft *r)
 		for (uint32_t i = 0; i < r->conf.n; i++)
 			el_raft__maybe_promote(r, &r->pr[i]); /* skips voters (us too) */
 	}
+}
+
+/* Failure detection by the transport (el_raft.h). Raft's safety never rests
+ * on timing, so an early campaign cannot break it; what the election timeout
+ * protects is availability, and a leader whose every link to us closed is
+ * not one to wait for. All its followers hear of it at the same moment, so a
+ * random delay alone would often start two pre-votes within one round trip:
+ * both win (a pre-candidate grants pre-votes) and the real votes split, which
+ * costs a whole election timeout. So the followers take turns by id: the
+ * k-th lowest of the voters left campaigns in slot k, half a heartbeat
+ * interval apart, with a random quarter interval within its slot. A vote
+ * request from an earlier slot makes the later ones followers of its term
+ * (and restarts their election timer) before their turn comes. */
+static uint64_t peer_lost_delay(struct el_raft *r, el_id_t lost)
+{
+	uint32_t rank = 0;
+	for (uint32_t i = 0; i < r->conf.n; i++) {
+		const el_id_t id = r->conf.m[i].id;
+		if (r->conf.m[i].role == EL_MEMBER_VOTER && id != lost && id < r->cfg.id)
+			rank++;
+	}
+	EL_ASSERT(rank < EL_NODES_MAX);
+	const uint32_t slot = r->cfg.heartbeat_ms / 2, jitter = r->cfg.heartbeat_ms / 4;
+	return (uint64_t)rank * slot + (jitter > 0 ? el_raft__mod_u64_u32(rng_next(&r->rng), jitter) : 0);
+}
+
+bool el_raft_peer_lost(struct el_raft *r, el_id_t id, uint64_t now_ms)
+{
+	el_raft__enter(r, now_ms);
+	const bool lost = id != 0 && id != r->cfg.id && r->state == EL_FOLLOWER &&
+			  r->leader == id && el_raft__can_campaign(r);
+	if (lost) {
+		r->leader = 0;
+		const uint64_t soon = r->now_ms + peer_lost_delay(r, id);
+		if (soon < r->election_deadline_ms)
+			r->election_deadline_ms = soon;
+	}
+	el_raft__check_invariants(r);
+	return lost;
 }
 
 void el_raft_tick(struct el_raft *r, uint64_t now_ms)

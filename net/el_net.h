@@ -71,6 +71,7 @@ enum el_net_kind {
 	EL_NET_CLIENT_OPENED = 7, /* a client connection was accepted */
 	EL_NET_PEER_DIALED = 8,   /* a connection to peer `peer` is up (not ready yet) */
 	EL_NET_PEER_OUT_FRAME = 9, /* a frame on a connection this node dialed */
+	EL_NET_PEER_LINK_LOST = 10, /* the connection to peer `peer` broke (redialing) */
 };
 
 struct el_net_item {

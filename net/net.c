@@ -762,6 +762,14 @@ static struct el_net_item *reap(struct el_net *net, struct conn *c)
 				p->sleeping = true;
 				nng_sleep_aio((nng_duration)p->backoff_ms, p->aio);
 			}
+			if ((it = malloc(sizeof *it)) != NULL) {
+				it->kind = EL_NET_PEER_LINK_LOST;
+				it->conn = c->id;
+				it->peer = p->id;
+				it->len = 0;
+				it->conn_ = NULL;
+				it->next = NULL;
+			}
 		}
 	} else if ((it = malloc(sizeof *it)) != NULL) {
 		it->kind = c->kind == C_CLIENT ? EL_NET_CLIENT_CLOSED : EL_NET_PEER_CLOSED;

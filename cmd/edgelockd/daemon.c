@@ -311,6 +311,7 @@ static void drain_input(struct el_daemon *d)
 		switch (it->kind) {
 		case EL_NET_PEER_FRAME: el_d_peer_frame(d, it->conn, it->data, it->len); break;
 		case EL_NET_PEER_CLOSED: el_d_peer_closed(d, it->conn); break;
+		case EL_NET_PEER_LINK_LOST: el_d_peer_link_lost(d, it->peer); break;
 		case EL_NET_CLIENT_FRAME: el_d_client_frame(d, it->conn, it->data, it->len); break;
 		case EL_NET_CLIENT_CLOSED: el_d_client_closed(d, it->conn); break;
 		case EL_NET_CLIENT_BAD: el_d_client_bad(d, it->conn); break;

@@ -133,6 +133,7 @@ struct el_daemon {
 	struct el_d_client *clients; /* by el_net_slot(); allocated at start */
 	struct el_d_attach attach[EL_SESSIONS_MAX]; /* by session slot of the lock table */
 	uint64_t peer_frames_refused;
+	uint64_t leader_links_lost; /* elections moved up (el_d_peer_link_lost) */
 	uint64_t client_frames_refused;
 	struct el_d_quota quota;
 	/* scratch */
@@ -197,6 +198,7 @@ void el_d_notify_stopping(struct el_daemon *d);
 void el_d_peer_opened(struct el_daemon *d, uint64_t conn);
 void el_d_peer_frame(struct el_daemon *d, uint64_t conn, const uint8_t *buf, uint32_t len);
 void el_d_peer_closed(struct el_daemon *d, uint64_t conn);
+void el_d_peer_link_lost(struct el_daemon *d, el_id_t peer);
 void el_d_peer_dialed(struct el_daemon *d, uint64_t conn, el_id_t peer);
 void el_d_peer_out_frame(struct el_daemon *d, uint64_t conn, el_id_t peer, const uint8_t *buf,
 			 uint32_t len);

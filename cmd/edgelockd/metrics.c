@@ -220,6 +220,9 @@ static void render_raft(struct el_d_metrics *m, struct el_daemon *d)
 		m->leader_changes);
 	counter(m, "quorum_stepdowns_total", "Leaderships ended by check_quorum.",
 		el_raft_stats(r)->stepdowns_quorum);
+	counter(m, "leader_links_lost_total",
+		"Elections moved up because the link to the leader closed.",
+		d->leader_links_lost);
 	counter(m, "raft_messages_dropped_total", "Raft messages dropped (outbox full).",
 		el_raft_stats(r)->msgs_dropped);
 	counter(m, "raft_messages_rejected_total", "Malformed Raft messages refused.",

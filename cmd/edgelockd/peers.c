@@ -136,10 +136,37 @@ static void on_hello(struct el_daemon *d, struct el_d_inbound *in, const uint8_t
 	el_log(EL_LOG_INFO, "peer: node %u connected", h.node);
 }
 
+/* The table is full: free the slot of the oldest connection bound to a node
+ * that is bound on a newer one too. A node dials us once at a time, so the
+ * older one is dead, though its end may never have been seen (nng 1.5's TLS
+ * streams have been seen to leave a receive pending for good after the far
+ * end died; see el_d_peer_link_lost). NULL if no such slot. */
+static struct el_d_inbound *inbound_evict_stale(struct el_daemon *d)
+{
+	struct el_d_inbound *stale = NULL;
+	for (int i = 0; i < EL_D_INBOUND_MAX; i++) {
+		struct el_d_inbound *a = &d->inbound[i];
+		for (int j = 0; j < EL_D_INBOUND_MAX && a->node != 0; j++) {
+			const struct el_d_inbound *b = &d->inbound[j];
+			if (b->node == a->node && b->conn > a->conn && (stale == NULL || a->conn < stale->conn))
+				stale = a;
+		}
+	}
+	if (stale != NULL) {
+		el_log(EL_LOG_WARN, "peer: inbound table full; closing an older connection of node %u",
+		       stale->node);
+		el_net_close(d->net, stale->conn);
+		memset(stale, 0, sizeof *stale);
+	}
+	return stale;
+}
+
 /* A peer connection was accepted: challenge it. */
 void el_d_peer_opened(struct el_daemon *d, uint64_t conn)
 {
 	struct el_d_inbound *in = inbound(d, conn, true);
+	if (in == NULL && (in = inbound_evict_stale(d)) != NULL)
+		in->conn = conn;
 	if (in == NULL) {
 		refuse(d, conn, "too many peer connections", 0);
 		return;
@@ -204,11 +231,29 @@ void el_d_peer_frame(struct el_daemon *d, uint64_t conn, const uint8_t *buf, uin
 		d->peer_frames_refused++;
 }
 
+/* An accepted connection ended. */
 void el_d_peer_closed(struct el_daemon *d, uint64_t conn)
 {
 	struct el_d_inbound *in = inbound(d, conn, false);
 	if (in != NULL)
 		in->conn = 0;
+}
+
+/* The connection this node dialed to peer broke. Most often its process is
+ * gone (a crash closes every socket it had), so the core hears of it: a
+ * follower of that node then need not wait out a whole election timeout
+ * (el_raft_peer_lost; a hint, never a safety input). The connection this
+ * node dialed is the one watched because it carries our replies to the
+ * leader, so a dead leader shows on it at once; an accepted connection
+ * carries no writes of ours, and nng 1.5's TLS streams have been seen to
+ * leave a receive pending for good after the far end died. */
+void el_d_peer_link_lost(struct el_daemon *d, el_id_t peer)
+{
+	if (!el_node_peer_lost(d->node, peer, d->now_ms))
+		return;
+	d->leader_links_lost++;
+	el_log(EL_LOG_INFO, "peer: the link to node %u, the leader, closed: "
+			    "campaigning within a heartbeat interval", peer);
 }
 
 void el_d_peer_send(struct el_daemon *d, const struct el_msg *m)

@@ -596,6 +596,11 @@ static size_t frame_of(struct el_cw_msg *req, uint8_t *frame)
 	return EL_CW_PREFIX + (size_t)n;
 }
 
+/* A follower that knows no leader is asked again every LEADERLESS_POLL_MS,
+ * LEADERLESS_POLLS times, before the next endpoint is tried. */
+#define LEADERLESS_POLL_MS 20u
+#define LEADERLESS_POLLS 5u
+
 static int request_until(el_client *c, struct el_cw_msg *req, struct el_cw_msg *reply,
 			 uint64_t deadline_ms)
 {
@@ -608,6 +613,7 @@ static int request_until(el_client *c, struct el_cw_msg *req, struct el_cw_msg *
 	pthread_mutex_unlock(&c->mu);
 	const size_t len = frame_of(req, frame);
 	int rc = len == 0 ? EL_EINVAL : EL_ETIMEDOUT;
+	unsigned leaderless = 0; /* "no leader yet" answers from the node asked */
 	if (len == 0)
 		el_client__fail("request of type %u does not encode", req->type);
 	while (len > 0 && el_client__now_ms() < deadline_ms) {
@@ -627,15 +633,24 @@ static int request_until(el_client *c, struct el_cw_msg *req, struct el_cw_msg *
 			done = false;
 		} else if (reply->type == EL_CW_ERROR || reply->err != EL_ENOTLEADER) {
 			rc = EL_OK;
-		} else { /* a follower: go to the leader it names, or look around */
+		} else { /* a follower: go to the leader it names, or ask again */
+			const bool named = reply->leader_addr_len > 0;
 			pthread_mutex_lock(&c->mu);
-			if (reply->leader_addr_len > 0)
+			if (named)
 				snprintf(c->leader_hint, sizeof c->leader_hint, "%.*s",
 					 (int)reply->leader_addr_len, reply->leader_addr);
 			else
-				el_client__wait(c, el_client__now_ms() + 100); /* an election */
+				el_client__wait(c, el_client__now_ms() + LEADERLESS_POLL_MS);
 			pthread_mutex_unlock(&c->mu);
-			drop_conn(c, k);
+			/* An election takes tens of milliseconds once the old leader's
+			 * links have closed: the follower asked will know the winner
+			 * soon, and asking it again on this connection costs no new
+			 * handshake. One that stays without a leader (cut off from the
+			 * majority) is left for the next endpoint. */
+			if (named || ++leaderless >= LEADERLESS_POLLS) {
+				drop_conn(c, k);
+				leaderless = 0;
+			}
 			el_client__fail("no leader yet");
 			rc = EL_ENOTLEADER;
 			done = false;

@@ -362,6 +362,30 @@ def test_peer_identity(c):
     check("peer identity: leader unchanged", c.wait_leader() == S.leader)
     still_serving(c, "peer identity")
     test_relayed_challenge(c, target, a)
+    test_inbound_table_full(c, target, a)
+
+
+def test_inbound_table_full(c, target, a, slots=64):
+    """An accepted peer connection whose far end died may never be seen to
+    end (el_d_peer_link_lost). So with the inbound table (EL_D_INBOUND_MAX)
+    full, a new connection takes the slot of the oldest one bound to a node
+    that is bound on a newer one too, instead of being refused."""
+    hi = hello(c, a)
+    conns = []
+    for _ in range(slots + 1):
+        conn = peer_conn(c, target, cert="node%d.pem" % a)
+        conn.send_frame(hi)
+        conns.append(conn)
+    check("inbound table full: the newest connection of a node is kept",
+          not closed(conns[-1], 1.5))
+    check("inbound table full: an older connection of the same node makes room",
+          any(closed(k, 0.2) for k in conns[:8]))
+    check("inbound table full: logged",
+          "inbound table full; closing an older connection of node %d" % a in log_text(c, target))
+    for k in conns:
+        k.close()
+    check("inbound table full: leader unchanged", c.wait_leader() == S.leader)
+    still_serving(c, "inbound table full")
 
 
 def test_relayed_challenge(c, victim, other):
@@ -542,6 +566,7 @@ def test_sigkill_leader_waiter_granted(c):
     a.close()
     b.close()
     old = S.leader
+    sizes = {i: os.path.getsize(c.log(i)) for i in c.peer_port if i != old}
     t0 = time.time()
     c.kill(old)
     S.leader = c.wait_leader(timeout=15)
@@ -549,6 +574,13 @@ def test_sigkill_leader_waiter_granted(c):
     print("failover after SIGKILL of the leader: %.0f ms (election_ms %d)"
           % (failover * 1000, c.election_ms), flush=True)
     check("sigkill: a new leader is elected", S.leader != old and ta > 0 and queued is True)
+    # The followers saw the killed leader's link close and campaigned at
+    # once (el_raft_peer_lost), not after an election timeout: the new
+    # leader says so in its log.
+    with open(c.log(S.leader)) as f:
+        f.seek(sizes.get(S.leader, 0))
+        early = "the link to node %d, the leader, closed" % old in f.read()
+    check("sigkill: the new leader campaigned when the old one's link closed", early)
     a, b = c.connect(S.leader), c.connect(S.leader)
     b.call({1: 2, 4: sb})  # reattach B's events to this connection
     rel = a.call({1: 5, 4: sa, 5: 2, 6: "pump", 11: ta})

@@ -122,6 +122,7 @@ struct sim_node {
 	uint64_t seen_applied;
 	uint64_t seen_term;
 	bool was_leader;
+	uint32_t links_lost; /* bit i: the link from node i+1 closed; told at its next turn */
 };
 
 /* ---- Lock clients -------------------------------------------------------- */
@@ -256,6 +257,12 @@ struct sim_params {
 	uint32_t client_crash_pct;
 	uint32_t live_delay_ms; /* lock-delay the liveness holder asks for */
 	uint32_t leader_fault_pct; /* crash or isolate the current leader */
+	/* el_node_peer_lost: the chance that a crash closes the node's links (its
+	 * peers hear of it), and per fault tick that a live link resets (a wrong
+	 * hint). Drawn from the seed apart from the rest, zero for a quarter of
+	 * the seeds, so that seeds drawn before these existed replay the same. */
+	uint32_t link_lost_pct;
+	uint32_t link_reset_pct;
 	uint64_t heal_ms;       /* faults stop at this global time */
 	uint64_t end_ms;
 };

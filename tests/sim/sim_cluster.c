@@ -225,7 +225,27 @@ static void crash(struct sim *s, struct sim_node *n)
 {
 	sim_log(s, "crash node %u", n->id);
 	n->up = false;
+	n->links_lost = 0;
 	s->crashes++;
+	if (s->p.link_lost_pct == 0 || !sim_pct(s, s->p.link_lost_pct))
+		return; /* a power cut: no one hears, the election timeout must do */
+	for (uint32_t i = 0; i < s->p.n_nodes; i++)
+		if (&s->nodes[i] != n && s->nodes[i].up)
+			s->nodes[i].links_lost |= 1u << (n->id - 1);
+}
+
+/* Tell a node of the links that closed since its last turn (a transport
+ * would, on its own thread; here it waits for the node to run). */
+static void tell_links_lost(struct sim *s, struct sim_node *n)
+{
+	for (uint32_t i = 0; i < s->p.n_nodes && n->links_lost != 0; i++) {
+		if ((n->links_lost >> i & 1u) == 0)
+			continue;
+		n->links_lost &= ~(1u << i);
+		sim_log(s, "node %u: link from node %u lost", n->id, i + 1);
+		el_node_peer_lost(&n->node, (el_id_t)(i + 1), sim_local_ms(s, n));
+		sim_drain(s, n);
+	}
 }
 
 /* ---- Workload ----------------------------------------------------------- */
@@ -322,6 +342,13 @@ static void do_fault(struct sim *s)
 	if (sim_pct(s, 30))
 		memset(s->cut, 0, sizeof(s->cut));
 	sim_clients_fault(s);
+	if (s->p.link_reset_pct != 0 && sim_pct(s, s->p.link_reset_pct)) {
+		/* a link resets while both ends live: the hint is wrong */
+		struct sim_node *a = &s->nodes[sim_rand(s) % s->p.n_nodes];
+		uint32_t b = (uint32_t)(sim_rand(s) % s->p.n_nodes);
+		if (a->up && b != a->id - 1)
+			a->links_lost |= 1u << b;
+	}
 	if (n->started && n->up && sim_pct(s, s->p.crash_pct)) {
 		crash(s, n);
 	} else if (n->started && !n->up && sim_pct(s, 50)) {
@@ -413,6 +440,7 @@ static void tick_due(struct sim *s)
 		struct sim_node *n = &s->nodes[i];
 		if (!runnable(s, n))
 			continue;
+		tell_links_lost(s, n);
 		uint64_t local = sim_local_ms(s, n);
 		if (local >= el_node_deadline(&n->node)) {
 			el_node_tick(&n->node, local);
@@ -774,6 +802,11 @@ static void draw_params(struct sim *s)
 	p->client_pause_pct = (uint32_t)(sim_rand(s) % 30);
 	p->client_crash_pct = (uint32_t)(sim_rand(s) % 15);
 	p->live_delay_ms = (uint32_t)(sim_rand(s) % 500);
+	const uint64_t h = (s->seed + 1) * 0x9E3779B97F4A7C15ull; /* not from s->rng */
+	if ((h >> 60) % 4 != 0) {
+		p->link_lost_pct = 30 + (uint32_t)((h >> 8) % 71);
+		p->link_reset_pct = (uint32_t)((h >> 24) % 20);
+	}
 	p->heal_ms = 2000 + sim_rand(s) % 6000;
 	/* Room for the liveness probe: the holder must get the lock first. */
 	p->end_ms = p->heal_ms + SIM_LEADER_BOUND_MS + 2 * (1500 + 500) + 4 * SIM_LOCK_SLACK_MS;
@@ -808,9 +841,11 @@ int sim_run(struct sim *s, uint64_t seed, bool verbose)
 	}
 	el_lock_init(&s->ref.table);
 	sim_clients_init(s);
-	sim_log(s, "nodes %u initial %u clients %u drop %u%% dup %u%% delay %u crash %u%% heal at %llu",
+	sim_log(s, "nodes %u initial %u clients %u drop %u%% dup %u%% delay %u crash %u%% links "
+		   "lost %u%% reset %u%% heal at %llu",
 		s->p.n_nodes, s->p.n_initial, s->p.n_clients, s->p.drop_pct, s->p.dup_pct,
-		s->p.delay_ms_max, s->p.crash_pct, (unsigned long long)s->p.heal_ms);
+		s->p.delay_ms_max, s->p.crash_pct, s->p.link_lost_pct, s->p.link_reset_pct,
+		(unsigned long long)s->p.heal_ms);
 	run_loop(s);
 	return s->failed ? 1 : 0;
 }

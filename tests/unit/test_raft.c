@@ -720,6 +720,61 @@ static void test_leader_in_lease_refuses_higher_term_votes(void)
 	EL_CHECK_EQ(el_raft_state(r), EL_FOLLOWER);
 }
 
+/* The transport saw the leader's links close (el_raft_peer_lost): its
+ * followers forget it and campaign in turn, the lower id first, within a
+ * heartbeat interval; the first wins in one round, before any election
+ * timeout could have fired. */
+static void test_leader_link_lost_campaigns_early(void)
+{
+	el_id_t l = start_three();
+	EL_CHECK(l != 0);
+	const uint64_t term = el_raft_term(node(l));
+	el_id_t f1 = l == 1 ? 2 : 1, f2 = l == 3 ? 2 : 3;
+	isolate(l, true); /* it died */
+	tick_all(1);
+	const uint64_t t0 = now;
+	EL_CHECK(el_raft_peer_lost(node(f1), l, now));
+	EL_CHECK(el_raft_peer_lost(node(f2), l, now));
+	EL_CHECK_EQ(el_raft_leader(node(f1)), 0);
+	EL_CHECK_EQ(el_raft_leader(node(f2)), 0);
+	EL_CHECK(el_raft_deadline(node(f1)) < t0 + HEARTBEAT_MS / 2);  /* slot 0 */
+	EL_CHECK(el_raft_deadline(node(f2)) >= t0 + HEARTBEAT_MS / 2); /* slot 1 */
+	EL_CHECK(el_raft_deadline(node(f2)) < t0 + HEARTBEAT_MS);
+	tick_all(HEARTBEAT_MS); /* a fifth of the shortest election timeout */
+	EL_CHECK_EQ(el_raft_state(node(f1)), EL_LEADER);
+	EL_CHECK_EQ(el_raft_term(node(f1)), term + 1); /* one round: no split vote */
+	EL_CHECK_EQ(el_raft_state(node(f2)), EL_FOLLOWER);
+	EL_CHECK_EQ(el_raft_leader(node(f2)), f1);
+	isolate(l, false);
+}
+
+/* A wrong hint (a link reset while the leader lives) costs a refused
+ * pre-vote at most: the other voters are in the leader's lease. Hints about
+ * anyone but the leader followed, or to a leader, change nothing. */
+static void test_wrong_link_lost_hint_does_not_disrupt(void)
+{
+	el_id_t l = start_three();
+	EL_CHECK(l != 0);
+	const uint64_t term = el_raft_term(node(l));
+	el_id_t f1 = l == 1 ? 2 : 1, f2 = l == 3 ? 2 : 3;
+	const uint64_t deadline = el_raft_deadline(node(f1));
+	EL_CHECK(!el_raft_peer_lost(node(f1), f2, now)); /* not its leader */
+	EL_CHECK(!el_raft_peer_lost(node(f1), 0, now));
+	EL_CHECK(!el_raft_peer_lost(node(f1), f1, now));
+	EL_CHECK(!el_raft_peer_lost(node(l), f1, now)); /* a leader follows no one */
+	EL_CHECK_EQ(el_raft_leader(node(f1)), l);
+	EL_CHECK_EQ(el_raft_deadline(node(f1)), deadline);
+	EL_CHECK_EQ(el_raft_state(node(l)), EL_LEADER);
+	EL_CHECK(el_raft_peer_lost(node(f1), l, now));
+	EL_CHECK_EQ(el_raft_leader(node(f1)), 0);
+	tick_all(3 * ELECTION_MS);
+	EL_CHECK_EQ(leader_id(), l);
+	EL_CHECK_EQ(el_raft_term(node(l)), term);
+	EL_CHECK_EQ(el_raft_term(node(f1)), term); /* PreVote: no inflation */
+	EL_CHECK_EQ(el_raft_leader(node(f1)), l);
+	EL_CHECK_EQ(el_raft_leader(node(f2)), l);
+}
+
 static uint64_t sched_rng;
 
 static uint32_t sched_rand(uint32_t bound)
@@ -1107,6 +1162,8 @@ void el_suite_raft(void)
 	EL_RUN(test_conf_encoding_round_trip_and_rejects);
 	EL_RUN(test_restart_loads_state_and_rejects_corruption);
 	EL_RUN(test_leader_in_lease_refuses_higher_term_votes);
+	EL_RUN(test_leader_link_lost_campaigns_early);
+	EL_RUN(test_wrong_link_lost_hint_does_not_disrupt);
 	EL_RUN(test_isolated_follower_rejoins_without_disruption);
 	EL_RUN(test_follower_cut_from_leader_only_never_wins);
 	EL_RUN(test_prevote_not_above_own_term_refused);
