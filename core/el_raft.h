@@ -320,11 +320,12 @@ void el_raft_start(struct el_raft *r, uint64_t now_ms);
 int el_raft_step(struct el_raft *r, const struct el_msg *m, uint64_t now_ms);
 /* Fire due timers. Call at (or after) el_raft_deadline(). */
 void el_raft_tick(struct el_raft *r, uint64_t now_ms);
-/* The transport saw every link from peer id end (its connections closed: a
+/* The transport saw its link to peer id end (the connection closed: a
  * crashed process, a reboot, a reset link). If id is the leader this
  * follower follows, the follower forgets it, so its lease no longer makes it
- * refuse other candidates, and campaigns (with PreVote) within a random part
- * of a heartbeat interval instead of a whole election timeout. A hint only:
+ * refuse other candidates, and campaigns (with PreVote) in its turn: the
+ * k-th lowest id of the voters left after k half heartbeat intervals (plus a
+ * random quarter), instead of a whole election timeout. A hint only:
  * a partition sends none (the election timeout still covers it), and a wrong
  * one costs at most a refused pre-vote, since the voters still hearing the
  * leader stay in its lease. True when it moved the election up. */
