@@ -19,7 +19,13 @@
  *      entries, which el_raft_load_hard_state clamps (nothing of a batch is
  *      sent or applied before all of it is durable);
  *   3. only then send rd.msgs (a vote or an append acknowledgement promises
- *      that what it acknowledges is on disk);
+ *      that what it acknowledges is on disk). A leader's messages promise
+ *      nothing of the kind: those for which el_raft_msg_may_lead() holds may
+ *      be sent before step 1 instead, so that the followers write their copy
+ *      while the leader writes its own (Raft thesis 10.2.1). The leader still
+ *      counts its own copy toward a quorum only once advance says it is
+ *      durable (persisted_index), and a crash before it is written loses
+ *      nothing acknowledged: a commit needs a quorum of durable copies;
  *   4. if rd.restore: load the state machine from rd.snapshot;
  *      apply entries apply_first..apply_last; serve rd.reads;
  *   el_raft_advance(r, &rd, now_ms);
@@ -156,6 +162,15 @@ struct el_msg {
 	const uint8_t *data;            /* snapshot chunk */
 	struct el_conf conf;            /* snapshot configuration */
 };
+
+/* Whether a message of a ready batch may leave before the batch is durable
+ * (step 3 of the loop above): a leader's appends, heartbeats and snapshot
+ * chunks, which acknowledge nothing of the sender's disk. */
+static inline bool el_raft_msg_may_lead(const struct el_msg *m)
+{
+	return m->type == EL_MSG_APPEND || m->type == EL_MSG_HEARTBEAT ||
+	       m->type == EL_MSG_SNAPSHOT;
+}
 
 /* ---- The replica -------------------------------------------------------- */
 

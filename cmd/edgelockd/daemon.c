@@ -278,6 +278,11 @@ static int ready_loop(struct el_daemon *d)
 	for (int k = 0; k < BATCHES_PER_TURN && el_node_has_ready(d->node); k++) {
 		struct el_node_ready rd;
 		el_node_ready(d->node, &rd);
+		/* A leader's appends go out before its own fsync, so the followers'
+		 * writes overlap it (el_raft.h, step 3; thesis 10.2.1). */
+		for (uint32_t i = 0; i < rd.raft.n_msgs; i++)
+			if (el_raft_msg_may_lead(&rd.raft.msgs[i]))
+				el_d_peer_send(d, &rd.raft.msgs[i]);
 		uint64_t t0 = d->metrics != NULL ? el_d_metrics_clock() : 0;
 		int rc = el_storage_persist_ready(d->st, &rd.raft, el_node_raft(d->node));
 		if (rc != EL_OK) {
@@ -287,7 +292,8 @@ static int ready_loop(struct el_daemon *d)
 		}
 		el_d_metrics_batch(d, &rd, t0);
 		for (uint32_t i = 0; i < rd.raft.n_msgs; i++)
-			el_d_peer_send(d, &rd.raft.msgs[i]);
+			if (!el_raft_msg_may_lead(&rd.raft.msgs[i]))
+				el_d_peer_send(d, &rd.raft.msgs[i]);
 		for (uint32_t i = 0; i < rd.n_replies; i++)
 			el_d_reply(d, &rd.replies[i]);
 		for (uint32_t i = 0; i < rd.n_events; i++)

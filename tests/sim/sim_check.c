@@ -123,6 +123,12 @@ void sim_check_node(struct sim *s, struct sim_node *n)
 		sim_fail(s, "commitment: leader %u of term %llu committed entry %llu of term %llu",
 			 n->id, (unsigned long long)r->term, (unsigned long long)r->commit,
 			 (unsigned long long)el_raft_term_at(r, r->commit));
+	/* A leader's appends leave before its own write (el_raft.h, step 3), but
+	 * it steps no acknowledgement before that write is done: it never
+	 * commits past its own durable log (the disk, not its own bookkeeping). */
+	if (el_raft_state(r) == EL_LEADER && r->commit > n->disk.last && r->commit > n->disk.snap.index)
+		sim_fail(s, "durability: leader %u committed %llu, its disk holds up to %llu", n->id,
+			 (unsigned long long)r->commit, (unsigned long long)n->disk.last);
 	n->seen_term = r->term;
 	n->seen_commit = r->commit;
 	n->seen_applied = r->applied;

@@ -134,10 +134,14 @@ static void check_quiet_send(struct sim *s, const struct el_msg *m)
 			 (unsigned long long)m->index, m->n_entries, (unsigned long long)m->commit);
 }
 
-static void send_all(struct sim *s, struct sim_node *n, const struct el_ready *rd)
+/* Sends the messages of the batch that may leave before it is durable
+ * (leading: a leader's appends, as edgelockd sends them), or the others. */
+static void send_all(struct sim *s, struct sim_node *n, const struct el_ready *rd, bool leading)
 {
 	for (uint32_t i = 0; i < rd->n_msgs; i++) {
 		const struct el_msg *m = &rd->msgs[i];
+		if (el_raft_msg_may_lead(m) != leading)
+			continue;
 		sim_check_durable_before_send(s, n, m);
 		if (m->to == 0 || m->to > s->p.n_nodes || s->cut[n->id - 1][m->to - 1])
 			continue;
@@ -161,11 +165,12 @@ void sim_drain(struct sim *s, struct sim_node *n)
 	for (int round = 0; round < 8 && n->up && el_node_has_ready(&n->node) && !s->failed; round++) {
 		struct el_node_ready rd;
 		el_node_ready(&n->node, &rd);
+		send_all(s, n, &rd.raft, true); /* a torn persist may follow: they are out */
 		if (!persist(s, n, &rd.raft)) {
 			crash(s, n);
 			return;
 		}
-		send_all(s, n, &rd.raft);
+		send_all(s, n, &rd.raft, false);
 		if (rd.raft.restore) {
 			sim_sm_restore(s, n, rd.raft.snapshot);
 			s->snapshots_installed++;
