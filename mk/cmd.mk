@@ -9,6 +9,8 @@
 #   make test-daemon-certs    expired / revoked (CRL) certificates, SIGHUP reload (certs_test.py)
 #   make test-daemon-metrics  Prometheus metrics scraped from a three-daemon cluster
 #   make test-daemon-systemd  sd_notify READY/STATUS/WATCHDOG/STOPPING (systemd_test.py)
+#   make test-sd-notify, test-fuzz-sd-env  the notify client (sd_notify.c): unit
+#                         tests and a fuzz target of the environment values it reads
 #   make test-daemon-limits   [limits]: sessions per identity, a connection flood past
 #                         max_clients, requests in flight per connection (limits_test.py)
 #
