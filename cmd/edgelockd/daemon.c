@@ -25,6 +25,7 @@
 
 #include "el_daemon.h"
 #include "el_error.h"
+#include "el_log_ring.h"
 #include "el_peer_hello.h"
 #include "el_platform.h"
 #include "el_storage_raft.h"
@@ -408,6 +409,18 @@ static void check_removed(struct el_daemon *d)
 	el_d_notify_stopping(d);
 }
 
+/* After a compaction (or an installed snapshot): the log ring's pages that
+ * hold no live entry go back to the kernel, so the resident set follows the
+ * live log, not every slot ever written (port/posix/log_ring.c). */
+static void release_log_ring(struct el_daemon *d)
+{
+	struct el_raft *r = el_node_raft(d->node);
+	if (el_raft_snapshot(r)->index == d->ring_released_at)
+		return;
+	d->ring_released_at = el_raft_snapshot(r)->index;
+	el_log_ring_release(r);
+}
+
 int el_d_run(struct el_daemon *d, const volatile int *stop_signal,
 	     volatile int *reload_signal)
 {
@@ -440,6 +453,7 @@ int el_d_run(struct el_daemon *d, const volatile int *stop_signal,
 		int rc = ready_loop(d);
 		if (rc != EL_OK)
 			return rc;
+		release_log_ring(d);
 		check_removed(d);
 		el_d_metrics_turn(d);
 	}
