@@ -417,5 +417,15 @@ static inline const uint8_t *el_raft_snapshot_data(const struct el_raft *r) { re
 static inline bool el_raft_snapshot_valid(const struct el_raft *r) { return r->snap_valid; }
 static inline el_id_t el_raft_vote(const struct el_raft *r) { return r->vote; }
 static inline const struct el_raft_stats *el_raft_stats(const struct el_raft *r) { return &r->stats; }
+/* The log ring's slots that hold no entry of the window (snap.index,
+ * last_index]: n of them, from slot *first on, wrapping at EL_LOG_WINDOW.
+ * The core writes a slot before it reads it again, so a port may give their
+ * memory back to the system (port/posix/log_ring.c) whatever it then reads as. */
+static inline uint32_t el_raft_free_slots(const struct el_raft *r, uint32_t *first)
+{
+	const uint64_t live = r->last_index > r->snap.index ? r->last_index - r->snap.index : 0;
+	*first = (uint32_t)((r->last_index + 1) & (EL_LOG_WINDOW - 1));
+	return (uint32_t)(EL_LOG_WINDOW - live);
+}
 
 #endif /* EL_RAFT_H */

@@ -31,7 +31,7 @@ $(CHAOS_WORKER): tests/chaos/worker.c $$(CLIENT_SRCS) $$(CLIENT_HDRS)
 $(CHAOS_EDGELOCKD): tests/chaos/crashpoint.c $$(EDGELOCKD_OBJS) $$(GW_NET_OBJS) $$(GW_POSIX_OBJS) $$(GW_CORE_OBJS)
 	@mkdir -p $(@D)
 	$(call say,LD,$@)
-	$(Q)$(CC) $(HOST_CFLAGS) $(GW_FLAGS) -Iport/posix $^ $(NET_LIBS) $(EDGELOCKD_LIBS) -o $@
+	$(Q)$(CC) $(HOST_CFLAGS) $(GW_FLAGS) -Iport/posix $^ $(NET_LIBS) -o $@
 
 .PHONY: chaos test-chaos
 chaos: $(CHAOS_DEPS)

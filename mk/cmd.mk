@@ -9,6 +9,8 @@
 #   make test-daemon-certs    expired / revoked (CRL) certificates, SIGHUP reload (certs_test.py)
 #   make test-daemon-metrics  Prometheus metrics scraped from a three-daemon cluster
 #   make test-daemon-systemd  sd_notify READY/STATUS/WATCHDOG/STOPPING (systemd_test.py)
+#   make test-sd-notify, test-fuzz-sd-env  the notify client (sd_notify.c): unit
+#                         tests and a fuzz target of the environment values it reads
 #   make test-daemon-limits   [limits]: sessions per identity, a connection flood past
 #                         max_clients, requests in flight per connection (limits_test.py)
 #
@@ -21,8 +23,6 @@ EDGELOCKD := $(BUILD)/bin/edgelockd
 EDGELOCKD_SRCS = $(sort $(wildcard cmd/edgelockd/*.c))
 EDGELOCKD_OBJS = $(patsubst cmd/edgelockd/%.c,$(BUILD)/gw/cmd/edgelockd/%.o,$(EDGELOCKD_SRCS))
 CERTS := $(BUILD)/certs
-# sd_notify and the watchdog (notify.c): Debian's libsystemd-dev
-EDGELOCKD_LIBS := -lsystemd
 
 $(BUILD)/gw/cmd/edgelockd/%.o: cmd/edgelockd/%.c $$(GW_HDRS)
 	@mkdir -p $(@D)
@@ -32,7 +32,7 @@ $(BUILD)/gw/cmd/edgelockd/%.o: cmd/edgelockd/%.c $$(GW_HDRS)
 $(EDGELOCKD): $$(EDGELOCKD_OBJS) $$(GW_NET_OBJS) $$(GW_POSIX_OBJS) $$(GW_CORE_OBJS)
 	@mkdir -p $(@D)
 	$(call say,LD,$@)
-	$(Q)$(CC) $(HOST_CFLAGS) $^ $(NET_LIBS) $(EDGELOCKD_LIBS) -o $@
+	$(Q)$(CC) $(HOST_CFLAGS) $^ $(NET_LIBS) -o $@
 
 EDGELOCKD_SAN := $(BUILD)/san/bin/edgelockd
 EDGELOCKD_SAN_OBJS = $(patsubst cmd/edgelockd/%.c,$(BUILD)/gw-san/cmd/edgelockd/%.o,$(EDGELOCKD_SRCS))
@@ -45,7 +45,7 @@ $(BUILD)/gw-san/cmd/edgelockd/%.o: cmd/edgelockd/%.c $$(GW_HDRS)
 $(EDGELOCKD_SAN): $$(EDGELOCKD_SAN_OBJS) $$(GW_SAN_NET_OBJS) $$(GW_SAN_POSIX_OBJS) $$(GW_SAN_CORE_OBJS)
 	@mkdir -p $(@D)
 	$(call say,LD,$@)
-	$(Q)$(CC) $(HOST_CFLAGS) $(SANFLAGS) $^ $(NET_LIBS) $(EDGELOCKD_LIBS) -o $@
+	$(Q)$(CC) $(HOST_CFLAGS) $(SANFLAGS) $^ $(NET_LIBS) -o $@
 
 .PHONY: edgelockd certs run-daemons test-daemon
 edgelockd: $(EDGELOCKD)
@@ -100,3 +100,31 @@ $(eval $(call daemon_suite,daemon-limits,limits_test.py))
 # the limit mismatch's exit code, `edgelock locks` (about 20 s each run)
 $(eval $(call daemon_suite,daemon-semaphore,semaphore_test.py))
 test-daemon-semaphore: $(EDGELOCK_CLI)
+
+# edgelockd's own systemd notify client (cmd/edgelockd/sd_notify.c): unit
+# tests under ASan/UBSan, and a fuzz target of the environment values it parses
+$(BUILD)/san/test_sd_notify: tests/daemon/test_sd_notify.c cmd/edgelockd/sd_notify.c \
+		cmd/edgelockd/el_sd_notify.h $(TEST_LIB_SRCS) tests/lib/el_test.h
+	@mkdir -p $(@D)
+	$(call say,LD,$@)
+	$(Q)$(CC) $(HOST_CFLAGS) -O1 $(SANFLAGS) -Icore -Icmd/edgelockd -Itests/lib $< \
+		cmd/edgelockd/sd_notify.c $(TEST_LIB_SRCS) -o $@
+$(BUILD)/fuzz/fuzz_sd_env: tests/fuzz/fuzz_sd_env.c cmd/edgelockd/sd_notify.c cmd/edgelockd/el_sd_notify.h
+	@mkdir -p $(@D)
+	$(call say,FUZZCC,$@)
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -D_DEFAULT_SOURCE -Icmd/edgelockd $< cmd/edgelockd/sd_notify.c -o $@
+
+.PHONY: test-sd-notify test-fuzz-sd-env fuzz-sd-env
+test-sd-notify: $(BUILD)/san/test_sd_notify
+	@tests/run-suite.sh $(BUILD)/results sd-notify $(BUILD)/san/test_sd_notify
+test-fuzz-sd-env: $(BUILD)/fuzz/fuzz_sd_env
+	@mkdir -p $(BUILD)/fuzz/work/sd_env
+	@tests/run-suite.sh $(BUILD)/results fuzz-sd-env bash -c '$(BUILD)/fuzz/fuzz_sd_env -seed=1 -runs=100000 \
+		-artifact_prefix=$(BUILD)/fuzz/work/sd_env/ $(BUILD)/fuzz/work/sd_env >$(BUILD)/fuzz/work/sd_env/fuzz.log 2>&1 \
+		&& echo "1 passed, 0 failed" || { tail -n 30 $(BUILD)/fuzz/work/sd_env/fuzz.log; echo "0 passed, 1 failed"; exit 1; }'
+fuzz-sd-env: $(BUILD)/fuzz/fuzz_sd_env
+	@mkdir -p $(BUILD)/fuzz/work/sd_env
+	$(BUILD)/fuzz/fuzz_sd_env -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=$(BUILD)/fuzz/work/sd_env/ \
+		$(BUILD)/fuzz/work/sd_env
+fuzz: fuzz-sd-env
+TESTS += test-sd-notify test-fuzz-sd-env

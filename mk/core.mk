@@ -100,11 +100,11 @@ ALL_TARGETS += $(BUILD)/host/unit-linear $(BUILD)/host/unit-wide
 
 # A gateway-profile node's memory follows its use (tests/memory).
 $(BUILD)/host/gw_memory_test: tests/memory/gw_memory_test.c $(TEST_LIB_SRCS) $(CORE_SRCS) $(CORE_HDRS) \
-		cmd/edgelockd/el_gateway_config.h
+		cmd/edgelockd/el_gateway_config.h port/posix/log_ring.c port/posix/el_log_ring.h
 	@mkdir -p $(@D)
 	$(call say,LD,$@)
-	$(Q)$(CC) $(HOST_CFLAGS) -O2 $(GW_FLAGS) $(INCLUDES) $(CORE_SRCS) tests/memory/gw_memory_test.c \
-		$(TEST_LIB_SRCS) -o $@
+	$(Q)$(CC) $(HOST_CFLAGS) -O2 $(GW_FLAGS) $(INCLUDES) -Iport/posix $(CORE_SRCS) \
+		tests/memory/gw_memory_test.c port/posix/log_ring.c $(TEST_LIB_SRCS) -o $@
 ALL_TARGETS += $(BUILD)/host/gw_memory_test
 .PHONY: test-gateway-memory
 test-gateway-memory: $(BUILD)/host/gw_memory_test

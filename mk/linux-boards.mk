@@ -95,7 +95,7 @@ $$(BUILD)/$(1)/client/%.o: %.c $$(CLIENT_HDRS) cmd/edgelockd/el_gateway_config.h
 $$(BUILD)/$(1)/bin/edgelockd: $$$$($(1)_GW_OBJS)
 	@mkdir -p $$(@D)
 	$$(call say,LD,$$@)
-	$$(Q)$$($(1)_CC) $$^ $$($(1)_LDDIRS) $$(NET_LIBS) $$(EDGELOCKD_LIBS) -o $$@
+	$$(Q)$$($(1)_CC) $$^ $$($(1)_LDDIRS) $$(NET_LIBS) -o $$@
 $$(BUILD)/$(1)/lib/libedgelock.a: $$$$($(1)_CLIENT_OBJS)
 	@mkdir -p $$(@D)
 	$$(call say,AR,$$@)

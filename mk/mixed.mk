@@ -112,7 +112,7 @@ $(SMALL_EDGELOCKD): $$(patsubst %.c,$(BUILD)/small/%.o,$$(EDGELOCKD_SRCS)) $$(SM
 		$$(SMALL_POSIX_OBJS) $$(SMALL_CORE_OBJS)
 	@mkdir -p $(@D)
 	$(call say,LD,$@)
-	$(Q)$(CC) $(HOST_CFLAGS) $^ $(NET_LIBS) $(EDGELOCKD_LIBS) -o $@
+	$(Q)$(CC) $(HOST_CFLAGS) $^ $(NET_LIBS) -o $@
 
 $(UART_RELAY): $$(patsubst %.c,$(BUILD)/small/%.o,$(RELAY_SRCS) $(MIXED_FRAME_SRCS)) \
 		$$(SMALL_NET_OBJS) $$(SMALL_POSIX_OBJS) $$(SMALL_CORE_OBJS)

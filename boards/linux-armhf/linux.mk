@@ -13,5 +13,4 @@ linux-armhf_DAEMON := yes
 linux-armhf_AR := arm-linux-gnueabihf-ar
 linux-armhf_DEB_ARCH := armhf
 linux-armhf_SYSROOT_PKGS := libnng-dev libnng1 libmbedtls-dev libmbedtls14 libmbedx509-1 \
-	libmbedcrypto7 libinih-dev libinih1 libsystemd-dev libsystemd0 libcap2 libgcrypt20 \
-	libgpg-error0 liblzma5 libzstd1 liblz4-1
+	libmbedcrypto7 libinih-dev libinih1

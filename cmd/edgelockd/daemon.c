@@ -22,9 +22,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __GLIBC__ /* malloc_trim */
+#include <malloc.h>
+#endif
 
 #include "el_daemon.h"
 #include "el_error.h"
+#include "el_log_ring.h"
 #include "el_peer_hello.h"
 #include "el_platform.h"
 #include "el_storage_raft.h"
@@ -33,6 +37,7 @@
 #define BATCHES_PER_TURN 64 /* ready batches per turn before reading input again */
 #define STOP_MAX_MS 3000    /* a leader's grace to transfer leadership */
 #define STOP_FLUSH_MS 200   /* let queued frames leave before closing */
+#define TRIM_EVERY_MS 10000 /* free heap pages back to the kernel (give_back_memory) */
 
 /* True when dir holds Raft state (a snapshot or WAL segments). */
 bool el_d_has_state(const char *dir)
@@ -415,6 +420,27 @@ static void check_removed(struct el_daemon *d)
 	el_d_notify_stopping(d);
 }
 
+/* Memory no longer used goes back to the kernel, so the resident set
+ * follows use. After a compaction (or an installed snapshot): the log ring's
+ * pages that hold no live entry (port/posix/log_ring.c). Every
+ * TRIM_EVERY_MS: the free pages inside glibc's heaps (malloc_trim), such as
+ * the TLS buffers of closed connections and start-up's temporaries, which
+ * glibc itself returns only from the top of a heap. */
+static void give_back_memory(struct el_daemon *d)
+{
+	struct el_raft *r = el_node_raft(d->node);
+	if (el_raft_snapshot(r)->index != d->ring_released_at) {
+		d->ring_released_at = el_raft_snapshot(r)->index;
+		el_log_ring_release(r);
+	}
+#ifdef __GLIBC__
+	if (d->now_ms - d->trimmed_ms >= TRIM_EVERY_MS) {
+		d->trimmed_ms = d->now_ms;
+		malloc_trim(0);
+	}
+#endif
+}
+
 int el_d_run(struct el_daemon *d, const volatile int *stop_signal,
 	     volatile int *reload_signal)
 {
@@ -447,6 +473,7 @@ int el_d_run(struct el_daemon *d, const volatile int *stop_signal,
 		int rc = ready_loop(d);
 		if (rc != EL_OK)
 			return rc;
+		give_back_memory(d);
 		check_removed(d);
 		el_d_metrics_turn(d);
 	}

@@ -59,7 +59,8 @@ struct el_dcfg {
 	struct el_dcfg_peer peers[EL_DCFG_PEERS_MAX];
 };
 
-/* Defaults for everything that has one. */
+/* Defaults for everything that has one, into a ZEROED c (main's static
+ * struct el_daemon): the keys without a default stay zero. */
 void el_dcfg_defaults(struct el_dcfg *c);
 /* Read FILE into c; prints every problem to stderr; 0 or EL_EINVAL. */
 int el_dcfg_load(struct el_dcfg *c, const char *file);

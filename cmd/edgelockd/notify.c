@@ -1,6 +1,7 @@
 /*
- * notify.c - edgelockd as a systemd Type=notify service (Debian's libsystemd,
- * sd_notify(3), sd_watchdog_enabled(3)); dist/edgelockd.service uses it.
+ * notify.c - edgelockd as a systemd Type=notify service (sd_notify(3),
+ * sd_watchdog_enabled(3), spoken by sd_notify.c without libsystemd);
+ * dist/edgelockd.service uses it.
  *
  *   READY=1     at the loop's first turn: storage recovered, listening, the
  *               node running (a --join node too: it must run to be added)
@@ -9,16 +10,16 @@
  *               petting and systemd kills and restarts the daemon
  *   STOPPING=1  when the clean stop begins (SIGTERM, or removed from the cluster)
  *
- * Without NOTIFY_SOCKET (not under systemd) sd_notify does nothing, and
+ * Without NOTIFY_SOCKET (not under systemd) el_sd_notify does nothing, and
  * without WATCHDOG_USEC (or with a WATCHDOG_PID that is not ours) there is no
  * watchdog. The state is file-local: one daemon, one thread, per process.
  */
 #include <stdio.h>
 #include <string.h>
-#include <systemd/sd-daemon.h>
 
 #include "el_daemon.h"
 #include "el_platform.h"
+#include "el_sd_notify.h"
 
 static struct {
 	bool ready;          /* READY=1 sent */
@@ -30,7 +31,7 @@ static struct {
 
 static void send_notify(const char *msg)
 {
-	int rc = sd_notify(0, msg);
+	int rc = el_sd_notify(msg);
 	if (rc < 0 && !nt.warned) {
 		nt.warned = true;
 		el_log(EL_LOG_WARN, "sd_notify(\"%s\") failed: error %d (logged once)", msg, -rc);
@@ -41,7 +42,7 @@ static void send_notify(const char *msg)
 void el_d_notify_init(struct el_daemon *d)
 {
 	uint64_t usec = 0;
-	int rc = sd_watchdog_enabled(0, &usec);
+	int rc = el_sd_watchdog_enabled(&usec);
 	if (rc < 0)
 		el_log(EL_LOG_WARN, "systemd watchdog settings unusable: error %d (no watchdog)", -rc);
 	nt.wd_ms = rc > 0 ? usec / 2000 : 0;
