@@ -423,7 +423,8 @@ static void check_removed(struct el_daemon *d)
 /* Memory no longer used goes back to the kernel, so the resident set
  * follows use. After a compaction (or an installed snapshot): the log ring's
  * pages that hold no live entry (port/posix/log_ring.c). Every
- * TRIM_EVERY_MS: the free pages inside glibc's heaps (malloc_trim), such as
+ * TRIM_EVERY_MS, and once a leader is first known: the free pages inside
+ * glibc's heaps (malloc_trim), such as
  * the TLS buffers of closed connections and start-up's temporaries, which
  * glibc itself returns only from the top of a heap. */
 static void give_back_memory(struct el_daemon *d)
@@ -434,7 +435,12 @@ static void give_back_memory(struct el_daemon *d)
 		el_log_ring_release(r);
 	}
 #ifdef __GLIBC__
-	if (d->now_ms - d->trimmed_ms >= TRIM_EVERY_MS) {
+	/* Also once start-up is over (peers linked, a leader known), so that
+	 * its temporaries (configuration, certificates, handshakes) do not stay
+	 * resident for the first TRIM_EVERY_MS. */
+	const bool settled = !d->trimmed_settled && el_raft_leader(r) != 0;
+	if (settled || d->now_ms - d->trimmed_ms >= TRIM_EVERY_MS) {
+		d->trimmed_settled |= settled;
 		d->trimmed_ms = d->now_ms;
 		malloc_trim(0);
 	}

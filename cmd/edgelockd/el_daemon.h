@@ -126,6 +126,7 @@ struct el_daemon {
 	uint32_t expiring_cursor; /* next attach slot el_d_expiring looks at */
 	uint64_t ring_released_at; /* snapshot index of the last el_log_ring_release */
 	uint64_t trimmed_ms;       /* when give_back_memory last trimmed the heaps */
+	bool trimmed_settled;      /* trimmed once the cluster had a leader */
 	struct el_d_pending pending[EL_D_PENDING];
 	struct el_d_book book[EL_DCFG_PEERS_MAX];
 	struct el_d_inbound inbound[EL_D_INBOUND_MAX];
