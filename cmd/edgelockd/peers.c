@@ -138,9 +138,8 @@ static void on_hello(struct el_daemon *d, struct el_d_inbound *in, const uint8_t
 
 /* The table is full: free the slot of the oldest connection bound to a node
  * that is bound on a newer one too. A node dials us once at a time, so the
- * older one is dead, though its end may never have been seen (nng 1.5's TLS
- * streams have been seen to leave a receive pending for good after the far
- * end died; see el_d_peer_link_lost). NULL if no such slot. */
+ * older one is dead, though its end may never have been seen (see
+ * el_d_peer_link_lost). NULL if no such slot. */
 static struct el_d_inbound *inbound_evict_stale(struct el_daemon *d)
 {
 	struct el_d_inbound *stale = NULL;
@@ -244,9 +243,10 @@ void el_d_peer_closed(struct el_daemon *d, uint64_t conn)
  * follower of that node then need not wait out a whole election timeout
  * (el_raft_peer_lost; a hint, never a safety input). The connection this
  * node dialed is the one watched because it carries our replies to the
- * leader, so a dead leader shows on it at once; an accepted connection
- * carries no writes of ours, and nng 1.5's TLS streams have been seen to
- * leave a receive pending for good after the far end died. */
+ * leader, so a dead leader shows on it at once. An accepted connection
+ * carries no writes of ours, and under load one was seen never to report
+ * its end after the far end was SIGKILLed (its receive stayed pending; the
+ * cause, nng 1.5's TLS stream or net.c, is not found yet). */
 void el_d_peer_link_lost(struct el_daemon *d, el_id_t peer)
 {
 	if (!el_node_peer_lost(d->node, peer, d->now_ms))
