@@ -4,10 +4,12 @@
  * One thread owns the node. Each turn: wait on the network's wake fd until
  * input or the node's next deadline; drain everything queued (peer messages
  * stepped in, client requests submitted); tick when due; then run the ready
- * loop: persist the whole batch with one fsync (port/posix, group commit),
- * only then send Raft messages, deliver replies and events, and advance.
- * A storage failure stops the loop before anything of that batch is sent or
- * acknowledged (the node must restart and recover).
+ * loop: send a leader's appends (they promise nothing of our disk, so the
+ * followers' writes overlap ours), persist the whole batch with one fsync
+ * (port/posix, group commit), only then send the other Raft messages,
+ * deliver replies and events, and advance. A storage failure stops the loop
+ * before anything of that batch is acknowledged (the node must restart and
+ * recover).
  *
  * Start: a new cluster is bootstrapped only with --bootstrap on an empty data
  * directory; a node joining an existing cluster starts empty with --join and
