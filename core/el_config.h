@@ -45,6 +45,16 @@
 #define EL_LOG_WINDOW 512
 #endif
 
+/* Windows of at least this many entries learn a new commit index lazily:
+ * with the next append, else the next heartbeat (raft_replication.c), which
+ * saves an empty append and its acknowledgement per follower and commit. A
+ * follower can apply and compact only what it knows is committed, so a
+ * smaller window (the microcontroller profile) is told every commit at once
+ * lest a heartbeat interval's entries fill it. */
+#ifndef EL_COMMIT_LAZY_WINDOW_MIN
+#define EL_COMMIT_LAZY_WINDOW_MIN 64
+#endif
+
 /* Largest command a log entry carries, in bytes. */
 #ifndef EL_ENTRY_DATA_MAX
 #define EL_ENTRY_DATA_MAX 256

@@ -326,8 +326,14 @@ static void on_ack(struct el_raft *r, struct el_progress *pr, uint64_t index)
 		pr->next = pr->match + 1;
 	pr->probe_sent = false;
 	inflight_free_through(pr, index);
+	/* A new commit index travels with the next append (entries waiting now
+	 * go at once) or the next heartbeat, within heartbeat_ms: an empty append
+	 * to every follower per commit, and its acknowledgement, doubled the
+	 * peer messages of a commit for nothing a follower needs at once (only
+	 * the leader answers clients). Small windows still get it at once
+	 * (EL_COMMIT_LAZY_WINDOW_MIN, el_config.h). */
 	if (el_raft__maybe_commit(r))
-		el_raft__broadcast_append(r, true); /* tell everyone the new commit */
+		el_raft__broadcast_append(r, EL_LOG_WINDOW < EL_COMMIT_LAZY_WINDOW_MIN);
 	el_raft__send_append(r, pr, false);
 	el_raft__maybe_finish_transfer(r, pr);
 	el_raft__maybe_promote(r, pr);

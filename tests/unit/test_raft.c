@@ -30,10 +30,13 @@ static uint64_t applied_count[N + 1];
 
 static struct el_raft *node(el_id_t id) { return &nodes[id]; }
 
+static uint32_t empty_appends; /* APPENDs without entries put on the wire */
+
 static void enqueue(const struct el_msg *m)
 {
 	if (queued >= QMAX || cut[m->from][m->to])
 		return;
+	empty_appends += m->type == EL_MSG_APPEND && m->n_entries == 0;
 	struct qmsg *q = &queue[queued++];
 	q->m = *m;
 	if (m->n_entries > 0)
@@ -775,6 +778,29 @@ static void test_wrong_link_lost_hint_does_not_disrupt(void)
 	EL_CHECK_EQ(el_raft_leader(node(f2)), l);
 }
 
+/* A new commit index reaches caught-up followers with the next append or
+ * heartbeat, not with an empty append per follower and commit, when the
+ * window is large enough (EL_COMMIT_LAZY_WINDOW_MIN); a small one is told
+ * at once. Either way every follower knows it within a heartbeat interval. */
+static void test_commit_reaches_followers_lazily(void)
+{
+	el_id_t l = start_three();
+	EL_CHECK(l != 0);
+	el_id_t f = l == 1 ? 2 : 1;
+	tick_all(2 * HEARTBEAT_MS); /* the no-op committed and known everywhere */
+	uint64_t index = 0;
+	EL_CHECK_EQ(propose_str(l, "x", &index), 0);
+	empty_appends = 0;
+	drain(l);
+	deliver_all();
+	EL_CHECK_EQ(el_raft_commit(node(l)), index);
+	const bool lazy = EL_LOG_WINDOW >= EL_COMMIT_LAZY_WINDOW_MIN;
+	EL_CHECK_EQ(empty_appends, lazy ? 0u : 2u);
+	EL_CHECK(lazy ? el_raft_commit(node(f)) < index : el_raft_commit(node(f)) == index);
+	tick_all(HEARTBEAT_MS + 1);
+	EL_CHECK_EQ(el_raft_commit(node(f)), index);
+}
+
 static uint64_t sched_rng;
 
 static uint32_t sched_rand(uint32_t bound)
@@ -1164,6 +1190,7 @@ void el_suite_raft(void)
 	EL_RUN(test_leader_in_lease_refuses_higher_term_votes);
 	EL_RUN(test_leader_link_lost_campaigns_early);
 	EL_RUN(test_wrong_link_lost_hint_does_not_disrupt);
+	EL_RUN(test_commit_reaches_followers_lazily);
 	EL_RUN(test_isolated_follower_rejoins_without_disruption);
 	EL_RUN(test_follower_cut_from_leader_only_never_wins);
 	EL_RUN(test_prevote_not_above_own_term_refused);
