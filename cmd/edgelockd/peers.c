@@ -245,20 +245,10 @@ void el_d_peer_closed(struct el_daemon *d, uint64_t conn)
  * node dialed is the one watched because it carries our replies to the
  * leader, so a dead leader shows on it at once. An accepted connection
  * carries no writes of ours, and under load one was seen never to report
- * its end after the far end was SIGKILLed: across three kills of its peer
- * it stayed with a receive pending inside nng (rx_busy, nothing queued,
- * not paused), as if nng 1.5's TLS stream lost the TCP error that came
- * while no receive was posted. */
+ * its end after the far end was SIGKILLed (its receive stayed pending; the
+ * cause, nng 1.5's TLS stream or net.c, is not found yet). */
 void el_d_peer_link_lost(struct el_daemon *d, el_id_t peer)
 {
-	/* Its connections to us go too: if it died, they are dead (and one of
-	 * them might never say so, see above); if it lives, it dials again. */
-	for (int i = 0; i < EL_D_INBOUND_MAX; i++) {
-		if (d->inbound[i].conn != 0 && d->inbound[i].node == peer) {
-			el_net_close(d->net, d->inbound[i].conn);
-			d->inbound[i].conn = 0;
-		}
-	}
 	if (!el_node_peer_lost(d->node, peer, d->now_ms))
 		return;
 	d->leader_links_lost++;
