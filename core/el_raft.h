@@ -337,13 +337,15 @@ int el_raft_step(struct el_raft *r, const struct el_msg *m, uint64_t now_ms);
 void el_raft_tick(struct el_raft *r, uint64_t now_ms);
 /* The transport saw its link to peer id end (the connection closed: a
  * crashed process, a reboot, a reset link). If id is the leader this
- * follower follows, the follower forgets it, so its lease no longer makes it
- * refuse other candidates, and campaigns (with PreVote) in its turn: the
- * k-th lowest id of the voters left after k half heartbeat intervals (plus a
- * random quarter), instead of a whole election timeout. A hint only:
- * a partition sends none (the election timeout still covers it), and a wrong
- * one costs at most a refused pre-vote, since the voters still hearing the
- * leader stay in its lease. True when it moved the election up. */
+ * follower follows and the leader then stays silent for a heartbeat
+ * interval, the follower's lease ends (so it no longer refuses other
+ * candidates) and it campaigns (with PreVote) in its turn: the k-th lowest
+ * id of the voters left k half heartbeat intervals later (plus a random
+ * quarter), instead of after a whole election timeout. Any message from the
+ * leader meanwhile cancels both. A hint only: a partition sends none (the
+ * election timeout still covers it), and a wrong one costs at most a refused
+ * pre-vote, since the voters still hearing the leader stay in its lease.
+ * True when it moved the election up. */
 bool el_raft_peer_lost(struct el_raft *r, el_id_t id, uint64_t now_ms);
 /* Leader only: append a command; index_out and term_out identify it.
  * EL_EFULL once EL_UNCOMMITTED_MAX entries stand uncommitted or the window

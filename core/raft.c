@@ -555,15 +555,19 @@ static void tick_leader(struct el_raft *r)
 
 /* Failure detection by the transport (el_raft.h). Raft's safety never rests
  * on timing, so an early campaign cannot break it; what the election timeout
- * protects is availability, and a leader whose every link to us closed is
- * not one to wait for. All its followers hear of it at the same moment, so a
- * random delay alone would often start two pre-votes within one round trip:
- * both win (a pre-candidate grants pre-votes) and the real votes split, which
- * costs a whole election timeout. So the followers take turns by id: the
- * k-th lowest of the voters left campaigns in slot k, half a heartbeat
- * interval apart, with a random quarter interval within its slot. A vote
- * request from an earlier slot makes the later ones followers of its term
- * (and restarts their election timer) before their turn comes. */
+ * protects is availability, and a leader whose link to us closed and that
+ * has said nothing since is not one to wait for. The loss is confirmed by a
+ * heartbeat interval of silence: the follower's lease (raft_step.c) is cut
+ * to end then, and its election timer to fire then, and any word from the
+ * leader meanwhile (its other connection to us) restores both, so a link
+ * that merely resets costs nothing. All the followers of a dead leader
+ * confirm at about the same moment, so a random delay alone would often
+ * start two pre-votes within one round trip: both win (a pre-candidate
+ * grants pre-votes) and the real votes split, which costs a whole election
+ * timeout. So they take turns by id: the k-th lowest of the voters left
+ * campaigns k half heartbeat intervals later, with a random quarter
+ * interval within its slot; a vote request from an earlier slot makes the
+ * later ones followers of its term before their turn comes. */
 static uint64_t peer_lost_delay(struct el_raft *r, el_id_t lost)
 {
 	uint32_t rank = 0;
@@ -583,8 +587,13 @@ bool el_raft_peer_lost(struct el_raft *r, el_id_t id, uint64_t now_ms)
 	const bool lost = id != 0 && id != r->cfg.id && r->state == EL_FOLLOWER &&
 			  r->leader == id && el_raft__can_campaign(r);
 	if (lost) {
-		r->leader = 0;
-		const uint64_t soon = r->now_ms + peer_lost_delay(r, id);
+		const uint32_t confirm = r->cfg.heartbeat_ms;
+		EL_ASSERT(confirm < r->cfg.election_ms_min); /* el_raft_init */
+		/* the lease (now - contact < election_ms_min) ends at now + confirm */
+		const uint64_t back = r->cfg.election_ms_min - confirm;
+		if (r->leader_contact_ms > r->now_ms - back || r->now_ms < back)
+			r->leader_contact_ms = r->now_ms > back ? r->now_ms - back : 0;
+		const uint64_t soon = r->now_ms + confirm + peer_lost_delay(r, id);
 		if (soon < r->election_deadline_ms)
 			r->election_deadline_ms = soon;
 	}

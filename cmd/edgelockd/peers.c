@@ -245,8 +245,14 @@ void el_d_peer_closed(struct el_daemon *d, uint64_t conn)
  * node dialed is the one watched because it carries our replies to the
  * leader, so a dead leader shows on it at once. An accepted connection
  * carries no writes of ours, and under load one was seen never to report
- * its end after the far end was SIGKILLed (its receive stayed pending; the
- * cause, nng 1.5's TLS stream or net.c, is not found yet). */
+ * its end after the far end was SIGKILLed: across three kills of its peer
+ * it kept a receive pending inside nng (rx_busy, nothing queued, not
+ * paused), as if nng 1.5's TLS stream lost a TCP error that came while no
+ * receive was posted. Closing a peer's connections to us whenever ours to
+ * it breaks would reap those at once, but it turns one node's link reset
+ * into its peer's, and so a live leader into a lost one (daemon-certs: a
+ * SIGHUP reload and a restarted follower then elected a new leader): the
+ * full-table eviction in el_d_peer_opened reaps them instead. */
 void el_d_peer_link_lost(struct el_daemon *d, el_id_t peer)
 {
 	if (!el_node_peer_lost(d->node, peer, d->now_ms))
