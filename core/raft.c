@@ -591,8 +591,9 @@ bool el_raft_peer_lost(struct el_raft *r, el_id_t id, uint64_t now_ms)
 		EL_ASSERT(confirm < r->cfg.election_ms_min); /* el_raft_init */
 		/* the lease (now - contact < election_ms_min) ends at now + confirm */
 		const uint64_t back = r->cfg.election_ms_min - confirm;
-		if (r->leader_contact_ms > r->now_ms - back || r->now_ms < back)
-			r->leader_contact_ms = r->now_ms > back ? r->now_ms - back : 0;
+		const uint64_t contact = r->now_ms > back ? r->now_ms - back : 0;
+		if (r->leader_contact_ms > contact)
+			r->leader_contact_ms = contact;
 		const uint64_t soon = r->now_ms + confirm + peer_lost_delay(r, id);
 		if (soon < r->election_deadline_ms)
 			r->election_deadline_ms = soon;
