@@ -92,6 +92,11 @@ struct el_net_stats {
 	uint32_t clients;               /* client connections now */
 };
 
+/* How many threads nng runs callbacks on (at least 2; with nng 1.5 an odd
+ * n rounds up); 0 leaves nng's default, two per CPU. Call before anything
+ * of nng runs: nng sizes its pool once, at its first use (nng_threads.c). */
+void el_net_threads(uint32_t n);
+
 /* Listen on both ports and start; EL_EINVAL (bad config, with a log line
  * naming the cause), EL_EIO (cannot listen). */
 int el_net_start(struct el_net **out, const struct el_net_config *cfg);

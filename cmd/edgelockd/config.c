@@ -39,6 +39,7 @@ void el_dcfg_defaults(struct el_dcfg *c)
 	c->peer_queue = 1024;
 	c->sessions_per_client = 64;
 	c->requests_per_client = 64;
+	c->net_threads = 2; /* net/nng_threads.c: more only wake one another */
 	c->log_level = EL_LOG_INFO;
 }
 
@@ -186,6 +187,10 @@ int el_dcfg_set(struct el_dcfg *c, const char *section, const char *key, const c
 		rc = set_u32(&c->sessions_per_client, v, 0, 1000000), why = "must be 0..1000000";
 	else if (IS("limits", "requests_per_client"))
 		rc = set_u32(&c->requests_per_client, v, 1, 65000), why = "must be 1..65000";
+	else if (IS("limits", "net_threads")) /* nng keeps at least 2 (deadlocks) */
+		rc = set_u32(&c->net_threads, v, 0, 64) != EL_OK || c->net_threads == 1 ? EL_EINVAL
+											: EL_OK,
+		why = "must be 0 (nng's default: 2 per CPU) or 2..64";
 	else if (IS("log", "level"))
 		rc = set_level(&c->log_level, v), why = "must be debug, info, warn or error";
 	else

@@ -7,7 +7,7 @@
  *   [peers]   <id> = <peer address>    every initial member, this node too
  *   [timing]  election_ms, heartbeat_ms, check_quorum
  *   [limits]  max_clients, client_queue, peer_queue, sessions_per_client,
- *             requests_per_client
+ *             requests_per_client, net_threads
  *   [log]     level = debug | info | warn | error
  *   [acl]     <identity pattern> = <operations> : <name prefixes>   (net/el_acl.h)
  *
@@ -54,6 +54,7 @@ struct el_dcfg {
 	uint32_t peer_queue;
 	uint32_t sessions_per_client; /* live sessions of one identity; 0: no limit */
 	uint32_t requests_per_client; /* requests in flight of one connection */
+	uint32_t net_threads; /* nng's callback threads; 0: nng's default */
 	int log_level; /* enum el_log_level */
 	uint32_t n_peers;
 	struct el_dcfg_peer peers[EL_DCFG_PEERS_MAX];

@@ -623,6 +623,25 @@ def test_kill_all_restart(c):
     conn.close()
 
 
+def test_nng_threads(c):
+    """[limits] net_threads (default 2) sizes nng's callback pool; nng's own
+    default is 2 per CPU (4 on a 2-core machine): net/nng_threads.c."""
+    for i, p in sorted(c.procs.items()):
+        if p.poll() is not None:
+            continue
+        task = "/proc/%d/task" % p.pid
+        names = []
+        for t in os.listdir(task):
+            try:
+                with open(os.path.join(task, t, "comm")) as f:
+                    names.append(f.read().strip())
+            except OSError:  # a thread that just ended
+                pass
+        n = names.count("nng:task")
+        check("node%d: nng runs its callbacks on 2 threads ([limits] net_threads)" % i,
+              n == 2, "%d nng:task threads of %r" % (n, sorted(set(names))))
+
+
 def test_start_guards(c):
     some = next(iter(c.procs))
     cfg = c.config(some)
@@ -637,13 +656,14 @@ def test_start_guards(c):
     bad = os.path.join(c.dir, "bad.conf")
     with open(bad, "w") as f:
         f.write("[node]\nid = 0\ndata_dir = /tmp/x\n\n[timing]\nelection_ms = fast\n"
-                "[nope]\nkey = 1\n")
+                "[nope]\nkey = 1\n[limits]\nnet_threads = 1\n")
     out = subprocess.run([c.bin, "--check-config", bad], capture_output=True, text=True,
                          timeout=10)
     err = out.stderr
     check("check-config: every bad key named with its line",
           out.returncode == 1 and "bad.conf:2: [node] id" in err and
           "bad.conf:6: [timing] election_ms" in err and "bad.conf:8: [nope] key" in err and
+          "bad.conf:10: [limits] net_threads" in err and
           "missing [node] peer_addr" in err, err)
     out = subprocess.run([c.bin, "--check-config", cfg], capture_output=True, text=True,
                          timeout=10)
@@ -665,7 +685,8 @@ def main():
         c.start_all(bootstrap=True)
         for t in (test_election_and_redirect, test_lock_round_trip, test_session_expiring,
                   test_bad_client_input, test_frame_boundaries,
-                  test_bad_peer_input, test_peer_identity, test_many_clients, test_membership, test_sigterm_leader,
+                  test_bad_peer_input, test_peer_identity, test_many_clients, test_nng_threads,
+                  test_membership, test_sigterm_leader,
                   test_sigkill_leader_waiter_granted, test_kill_all_restart,
                   test_start_guards):
             try:
