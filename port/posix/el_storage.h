@@ -76,5 +76,8 @@ uint64_t el_storage_last_index(const struct el_storage *st);
 struct el_hard_state el_storage_hard_state(const struct el_storage *st);
 /* Segment files currently on disk (tests, metrics). */
 unsigned el_storage_segments(const struct el_storage *st);
+/* Bytes of whole batches in the newest segment; its file is longer, the
+ * rest zeros written ahead (el_wal.h). Tests. */
+uint64_t el_storage_segment_bytes(const struct el_storage *st);
 
 #endif /* EL_STORAGE_H */

@@ -175,3 +175,8 @@ int el_storage_failed(const struct el_storage *st) { return st->failed; }
 uint64_t el_storage_last_index(const struct el_storage *st) { return st->last; }
 struct el_hard_state el_storage_hard_state(const struct el_storage *st) { return st->hs; }
 unsigned el_storage_segments(const struct el_storage *st) { return (unsigned)st->wal.n_segs; }
+
+uint64_t el_storage_segment_bytes(const struct el_storage *st)
+{
+	return st->wal.n_segs ? st->wal.segs[st->wal.n_segs - 1].size : 0;
+}

@@ -3,7 +3,8 @@
  * WAL segment, keep the log up to the last whole batch, cut a torn or corrupt
  * tail off the newest segment (one log line), and replay the records into the
  * final log: entries at or below the snapshot are ignored, TRUNCATE drops a
- * suffix, the last HARD_STATE wins.
+ * suffix, the last HARD_STATE wins. Zeros after the last whole batch are the
+ * space written ahead for the next ones (el_wal.h), not damage.
  *
  * A damaged sealed segment (any but the newest) is not a torn write: it was
  * fully synced before its successor was created. Cutting there would silently
@@ -163,6 +164,15 @@ static int cut_tail(const char *path, size_t valid, size_t len)
 	return rc;
 }
 
+/* True when buf[from, len) is all zero bytes: no record, torn or whole. */
+static bool zeros_from(const uint8_t *buf, size_t from, size_t len)
+{
+	for (size_t i = from; i < len; i++)
+		if (buf[i] != 0)
+			return false;
+	return true;
+}
+
 static int keep_buffer(struct el_storage *st, uint8_t *buf)
 {
 	uint8_t **b = realloc(st->seg_bufs, (st->n_seg_bufs + 1) * sizeof *b);
@@ -186,21 +196,28 @@ static int recover_segment(struct el_storage *st, uint64_t seq, bool newest)
 	if (el_wal_segment_path(st->dir, seq, path, sizeof path) != EL_OK)
 		return EL_EINVAL;
 	rc = read_whole(path, &buf, &len);
-	if (rc == EL_OK)
-		rc = keep_buffer(st, buf);
 	if (rc != EL_OK)
 		return rc;
 	valid = el_wal_valid_end(buf, len, &stop);
+	const size_t data_end = valid;
+	if (zeros_from(buf, valid, len))
+		valid = len; /* the zeros written ahead of the next batch (el_wal.h) */
+	uint8_t *kept = realloc(buf, data_end + 1); /* not the zeros: the log keeps it */
+	if (kept != NULL)
+		buf = kept;
+	rc = keep_buffer(st, buf);
+	if (rc != EL_OK)
+		return rc;
 	if (valid < len && !newest) {
 		el_log(EL_LOG_ERROR, "wal: sealed segment %s is corrupt at offset %zu; "
 		       "refusing to start", path, stop < len ? stop : valid);
 		return EL_ECORRUPT;
 	}
-	rc = replay(st, path, buf, valid, &max_index);
+	rc = replay(st, path, buf, data_end, &max_index);
 	if (rc == EL_OK && valid < len)
 		rc = cut_tail(path, valid, len);
 	if (rc == EL_OK)
-		rc = el_wal_add_segment(&st->wal, seq, max_index, valid);
+		rc = el_wal_add_segment(&st->wal, seq, max_index, data_end, valid);
 	return rc;
 }
 

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "el_assert.h"
 #include "el_error.h"
 #include "el_io.h"
 #include "el_platform.h"
@@ -49,10 +50,18 @@ void el_wal_init(struct el_wal *w, const char *dir, int dir_fd, uint64_t segment
 	w->dir_fd = dir_fd;
 	w->fd = -1;
 	w->segment_bytes = segment_bytes;
+	/* Zeros past a segment's size would only be cut again: small segments
+	 * (tests) write ahead less. */
+	const uint64_t page = 4096;
+	w->extend_bytes = (segment_bytes + page - 1) / page * page;
+	if (w->extend_bytes > EL_WAL_EXTEND_BYTES)
+		w->extend_bytes = EL_WAL_EXTEND_BYTES;
 }
 
-int el_wal_add_segment(struct el_wal *w, uint64_t seq, uint64_t max_index, uint64_t size)
+int el_wal_add_segment(struct el_wal *w, uint64_t seq, uint64_t max_index, uint64_t size,
+		       uint64_t alloc)
 {
+	EL_ASSERT(alloc >= size);
 	if (w->n_segs == w->cap_segs) {
 		size_t cap = w->cap_segs ? 2 * w->cap_segs : 16;
 		struct el_wal_segment *s = realloc(w->segs, cap * sizeof *s);
@@ -61,7 +70,7 @@ int el_wal_add_segment(struct el_wal *w, uint64_t seq, uint64_t max_index, uint6
 		w->segs = s;
 		w->cap_segs = cap;
 	}
-	w->segs[w->n_segs++] = (struct el_wal_segment){ seq, max_index, size };
+	w->segs[w->n_segs++] = (struct el_wal_segment){ seq, max_index, size, alloc };
 	return EL_OK;
 }
 
@@ -95,7 +104,7 @@ int el_wal_new_segment(struct el_wal *w)
 		close(w->fd); /* already synced by the batch that filled it */
 		w->fd = -1;
 	}
-	rc = el_wal_add_segment(w, seq, 0, 0);
+	rc = el_wal_add_segment(w, seq, 0, 0, 0);
 	if (rc == EL_OK)
 		rc = open_segment(w, seq, O_CREAT | O_EXCL);
 	if (rc != EL_OK)
@@ -133,19 +142,41 @@ static int fail(const struct el_wal *w, const char *what, int err)
 	return el_io_failure(what, path, err);
 }
 
+/* Zeros from the end of this batch to the next extend_bytes step, when the
+ * batch passes the file's end (el_wal.h), in one write; *alloc: the file's
+ * length after it. */
+static int extend(struct el_wal *w, const struct el_wal_segment *seg, uint64_t *alloc)
+{
+	static uint8_t zeros[EL_WAL_EXTEND_BYTES]; /* never written: no memory */
+	const uint64_t end = seg->size + w->len;
+	*alloc = seg->alloc;
+	if (end <= seg->alloc)
+		return EL_OK;
+	*alloc = (end + w->extend_bytes - 1) / w->extend_bytes * w->extend_bytes;
+	EL_ASSERT(*alloc - end <= sizeof zeros);
+	if (*alloc > end && el_io_pwrite_all(w->fd, zeros, (size_t)(*alloc - end), (off_t)end) != 0)
+		return fail(w, "write", errno);
+	return EL_OK;
+}
+
 int el_wal_commit(struct el_wal *w)
 {
 	struct el_wal_segment *seg = &w->segs[w->n_segs - 1];
+	uint64_t alloc;
 
+	int rc = extend(w, seg, &alloc);
+	if (rc != EL_OK)
+		return rc;
 	if (el_io_pwrite_all(w->fd, w->buf, w->len, (off_t)seg->size) != 0)
 		return fail(w, "write", errno);
-	/* fdatasync also makes the new file size durable, which reading needs. */
+	/* fdatasync also makes a new file length durable, which reading needs. */
 	if (el_io.fdatasync(w->fd) != 0)
 		return fail(w, "fdatasync", errno);
 	if (w->dir_dirty && el_io.fsync(w->dir_fd) != 0)
 		return el_io_failure("fsync", w->dir, errno);
 	w->dir_dirty = false;
 	seg->size += w->len;
+	seg->alloc = alloc;
 	if (w->batch_max_index > seg->max_index)
 		seg->max_index = w->batch_max_index;
 	w->len = 0;

@@ -10,8 +10,8 @@
  *    unsynced data; nothing unsynced when a persist or an open returns
  *    (pt_power_check_synced); a created directory synced into its parent;
  *  - crash images (pt_power_image): the watched directory as it would be
- *    after a power cut now, optionally with a torn last sector (a prefix of
- *    the unsynced tail of a file that was being appended to);
+ *    after a power cut now, optionally with a torn sector (a prefix of the
+ *    unsynced change of a log segment, appended or written in place);
  *  - a cut hook: before every call that changes the disk, the test's
  *    callback gets to build images and recover them, with the model paused
  *    (the recovery's own I/O goes to the real calls, syncs skipped).
@@ -376,43 +376,51 @@ void pt_power_check_synced(const char *when)
 		violate("data directory not synced into its parent when returning", when);
 }
 
-static bool write_file(const char *path, const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
+static bool write_file(const char *path, const uint8_t *a, size_t alen)
 {
 	FILE *f = fopen(path, "wb");
-	bool ok = f != NULL && (alen == 0 || fwrite(a, 1, alen, f) == alen) &&
-		  (blen == 0 || fwrite(b, 1, blen, f) == blen);
+	bool ok = f != NULL && (alen == 0 || fwrite(a, 1, alen, f) == alen);
 	if (f != NULL)
 		fclose(f);
 	return ok;
 }
 
-/* The tail that was appended after the durable bytes (only when the file
- * still starts with them), cut to at most one 512-byte sector. */
-static size_t torn_tail(const struct pw_file *f, const char *real_path, uint8_t **tail, uint64_t *rng)
+/* The durable bytes with a torn sector of the unsynced change: from the
+ * first byte that differs from them (bytes appended past them, or zeros the
+ * log wrote ahead and now overwrites in place: port/posix/el_wal.h), a
+ * prefix of at most 512 bytes of what is there now. NULL when nothing
+ * changed or the file was cut shorter. */
+static uint8_t *torn_image(const struct pw_file *f, const char *real_path, size_t *img_len,
+			   uint64_t *rng)
 {
-	*tail = NULL;
 	int fd = open(real_path, O_RDONLY);
 	if (fd < 0)
-		return 0;
+		return NULL;
 	size_t len;
 	uint8_t *cur = read_fd(fd, &len);
 	close(fd);
-	if (len <= f->dur_len || memcmp(cur, f->dur, f->dur_len) != 0) {
+	size_t d = 0, e = len;
+	while (d < f->dur_len && d < len && cur[d] == f->dur[d])
+		d++;
+	while (e > d && e <= f->dur_len && cur[e - 1] == f->dur[e - 1])
+		e--;
+	if (len < f->dur_len || e <= d) {
 		free(cur);
-		return 0;
+		return NULL;
 	}
-	size_t n = len - f->dur_len;
-	n = 1 + (size_t)(pt_rand(rng) % (n < 512 ? n : 512));
-	*tail = malloc(n);
-	memcpy(*tail, cur + f->dur_len, n);
+	const size_t n = 1 + (size_t)(pt_rand(rng) % (e - d < 512 ? e - d : 512));
+	*img_len = d + n > f->dur_len ? d + n : f->dur_len;
+	uint8_t *img = calloc(1, *img_len);
+	memcpy(img, f->dur, f->dur_len);
+	memcpy(img + d, cur + d, n);
 	free(cur);
-	return n;
+	return img;
 }
 
 /* The data directory as a power cut now would leave it, in out (emptied
  * first): nothing when its entry in the parent was never synced; else each
  * entry of its last fsync with its file's synced bytes. torn > 0 also keeps
- * a torn sector of unsynced appended bytes (chosen by rng). */
+ * a torn sector of a log segment's unsynced change (chosen by rng). */
 int pt_power_image(const char *out, bool torn, uint64_t *rng)
 {
 	struct pw_dir now;
@@ -436,18 +444,18 @@ int pt_power_image(const char *out, bool torn, uint64_t *rng)
 		char dst[PATH_MAX * 2], src[PATH_MAX * 2];
 		snprintf(dst, sizeof dst, "%s/%s", out, data_dir.ent[i].name);
 		snprintf(src, sizeof src, "%s/%s", data_dir.path, data_dir.ent[i].name);
-		uint8_t *tail = NULL;
-		size_t tail_len = 0;
-		/* Only log segments are appended to; every other file is written
-		 * whole and renamed, or rewritten (the lock file). */
+		uint8_t *img = NULL;
+		size_t img_len = 0;
+		/* Only log segments are written in place; every other file is
+		 * written whole and renamed, or rewritten (the lock file). */
 		if (torn && f != NULL && strncmp(data_dir.ent[i].name, "wal-", 4) == 0)
-			tail_len = torn_tail(f, src, &tail, rng);
-		bool ok = f != NULL ? write_file(dst, f->dur, f->dur_len, tail, tail_len)
-				    : write_file(dst, NULL, 0, NULL, 0);
-		free(tail);
+			img = torn_image(f, src, &img_len, rng);
+		bool ok = img != NULL ? write_file(dst, img, img_len)
+			  : f != NULL ? write_file(dst, f->dur, f->dur_len) : write_file(dst, NULL, 0);
+		free(img);
 		if (!ok)
 			return -1;
-		n += tail_len > 0;
+		n += img != NULL;
 	}
 	return n;
 }

@@ -4,11 +4,15 @@
  * acknowledged batch ended) is cut at EVERY byte offset, and bit-flipped at
  * sampled offsets; each damaged copy is recovered. Recovery must return
  * exactly the state after the last batch that lies wholly before the damage:
- * every batch acknowledged before that point, and nothing damaged.
+ * every batch acknowledged before that point, and nothing damaged. The log
+ * file also holds the zeros written ahead of the next batch (el_wal.h):
+ * the cuts and flips run over its batches, and each cut copy is tested as
+ * it is and with those zeros after it.
  *
  * usage: test_posix_crash SCRATCH_DIR
  */
 #include <fcntl.h>
+#include <stdbool.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,8 +56,9 @@ static void test_write_log(void)
 		b.hs_changed = true; /* every batch writes something */
 		EL_CHECK_EQ(pt_persist(st, &b), EL_OK);
 		pt_model_apply(&models[k], &b);
-		ends[k] = pt_file_size(path);
+		ends[k] = (long)el_storage_segment_bytes(st);
 		EL_CHECK(ends[k] > ends[k - 1]);
+		EL_CHECK(pt_file_size(path) >= ends[k]); /* zeros written ahead */
 	}
 	EL_CHECK_EQ(el_storage_segments(st), 1);
 	el_storage_close(st);
@@ -67,21 +72,27 @@ static void test_write_log(void)
 	       (unsigned long long)models[BATCHES].last);
 }
 
-static void put_log(const uint8_t *bytes, long len)
+#define AHEAD 4096 /* zeros after a cut copy, as the log writes ahead */
+
+/* The segment: len bytes, then `zeros` zero bytes. */
+static void put_log(const uint8_t *bytes, long len, long zeros)
 {
+	static const uint8_t z[AHEAD];
 	int fd = open(seg, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	if (fd < 0 || write(fd, bytes, (size_t)len) != len)
+	if (fd < 0 || write(fd, bytes, (size_t)len) != len || write(fd, z, (size_t)zeros) != zeros)
 		perror(seg);
 	close(fd);
 }
 
-/* Recover work/ and compare with models[k]; the log must be cut to ends[k]. */
-static int check_recovers_to(int k, long at)
+/* Recover work/ and compare with models[k]; the log file must then be
+ * `size` bytes long (cut to ends[k], or kept with only zeros after it). */
+static int check_recovers_to(int k, long at, long size)
 {
 	struct pt_model got;
 	int rc = pt_open_load(work, 0, &got);
-	if (rc != EL_OK || !pt_model_equal(&got, &models[k]) || pt_file_size(seg) != ends[k]) {
-		printf("  damage at %ld: rc %d, want state after batch %d\n", at, rc, k);
+	if (rc != EL_OK || !pt_model_equal(&got, &models[k]) || pt_file_size(seg) != size) {
+		printf("  damage at %ld: rc %d, want state after batch %d, a file of %ld bytes, "
+		       "got %ld\n", at, rc, k, size, pt_file_size(seg));
 		pt_model_print("want", &models[k]);
 		pt_model_print("got ", &got);
 		return 0;
@@ -97,6 +108,17 @@ static int batch_of(long off) /* the batch whose bytes hold offset off */
 	return k;
 }
 
+static bool all_zero(const uint8_t *b, long n)
+{
+	for (long i = 0; i < n; i++)
+		if (b[i] != 0)
+			return false;
+	return true;
+}
+
+/* Every cut, bare (appended log) and followed by zeros (the log writes
+ * zeros ahead and overwrites them): zeros right after the last whole batch
+ * stay, anything else after it is cut off. */
 static void test_cut_at_every_offset(void)
 {
 	int k = 0;
@@ -104,8 +126,17 @@ static void test_cut_at_every_offset(void)
 	for (long cut = 0; cut <= wal_len; cut++) {
 		while (k < BATCHES && ends[k + 1] <= cut)
 			k++;
-		put_log(wal, cut);
-		EL_CHECK(check_recovers_to(k, cut));
+		put_log(wal, cut, 0);
+		EL_CHECK(check_recovers_to(k, cut, all_zero(wal + ends[k], cut - ends[k]) ? cut
+											    : ends[k]));
+		/* The zeros may finish a batch whose last bytes are zeros (a
+		 * BATCH_END's high sequence bytes): the very bytes it had. */
+		int j = k;
+		while (j < BATCHES && ends[j + 1] <= cut + AHEAD && all_zero(wal + cut, ends[j + 1] - cut))
+			j++;
+		put_log(wal, cut, AHEAD);
+		EL_CHECK(check_recovers_to(j, cut, j > k || all_zero(wal + ends[k], cut - ends[k])
+							   ? cut + AHEAD : ends[k]));
 	}
 }
 
@@ -118,8 +149,8 @@ static void test_bit_flips_at_sampled_offsets(void)
 	for (long off = 0; off < wal_len; off += 1 + (long)(pt_rand(&rng) % 5), flips++) {
 		memcpy(copy, wal, (size_t)wal_len);
 		copy[off] ^= (uint8_t)(1u << (pt_rand(&rng) % 8));
-		put_log(copy, wal_len);
-		if (!check_recovers_to(batch_of(off) - 1, off)) {
+		put_log(copy, wal_len, flips % 2 ? AHEAD : 0);
+		if (!check_recovers_to(batch_of(off) - 1, off, ends[batch_of(off) - 1])) {
 			free(copy);
 			EL_CHECK(0);
 		}

@@ -375,7 +375,8 @@ static void test_zero_length_record_at_buffer_end(void)
 }
 
 /* Group commit: a whole batch (hard state, truncation, 64 entries) costs one
- * write and one fdatasync; a new segment adds one directory fsync; an
+ * write and one fdatasync; a new segment adds one directory fsync, and a
+ * batch past the file's end one write of the zeros ahead (el_wal.h); an
  * empty batch touches nothing. */
 static void test_one_sync_per_batch(void)
 {
@@ -387,17 +388,17 @@ static void test_one_sync_per_batch(void)
 	EL_CHECK_EQ(el_storage_open(&st, dir, &opt), EL_OK);
 	pt_fault_count_only();
 	EL_CHECK_EQ(put(st, 1, 64, 1, &hs), EL_OK); /* creates segment 1 */
-	EL_CHECK_EQ(pt_fault_calls(PT_OP_PWRITE), 1);
+	EL_CHECK_EQ(pt_fault_calls(PT_OP_PWRITE), 2); /* the zeros ahead, the batch */
 	EL_CHECK_EQ(pt_fault_calls(PT_OP_FDATASYNC), 1);
 	EL_CHECK_EQ(pt_fault_calls(PT_OP_FSYNC), 1);
 	pt_fault_count_only();
 	hs = (struct el_hard_state){ 2, 0, 59 };
-	EL_CHECK_EQ(put(st, 60, 70, 2, &hs), EL_OK); /* truncate + append + hard state */
-	EL_CHECK_EQ(pt_fault_calls(PT_OP_PWRITE), 1);
+	EL_CHECK_EQ(put(st, 60, 62, 2, &hs), EL_OK); /* truncate + append + hard state */
+	EL_CHECK_EQ(pt_fault_calls(PT_OP_PWRITE), 1); /* within the zeros written ahead */
 	EL_CHECK_EQ(pt_fault_calls(PT_OP_FDATASYNC), 1);
 	EL_CHECK_EQ(pt_fault_calls(PT_OP_FSYNC), 0);
 	pt_fault_count_only();
-	EL_CHECK_EQ(put(st, 71, 70, 2, NULL), EL_OK);
+	EL_CHECK_EQ(put(st, 63, 62, 2, NULL), EL_OK);
 	EL_CHECK_EQ(pt_fault_calls(PT_OP_PWRITE) + pt_fault_calls(PT_OP_FDATASYNC) +
 		    pt_fault_calls(PT_OP_FSYNC), 0);
 	el_io_reset();
@@ -417,6 +418,58 @@ static void flip_byte(const char *path, long off)
 	close(fd);
 }
 
+/* Where a segment's whole batches end; the zeros written ahead follow. */
+static long data_end(const char *path)
+{
+	int fd = open(path, O_RDONLY);
+	const long size = pt_file_size(path);
+	uint8_t *b = malloc((size_t)size + 1);
+	size_t stop = 0, end = 0;
+	if (fd >= 0 && b != NULL && read(fd, b, (size_t)size) == size)
+		end = el_wal_valid_end(b, (size_t)size, &stop);
+	if (fd >= 0)
+		close(fd);
+	free(b);
+	return (long)end;
+}
+
+/* The zeros ahead (el_wal.h): a segment's file is longer than its batches,
+ * the zeros are no damage (nothing cut, nothing logged), and the next batch
+ * after a restart goes where the data ends, inside the file. */
+static void test_zeros_ahead_are_not_a_torn_tail(void)
+{
+	const struct el_storage_options opt = { .segment_bytes = 1 << 20 };
+	struct el_storage *st;
+	struct pt_model got;
+	char path[PATH_MAX];
+	const struct el_hard_state hs = { 1, 0, 0 };
+
+	fresh_dir("ahead");
+	EL_CHECK_EQ(el_storage_open(&st, dir, &opt), EL_OK);
+	EL_CHECK_EQ(put(st, 1, 10, 1, &hs), EL_OK);
+	const long end = (long)el_storage_segment_bytes(st);
+	el_storage_close(st);
+	EL_CHECK_EQ(el_wal_segment_path(dir, 1, path, sizeof path), EL_OK);
+	const long size = pt_file_size(path);
+	EL_CHECK_EQ(data_end(path), end);
+	EL_CHECK_EQ(size, EL_WAL_EXTEND_BYTES);
+	EL_CHECK(end > 0 && end < size);
+	const unsigned long warns = el_log_count(EL_LOG_WARN);
+	EL_CHECK_EQ(pt_open_load(dir, 1 << 20, &got), EL_OK);
+	EL_CHECK_EQ(got.last, 10);
+	EL_CHECK_EQ(el_log_count(EL_LOG_WARN), warns);
+	EL_CHECK_EQ(pt_file_size(path), size);
+	EL_CHECK_EQ(el_storage_open(&st, dir, &opt), EL_OK);
+	EL_CHECK_EQ(put(st, 11, 20, 1, NULL), EL_OK);
+	el_storage_close(st);
+	EL_CHECK_EQ(pt_file_size(path), size);
+	EL_CHECK(data_end(path) > end);
+	EL_CHECK_EQ(pt_open_load(dir, 1 << 20, &got), EL_OK);
+	EL_CHECK_EQ(got.last, 20);
+	EL_CHECK_EQ(el_log_count(EL_LOG_WARN), warns);
+	pt_rmrf(dir);
+}
+
 static void test_corrupt_sealed_segment_refuses_start(void)
 {
 	const struct el_storage_options opt = { .segment_bytes = 512 };
@@ -432,17 +485,24 @@ static void test_corrupt_sealed_segment_refuses_start(void)
 	EL_CHECK(el_storage_segments(st) >= 3);
 	el_storage_close(st);
 	EL_CHECK_EQ(el_wal_segment_path(dir, 2, path, sizeof path), EL_OK);
-	flip_byte(path, pt_file_size(path) / 2);
+	const long sealed_end = data_end(path);
+	flip_byte(path, sealed_end / 2); /* in its batches */
 	EL_CHECK_EQ(pt_open_load(dir, 512, &got), EL_ECORRUPT);
-	flip_byte(path, pt_file_size(path) / 2);
+	flip_byte(path, sealed_end / 2);
 	EL_CHECK_EQ(pt_open_load(dir, 512, &got), EL_OK);
+	if (sealed_end < pt_file_size(path)) { /* in the zeros after them: not zeros */
+		flip_byte(path, sealed_end);
+		EL_CHECK_EQ(pt_open_load(dir, 512, &got), EL_ECORRUPT);
+		flip_byte(path, sealed_end);
+		EL_CHECK_EQ(pt_open_load(dir, 512, &got), EL_OK);
+	}
 	EL_CHECK_EQ(got.last, 40);
 	/* A torn tail in the newest segment is cut, logged, and the rest kept. */
 	EL_CHECK_EQ(el_storage_open(&st, dir, &opt), EL_OK);
 	unsigned last_seq = el_storage_segments(st);
 	el_storage_close(st);
 	EL_CHECK_EQ(el_wal_segment_path(dir, last_seq, path, sizeof path), EL_OK);
-	long size = pt_file_size(path);
+	long size = data_end(path); /* the zeros after it are cut with the tail */
 	EL_CHECK(truncate(path, size - 3) == 0);
 	unsigned long warns = el_log_count(EL_LOG_WARN);
 	EL_CHECK_EQ(pt_open_load(dir, 512, &got), EL_OK);
@@ -548,6 +608,7 @@ int main(int argc, char **argv)
 	EL_RUN(test_snapshot_below_sealed_segment_keeps_it);
 	EL_RUN(test_zero_length_record_at_buffer_end);
 	EL_RUN(test_one_sync_per_batch);
+	EL_RUN(test_zeros_ahead_are_not_a_torn_tail);
 	EL_RUN(test_corrupt_sealed_segment_refuses_start);
 	EL_RUN(test_installed_snapshot_drops_conflicting_suffix);
 	EL_RUN(test_dir_lock);
