@@ -56,12 +56,50 @@ BENCHES += bench-load
 # from tools/bench-packages.txt, installed by this target only), then one
 # side-by-side table with ratios (tests/bench/load/compare.py).
 BENCH_COMPARE := $(BUILD)/bench/bench_compare
+BENCH_CMP_DIR := $(BUILD)/bench/compare
 BENCH_PEER_SRCS := $(sort $(wildcard tests/bench/load/peer_*.c))
-$(BENCH_COMPARE): $(BENCH_LOAD_SRCS) $(BENCH_PEER_SRCS) tests/bench/load/bench.h $(BUILD)/lib/libedgelock.a
+BENCH_CMP_OBJS := $(patsubst tests/bench/load/%.c,$(BENCH_CMP_DIR)/%.o,$(BENCH_LOAD_SRCS) $(BENCH_PEER_SRCS))
+
+# etcd is driven over gRPC (tests/bench/load/peer_etcd.cc): C++ stubs that
+# protoc and grpc_cpp_plugin generate from etcd's .proto files as Debian
+# ships them (golang-etcd-server-dev), unedited; their imports come from
+# Debian too (gogoproto: golang-github-gogo-protobuf-dev; google/api:
+# grpc-gateway's copy of googleapis), and are compiled in because the
+# generated descriptors name them. Generated and compiled once, under
+# $(BUILD)/bench/etcd-grpc.
+ETCD_GEN := $(BUILD)/bench/etcd-grpc
+ETCD_GOCODE := /usr/share/gocode/src
+ETCD_PROTO_PATH := -I$(ETCD_GOCODE)/go.etcd.io -I$(ETCD_GOCODE)/github.com/gogo/protobuf \
+	-I$(ETCD_GOCODE)/github.com/grpc-ecosystem/grpc-gateway/third_party/googleapis -I/usr/include
+ETCD_PROTOS := etcd/etcdserver/etcdserverpb/rpc etcd/etcdserver/api/v3lock/v3lockpb/v3lock \
+	etcd/mvcc/mvccpb/kv etcd/auth/authpb/auth gogoproto/gogo google/api/annotations google/api/http
+ETCD_SERVICES := etcd/etcdserver/etcdserverpb/rpc etcd/etcdserver/api/v3lock/v3lockpb/v3lock
+ETCD_GEN_OBJS := $(ETCD_PROTOS:%=$(ETCD_GEN)/%.pb.o) $(ETCD_SERVICES:%=$(ETCD_GEN)/%.grpc.pb.o)
+BENCH_CXXFLAGS = -std=c++17 $(OPT) $(shell pkg-config --cflags grpc++ protobuf 2>/dev/null)
+
+$(ETCD_GEN)/.stamp:
 	@mkdir -p $(@D)
+	$(call say,PROTOC,$(ETCD_GEN))
+	$(Q)protoc $(ETCD_PROTO_PATH) --cpp_out=$(ETCD_GEN) --grpc_out=$(ETCD_GEN) \
+		--plugin=protoc-gen-grpc=$$(command -v grpc_cpp_plugin) $(ETCD_PROTOS:%=%.proto)
+	@touch $@
+$(ETCD_GEN)/%.pb.o: $(ETCD_GEN)/.stamp
+	$(call say,CXX,$@)
+	$(Q)$(CXX) $(BENCH_CXXFLAGS) -I$(ETCD_GEN) -c $(ETCD_GEN)/$*.pb.cc -o $@
+$(BENCH_CMP_DIR)/peer_etcd.o: tests/bench/load/peer_etcd.cc tests/bench/load/bench.h $(ETCD_GEN)/.stamp
+	@mkdir -p $(@D)
+	$(call say,CXX,$@)
+	$(Q)$(CXX) $(BENCH_CXXFLAGS) $(filter-out -Wstrict-prototypes,$(WARN)) -isystem $(ETCD_GEN) -Itests/bench/load -c $< -o $@
+$(BENCH_CMP_DIR)/%.o: tests/bench/load/%.c tests/bench/load/bench.h
+	@mkdir -p $(@D)
+	$(call say,CC,$@)
+	$(Q)$(CC) $(HOST_CFLAGS) $(CLIENT_FLAGS) -DBENCH_PEERS -c $< -o $@
+
+$(BENCH_COMPARE): $(BENCH_CMP_OBJS) $(BENCH_CMP_DIR)/peer_etcd.o $(ETCD_GEN_OBJS) $(BUILD)/lib/libedgelock.a
 	$(call say,LD,$@)
-	$(Q)$(CC) $(HOST_CFLAGS) $(CLIENT_FLAGS) -DBENCH_PEERS $(BENCH_LOAD_SRCS) $(BENCH_PEER_SRCS) \
-		$(BUILD)/lib/libedgelock.a $(CLIENT_LIBS) -lhiredis -lzookeeper_mt -lcurl -o $@
+	$(Q)$(CXX) $(BENCH_CMP_OBJS) $(BENCH_CMP_DIR)/peer_etcd.o $(ETCD_GEN_OBJS) \
+		$(BUILD)/lib/libedgelock.a $(CLIENT_LIBS) -lhiredis -lzookeeper_mt \
+		$$(pkg-config --libs grpc++ protobuf) -o $@
 
 .PHONY: bench-compare bench-peers
 bench-peers:

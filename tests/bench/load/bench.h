@@ -12,6 +12,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#ifdef __cplusplus /* peer_etcd.cc, gRPC's C++ client */
+extern "C" {
+#endif
+
 #define BENCH_NODES_MAX 3
 
 /* One lock service under test: a cluster of daemons this program started
@@ -89,5 +93,9 @@ struct bench_opts {
 	const char *only;    /* comma-separated workload names; NULL: all */
 };
 int bench_run_all(struct bench_target *t, const struct bench_opts *o);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* BENCH_H */
