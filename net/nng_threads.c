@@ -28,7 +28,7 @@
 
 #include "el_net.h"
 
-#if NNG_MAJOR_VERSION > 1 || (NNG_MAJOR_VERSION == 1 && NNG_MINOR_VERSION >= 7)
+#if NNG_MAJOR_VERSION == 1 && NNG_MINOR_VERSION >= 7 /* nng 2 sets it in nng_init() */
 
 void el_net_threads(uint32_t n)
 {
@@ -38,7 +38,7 @@ void el_net_threads(uint32_t n)
 	nng_init_set_parameter(NNG_INIT_MAX_TASK_THREADS, n);
 }
 
-#elif defined(__GLIBC__)
+#elif NNG_MAJOR_VERSION == 1 && defined(__GLIBC__)
 
 long __sysconf(int name); /* glibc's own; sysconf is its weak alias */
 
@@ -57,7 +57,7 @@ void el_net_threads(uint32_t n)
 	cpus_for_nng = n == 0 ? 0 : (long)((n + 1) / 2);
 }
 
-#else /* another C library and an old nng: nng's default */
+#else /* another C library with nng 1.5, or nng 2 (not ported to): nng's default */
 
 void el_net_threads(uint32_t n)
 {

@@ -56,6 +56,8 @@ void el_wal_init(struct el_wal *w, const char *dir, int dir_fd, uint64_t segment
 	w->extend_bytes = (segment_bytes + page - 1) / page * page;
 	if (w->extend_bytes > EL_WAL_EXTEND_BYTES)
 		w->extend_bytes = EL_WAL_EXTEND_BYTES;
+	if (w->extend_bytes == 0)
+		w->extend_bytes = page;
 }
 
 int el_wal_add_segment(struct el_wal *w, uint64_t seq, uint64_t max_index, uint64_t size,
