@@ -16,7 +16,8 @@
  * The data ends at the last whole batch and only zeros follow it (a record
  * never starts with a zero length); recovery tells them apart from a torn
  * batch, which is still cut off in the newest segment and refused in a
- * sealed one.
+ * sealed one. Sealing a segment cuts its zeros off (synced), so sealed
+ * segments hold only batches, as before.
  */
 #ifndef EL_WAL_H
 #define EL_WAL_H

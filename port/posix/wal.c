@@ -97,15 +97,35 @@ bool el_wal_wants_segment(const struct el_wal *w)
 	return w->fd < 0 || w->segs[w->n_segs - 1].size >= w->segment_bytes;
 }
 
+static int fail(const struct el_wal *w, const char *what, int err);
+
+/* A sealed segment keeps only its batches: the zeros written ahead are cut
+ * off (and synced: everything of a sealed segment must be), so it takes no
+ * more disk than its data and an earlier release, which knows no zeros
+ * ahead, still opens it. Its batches were synced by the batch that filled
+ * it. */
+static int seal(struct el_wal *w)
+{
+	struct el_wal_segment *seg = &w->segs[w->n_segs - 1];
+	if (seg->alloc > seg->size) {
+		if (el_io.ftruncate(w->fd, (off_t)seg->size) != 0)
+			return fail(w, "ftruncate", errno);
+		if (el_io.fdatasync(w->fd) != 0)
+			return fail(w, "fdatasync", errno);
+		seg->alloc = seg->size;
+	}
+	close(w->fd);
+	w->fd = -1;
+	return EL_OK;
+}
+
 int el_wal_new_segment(struct el_wal *w)
 {
 	uint64_t seq = w->n_segs ? w->segs[w->n_segs - 1].seq + 1 : 1;
 	int rc;
 
-	if (w->fd >= 0) {
-		close(w->fd); /* already synced by the batch that filled it */
-		w->fd = -1;
-	}
+	if (w->fd >= 0 && (rc = seal(w)) != EL_OK)
+		return rc;
 	rc = el_wal_add_segment(w, seq, 0, 0, 0);
 	if (rc == EL_OK)
 		rc = open_segment(w, seq, O_CREAT | O_EXCL);
