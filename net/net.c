@@ -731,6 +731,15 @@ void el_net_close(struct el_net *net, uint64_t conn)
 	pthread_mutex_unlock(&net->mu);
 }
 
+/* The item saying connection c ended (it holds no reference: c is going). */
+static struct el_net_item *end_item(const struct conn *c, uint8_t kind)
+{
+	struct el_net_item *it = malloc(sizeof *it);
+	if (it != NULL)
+		*it = (struct el_net_item){ .kind = kind, .conn = c->id, .peer = c->peer };
+	return it;
+}
+
 /* Free one dead connection (owner's thread, no lock held); returns the
  * item telling the owner it closed, or NULL. */
 static struct el_net_item *reap(struct el_net *net, struct conn *c)
@@ -762,22 +771,10 @@ static struct el_net_item *reap(struct el_net *net, struct conn *c)
 				p->sleeping = true;
 				nng_sleep_aio((nng_duration)p->backoff_ms, p->aio);
 			}
-			if ((it = malloc(sizeof *it)) != NULL) {
-				it->kind = EL_NET_PEER_LINK_LOST;
-				it->conn = c->id;
-				it->peer = p->id;
-				it->len = 0;
-				it->conn_ = NULL;
-				it->next = NULL;
-			}
+			it = end_item(c, EL_NET_PEER_LINK_LOST);
 		}
-	} else if ((it = malloc(sizeof *it)) != NULL) {
-		it->kind = c->kind == C_CLIENT ? EL_NET_CLIENT_CLOSED : EL_NET_PEER_CLOSED;
-		it->conn = c->id;
-		it->peer = c->peer;
-		it->len = 0;
-		it->conn_ = NULL;
-		it->next = NULL;
+	} else {
+		it = end_item(c, c->kind == C_CLIENT ? EL_NET_CLIENT_CLOSED : EL_NET_PEER_CLOSED);
 	}
 	conn_unref(net, c);
 	pthread_mutex_unlock(&net->mu);

@@ -72,6 +72,16 @@ static int set_bool(bool *out, const char *v)
 	return EL_OK;
 }
 
+/* 0 (nng's default) or 2..64: nng keeps at least 2 (fewer can deadlock). */
+static int set_net_threads(uint32_t *out, const char *v)
+{
+	uint32_t n;
+	if (set_u32(&n, v, 0, 64) != EL_OK || n == 1)
+		return EL_EINVAL;
+	*out = n;
+	return EL_OK;
+}
+
 static int set_str(char *out, size_t cap, const char *v)
 {
 	if (v[0] == '\0' || strlen(v) >= cap)
@@ -187,9 +197,8 @@ int el_dcfg_set(struct el_dcfg *c, const char *section, const char *key, const c
 		rc = set_u32(&c->sessions_per_client, v, 0, 1000000), why = "must be 0..1000000";
 	else if (IS("limits", "requests_per_client"))
 		rc = set_u32(&c->requests_per_client, v, 1, 65000), why = "must be 1..65000";
-	else if (IS("limits", "net_threads")) /* nng keeps at least 2 (deadlocks) */
-		rc = set_u32(&c->net_threads, v, 0, 64) != EL_OK || c->net_threads == 1 ? EL_EINVAL
-											: EL_OK,
+	else if (IS("limits", "net_threads"))
+		rc = set_net_threads(&c->net_threads, v),
 		why = "must be 0 (nng's default: 2 per CPU) or 2..64";
 	else if (IS("log", "level"))
 		rc = set_level(&c->log_level, v), why = "must be debug, info, warn or error";

@@ -189,7 +189,7 @@ static int recover_segment(struct el_storage *st, uint64_t seq, bool newest)
 {
 	char path[PATH_MAX];
 	uint8_t *buf;
-	size_t len, stop, valid;
+	size_t len, stop, valid, keep;
 	uint64_t max_index = 0;
 	int rc;
 
@@ -199,25 +199,25 @@ static int recover_segment(struct el_storage *st, uint64_t seq, bool newest)
 	if (rc != EL_OK)
 		return rc;
 	valid = el_wal_valid_end(buf, len, &stop);
-	const size_t data_end = valid;
-	if (zeros_from(buf, valid, len))
-		valid = len; /* the zeros written ahead of the next batch (el_wal.h) */
-	uint8_t *kept = realloc(buf, data_end + 1); /* not the zeros: the log keeps it */
+	/* the file's bytes to keep: the zeros written ahead of the next batch
+	 * (el_wal.h) stay, anything else after the batches does not */
+	keep = zeros_from(buf, valid, len) ? len : valid;
+	uint8_t *kept = realloc(buf, valid + 1); /* not the zeros: the log keeps it */
 	if (kept != NULL)
 		buf = kept;
 	rc = keep_buffer(st, buf);
 	if (rc != EL_OK)
 		return rc;
-	if (valid < len && !newest) {
+	if (keep < len && !newest) {
 		el_log(EL_LOG_ERROR, "wal: sealed segment %s is corrupt at offset %zu; "
 		       "refusing to start", path, stop < len ? stop : valid);
 		return EL_ECORRUPT;
 	}
-	rc = replay(st, path, buf, data_end, &max_index);
-	if (rc == EL_OK && valid < len)
+	rc = replay(st, path, buf, valid, &max_index);
+	if (rc == EL_OK && keep < len)
 		rc = cut_tail(path, valid, len);
 	if (rc == EL_OK)
-		rc = el_wal_add_segment(&st->wal, seq, max_index, data_end, valid);
+		rc = el_wal_add_segment(&st->wal, seq, max_index, valid, keep);
 	return rc;
 }
 
