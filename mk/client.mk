@@ -16,7 +16,7 @@ CLIENT_OBJS := $(patsubst %.c,$(BUILD)/client/%.o,$(CLIENT_SRCS))
 CLIENT_PIC_OBJS := $(patsubst %.c,$(BUILD)/client-pic/%.o,$(CLIENT_SRCS))
 LIBEDGELOCK := $(BUILD)/lib/libedgelock.a
 LIBEDGELOCK_SO := $(BUILD)/lib/libedgelock.so
-CLIENT_LIBS := -lnng -lmbedx509 -lmbedcrypto -lpthread
+CLIENT_LIBS := -lmbedtls -lmbedx509 -lmbedcrypto -lpthread
 EDGELOCK_CLI := $(BUILD)/bin/edgelock
 
 $(BUILD)/client/%.o: %.c $(CLIENT_HDRS) cmd/edgelockd/el_gateway_config.h
@@ -55,3 +55,35 @@ test-client: $(EDGELOCK_CLI) $(BUILD)/bin/edgelockd certs
 TESTS += test-client
 SERIAL_TESTS += test-client
 SERIAL_PREREQS += $(EDGELOCK_CLI) $(BUILD)/bin/edgelockd certs
+
+# The TLS link under the library (net/client/link.c) against a real mbedtls
+# server, with the identity tests' certificates; and its endpoint parser's
+# fuzz target.
+LINK_SRCS := net/client/link.c core/error.c
+$(BUILD)/san/test_link: tests/net/test_link.c $(LINK_SRCS) net/client/el_link.h $(TEST_LIB_SRCS) \
+		tests/lib/el_test.h
+	@mkdir -p $(@D)
+	$(call say,LD,$@)
+	$(Q)$(CC) $(HOST_CFLAGS) -O1 $(SANFLAGS) -D_GNU_SOURCE -Icore -Inet/client -Itests/lib $< \
+		$(LINK_SRCS) $(TEST_LIB_SRCS) $(CLIENT_LIBS) -o $@
+$(BUILD)/fuzz/fuzz_link_url: tests/fuzz/fuzz_link_url.c $(LINK_SRCS) net/client/el_link.h
+	@mkdir -p $(@D)
+	$(call say,FUZZCC,$@)
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -D_GNU_SOURCE -Icore -Inet/client $< $(LINK_SRCS) \
+		$(CLIENT_LIBS) -o $@
+
+.PHONY: test-link test-fuzz-link-url fuzz-link-url
+test-link: $(BUILD)/san/test_link $$(IDENT_CERTS)/ca.crt
+	@tests/run-suite.sh $(BUILD)/results client-link $(BUILD)/san/test_link $(IDENT_CERTS)
+test-fuzz-link-url: $(BUILD)/fuzz/fuzz_link_url
+	@mkdir -p $(BUILD)/fuzz/work/link_url
+	@tests/run-suite.sh $(BUILD)/results fuzz-link-url bash -c '$(BUILD)/fuzz/fuzz_link_url -seed=1 \
+		-runs=200000 -artifact_prefix=$(BUILD)/fuzz/work/link_url/ $(BUILD)/fuzz/work/link_url \
+		>$(BUILD)/fuzz/work/link_url/fuzz.log 2>&1 && echo "1 passed, 0 failed" || \
+		{ tail -n 30 $(BUILD)/fuzz/work/link_url/fuzz.log; echo "0 passed, 1 failed"; exit 1; }'
+fuzz-link-url: $(BUILD)/fuzz/fuzz_link_url
+	@mkdir -p $(BUILD)/fuzz/work/link_url
+	$(BUILD)/fuzz/fuzz_link_url -max_total_time=$(FUZZ_SECONDS) \
+		-artifact_prefix=$(BUILD)/fuzz/work/link_url/ $(BUILD)/fuzz/work/link_url
+fuzz: fuzz-link-url
+TESTS += test-link test-fuzz-link-url

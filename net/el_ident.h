@@ -40,6 +40,7 @@
 #ifndef EL_IDENT_H
 #define EL_IDENT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -77,6 +78,13 @@ void el_ident_free(struct el_ident *id);
 /* Our own proven-to-others name (our certificate's CN) and role. */
 const char *el_ident_name(const struct el_ident *id);
 enum el_ident_role el_ident_role_of(const struct el_ident *id);
+
+/* Name (CN) and role (OU) of a certificate; false when either is missing or
+ * not a name (1 to EL_IDENT_NAME_MAX printable ASCII bytes). A client reads
+ * the node's name this way from the certificate TLS verified. */
+struct mbedtls_x509_crt;
+bool el_ident_cert_identity(const struct mbedtls_x509_crt *crt, char name[EL_IDENT_NAME_MAX + 1],
+			    enum el_ident_role *role);
 
 /* Listener: a new challenge for one connection. nonce receives the random
  * bytes to keep for el_ident_verify. Returns the length written to buf. */

@@ -69,9 +69,8 @@ static bool subject_attr(const mbedtls_x509_crt *crt, const char *oid, size_t oi
 	return false;
 }
 
-/* Name (CN) and role (OU) of a certificate; false when either is missing. */
-static bool cert_identity(const mbedtls_x509_crt *crt, char name[EL_IDENT_NAME_MAX + 1],
-			  enum el_ident_role *role)
+bool el_ident_cert_identity(const mbedtls_x509_crt *crt, char name[EL_IDENT_NAME_MAX + 1],
+			    enum el_ident_role *role)
 {
 	char ou[EL_IDENT_NAME_MAX + 1];
 	if (!subject_attr(crt, MBEDTLS_OID_AT_CN, MBEDTLS_OID_SIZE(MBEDTLS_OID_AT_CN), name))
@@ -156,7 +155,7 @@ static int load_parts(struct el_ident *id, const char *ca_file, const char *cert
 		say(err, cap, "%s: the key does not belong to the certificate in %s", kf, cert_file);
 		return EL_EINVAL;
 	}
-	if (!cert_identity(&id->cert, id->name, &id->role)) {
+	if (!el_ident_cert_identity(&id->cert, id->name, &id->role)) {
 		say(err, cap, "%s: the subject needs CN=<name> and OU=node or OU=client", cert_file);
 		return EL_EINVAL;
 	}
@@ -375,7 +374,7 @@ static int check_proof(struct el_ident *id, mbedtls_x509_crt *crt,
 	if (rc != 0)
 		return rc;
 	enum el_ident_role role;
-	if (!cert_identity(crt, name, &role)) {
+	if (!el_ident_cert_identity(crt, name, &role)) {
 		say(err, cap, "certificate subject lacks CN or OU=node/client");
 		return EL_EPERM;
 	}

@@ -6,8 +6,8 @@
  *
  * Locking: one mutex (c->mu) and one condition variable guard the client's
  * state (connection, pending requests, events, sessions); a second mutex
- * (c->send_mu) keeps frames whole on the stream. No nng call that can block
- * runs under c->mu.
+ * (c->send_mu) keeps frames whole on the stream. Nothing that waits on the
+ * network runs under c->mu.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -18,9 +18,6 @@
 #include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
-
-#include <nng/nng.h>
-#include <nng/supplemental/tls/tls.h>
 
 #include "el_client_impl.h"
 
@@ -83,41 +80,7 @@ void el_client__wake_events(el_client *c)
 		return;
 }
 
-/* ---- Streams -------------------------------------------------------------- */
-
-/* Move exactly len bytes. The reader passes its connection (k): each receive
- * is submitted under k->io_mu and only while k->stop is clear, so conn_close
- * (which sets stop and closes the stream under the same mutex) either sees
- * the receive pending, and the close ends it, or keeps it from starting. A
- * receive submitted after the close would wait forever on nng 1.5's TLS. */
-static int io_exact(nng_stream *s, nng_aio *aio, void *buf, size_t len, bool send,
-		    struct el_conn *k)
-{
-	size_t done = 0;
-	while (done < len) {
-		nng_iov iov = { .iov_buf = (uint8_t *)buf + done, .iov_len = len - done };
-		nng_aio_set_iov(aio, 1, &iov);
-		if (send) {
-			nng_stream_send(s, aio);
-		} else if (k != NULL) {
-			pthread_mutex_lock(&k->io_mu);
-			const bool stopped = k->stop;
-			if (!stopped)
-				nng_stream_recv(s, aio);
-			pthread_mutex_unlock(&k->io_mu);
-			if (stopped)
-				return NNG_ECLOSED;
-		} else {
-			nng_stream_recv(s, aio);
-		}
-		nng_aio_wait(aio);
-		int rv = nng_aio_result(aio);
-		if (rv != 0)
-			return rv;
-		done += nng_aio_count(aio);
-	}
-	return 0;
-}
+/* ---- Connections --------------------------------------------------------- */
 
 /* Hand a reply to the request waiting for its id, or queue an event. */
 static void deliver(el_client *c, const struct el_conn *k, const struct el_cw_msg *m)
@@ -150,21 +113,23 @@ static void deliver(el_client *c, const struct el_conn *k, const struct el_cw_ms
 	pthread_mutex_unlock(&c->mu);
 }
 
+/* The connection's reader: frames until the stream ends (the daemon closed
+ * it, or conn_close shut it down). It reads the socket itself (el_link.h):
+ * a reply wakes this thread, which wakes the caller, and no other. */
 static void *reader_main(void *arg)
 {
 	struct el_conn *k = arg;
 	el_client *c = k->client;
 	uint8_t *body = malloc(EL_CW_FRAME_MAX);
 	struct el_cw_msg *m = malloc(sizeof(*m));
-	nng_aio *aio = k->rx;
 	if (body != NULL && m != NULL) {
 		for (;;) {
 			uint8_t prefix[EL_CW_PREFIX];
-			if (io_exact(k->s, aio, prefix, sizeof prefix, false, k) != 0)
+			if (el_link_read_exact(&k->link, prefix, sizeof prefix, EL_LINK_FOREVER) != 0)
 				break;
 			const uint32_t len = el_cw_get_prefix(prefix);
 			if (len == 0 || len > EL_CW_FRAME_MAX ||
-			    io_exact(k->s, aio, body, len, false, k) != 0)
+			    el_link_read_exact(&k->link, body, len, EL_LINK_FOREVER) != 0)
 				break;
 			if (el_cw_decode(m, body, len) == 0)
 				deliver(c, k, m);
@@ -185,225 +150,124 @@ static void *reader_main(void *arg)
  * name, or, without a certificate, send nothing (an anonymous client; the
  * daemon accepts it only with client_auth = optional).
  *
- * We sign only for a name TLS has checked: whoever answers at an address
- * could otherwise pass us another node's challenge (any holder of a
- * certificate of the cluster CA can serve TLS, a client's included) and hand
- * our signature to that node, becoming us there. A node dialing a peer knows
- * the name to expect; a client knows only addresses. So the first connection
- * to an address only reads the challenge to learn the node's name, and is
- * closed; every connection from then on is dialed with that name as the TLS
- * server name, so mbedtls refuses a certificate without it, and the
- * challenge must name it again. One more handshake per address and process:
- * the price of not trusting the network, paid once.
+ * We sign only for the node whose certificate TLS verified on this very
+ * connection: whoever answers at an address could otherwise pass us another
+ * node's challenge (any holder of a certificate of the cluster CA can serve
+ * TLS) and hand our signature to that node, becoming us there. So the name
+ * we sign for is read from the daemon's certificate (its CN, and its OU must
+ * be node), and a challenge naming anyone else gets no proof. A relaying
+ * member presents its own certificate, and the challenge it relays names
+ * another node.
  */
-static int read_challenge(struct el_conn *k, nng_aio *aio, uint8_t *ch, uint32_t *len)
+static int read_challenge(struct el_conn *k, uint64_t deadline_ms, uint8_t *ch, uint32_t *len)
 {
 	uint8_t prefix[EL_CW_PREFIX];
-	int rv = io_exact(k->s, aio, prefix, sizeof prefix, false, NULL);
+	int rv = el_link_read_exact(&k->link, prefix, sizeof prefix, deadline_ms);
 	*len = rv == 0 ? el_cw_get_prefix(prefix) : 0;
 	if (rv == 0 && (*len == 0 || *len > EL_IDENT_CHALLENGE_MAX))
-		rv = NNG_EPROTO;
+		rv = EL_EDECODE;
 	if (rv == 0)
-		rv = io_exact(k->s, aio, ch, *len, false, NULL);
+		rv = el_link_read_exact(&k->link, ch, *len, deadline_ms);
 	return rv;
 }
 
-/* Read the challenge; with expect == NULL, only copy the node's name into
- * learned; else prove to it if it names expect (NNG_EPERM if not). */
-static int conn_handshake(el_client *c, struct el_conn *k, uint32_t timeout_ms,
-			  const char *expect, char learned[EL_IDENT_NAME_MAX + 1])
+/* The node name of the certificate TLS verified: the only one we sign for. */
+static int server_node_name(const struct el_conn *k, char name[EL_IDENT_NAME_MAX + 1])
 {
-	/* An aio of its own, freed here: the reader's and the sender's aios
-	 * are left untouched for the connection's life. */
-	nng_aio *aio = NULL;
-	int rv = nng_aio_alloc(&aio, NULL, NULL);
-	if (rv != 0)
-		return rv;
-	nng_aio_set_timeout(aio, (nng_duration)timeout_ms);
+	enum el_ident_role role = EL_IDENT_CLIENT;
+	const mbedtls_x509_crt *crt = el_link_peer_cert(&k->link);
+	if (crt == NULL || !el_ident_cert_identity(crt, name, &role) || role != EL_IDENT_NODE)
+		return EL_EPERM;
+	return 0;
+}
+
+/* Read the challenge and, with a certificate of ours, prove to cert_name;
+ * EL_EPERM when the challenge names another node (its name goes to named). */
+static int conn_handshake(el_client *c, struct el_conn *k, uint64_t deadline_ms,
+			  const char *cert_name, char named[EL_IDENT_NAME_MAX + 1])
+{
 	uint8_t ch[EL_IDENT_CHALLENGE_MAX];
 	uint32_t len = 0;
-	rv = read_challenge(k, aio, ch, &len);
-	char name[EL_IDENT_NAME_MAX + 1];
-	if (rv == 0 && c->ident != NULL && el_ident_challenge_name(ch, len, name) != 0)
-		rv = NNG_EPROTO;
-	if (rv == 0 && c->ident != NULL && expect == NULL) {
-		snprintf(learned, EL_IDENT_NAME_MAX + 1, "%s", name);
-	} else if (rv == 0 && c->ident != NULL) {
-		uint8_t frame[EL_CW_PREFIX + EL_IDENT_PROOF_MAX];
-		/* conn_open may run on several threads at once (a reconnect race) */
-		pthread_mutex_lock(&c->ident_mu);
-		int n = el_ident_prove(c->ident, ch, len, expect, frame + EL_CW_PREFIX,
-				       sizeof frame - EL_CW_PREFIX);
-		pthread_mutex_unlock(&c->ident_mu);
-		if (n < 0) {
-			rv = n == EL_EPERM ? NNG_EPERM : NNG_EPROTO;
-		} else {
-			el_cw_put_prefix(frame, (uint32_t)n);
-			rv = io_exact(k->s, aio, frame, EL_CW_PREFIX + (size_t)n, true, NULL);
-		}
-	}
-	nng_aio_free(aio);
-	return rv;
+	int rv = read_challenge(k, deadline_ms, ch, &len);
+	if (rv != 0 || c->ident == NULL)
+		return rv;
+	if (el_ident_challenge_name(ch, len, named) != 0)
+		return EL_EDECODE;
+	uint8_t frame[EL_CW_PREFIX + EL_IDENT_PROOF_MAX];
+	/* conn_open may run on several threads at once (a reconnect race) */
+	pthread_mutex_lock(&c->ident_mu);
+	const int n = el_ident_prove(c->ident, ch, len, cert_name, frame + EL_CW_PREFIX,
+				     sizeof frame - EL_CW_PREFIX);
+	pthread_mutex_unlock(&c->ident_mu);
+	if (n < 0)
+		return n == EL_EPERM ? EL_EPERM : EL_EDECODE;
+	el_cw_put_prefix(frame, (uint32_t)n);
+	return el_link_write(&k->link, frame, EL_CW_PREFIX + (size_t)n, deadline_ms);
 }
 
-static void conn_free(struct el_conn *k)
+/* What a failed exchange after TLS was, in words. */
+static void exchange_error(int rv, const char *named, const char *cert_name, char *why,
+			   size_t cap)
 {
-	pthread_mutex_destroy(&k->io_mu);
-	if (k->s != NULL)
-		nng_stream_free(k->s);
-	nng_stream_dialer_free(k->d);
-	nng_aio_free(k->tx);
-	nng_aio_free(k->rx);
-	free(k);
+	if (rv == EL_EPERM)
+		snprintf(why, cap, "the challenge names %s but the server's certificate is "
+			 "%s's: not proving our identity to it", named, cert_name);
+	else if (rv == EL_ETIMEDOUT)
+		snprintf(why, cap, "no challenge in time");
+	else if (rv == EL_EDECODE)
+		snprintf(why, cap, "a malformed challenge");
+	else
+		snprintf(why, cap, "the connection closed during the challenge");
 }
 
-/* Dial url with TLS configuration tls; a connection past TLS, or NULL. */
-static struct el_conn *conn_dial(el_client *c, const char *url, nng_tls_config *tls,
-				 uint32_t timeout_ms, int *rv_out)
+/* Dial url; a connection past TLS, or NULL with the reason in why. */
+static struct el_conn *conn_dial(el_client *c, const char *url, uint64_t deadline_ms,
+				 int *rv_out, char *why, size_t cap)
 {
 	struct el_conn *k = calloc(1, sizeof(*k));
 	if (k == NULL) {
-		*rv_out = NNG_ENOMEM;
+		*rv_out = EL_EFULL;
+		snprintf(why, cap, "out of memory");
 		return NULL;
 	}
-	pthread_mutex_init(&k->io_mu, NULL);
-	k->refs = 1;
-	nng_aio *aio = NULL;
-	int rv = nng_stream_dialer_alloc(&k->d, url);
-	if (rv == 0)
-		rv = nng_stream_dialer_set_ptr(k->d, NNG_OPT_TLS_CONFIG, tls);
-	if (rv == 0)
-		rv = nng_aio_alloc(&aio, NULL, NULL);
-	if (rv == 0) {
-		nng_aio_set_timeout(aio, (nng_duration)timeout_ms);
-		nng_stream_dialer_dial(k->d, aio);
-		nng_aio_wait(aio);
-		rv = nng_aio_result(aio);
-		if (rv == 0)
-			k->s = nng_aio_get_output(aio, 0);
-	}
-	nng_aio_free(aio);
 	k->client = c;
-	if (rv == 0 && (nng_aio_alloc(&k->tx, NULL, NULL) != 0 ||
-			nng_aio_alloc(&k->rx, NULL, NULL) != 0))
-		rv = NNG_ENOMEM;
-	*rv_out = rv;
-	if (rv != 0) {
-		conn_free(k);
+	k->refs = 1;
+	*rv_out = el_link_dial(&k->link, c->tls, url, NULL, deadline_ms, why, cap);
+	if (*rv_out != 0) {
+		free(k);
 		return NULL;
 	}
 	return k;
 }
 
-/* The TLS configuration that checks url's learned node name (copied into
- * name), or NULL when url has none yet. Under c->ident_mu. */
-static nng_tls_config *known_find(el_client *c, const char *url, char *name)
-{
-	for (unsigned i = 0; i < EL_CLIENT_KNOWN_MAX; i++) {
-		struct el_known *e = &c->known[i];
-		if (e->url[0] != '\0' && strcmp(e->url, url) == 0) {
-			snprintf(name, EL_IDENT_NAME_MAX + 1, "%s", e->name);
-			nng_tls_config_hold(e->tls); /* the caller's reference */
-			return e->tls;
-		}
-	}
-	return NULL;
-}
-
-/* Learn url's node name from one challenge: a new entry of known[] with a TLS
- * configuration whose server name is that name. */
-static int known_learn(el_client *c, const char *url, uint32_t timeout_ms)
-{
-	int rv = 0;
-	char name[EL_IDENT_NAME_MAX + 1] = "";
-	struct el_conn *k = conn_dial(c, url, c->tls, timeout_ms, &rv);
-	if (k != NULL) {
-		rv = conn_handshake(c, k, timeout_ms, NULL, name);
-		nng_stream_close(k->s);
-		conn_free(k);
-	}
-	nng_tls_config *t = NULL;
-	if (rv == 0)
-		rv = nng_tls_config_alloc(&t, NNG_TLS_MODE_CLIENT);
-	if (rv == 0)
-		rv = nng_tls_config_auth_mode(t, NNG_TLS_AUTH_MODE_REQUIRED);
-	if (rv == 0)
-		rv = nng_tls_config_ca_file(t, c->ca_file);
-	if (rv == 0 && c->cert_key_file[0] != '\0')
-		rv = nng_tls_config_cert_key_file(t, c->cert_key_file, NULL);
-	if (rv == 0)
-		rv = nng_tls_config_server_name(t, name);
-	if (rv != 0) {
-		if (t != NULL)
-			nng_tls_config_free(t);
-		return rv;
-	}
-	pthread_mutex_lock(&c->ident_mu);
-	struct el_known *e = &c->known[c->known_next];
-	c->known_next = (c->known_next + 1) % EL_CLIENT_KNOWN_MAX;
-	if (e->tls != NULL)
-		nng_tls_config_free(e->tls);
-	snprintf(e->url, sizeof e->url, "%s", url);
-	snprintf(e->name, sizeof e->name, "%s", name);
-	e->tls = t;
-	pthread_mutex_unlock(&c->ident_mu);
-	return 0;
-}
-
-/* Forget url's node name (it answered with another: the next dial learns). */
-static void known_forget(el_client *c, const char *url)
-{
-	pthread_mutex_lock(&c->ident_mu);
-	for (unsigned i = 0; i < EL_CLIENT_KNOWN_MAX; i++)
-		if (strcmp(c->known[i].url, url) == 0)
-			c->known[i].url[0] = '\0';
-	pthread_mutex_unlock(&c->ident_mu);
-}
-
-/* Dial url, prove who we are (to the node TLS names, see above) and start
+/* Dial url, prove who we are (to the node TLS verified, see above) and start
  * the reader; NULL and a message on failure. */
 static struct el_conn *conn_open(el_client *c, const char *url, uint32_t timeout_ms)
 {
-	char name[EL_IDENT_NAME_MAX + 1] = "";
-	nng_tls_config *tls = c->tls;
+	const uint64_t deadline_ms = el_client__now_ms() + timeout_ms;
+	char cert_name[EL_IDENT_NAME_MAX + 1] = "", named[EL_IDENT_NAME_MAX + 1] = "";
+	char why[300] = "";
 	int rv = 0;
-	if (c->ident != NULL) {
-		pthread_mutex_lock(&c->ident_mu);
-		tls = known_find(c, url, name);
-		pthread_mutex_unlock(&c->ident_mu);
-		if (tls == NULL && (rv = known_learn(c, url, timeout_ms)) == 0) {
-			pthread_mutex_lock(&c->ident_mu);
-			tls = known_find(c, url, name);
-			pthread_mutex_unlock(&c->ident_mu);
-		}
+	struct el_conn *k = conn_dial(c, url, deadline_ms, &rv, why, sizeof why);
+	if (rv == 0 && c->ident != NULL && server_node_name(k, cert_name) != 0) {
+		rv = EL_EPERM;
+		snprintf(why, sizeof why, "the server's certificate is not a node's (OU=node): "
+			 "not proving our identity to it");
+	} else if (rv == 0) {
+		rv = conn_handshake(c, k, deadline_ms, cert_name, named);
+		if (rv != 0)
+			exchange_error(rv, named, cert_name, why, sizeof why);
 	}
-	struct el_conn *k = rv == 0 && tls != NULL ? conn_dial(c, url, tls, timeout_ms, &rv) : NULL;
-	if (c->ident != NULL && tls != NULL)
-		nng_tls_config_free(tls); /* known_find's reference; the dialer holds its own */
-	if (k != NULL) {
-		rv = conn_handshake(c, k, timeout_ms, c->ident != NULL ? name : NULL, NULL);
-		if (rv == 0 && pthread_create(&k->reader, NULL, reader_main, k) != 0)
-			rv = NNG_ENOMEM;
+	if (rv == 0 && pthread_create(&k->reader, NULL, reader_main, k) != 0) {
+		rv = EL_EFULL;
+		snprintf(why, sizeof why, "cannot start the reader thread");
 	}
-	if (rv == 0 && k == NULL)
-		rv = NNG_ENOMEM;
-	/* nng's TLS handshake runs at the first read: a certificate without the
-	 * name shows as a failed dial or a failed challenge read */
-	const bool named_dial_failed = rv != 0 && rv != NNG_EPERM && name[0] != '\0';
 	if (rv != 0) {
-		if (rv == NNG_EPERM || named_dial_failed)
-			known_forget(c, url); /* the next dial learns its name again */
-		if (rv == NNG_EPERM)
-			el_client__fail("%s: the server is not %s, whose name it gave: not proving "
-					"our identity to it", url, name);
-		else if (named_dial_failed)
-			el_client__fail("%s: no TLS session with the server as %s, the node "
-					"its challenge named (%s): not proving our identity to it",
-					url, name, nng_strerror(rv));
-		else
-			el_client__fail("%s: %s", url, nng_strerror(rv));
-		if (k != NULL)
-			conn_free(k);
+		if (k != NULL) {
+			el_link_close(&k->link);
+			free(k);
+		}
+		el_client__fail("%s: %s", url, why);
 		return NULL;
 	}
 	snprintf(k->url, sizeof k->url, "%s", url);
@@ -416,22 +280,17 @@ static void conn_close(struct el_conn *k)
 {
 	if (k == NULL)
 		return;
-	pthread_mutex_lock(&k->io_mu);
-	k->stop = 1;
-	nng_stream_close(k->s); /* ends the receive pending, if any */
-	pthread_mutex_unlock(&k->io_mu);
-	nng_aio_cancel(k->rx);
+	el_link_shutdown(&k->link); /* ends the reader's wait, now or at its next */
 	pthread_join(k->reader, NULL);
-	conn_free(k);
+	el_link_close(&k->link);
+	free(k);
 }
 
 static int conn_send(el_client *c, struct el_conn *k, const uint8_t *frame, size_t len,
 		     uint64_t deadline_ms)
 {
-	const uint64_t now = el_client__now_ms();
 	pthread_mutex_lock(&c->send_mu);
-	nng_aio_set_timeout(k->tx, (nng_duration)(deadline_ms > now ? deadline_ms - now : 1));
-	const int rv = io_exact(k->s, k->tx, (void *)frame, len, true, NULL);
+	const int rv = el_link_write(&k->link, frame, len, deadline_ms);
 	pthread_mutex_unlock(&c->send_mu);
 	return rv;
 }
@@ -726,33 +585,14 @@ static int parse_endpoints(el_client *c, const char *list)
 
 static int tls_setup(el_client *c, const struct el_client_options *o)
 {
-	int rv = nng_tls_config_alloc(&c->tls, NNG_TLS_MODE_CLIENT);
-	if (rv == 0)
-		rv = nng_tls_config_auth_mode(c->tls, NNG_TLS_AUTH_MODE_REQUIRED);
-	if (rv == 0 && (rv = nng_tls_config_ca_file(c->tls, o->ca_file)) != 0) {
-		el_client__fail("%s: cannot load the cluster CA (%s)", o->ca_file, nng_strerror(rv));
+	char err[512];
+	c->tls = calloc(1, sizeof(*c->tls));
+	if (c->tls == NULL)
+		return EL_EFULL;
+	if (el_link_config_init(c->tls, o->ca_file, o->cert_key_file, err, sizeof err) != 0) {
+		el_client__fail("%s", err);
 		return EL_EINVAL;
 	}
-	if (rv == 0 && o->cert_key_file != NULL &&
-	    (rv = nng_tls_config_cert_key_file(c->tls, o->cert_key_file, NULL)) != 0) {
-		el_client__fail("%s: cannot load the client certificate and key (%s)", o->cert_key_file,
-				nng_strerror(rv));
-		return EL_EINVAL;
-	}
-	if (rv != 0) {
-		el_client__fail("TLS setup: %s", nng_strerror(rv));
-		return EL_EINVAL;
-	}
-	/* kept for the TLS configurations of known_learn() */
-	if (snprintf(c->ca_file, sizeof c->ca_file, "%s", o->ca_file) >= (int)sizeof c->ca_file ||
-	    snprintf(c->cert_key_file, sizeof c->cert_key_file, "%s",
-		     o->cert_key_file != NULL ? o->cert_key_file : "") >=
-		    (int)sizeof c->cert_key_file) {
-		el_client__fail("TLS setup: a certificate path is longer than %zu bytes",
-				sizeof c->ca_file - 1);
-		return EL_EINVAL;
-	}
-	char err[256];
 	if (o->cert_key_file != NULL &&
 	    el_ident_load(&c->ident, o->ca_file, o->cert_key_file, NULL, err, sizeof err) != 0) {
 		el_client__fail("%s", err);
@@ -813,11 +653,10 @@ void el_client_close(el_client *c)
 	conn_put(c, k);
 	for (unsigned i = 0; i < c->n_endpoints; i++)
 		free(c->endpoints[i]);
-	if (c->tls != NULL)
-		nng_tls_config_free(c->tls);
-	for (unsigned i = 0; i < EL_CLIENT_KNOWN_MAX; i++)
-		if (c->known[i].tls != NULL)
-			nng_tls_config_free(c->known[i].tls);
+	if (c->tls != NULL) {
+		el_link_config_free(c->tls);
+		free(c->tls);
+	}
 	if (c->event_fd >= 0)
 		close(c->event_fd);
 	if (c->ident != NULL)

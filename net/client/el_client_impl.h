@@ -10,10 +10,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include <nng/nng.h>
-#include <nng/supplemental/tls/tls.h>
-
 #include "el_ident.h"
+#include "el_link.h"
 
 #include "edgelock.h"
 #include "el_client_wire.h"
@@ -25,26 +23,11 @@
 
 struct el_conn {
 	el_client *client;
-	nng_stream_dialer *d;
-	nng_stream *s;
-	nng_aio *tx;
-	nng_aio *rx; /* the reader thread's */
+	struct el_link link;
 	pthread_t reader;
 	bool dead; /* the reader saw the stream end (under c->mu) */
 	unsigned refs; /* under c->mu: c->conn's and each request's using it */
-	pthread_mutex_t io_mu; /* orders the reader's receives with conn_close */
-	bool stop;             /* set by conn_close under io_mu: the reader ends */
 	char url[EL_CW_ADDR_MAX + 1];
-};
-
-/* An address whose node name was learned from its challenge, and a TLS
- * configuration that makes every handshake with it check that its
- * certificate bears that name (client.c, "Proving to the right node"). */
-#define EL_CLIENT_KNOWN_MAX 16
-struct el_known {
-	char url[EL_CW_ADDR_MAX + 1]; /* "": a free entry */
-	char name[EL_IDENT_NAME_MAX + 1];
-	nng_tls_config *tls;
 };
 
 struct el_pending {
@@ -72,13 +55,9 @@ struct el_client {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	pthread_mutex_t send_mu;
-	nng_tls_config *tls;
+	struct el_link_config *tls;
 	struct el_ident *ident;  /* our certificate and key for the PROOF; NULL: anonymous */
-	pthread_mutex_t ident_mu; /* el_ident's random generator is not thread-safe;
-				   * also guards known[] */
-	struct el_known known[EL_CLIENT_KNOWN_MAX];
-	char ca_file[512], cert_key_file[512]; /* as opened ("" : no certificate) */
-	unsigned known_next;     /* the entry a new address replaces */
+	pthread_mutex_t ident_mu; /* el_ident's random generator is not thread-safe */
 	char *endpoints[EL_CLIENT_ENDPOINTS_MAX];
 	unsigned n_endpoints, next_ep;
 	char leader_hint[EL_CW_ADDR_MAX + 1];

@@ -47,14 +47,14 @@ def openssl(*args):
     subprocess.run(["openssl"] + list(args), check=True, capture_output=True)
 
 
-def mint(dir, ca_crt, ca_key, name, ou="client"):
+def mint(dir, ca_crt, ca_key, name, ou="client", eku="clientAuth"):
     """A certificate and key (one PEM file) for CN=name, OU=ou, signed by ca."""
     key, csr, crt, ext = (os.path.join(dir, name + s) for s in (".key", ".csr", ".crt", ".ext"))
     openssl("genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", key)
     openssl("req", "-new", "-key", key, "-subj", "/OU=%s/CN=%s" % (ou, name), "-out", csr)
     with open(ext, "w") as f:
         f.write("basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\n"
-                "extendedKeyUsage=clientAuth\n")
+                "extendedKeyUsage=%s\n" % eku)
     openssl("x509", "-req", "-in", csr, "-CA", ca_crt, "-CAkey", ca_key, "-CAcreateserial",
             "-sha256", "-days", "30", "-extfile", ext, "-out", crt)
     pem = os.path.join(dir, name + ".pem")
@@ -292,6 +292,32 @@ def test_client_relay(c, pems, leader):
           "rc %d: %s" % (p.returncode, p.stderr[-300:]))
 
 
+def test_client_cert_as_node(c, leader):
+    """A client certificate whose CN is the leader's node name (OU=client, and
+    usable to serve TLS), relaying the leader's challenge: the name matches,
+    but only a node certificate is a node, so the CLI proves nothing (it
+    hangs up right after TLS, so the relay may not get to relay)."""
+    d = os.path.join(c.dir, "certs")
+    pem = mint(d, os.path.join(c.certs, "ca.pem"), os.path.join(c.certs, "ca.key"),
+               "node%d" % leader, eku="serverAuth,clientAuth")
+    ops = os.path.join(d, "ops.pem")
+    seen = {}
+    srv, t = relay_server(c, leader, pem, seen)
+    cli = [os.path.join(c.build, "bin", "edgelock"), "--ca", os.path.join(c.certs, "ca.pem"),
+           "--cert", ops, "--timeout", "3s",
+           "--endpoints", "tls+tcp://127.0.0.1:%d" % srv.getsockname()[1], "status"]
+    p = subprocess.run(cli, capture_output=True, text=True, timeout=30)
+    seen["stop"] = True
+    t.join(5)
+    srv.close()
+    check("client cert as node: the CLI reached the relay", seen["accepted"] >= 1 and
+          seen["error"] is None, repr(seen))
+    check("client cert as node: the CLI proves nothing to it", seen["proofs"] == 0 and
+          not seen["as_ops"], repr(seen))
+    check("client cert as node: the CLI fails and says why", p.returncode != 0 and
+          "not a node's" in p.stdout + p.stderr, "rc %d: %r" % (p.returncode, p.stderr[-300:]))
+
+
 def main():
     build = sys.argv[1] if len(sys.argv) > 1 else "build"
     random.seed(int(os.environ.get("SEED", "1")))
@@ -305,6 +331,7 @@ def main():
         test_anonymous(c, leader)
         test_refused_certs(c, pems, leader)
         test_client_relay(c, pems, leader)
+        test_client_cert_as_node(c, leader)
         leader = test_ownership(c, pems, leader, s1c, s1, ops)
         check("the cluster still has a leader", c.wait_leader() > 0)
     except Exception as e:  # a crashed step fails the suite

@@ -1,0 +1,393 @@
+/*
+ * link.c - libedgelock's TLS link (el_link.h): a non-blocking TCP socket
+ * with mbedtls on it, and poll() for every wait, bounded by a deadline.
+ *
+ * Threads: the connection's reader thread reads, a requesting thread writes
+ * (client.c orders the writers). mbedtls allows one call at a time on an SSL
+ * context, so each call holds l->mu; none of them blocks (the socket is
+ * non-blocking), and the waits, in poll(), hold nothing. A write that
+ * returns WANT_WRITE is repeated with the same arguments, as mbedtls asks,
+ * and the reader's calls in between touch only the input side.
+ */
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <mbedtls/error.h>
+#include <mbedtls/net_sockets.h>
+
+#include "el_error.h"
+#include "el_link.h"
+
+#define URL_SCHEME "tls+tcp://"
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* Wait for events on fd until deadline_ms: 0 when ready (or when the socket
+ * has an error or hung up: the next call says which), else EL_ETIMEDOUT. */
+static int wait_fd(int fd, short events, uint64_t deadline_ms)
+{
+	for (;;) {
+		int timeout = -1;
+		if (deadline_ms != EL_LINK_FOREVER) {
+			const uint64_t now = now_ms();
+			if (now >= deadline_ms)
+				return EL_ETIMEDOUT;
+			const uint64_t left = deadline_ms - now;
+			timeout = left > 60000u ? 60000 : (int)left;
+		}
+		struct pollfd p = { .fd = fd, .events = events };
+		const int n = poll(&p, 1, timeout);
+		if (n > 0)
+			return 0;
+		if (n < 0 && errno != EINTR)
+			return EL_EIO;
+	}
+}
+
+/* ---- mbedtls' I/O callbacks ------------------------------------------- */
+
+static int bio_send(void *ctx, const unsigned char *buf, size_t len)
+{
+	const struct el_link *l = ctx;
+	const ssize_t n = send(l->fd, buf, len, MSG_NOSIGNAL);
+	if (n >= 0)
+		return (int)n;
+	if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+		return MBEDTLS_ERR_SSL_WANT_WRITE;
+	return MBEDTLS_ERR_NET_SEND_FAILED;
+}
+
+static int bio_recv(void *ctx, unsigned char *buf, size_t len)
+{
+	const struct el_link *l = ctx;
+	const ssize_t n = recv(l->fd, buf, len, 0);
+	if (n >= 0)
+		return (int)n; /* 0: the peer closed; mbedtls says EOF */
+	if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+		return MBEDTLS_ERR_SSL_WANT_READ;
+	return MBEDTLS_ERR_NET_RECV_FAILED;
+}
+
+/* ---- Configuration ---------------------------------------------------- */
+
+static void tls_error(int rc, char *buf, size_t cap)
+{
+	mbedtls_strerror(rc, buf, cap);
+}
+
+static int load_files(struct el_link_config *cfg, const char *ca_file,
+		      const char *cert_key_file, char *err, size_t cap)
+{
+	char why[160];
+	int rc = mbedtls_x509_crt_parse_file(&cfg->ca, ca_file);
+	if (rc != 0) {
+		tls_error(rc, why, sizeof why);
+		snprintf(err, cap, "%s: cannot load the cluster CA (%s)", ca_file, why);
+		return EL_EINVAL;
+	}
+	if (cert_key_file == NULL)
+		return 0;
+	rc = mbedtls_x509_crt_parse_file(&cfg->own, cert_key_file);
+	if (rc == 0)
+		rc = mbedtls_pk_parse_keyfile(&cfg->key, cert_key_file, NULL);
+	if (rc == 0)
+		rc = mbedtls_ssl_conf_own_cert(&cfg->conf, &cfg->own, &cfg->key);
+	if (rc != 0) {
+		tls_error(rc, why, sizeof why);
+		snprintf(err, cap, "%s: cannot load the client certificate and key (%s)",
+			 cert_key_file, why);
+		return EL_EINVAL;
+	}
+	return 0;
+}
+
+int el_link_config_init(struct el_link_config *cfg, const char *ca_file,
+			const char *cert_key_file, char *err, size_t cap)
+{
+	mbedtls_ssl_config_init(&cfg->conf);
+	mbedtls_x509_crt_init(&cfg->ca);
+	mbedtls_x509_crt_init(&cfg->own);
+	mbedtls_pk_init(&cfg->key);
+	mbedtls_entropy_init(&cfg->entropy);
+	mbedtls_ctr_drbg_init(&cfg->drbg);
+	static const unsigned char who[] = "libedgelock";
+	int rc = mbedtls_ctr_drbg_seed(&cfg->drbg, mbedtls_entropy_func, &cfg->entropy, who,
+				       sizeof who - 1);
+	if (rc == 0)
+		rc = mbedtls_ssl_config_defaults(&cfg->conf, MBEDTLS_SSL_IS_CLIENT,
+						 MBEDTLS_SSL_TRANSPORT_STREAM,
+						 MBEDTLS_SSL_PRESET_DEFAULT);
+	if (rc != 0) {
+		char why[160];
+		tls_error(rc, why, sizeof why);
+		snprintf(err, cap, "TLS setup: %s", why);
+		return EL_EINVAL;
+	}
+	mbedtls_ssl_conf_rng(&cfg->conf, mbedtls_ctr_drbg_random, &cfg->drbg);
+	mbedtls_ssl_conf_authmode(&cfg->conf, MBEDTLS_SSL_VERIFY_REQUIRED);
+	mbedtls_ssl_conf_min_version(&cfg->conf, MBEDTLS_SSL_MAJOR_VERSION_3,
+				     MBEDTLS_SSL_MINOR_VERSION_3); /* TLS 1.2 */
+	rc = load_files(cfg, ca_file, cert_key_file, err, cap);
+	if (rc == 0)
+		mbedtls_ssl_conf_ca_chain(&cfg->conf, &cfg->ca, NULL);
+	return rc;
+}
+
+void el_link_config_free(struct el_link_config *cfg)
+{
+	mbedtls_ssl_config_free(&cfg->conf);
+	mbedtls_x509_crt_free(&cfg->ca);
+	mbedtls_x509_crt_free(&cfg->own);
+	mbedtls_pk_free(&cfg->key);
+	mbedtls_ctr_drbg_free(&cfg->drbg);
+	mbedtls_entropy_free(&cfg->entropy);
+}
+
+/* ---- Connecting ------------------------------------------------------- */
+
+int el_link_parse_url(const char *url, char *host, size_t host_cap, char *port,
+		      size_t port_cap)
+{
+	const size_t scheme = sizeof URL_SCHEME - 1;
+	if (strncmp(url, URL_SCHEME, scheme) != 0)
+		return EL_EINVAL;
+	const char *h = url + scheme;
+	const char *colon = NULL;
+	size_t h_len = 0;
+	if (*h == '[') { /* [v6]:port */
+		const char *close = strchr(h, ']');
+		if (close == NULL || close[1] != ':')
+			return EL_EINVAL;
+		h++;
+		h_len = (size_t)(close - h);
+		colon = close + 1;
+		if (memchr(h, ':', h_len) == NULL) /* brackets are for IPv6 only */
+			return EL_EINVAL;
+	} else {
+		colon = strchr(h, ':'); /* a bare IPv6 address has more: refused */
+		if (colon == NULL || strchr(colon + 1, ':') != NULL ||
+		    memchr(h, ']', (size_t)(colon - h)) != NULL)
+			return EL_EINVAL;
+		h_len = (size_t)(colon - h);
+	}
+	const char *p = colon + 1;
+	const size_t p_len = strlen(p);
+	if (h_len == 0 || h_len >= host_cap || p_len == 0 || p_len >= port_cap ||
+	    strspn(p, "0123456789") != p_len || atol(p) < 1 || atol(p) > 65535)
+		return EL_EINVAL;
+	memcpy(host, h, h_len);
+	host[h_len] = '\0';
+	memcpy(port, p, p_len + 1);
+	return 0;
+}
+
+/* Connect a non-blocking socket to one address by deadline_ms: the socket,
+ * or -1 with errno (ETIMEDOUT when the deadline passed). */
+static int connect_one(const struct addrinfo *ai, uint64_t deadline_ms)
+{
+	const int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
+			      ai->ai_protocol);
+	if (fd < 0)
+		return -1;
+	int rc = connect(fd, ai->ai_addr, ai->ai_addrlen);
+	if (rc != 0 && errno == EINPROGRESS) {
+		if (wait_fd(fd, POLLOUT, deadline_ms) != 0) {
+			close(fd);
+			errno = ETIMEDOUT;
+			return -1;
+		}
+		int soerr = 0;
+		socklen_t n = sizeof soerr;
+		rc = getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &n) != 0 ? -1 : soerr;
+		if (rc != 0)
+			errno = rc > 0 ? rc : errno;
+	}
+	if (rc != 0) {
+		const int e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	const int one = 1; /* a frame is one request: send it now */
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+	return fd;
+}
+
+static int connect_url(const char *url, uint64_t deadline_ms, char *err, size_t cap)
+{
+	char host[256], port[16];
+	if (el_link_parse_url(url, host, sizeof host, port, sizeof port) != 0) {
+		snprintf(err, cap, "not tls+tcp://HOST:PORT");
+		return EL_EINVAL;
+	}
+	const struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_ADDRCONFIG };
+	struct addrinfo *list = NULL;
+	const int gai = getaddrinfo(host, port, &hints, &list);
+	if (gai != 0) {
+		snprintf(err, cap, "cannot resolve %s (%s)", host, gai_strerror(gai));
+		return EL_EIO;
+	}
+	int fd = -1;
+	int e = ECONNREFUSED;
+	for (const struct addrinfo *ai = list; ai != NULL && fd < 0; ai = ai->ai_next) {
+		fd = connect_one(ai, deadline_ms);
+		e = fd < 0 ? errno : 0;
+	}
+	freeaddrinfo(list);
+	if (fd < 0) {
+		snprintf(err, cap, "%s", strerror(e));
+		return e == ETIMEDOUT ? EL_ETIMEDOUT : EL_EIO;
+	}
+	return fd;
+}
+
+/* Why a handshake failed, in words: the certificate check's findings when
+ * it was the check. */
+static void handshake_error(struct el_link *l, int rc, char *err, size_t cap)
+{
+	char why[160];
+	tls_error(rc, why, sizeof why);
+	const uint32_t flags = mbedtls_ssl_get_verify_result(&l->ssl);
+	if (rc == MBEDTLS_ERR_X509_CERT_VERIFY_FAILED && flags != 0 && flags != (uint32_t)-1) {
+		char info[256];
+		mbedtls_x509_crt_verify_info(info, sizeof info, "", flags);
+		info[strcspn(info, "\n")] = '\0';
+		snprintf(err, cap, "TLS handshake: %s", info);
+	} else {
+		snprintf(err, cap, "TLS handshake: %s", why);
+	}
+}
+
+static int handshake(struct el_link *l, uint64_t deadline_ms, char *err, size_t cap)
+{
+	for (;;) {
+		const int rc = mbedtls_ssl_handshake(&l->ssl);
+		if (rc == 0)
+			return 0;
+		short ev = 0;
+		if (rc == MBEDTLS_ERR_SSL_WANT_READ)
+			ev = POLLIN;
+		else if (rc == MBEDTLS_ERR_SSL_WANT_WRITE)
+			ev = POLLOUT;
+		if (ev == 0) {
+			handshake_error(l, rc, err, cap);
+			return EL_EIO;
+		}
+		if (wait_fd(l->fd, ev, deadline_ms) != 0) {
+			snprintf(err, cap, "TLS handshake: no answer in time");
+			return EL_ETIMEDOUT;
+		}
+	}
+}
+
+int el_link_dial(struct el_link *l, const struct el_link_config *cfg, const char *url,
+		 const char *server_name, uint64_t deadline_ms, char *err, size_t cap)
+{
+	const int fd = connect_url(url, deadline_ms, err, cap);
+	l->fd = fd < 0 ? -1 : fd;
+	if (fd < 0)
+		return fd;
+	pthread_mutex_init(&l->mu, NULL);
+	mbedtls_ssl_init(&l->ssl);
+	int rc = mbedtls_ssl_setup(&l->ssl, &cfg->conf);
+	if (rc == 0 && server_name != NULL)
+		rc = mbedtls_ssl_set_hostname(&l->ssl, server_name);
+	if (rc != 0) {
+		handshake_error(l, rc, err, cap);
+		el_link_close(l);
+		return EL_EIO;
+	}
+	mbedtls_ssl_set_bio(&l->ssl, l, bio_send, bio_recv, NULL);
+	rc = handshake(l, deadline_ms, err, cap); /* before any other thread knows l */
+	if (rc != 0)
+		el_link_close(l);
+	return rc;
+}
+
+const mbedtls_x509_crt *el_link_peer_cert(const struct el_link *l)
+{
+	return mbedtls_ssl_get_peer_cert(&l->ssl);
+}
+
+/* ---- Reading and writing ---------------------------------------------- */
+
+int el_link_write(struct el_link *l, const void *buf, size_t len, uint64_t deadline_ms)
+{
+	size_t done = 0;
+	while (done < len) {
+		pthread_mutex_lock(&l->mu);
+		const int n = mbedtls_ssl_write(&l->ssl, (const unsigned char *)buf + done,
+						len - done);
+		pthread_mutex_unlock(&l->mu);
+		if (n > 0) {
+			done += (size_t)n;
+			continue;
+		}
+		if (n != MBEDTLS_ERR_SSL_WANT_WRITE && n != MBEDTLS_ERR_SSL_WANT_READ)
+			return EL_EIO;
+		const int rc = wait_fd(l->fd, n == MBEDTLS_ERR_SSL_WANT_WRITE ? POLLOUT : POLLIN,
+				       deadline_ms);
+		if (rc != 0)
+			return rc;
+	}
+	return 0;
+}
+
+int el_link_read(struct el_link *l, void *buf, size_t cap, uint64_t deadline_ms)
+{
+	for (;;) {
+		pthread_mutex_lock(&l->mu);
+		const int n = mbedtls_ssl_read(&l->ssl, buf, cap);
+		pthread_mutex_unlock(&l->mu);
+		if (n > 0)
+			return n;
+		if (n != MBEDTLS_ERR_SSL_WANT_READ && n != MBEDTLS_ERR_SSL_WANT_WRITE)
+			return EL_EIO; /* 0: the end; else an error */
+		const int rc = wait_fd(l->fd, n == MBEDTLS_ERR_SSL_WANT_READ ? POLLIN : POLLOUT,
+				       deadline_ms);
+		if (rc != 0)
+			return rc;
+	}
+}
+
+int el_link_read_exact(struct el_link *l, void *buf, size_t len, uint64_t deadline_ms)
+{
+	size_t done = 0;
+	while (done < len) {
+		const int n = el_link_read(l, (unsigned char *)buf + done, len - done, deadline_ms);
+		if (n < 0)
+			return n;
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+void el_link_shutdown(struct el_link *l)
+{
+	/* Wakes a poll() in any thread, now or later: the socket stays ended. */
+	(void)shutdown(l->fd, SHUT_RDWR);
+}
+
+void el_link_close(struct el_link *l)
+{
+	if (l->fd < 0)
+		return;
+	mbedtls_ssl_free(&l->ssl);
+	pthread_mutex_destroy(&l->mu);
+	close(l->fd);
+	l->fd = -1;
+}

@@ -1,0 +1,430 @@
+/*
+ * test_link.c - libedgelock's TLS link (net/client/link.c) against a real
+ * mbedtls server on loopback, with the identity tests' certificates
+ * (tests/net/make-test-certs.sh): the server's name is checked, every wait
+ * ends at its deadline, a shutdown wakes a blocked reader, one thread can
+ * read while another writes, and endpoint URLs are parsed strictly.
+ *
+ *   test_link CERT_DIR
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <mbedtls/ctr_drbg.h>
+#include <mbedtls/entropy.h>
+#include <mbedtls/net_sockets.h>
+#include <mbedtls/ssl.h>
+
+#include "el_error.h"
+#include "el_link.h"
+#include "el_test.h"
+
+EL_TEST_MAIN_DEFINITIONS
+
+static const char *cert_dir;
+static char client_pem[512]; /* client1's certificate and key in one file */
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static void path(char *out, size_t cap, const char *name)
+{
+	snprintf(out, cap, "%s/%s", cert_dir, name);
+}
+
+/* ---- A one-connection mbedtls server (node1's certificate) -------------- */
+
+enum serve_mode { SERVE_ECHO, SERVE_SILENT, SERVE_CLOSE };
+
+struct server {
+	enum serve_mode mode;
+	mbedtls_net_context listen;
+	int port;
+	pthread_t thread;
+	bool handshake_ok;  /* the client presented a certificate of the CA */
+};
+
+static int bind_any_port(mbedtls_net_context *l)
+{
+	for (int port = 24000 + (int)(getpid() % 4000); port < 32000; port += 7) {
+		char p[16];
+		snprintf(p, sizeof p, "%d", port);
+		if (mbedtls_net_bind(l, "127.0.0.1", p, MBEDTLS_NET_PROTO_TCP) == 0)
+			return port;
+	}
+	return -1;
+}
+
+static void serve_conn(struct server *s, mbedtls_ssl_context *ssl)
+{
+	int rc;
+	while ((rc = mbedtls_ssl_handshake(ssl)) == MBEDTLS_ERR_SSL_WANT_READ ||
+	       rc == MBEDTLS_ERR_SSL_WANT_WRITE)
+		;
+	s->handshake_ok = rc == 0;
+	if (rc != 0 || s->mode == SERVE_CLOSE)
+		return;
+	unsigned char buf[4096];
+	for (;;) {
+		const int n = mbedtls_ssl_read(ssl, buf, sizeof buf);
+		if (n <= 0)
+			return; /* the client closed (SILENT waits for this) */
+		for (int done = 0; s->mode == SERVE_ECHO && done < n;) {
+			const int w = mbedtls_ssl_write(ssl, buf + done, (size_t)(n - done));
+			if (w <= 0)
+				return;
+			done += w;
+		}
+	}
+}
+
+static void *server_main(void *arg)
+{
+	struct server *s = arg;
+	char ca[512], crt[512], key[512];
+	path(ca, sizeof ca, "ca.crt");
+	path(crt, sizeof crt, "node1.crt");
+	path(key, sizeof key, "node1.key");
+	mbedtls_x509_crt cacert, own;
+	mbedtls_pk_context pk;
+	mbedtls_ssl_config conf;
+	mbedtls_ssl_context ssl;
+	mbedtls_entropy_context entropy;
+	mbedtls_ctr_drbg_context drbg;
+	mbedtls_net_context conn;
+	mbedtls_x509_crt_init(&cacert);
+	mbedtls_x509_crt_init(&own);
+	mbedtls_pk_init(&pk);
+	mbedtls_ssl_config_init(&conf);
+	mbedtls_ssl_init(&ssl);
+	mbedtls_entropy_init(&entropy);
+	mbedtls_ctr_drbg_init(&drbg);
+	mbedtls_net_init(&conn);
+	if (mbedtls_ctr_drbg_seed(&drbg, mbedtls_entropy_func, &entropy, NULL, 0) == 0 &&
+	    mbedtls_x509_crt_parse_file(&cacert, ca) == 0 &&
+	    mbedtls_x509_crt_parse_file(&own, crt) == 0 &&
+	    mbedtls_pk_parse_keyfile(&pk, key, NULL) == 0 &&
+	    mbedtls_ssl_config_defaults(&conf, MBEDTLS_SSL_IS_SERVER, MBEDTLS_SSL_TRANSPORT_STREAM,
+					MBEDTLS_SSL_PRESET_DEFAULT) == 0) {
+		mbedtls_ssl_conf_rng(&conf, mbedtls_ctr_drbg_random, &drbg);
+		mbedtls_ssl_conf_ca_chain(&conf, &cacert, NULL);
+		mbedtls_ssl_conf_authmode(&conf, MBEDTLS_SSL_VERIFY_REQUIRED);
+		if (mbedtls_ssl_conf_own_cert(&conf, &own, &pk) == 0 &&
+		    mbedtls_ssl_setup(&ssl, &conf) == 0 &&
+		    mbedtls_net_accept(&s->listen, &conn, NULL, 0, NULL) == 0) {
+			mbedtls_ssl_set_bio(&ssl, &conn, mbedtls_net_send, mbedtls_net_recv, NULL);
+			serve_conn(s, &ssl);
+		}
+	}
+	mbedtls_net_free(&conn);
+	mbedtls_ssl_free(&ssl);
+	mbedtls_ssl_config_free(&conf);
+	mbedtls_pk_free(&pk);
+	mbedtls_x509_crt_free(&own);
+	mbedtls_x509_crt_free(&cacert);
+	mbedtls_ctr_drbg_free(&drbg);
+	mbedtls_entropy_free(&entropy);
+	return NULL;
+}
+
+static int server_start(struct server *s, enum serve_mode mode)
+{
+	memset(s, 0, sizeof(*s));
+	s->mode = mode;
+	mbedtls_net_init(&s->listen);
+	s->port = bind_any_port(&s->listen);
+	if (s->port < 0)
+		return -1;
+	return pthread_create(&s->thread, NULL, server_main, s);
+}
+
+/* Close the listener (an accept still waiting ends) and join. */
+static void server_stop(struct server *s)
+{
+	shutdown(s->listen.fd, SHUT_RDWR);
+	pthread_join(s->thread, NULL);
+	mbedtls_net_free(&s->listen);
+}
+
+static void url_of(char *out, size_t cap, int port)
+{
+	snprintf(out, cap, "tls+tcp://127.0.0.1:%d", port);
+}
+
+static struct el_link_config cfg;
+static char err[300];
+
+/* Start a server in mode and dial it as node1: 0, or -1 (and the reason). */
+static int open_link(struct server *s, enum serve_mode mode, struct el_link *l)
+{
+	if (server_start(s, mode) != 0)
+		return -1;
+	char url[64];
+	url_of(url, sizeof url, s->port);
+	if (el_link_dial(l, &cfg, url, "node1", now_ms() + 5000, err, sizeof err) == 0)
+		return 0;
+	printf("  dial: %s\n", err);
+	server_stop(s);
+	return -1;
+}
+
+/* ---- Tests ------------------------------------------------------------ */
+
+static void test_named_server_echoes(void)
+{
+	struct server s;
+	struct el_link l;
+	EL_CHECK(open_link(&s, SERVE_ECHO, &l) == 0);
+	EL_CHECK(el_link_write(&l, "frame one", 9, now_ms() + 2000) == 0);
+	char got[9];
+	EL_CHECK_EQ(el_link_read_exact(&l, got, sizeof got, now_ms() + 2000), 0);
+	EL_CHECK(memcmp(got, "frame one", 9) == 0);
+	el_link_close(&l);
+	server_stop(&s);
+	EL_CHECK(s.handshake_ok); /* and so the client's certificate was accepted */
+}
+
+static void test_wrong_name_refused(void)
+{
+	struct server s;
+	EL_CHECK(server_start(&s, SERVE_ECHO) == 0);
+	char url[64];
+	url_of(url, sizeof url, s.port);
+	struct el_link l;
+	const int rc = el_link_dial(&l, &cfg, url, "node2", now_ms() + 5000, err, sizeof err);
+	if (rc == 0)
+		el_link_close(&l); /* a failed test must end, not wait for the server */
+	server_stop(&s);
+	EL_CHECK_EQ(rc, EL_EIO);
+	EL_CHECK(strstr(err, "TLS handshake") != NULL);
+	EL_CHECK(strstr(err, "CN") != NULL || strstr(err, "name") != NULL);
+	EL_CHECK(!s.handshake_ok);
+}
+
+static void test_read_ends_at_its_deadline(void)
+{
+	struct server s;
+	struct el_link l;
+	EL_CHECK(open_link(&s, SERVE_SILENT, &l) == 0);
+	const uint64_t t0 = now_ms();
+	char b;
+	const int rc = el_link_read(&l, &b, 1, t0 + 100);
+	const uint64_t took = now_ms() - t0;
+	el_link_close(&l); /* the server sees the end and returns */
+	server_stop(&s);
+	EL_CHECK_EQ(rc, EL_ETIMEDOUT);
+	EL_CHECK(took >= 100);
+}
+
+struct blocked_read {
+	struct el_link *l;
+	int rc;
+};
+
+static void *read_forever(void *arg)
+{
+	struct blocked_read *r = arg;
+	char b;
+	r->rc = el_link_read(r->l, &b, 1, EL_LINK_FOREVER);
+	return NULL;
+}
+
+static void test_shutdown_wakes_a_blocked_reader(void)
+{
+	struct server s;
+	struct el_link l;
+	EL_CHECK(open_link(&s, SERVE_SILENT, &l) == 0);
+	struct blocked_read r = { .l = &l, .rc = 1 };
+	pthread_t t;
+	EL_CHECK(pthread_create(&t, NULL, read_forever, &r) == 0);
+	usleep(50 * 1000); /* let it block in poll(); a later start sees the shutdown too */
+	el_link_shutdown(&l);
+	pthread_join(t, NULL);
+	EL_CHECK_EQ(el_link_write(&l, "x", 1, now_ms() + 1000), EL_EIO);
+	el_link_close(&l);
+	server_stop(&s);
+	EL_CHECK_EQ(r.rc, EL_EIO);
+}
+
+static void test_server_close_is_the_end(void)
+{
+	struct server s;
+	struct el_link l;
+	EL_CHECK(open_link(&s, SERVE_CLOSE, &l) == 0);
+	char b;
+	const int rc = el_link_read(&l, &b, 1, now_ms() + 5000);
+	el_link_close(&l);
+	server_stop(&s);
+	EL_CHECK_EQ(rc, EL_EIO);
+}
+
+static void test_refused_and_silent_ports(void)
+{
+	/* a port nobody listens on: refused at once */
+	struct server s;
+	EL_CHECK(server_start(&s, SERVE_ECHO) == 0);
+	const int port = s.port;
+	server_stop(&s); /* listener closed, port free */
+	char url[64];
+	url_of(url, sizeof url, port);
+	struct el_link l;
+	EL_CHECK_EQ(el_link_dial(&l, &cfg, url, NULL, now_ms() + 2000, err, sizeof err), EL_EIO);
+	EL_CHECK(strstr(err, "refused") != NULL);
+	/* a listener that never accepts nor answers: the handshake times out */
+	mbedtls_net_context quiet;
+	mbedtls_net_init(&quiet);
+	const int qport = bind_any_port(&quiet);
+	EL_CHECK(qport > 0);
+	url_of(url, sizeof url, qport);
+	const uint64_t t0 = now_ms();
+	const int rc = el_link_dial(&l, &cfg, url, NULL, t0 + 200, err, sizeof err);
+	const uint64_t took = now_ms() - t0;
+	mbedtls_net_free(&quiet);
+	EL_CHECK_EQ(rc, EL_ETIMEDOUT);
+	EL_CHECK(took >= 200 && took < 5000);
+	EL_CHECK_EQ(el_link_dial(&l, &cfg, "tcp://127.0.0.1:1", NULL, now_ms() + 100, err,
+				 sizeof err), EL_EINVAL);
+}
+
+/* One thread writes 2 MiB while another reads the echo: more than the
+ * sockets buffer, so the writer waits for POLLOUT while the reader runs. */
+#define BULK (2u << 20)
+
+struct bulk_writer {
+	struct el_link *l;
+	int rc;
+};
+
+static void *write_bulk(void *arg)
+{
+	struct bulk_writer *w = arg;
+	static unsigned char out[BULK];
+	for (unsigned i = 0; i < BULK; i++)
+		out[i] = (unsigned char)(i * 7u + (i >> 12));
+	w->rc = el_link_write(w->l, out, BULK, now_ms() + 20000);
+	return NULL;
+}
+
+static void test_read_while_another_thread_writes(void)
+{
+	struct server s;
+	struct el_link l;
+	EL_CHECK(open_link(&s, SERVE_ECHO, &l) == 0);
+	struct bulk_writer w = { .l = &l, .rc = 1 };
+	pthread_t t;
+	EL_CHECK(pthread_create(&t, NULL, write_bulk, &w) == 0);
+	static unsigned char in[BULK];
+	const int rc = el_link_read_exact(&l, in, BULK, now_ms() + 20000);
+	pthread_join(t, NULL);
+	el_link_close(&l);
+	server_stop(&s);
+	EL_CHECK_EQ(w.rc, 0);
+	EL_CHECK_EQ(rc, 0);
+	unsigned bad = 0;
+	for (unsigned i = 0; i < BULK; i++)
+		bad += in[i] != (unsigned char)(i * 7u + (i >> 12));
+	EL_CHECK_EQ(bad, 0);
+}
+
+static void test_url_parsing(void)
+{
+	char h[64], p[8];
+	EL_CHECK_EQ(el_link_parse_url("tls+tcp://gw-1.lan:7401", h, sizeof h, p, sizeof p), 0);
+	EL_CHECK(strcmp(h, "gw-1.lan") == 0 && strcmp(p, "7401") == 0);
+	EL_CHECK_EQ(el_link_parse_url("tls+tcp://10.0.0.2:1", h, sizeof h, p, sizeof p), 0);
+	EL_CHECK(strcmp(h, "10.0.0.2") == 0 && strcmp(p, "1") == 0);
+	EL_CHECK_EQ(el_link_parse_url("tls+tcp://[fe80::1]:7401", h, sizeof h, p, sizeof p), 0);
+	EL_CHECK(strcmp(h, "fe80::1") == 0 && strcmp(p, "7401") == 0);
+	static const char *bad[] = {
+		"tcp://10.0.0.2:7401", "tls+tcp://10.0.0.2", "tls+tcp://:7401",
+		"tls+tcp://10.0.0.2:", "tls+tcp://10.0.0.2:74x1", "tls+tcp://fe80::1:7401",
+		"tls+tcp://[fe80::1]7401", "tls+tcp://[fe80::1", "tls+tcp://[]:1",
+		"tls+tcp://[10.0.0.2]:1",
+		"tls+tcp://a]b:1", "tls+tcp://host:123456789", "tls+tcp://host:0",
+		"tls+tcp://host:65536",
+		"tls+tcp://a-host-name-longer-than-the-sixty-four-bytes-the-caller-has-room-for:1",
+	};
+	for (unsigned i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		const int rc = el_link_parse_url(bad[i], h, sizeof h, p, sizeof p);
+		if (rc != EL_EINVAL)
+			printf("  accepted: %s\n", bad[i]);
+		EL_CHECK_EQ(rc, EL_EINVAL);
+	}
+}
+
+static void test_bad_files_say_which(void)
+{
+	struct el_link_config c;
+	int rc = el_link_config_init(&c, "/nonexistent/ca.pem", NULL, err, sizeof err);
+	el_link_config_free(&c);
+	EL_CHECK_EQ(rc, EL_EINVAL);
+	EL_CHECK(strstr(err, "/nonexistent/ca.pem: cannot load the cluster CA") != NULL);
+	char ca[512], crt_only[512];
+	path(ca, sizeof ca, "ca.crt");
+	path(crt_only, sizeof crt_only, "client1.crt"); /* a certificate without its key */
+	rc = el_link_config_init(&c, ca, crt_only, err, sizeof err);
+	el_link_config_free(&c);
+	EL_CHECK_EQ(rc, EL_EINVAL);
+	EL_CHECK(strstr(err, "cannot load the client certificate and key") != NULL);
+}
+
+/* client1's certificate and key in one PEM file, as the CLI's --cert takes. */
+static int write_client_pem(void)
+{
+	snprintf(client_pem, sizeof client_pem, "%s/client1-combined.pem", cert_dir);
+	FILE *out = fopen(client_pem, "w");
+	if (out == NULL)
+		return -1;
+	static const char *parts[] = { "client1.crt", "client1.key" };
+	for (unsigned i = 0; i < 2; i++) {
+		char p[512], buf[4096];
+		path(p, sizeof p, parts[i]);
+		FILE *in = fopen(p, "r");
+		if (in == NULL) {
+			fclose(out);
+			return -1;
+		}
+		size_t n;
+		while ((n = fread(buf, 1, sizeof buf, in)) > 0)
+			fwrite(buf, 1, n, out);
+		fclose(in);
+	}
+	return fclose(out);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "usage: test_link CERT_DIR\n");
+		return 2;
+	}
+	cert_dir = argv[1];
+	char ca[512];
+	path(ca, sizeof ca, "ca.crt");
+	if (write_client_pem() != 0 || el_link_config_init(&cfg, ca, client_pem, err, sizeof err) != 0) {
+		fprintf(stderr, "test_link: setup: %s\n", err);
+		return 2;
+	}
+	EL_RUN(test_url_parsing);
+	EL_RUN(test_bad_files_say_which);
+	EL_RUN(test_named_server_echoes);
+	EL_RUN(test_wrong_name_refused);
+	EL_RUN(test_read_ends_at_its_deadline);
+	EL_RUN(test_shutdown_wakes_a_blocked_reader);
+	EL_RUN(test_server_close_is_the_end);
+	EL_RUN(test_refused_and_silent_ports);
+	EL_RUN(test_read_while_another_thread_writes);
+	el_link_config_free(&cfg);
+	return el_test_end();
+}
