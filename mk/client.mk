@@ -50,11 +50,19 @@ edgelock: $(EDGELOCK_CLI)
 ALL_TARGETS += $(LIBEDGELOCK) $(LIBEDGELOCK_SO) $(EDGELOCK_CLI)
 
 # The CLI and the library on three real daemons over TLS (tests/integration).
-test-client: $(EDGELOCK_CLI) $(BUILD)/bin/edgelockd certs
+# One client shared by threads, and a watcher (run by cli_test.py), with
+# the library's sources under ASan/UBSan.
+CLIENT_THREADS_TEST := $(BUILD)/bin/client-threads-test
+$(CLIENT_THREADS_TEST): tests/integration/client_threads.c $$(CLIENT_SRCS) $$(CLIENT_HDRS)
+	@mkdir -p $(@D)
+	$(call say,LD,$@)
+	$(Q)$(CC) $(HOST_CFLAGS) -O1 $(SANFLAGS) $(CLIENT_FLAGS) $< $(CLIENT_SRCS) $(CLIENT_LIBS) -o $@
+
+test-client: $(EDGELOCK_CLI) $(CLIENT_THREADS_TEST) $(BUILD)/bin/edgelockd certs
 	@tests/run-suite.sh $(BUILD)/results client-cli /usr/bin/python3 tests/integration/cli_test.py $(BUILD)
 TESTS += test-client
 SERIAL_TESTS += test-client
-SERIAL_PREREQS += $(EDGELOCK_CLI) $(BUILD)/bin/edgelockd certs
+SERIAL_PREREQS += $(EDGELOCK_CLI) $(CLIENT_THREADS_TEST) $(BUILD)/bin/edgelockd certs
 
 # The TLS link under the library (net/client/link.c) against a real mbedtls
 # server, with the identity tests' certificates; and its endpoint parser's

@@ -60,15 +60,31 @@ static void deadline_ts(uint64_t deadline_ms, struct timespec *ts)
 	}
 }
 
-/* Wait on the client's condvar until deadline_ms; false when it passed. */
-bool el_client__wait(el_client *c, uint64_t deadline_ms)
+/* Wait on cv (made by el_client__cond_init) until deadline_ms; false when
+ * it passed. */
+bool el_client__wait_on(pthread_cond_t *cv, pthread_mutex_t *mu, uint64_t deadline_ms)
 {
 	if (el_client__now_ms() >= deadline_ms)
 		return false;
 	struct timespec ts;
 	deadline_ts(deadline_ms, &ts);
-	return pthread_cond_timedwait(&c->cv, &c->mu, &ts) != ETIMEDOUT ||
+	return pthread_cond_timedwait(cv, mu, &ts) != ETIMEDOUT ||
 	       el_client__now_ms() < deadline_ms;
+}
+
+/* Wait on the client's condvar until deadline_ms; false when it passed. */
+bool el_client__wait(el_client *c, uint64_t deadline_ms)
+{
+	return el_client__wait_on(&c->cv, &c->mu, deadline_ms);
+}
+
+void el_client__cond_init(pthread_cond_t *cv)
+{
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(cv, &ca);
+	pthread_condattr_destroy(&ca);
 }
 
 /* Make the event fd readable (an event, or a reconnect that may have lost
@@ -113,35 +129,109 @@ static void deliver(el_client *c, const struct el_conn *k, const struct el_cw_ms
 	pthread_mutex_unlock(&c->mu);
 }
 
-/* The connection's reader: frames until the stream ends (the daemon closed
- * it, or conn_close shut it down). It reads the socket itself (el_link.h):
- * a reply wakes this thread, which wakes the caller, and no other. */
+/* ---- Reading -------------------------------------------------------------- */
+
+/* Read until one frame is whole and handed out: 1. Or EL_ETIMEDOUT, or
+ * EL_ECANCELED (kick_fd), with the partial frame kept in k for the next
+ * reader; or EL_EIO when the stream ended or broke the framing. Only by the
+ * holder of the read role, without c->mu. */
+static int read_frame(el_client *c, struct el_conn *k, uint64_t deadline_ms, int kick_fd)
+{
+	for (;;) {
+		size_t want = EL_CW_PREFIX;
+		if (k->rx_have >= EL_CW_PREFIX) {
+			const uint32_t len = el_cw_get_prefix(k->rx);
+			if (len == 0 || len > EL_CW_FRAME_MAX)
+				return EL_EIO;
+			want = EL_CW_PREFIX + len;
+			if (k->rx_have == want) {
+				k->rx_have = 0;
+				if (el_cw_decode(k->rx_msg, k->rx + EL_CW_PREFIX, len) == 0)
+					deliver(c, k, k->rx_msg);
+				return 1;
+			}
+		}
+		const int n = el_link_read_or_kick(&k->link, k->rx + k->rx_have, want - k->rx_have,
+						   deadline_ms, kick_fd);
+		if (n < 0)
+			return n;
+		k->rx_have += (size_t)n;
+	}
+}
+
+/* Hold the read role for one read_frame. Under c->mu, which it drops for
+ * the read; a stream that ended marks k dead. */
+static int read_as_holder(el_client *c, struct el_conn *k, uint64_t deadline_ms, bool thread)
+{
+	k->reading = true;
+	k->thread_reads = thread;
+	pthread_mutex_unlock(&c->mu);
+	const int rc = read_frame(c, k, deadline_ms, thread ? k->kick_fd : -1);
+	pthread_mutex_lock(&c->mu);
+	k->reading = false;
+	k->thread_reads = false;
+	if (rc == EL_EIO)
+		k->dead = true;
+	pthread_cond_broadcast(&c->cv);
+	return rc;
+}
+
+/* Requests read their own replies; the reader thread waits until they have
+ * stopped for this long before it reads (events between requests). */
+#define READER_IDLE_MS 2u
+
+/* The connection's reader thread: reads only while no request does, until
+ * the stream ends or conn_close stops it. */
 static void *reader_main(void *arg)
 {
 	struct el_conn *k = arg;
 	el_client *c = k->client;
-	uint8_t *body = malloc(EL_CW_FRAME_MAX);
-	struct el_cw_msg *m = malloc(sizeof(*m));
-	if (body != NULL && m != NULL) {
-		for (;;) {
-			uint8_t prefix[EL_CW_PREFIX];
-			if (el_link_read_exact(&k->link, prefix, sizeof prefix, EL_LINK_FOREVER) != 0)
-				break;
-			const uint32_t len = el_cw_get_prefix(prefix);
-			if (len == 0 || len > EL_CW_FRAME_MAX ||
-			    el_link_read_exact(&k->link, body, len, EL_LINK_FOREVER) != 0)
-				break;
-			if (el_cw_decode(m, body, len) == 0)
-				deliver(c, k, m);
+	pthread_mutex_lock(&c->mu);
+	uint64_t seen = k->requests, idle_from = el_client__now_ms();
+	while (!k->stop && !k->dead) {
+		if (k->reading || k->waiters > 0) {
+			pthread_cond_wait(&k->reader_cv, &c->mu); /* request_done() */
+			idle_from = el_client__now_ms();
+			seen = k->requests;
+		} else if (k->requests != seen) {
+			seen = k->requests;
+			idle_from = el_client__now_ms();
+		} else if (el_client__now_ms() < idle_from + READER_IDLE_MS) {
+			(void)el_client__wait_on(&k->reader_cv, &c->mu, idle_from + READER_IDLE_MS);
+		} else if (read_as_holder(c, k, EL_LINK_FOREVER, true) == EL_ECANCELED) {
+			uint64_t kicks;
+			if (read(k->kick_fd, &kicks, sizeof kicks) < 0)
+				kicks = 0; /* nothing to drain */
 		}
 	}
-	free(body);
-	free(m);
-	pthread_mutex_lock(&c->mu);
 	k->dead = true;
 	pthread_cond_broadcast(&c->cv);
 	pthread_mutex_unlock(&c->mu);
 	return NULL;
+}
+
+/* A request on k no longer waits; the last one lets the reader thread
+ * read again. Under c->mu. */
+static void request_done(struct el_conn *k)
+{
+	k->waiters--;
+	if (k->waiters == 0)
+		pthread_cond_signal(&k->reader_cv);
+}
+
+/* Wait for p's reply on k until deadline_ms, reading it ourselves when no
+ * other thread reads. Under c->mu. */
+static void wait_reply(el_client *c, struct el_conn *k, const struct el_pending *p,
+		       uint64_t deadline_ms)
+{
+	while (!p->done && !k->dead) {
+		if (!k->reading) {
+			if (read_as_holder(c, k, deadline_ms, false) == EL_ETIMEDOUT)
+				break;
+		} else if (!el_client__wait(c, deadline_ms)) {
+			break;
+		}
+	}
 }
 
 /*
@@ -220,6 +310,18 @@ static void exchange_error(int rv, const char *named, const char *cert_name, cha
 		snprintf(why, cap, "the connection closed during the challenge");
 }
 
+/* Free a connection no thread uses (its link closed or never dialed). */
+static void conn_free(struct el_conn *k)
+{
+	el_link_close(&k->link);
+	if (k->kick_fd >= 0)
+		close(k->kick_fd);
+	pthread_cond_destroy(&k->reader_cv);
+	free(k->rx);
+	free(k->rx_msg);
+	free(k);
+}
+
 /* Dial url; a connection past TLS, or NULL with the reason in why. */
 static struct el_conn *conn_dial(el_client *c, const char *url, uint64_t deadline_ms,
 				 int *rv_out, char *why, size_t cap)
@@ -232,9 +334,19 @@ static struct el_conn *conn_dial(el_client *c, const char *url, uint64_t deadlin
 	}
 	k->client = c;
 	k->refs = 1;
-	*rv_out = el_link_dial(&k->link, c->tls, url, NULL, deadline_ms, why, cap);
+	k->link.fd = -1;
+	el_client__cond_init(&k->reader_cv);
+	k->kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	k->rx = malloc(EL_CW_PREFIX + EL_CW_FRAME_MAX);
+	k->rx_msg = malloc(sizeof(*k->rx_msg));
+	if (k->kick_fd < 0 || k->rx == NULL || k->rx_msg == NULL) {
+		*rv_out = EL_EFULL;
+		snprintf(why, cap, "out of memory or file descriptors");
+	} else {
+		*rv_out = el_link_dial(&k->link, c->tls, url, NULL, deadline_ms, why, cap);
+	}
 	if (*rv_out != 0) {
-		free(k);
+		conn_free(k);
 		return NULL;
 	}
 	return k;
@@ -263,10 +375,8 @@ static struct el_conn *conn_open(el_client *c, const char *url, uint32_t timeout
 		snprintf(why, sizeof why, "cannot start the reader thread");
 	}
 	if (rv != 0) {
-		if (k != NULL) {
-			el_link_close(&k->link);
-			free(k);
-		}
+		if (k != NULL)
+			conn_free(k);
 		el_client__fail("%s: %s", url, why);
 		return NULL;
 	}
@@ -280,10 +390,14 @@ static void conn_close(struct el_conn *k)
 {
 	if (k == NULL)
 		return;
-	el_link_shutdown(&k->link); /* ends the reader's wait, now or at its next */
+	el_client *c = k->client;
+	pthread_mutex_lock(&c->mu);
+	k->stop = true;
+	pthread_cond_signal(&k->reader_cv);
+	pthread_mutex_unlock(&c->mu);
+	el_link_shutdown(&k->link); /* ends the reader's read, now or at its next */
 	pthread_join(k->reader, NULL);
-	el_link_close(&k->link);
-	free(k);
+	conn_free(k);
 }
 
 static int conn_send(el_client *c, struct el_conn *k, const uint8_t *frame, size_t len,
@@ -398,6 +512,13 @@ static void drop_conn(el_client *c, struct el_conn *k)
 		conn_put(c, k);
 }
 
+static void kick(struct el_conn *k)
+{
+	const uint64_t one = 1;
+	if (write(k->kick_fd, &one, sizeof one) < 0)
+		return; /* a saturated counter is readable anyway */
+}
+
 static int add_pending(el_client *c, struct el_pending *p)
 {
 	for (unsigned i = 0; i < EL_CLIENT_PENDING_MAX; i++)
@@ -423,6 +544,12 @@ static int try_once(el_client *c, struct el_conn *k, const uint8_t *frame, size_
 	struct el_pending p = { .id = id, .reply = reply };
 	pthread_mutex_lock(&c->mu);
 	int rc = add_pending(c, &p);
+	if (rc == 0) {
+		k->waiters++;
+		k->requests++;
+		if (k->thread_reads) /* step aside: our reply is ours to read */
+			kick(k);
+	}
 	pthread_mutex_unlock(&c->mu);
 	if (rc != 0) {
 		el_client__fail("too many requests in flight on this client");
@@ -430,14 +557,15 @@ static int try_once(el_client *c, struct el_conn *k, const uint8_t *frame, size_
 	}
 	if (conn_send(c, k, frame, len, deadline_ms) != 0) {
 		pthread_mutex_lock(&c->mu);
+		request_done(k);
 		remove_pending(c, &p);
 		pthread_mutex_unlock(&c->mu);
 		el_client__fail("%s: connection lost while sending", k->url);
 		return 0;
 	}
 	pthread_mutex_lock(&c->mu);
-	while (!p.done && !k->dead && el_client__wait(c, deadline_ms))
-		;
+	wait_reply(c, k, &p, deadline_ms);
+	request_done(k);
 	remove_pending(c, &p);
 	const bool done = p.done;
 	pthread_mutex_unlock(&c->mu);
@@ -611,11 +739,7 @@ int el_client_open(el_client **out, const struct el_client_options *o)
 	el_client *c = calloc(1, sizeof(*c));
 	if (c == NULL)
 		return EL_EFULL;
-	pthread_condattr_t ca;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&c->cv, &ca);
-	pthread_condattr_destroy(&ca);
+	el_client__cond_init(&c->cv);
 	pthread_mutex_init(&c->mu, NULL);
 	pthread_mutex_init(&c->send_mu, NULL);
 	pthread_mutex_init(&c->ident_mu, NULL);

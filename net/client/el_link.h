@@ -70,6 +70,11 @@ int el_link_write(struct el_link *l, const void *buf, size_t len, uint64_t deadl
  * the connection ended (the daemon closed it, an error, el_link_shutdown). */
 int el_link_read(struct el_link *l, void *buf, size_t cap, uint64_t deadline_ms);
 
+/* The same, or EL_ECANCELED as soon as kick_fd (an eventfd, say) is
+ * readable while nothing has come: the reader is asked to step aside. */
+int el_link_read_or_kick(struct el_link *l, void *buf, size_t cap, uint64_t deadline_ms,
+			 int kick_fd);
+
 /* Read exactly len bytes: 0, EL_ETIMEDOUT or EL_EIO. */
 int el_link_read_exact(struct el_link *l, void *buf, size_t len, uint64_t deadline_ms);
 

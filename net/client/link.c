@@ -37,8 +37,9 @@ static uint64_t now_ms(void)
 }
 
 /* Wait for events on fd until deadline_ms: 0 when ready (or when the socket
- * has an error or hung up: the next call says which), else EL_ETIMEDOUT. */
-static int wait_fd(int fd, short events, uint64_t deadline_ms)
+ * has an error or hung up: the next call says which), EL_ETIMEDOUT, or
+ * EL_ECANCELED when kick_fd (if not -1) became readable first. */
+static int wait_fd(int fd, short events, uint64_t deadline_ms, int kick_fd)
 {
 	for (;;) {
 		int timeout = -1;
@@ -49,10 +50,13 @@ static int wait_fd(int fd, short events, uint64_t deadline_ms)
 			const uint64_t left = deadline_ms - now;
 			timeout = left > 60000u ? 60000 : (int)left;
 		}
-		struct pollfd p = { .fd = fd, .events = events };
-		const int n = poll(&p, 1, timeout);
-		if (n > 0)
+		struct pollfd p[2] = { { .fd = fd, .events = events },
+				       { .fd = kick_fd, .events = POLLIN } };
+		const int n = poll(p, kick_fd >= 0 ? 2 : 1, timeout);
+		if (n > 0 && p[0].revents != 0)
 			return 0;
+		if (n > 0)
+			return EL_ECANCELED;
 		if (n < 0 && errno != EINTR)
 			return EL_EIO;
 	}
@@ -205,7 +209,7 @@ static int connect_one(const struct addrinfo *ai, uint64_t deadline_ms)
 		return -1;
 	int rc = connect(fd, ai->ai_addr, ai->ai_addrlen);
 	if (rc != 0 && errno == EINPROGRESS) {
-		if (wait_fd(fd, POLLOUT, deadline_ms) != 0) {
+		if (wait_fd(fd, POLLOUT, deadline_ms, -1) != 0) {
 			close(fd);
 			errno = ETIMEDOUT;
 			return -1;
@@ -287,7 +291,7 @@ static int handshake(struct el_link *l, uint64_t deadline_ms, char *err, size_t 
 			handshake_error(l, rc, err, cap);
 			return EL_EIO;
 		}
-		if (wait_fd(l->fd, ev, deadline_ms) != 0) {
+		if (wait_fd(l->fd, ev, deadline_ms, -1) != 0) {
 			snprintf(err, cap, "TLS handshake: no answer in time");
 			return EL_ETIMEDOUT;
 		}
@@ -340,7 +344,7 @@ int el_link_write(struct el_link *l, const void *buf, size_t len, uint64_t deadl
 		if (n != MBEDTLS_ERR_SSL_WANT_WRITE && n != MBEDTLS_ERR_SSL_WANT_READ)
 			return EL_EIO;
 		const int rc = wait_fd(l->fd, n == MBEDTLS_ERR_SSL_WANT_WRITE ? POLLOUT : POLLIN,
-				       deadline_ms);
+				       deadline_ms, -1);
 		if (rc != 0)
 			return rc;
 	}
@@ -348,6 +352,12 @@ int el_link_write(struct el_link *l, const void *buf, size_t len, uint64_t deadl
 }
 
 int el_link_read(struct el_link *l, void *buf, size_t cap, uint64_t deadline_ms)
+{
+	return el_link_read_or_kick(l, buf, cap, deadline_ms, -1);
+}
+
+int el_link_read_or_kick(struct el_link *l, void *buf, size_t cap, uint64_t deadline_ms,
+			 int kick_fd)
 {
 	for (;;) {
 		pthread_mutex_lock(&l->mu);
@@ -358,7 +368,7 @@ int el_link_read(struct el_link *l, void *buf, size_t cap, uint64_t deadline_ms)
 		if (n != MBEDTLS_ERR_SSL_WANT_READ && n != MBEDTLS_ERR_SSL_WANT_WRITE)
 			return EL_EIO; /* 0: the end; else an error */
 		const int rc = wait_fd(l->fd, n == MBEDTLS_ERR_SSL_WANT_READ ? POLLIN : POLLOUT,
-				       deadline_ms);
+				       deadline_ms, kick_fd);
 		if (rc != 0)
 			return rc;
 	}

@@ -444,6 +444,16 @@ def test_open_retry(cluster):
           % (first.get(4), again.get(4)))
 
 
+def test_client_threads(e):
+    """libedgelock shared by 8 threads, and a watcher that sends nothing
+    (tests/integration/client_threads.c, under ASan/UBSan)."""
+    r = subprocess.run([os.path.join(BUILD, "bin", "client-threads-test")], env=e.env,
+                       capture_output=True, text=True, timeout=120)
+    check(r.returncode == 0 and r.stdout.strip().endswith("client threads: ok"),
+          "one client shared by 8 threads: every reply reached its thread, and a watcher "
+          "got each change without sending: %s %s" % (r.stdout[-600:], r.stderr[-600:]))
+
+
 def test_help():
     env = dict(os.environ)
     ok = all(subprocess.run([CLI] + a + ["--help"], capture_output=True, env=env).returncode == 0
@@ -468,7 +478,8 @@ def main():
         test_open_retry(cluster)
         e = Env(cluster)
         for t in (test_basics, test_fifo_handoff, test_shared, test_counter,
-                  test_election_observe, test_killed_client, test_granted_while_stopped):
+                  test_election_observe, test_killed_client, test_granted_while_stopped,
+                  test_client_threads):
             t(e)
         test_leader_killed(cluster, e)
         test_cluster_stopped(cluster, e)
