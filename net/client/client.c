@@ -740,6 +740,7 @@ int el_client_open(el_client **out, const struct el_client_options *o)
 	if (c == NULL)
 		return EL_EFULL;
 	el_client__cond_init(&c->cv);
+	el_client__cond_init(&c->keeper_cv);
 	pthread_mutex_init(&c->mu, NULL);
 	pthread_mutex_init(&c->send_mu, NULL);
 	pthread_mutex_init(&c->ident_mu, NULL);
@@ -769,6 +770,7 @@ void el_client_close(el_client *c)
 	pthread_mutex_lock(&c->mu);
 	c->closing = true;
 	pthread_cond_broadcast(&c->cv);
+	pthread_cond_signal(&c->keeper_cv);
 	struct el_conn *k = c->conn;
 	c->conn = NULL;
 	pthread_mutex_unlock(&c->mu);
@@ -786,6 +788,7 @@ void el_client_close(el_client *c)
 	if (c->ident != NULL)
 		el_ident_free(c->ident);
 	pthread_cond_destroy(&c->cv);
+	pthread_cond_destroy(&c->keeper_cv);
 	pthread_mutex_destroy(&c->mu);
 	pthread_mutex_destroy(&c->send_mu);
 	pthread_mutex_destroy(&c->ident_mu);

@@ -96,7 +96,7 @@ int el_session_open(el_client *c, uint32_t ttl_ms, el_session **out)
 			i++;
 		if (i < EL_CLIENT_SESSIONS_MAX) {
 			c->sessions[i] = s;
-			pthread_cond_broadcast(&c->cv);
+			pthread_cond_signal(&c->keeper_cv); /* it may be due first */
 		} else {
 			rc = EL_EFULL;
 			el_client__fail("more than %d sessions on one client", EL_CLIENT_SESSIONS_MAX);
@@ -163,7 +163,8 @@ void *el_client__keeper_main(void *arg)
 		uint64_t due;
 		el_session *s = next_due(c, &due);
 		if (s == NULL || el_client__now_ms() < due) {
-			el_client__wait(c, due);
+			/* its own condvar: replies and events do not wake it */
+			el_client__wait_on(&c->keeper_cv, &c->mu, due);
 			continue;
 		}
 		if (el_client__now_ms() >= s->deadline_ms)

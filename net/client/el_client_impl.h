@@ -73,6 +73,7 @@ struct el_session {
 struct el_client {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
+	pthread_cond_t keeper_cv; /* the keepalive thread waits here, under mu */
 	pthread_mutex_t send_mu;
 	struct el_link_config *tls;
 	struct el_ident *ident;  /* our certificate and key for the PROOF; NULL: anonymous */
