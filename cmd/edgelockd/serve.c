@@ -77,13 +77,28 @@ static void redirect(struct el_daemon *d, el_id_t leader)
 	}
 }
 
+/* A follower's ENOTLEADER names the leader's client address only while its
+ * own link to the leader is up. Right after a leader dies, its followers
+ * still believe in it for an election timeout; sending clients there costs
+ * them a refused dial and a fresh TLS handshake elsewhere, in the very
+ * milliseconds the election needs the CPU. Without an address a client asks
+ * this node again shortly (libedgelock: every 20 ms), by when it names the
+ * new leader or is it. */
+static void redirect_client(struct el_daemon *d, el_id_t leader)
+{
+	if (leader != 0 && leader != d->cfg.id && !el_net_peer_up(d->net, leader))
+		d->rep.leader = leader;
+	else
+		redirect(d, leader);
+}
+
 static void reply_err(struct el_daemon *d, uint64_t conn, uint8_t type, uint64_t id, int err,
 		      el_id_t leader)
 {
 	begin_reply(d, type, id);
 	d->rep.err = err;
 	if (err == EL_ENOTLEADER)
-		redirect(d, leader);
+		redirect_client(d, leader);
 	el_d_send(d, conn, &d->rep, false);
 }
 
@@ -464,7 +479,7 @@ static void admin(struct el_daemon *d, uint64_t conn, const struct el_cw_msg *q)
 	d->rep.node = target;
 	d->rep.index = index;
 	if (rc == EL_ENOTLEADER)
-		redirect(d, el_raft_leader(r));
+		redirect_client(d, el_raft_leader(r));
 	el_log(EL_LOG_INFO, "conn %llu req %llu: admin %s for node %u: %s",
 	       (unsigned long long)conn, (unsigned long long)q->id, el_d_request_name(q->type),
 	       target, el_strerror(rc));
@@ -539,7 +554,7 @@ void el_d_reply(struct el_daemon *d, const struct el_node_reply *r)
 		begin_reply(d, p->type, p->client_id);
 		d->rep.err = r->err;
 		if (r->err == EL_ENOTLEADER)
-			redirect(d, r->leader);
+			redirect_client(d, r->leader);
 		if (r->kind == EL_REPLY_CMD) {
 			d->rep.token = r->token;
 			d->rep.count = r->count;

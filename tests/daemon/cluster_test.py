@@ -603,6 +603,33 @@ def test_sigkill_leader_waiter_granted(c):
     check("sigkill: the killed node rejoins", wait_for(lambda: c.status(old).get(17) == S.leader))
 
 
+def test_no_redirect_to_dead_leader(c):
+    """The leader dies by SIGKILL while the third node is stopped, so no new
+    leader can be elected: the follower left still believes in the dead one
+    until it campaigns, but once its link to it has closed it must not send
+    clients there (ENOTLEADER without the address: they ask again)."""
+    old = c.wait_leader()
+    follower, other = [i for i in sorted(c.procs) if i != old]
+    conn = c.connect(follower)
+    c.signal(other, signal.SIGSTOP)
+    t0 = time.time()
+    c.kill(old)
+    late = []  # replies from 10 ms after the kill on: the link's end is seen by then
+    while time.time() - t0 < 0.4:
+        rep = conn.call({1: 1, 9: 10000})
+        if time.time() - t0 >= 0.01:
+            late.append((rep.get(3), rep.get(18)))
+    conn.close()
+    c.signal(other, signal.SIGCONT)
+    named = [r for r in late if r[1] == c.addr(old)]
+    check("dead leader: a follower stops naming it once their link has closed",
+          len(late) >= 5 and all(r[0] == EL_ENOTLEADER for r in late) and not named,
+          "%d replies, %d name the dead leader: %r" % (len(late), len(named), late[:3]))
+    c.start(old)
+    S.leader = c.wait_leader(timeout=15)
+    check("dead leader: a leader again once the nodes are back", S.leader in c.procs)
+
+
 def test_kill_all_restart(c):
     for i in list(c.procs):
         c.kill(i)
@@ -687,7 +714,8 @@ def main():
                   test_bad_client_input, test_frame_boundaries,
                   test_bad_peer_input, test_peer_identity, test_many_clients, test_nng_threads,
                   test_membership, test_sigterm_leader,
-                  test_sigkill_leader_waiter_granted, test_kill_all_restart,
+                  test_sigkill_leader_waiter_granted, test_no_redirect_to_dead_leader,
+                  test_kill_all_restart,
                   test_start_guards):
             try:
                 t(c)
