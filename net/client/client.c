@@ -131,6 +131,15 @@ static void deliver(el_client *c, const struct el_conn *k, const struct el_cw_ms
 
 /* ---- Reading -------------------------------------------------------------- */
 
+static void conn_close(struct el_conn *k);
+
+static void kick(struct el_conn *k)
+{
+	const uint64_t one = 1;
+	if (write(k->kick_fd, &one, sizeof one) < 0)
+		return; /* a saturated counter is readable anyway */
+}
+
 /* Read until one frame is whole and handed out: 1. Or EL_ETIMEDOUT, or
  * EL_ECANCELED (kick_fd), with the partial frame kept in k for the next
  * reader; or EL_EIO when the stream ended or broke the framing. Only by the
@@ -176,9 +185,11 @@ static int read_as_holder(el_client *c, struct el_conn *k, uint64_t deadline_ms,
 	return rc;
 }
 
-/* Requests read their own replies; the reader thread waits until they have
- * stopped for this long before it reads (events between requests). */
-#define READER_IDLE_MS 2u
+/* Requests read their own replies; the reader thread looks this often
+ * whether they have stopped, and reads (events between requests) once none
+ * has run for a whole period. It is not woken per request: under load it
+ * wakes READER_IDLE_MS apart, not once per reply. */
+#define READER_IDLE_MS 10u
 
 /* The connection's reader thread: reads only while no request does, until
  * the stream ends or conn_close stops it. */
@@ -187,17 +198,12 @@ static void *reader_main(void *arg)
 	struct el_conn *k = arg;
 	el_client *c = k->client;
 	pthread_mutex_lock(&c->mu);
-	uint64_t seen = k->requests, idle_from = el_client__now_ms();
+	uint64_t seen = k->requests;
 	while (!k->stop && !k->dead) {
-		if (k->reading || k->waiters > 0) {
-			pthread_cond_wait(&k->reader_cv, &c->mu); /* request_done() */
-			idle_from = el_client__now_ms();
+		if (k->reading || k->waiters > 0 || k->requests != seen) {
 			seen = k->requests;
-		} else if (k->requests != seen) {
-			seen = k->requests;
-			idle_from = el_client__now_ms();
-		} else if (el_client__now_ms() < idle_from + READER_IDLE_MS) {
-			(void)el_client__wait_on(&k->reader_cv, &c->mu, idle_from + READER_IDLE_MS);
+			(void)el_client__wait_on(&k->reader_cv, &c->mu,
+						 el_client__now_ms() + READER_IDLE_MS);
 		} else if (read_as_holder(c, k, EL_LINK_FOREVER, true) == EL_ECANCELED) {
 			uint64_t kicks;
 			if (read(k->kick_fd, &kicks, sizeof kicks) < 0)
@@ -210,13 +216,41 @@ static void *reader_main(void *arg)
 	return NULL;
 }
 
-/* A request on k no longer waits; the last one lets the reader thread
- * read again. Under c->mu. */
+/* A request on k no longer waits (the reader thread sees it at its next
+ * look). Under c->mu. */
 static void request_done(struct el_conn *k)
 {
 	k->waiters--;
-	if (k->waiters == 0)
-		pthread_cond_signal(&k->reader_cv);
+}
+
+/* Wait until deadline_ms for what the client's connection brings next (an
+ * event, say), reading it ourselves when no thread reads, so the event
+ * wakes the thread waiting for it and no other. Under c->mu; false when the
+ * deadline passed. The caller checks again what it waits for. */
+bool el_client__wait_conn(el_client *c, uint64_t deadline_ms)
+{
+	struct el_conn *k = c->conn;
+	if (k == NULL || k->dead || k->stop || (k->reading && !k->thread_reads))
+		return el_client__wait(c, deadline_ms); /* the thread reading delivers */
+	if (el_client__now_ms() >= deadline_ms)
+		return false;
+	k->refs++; /* k stays while we read it without c->mu */
+	k->waiters++;
+	k->requests++;
+	bool in_time = true;
+	if (k->thread_reads) {
+		kick(k); /* it steps aside; the next look reads */
+		in_time = el_client__wait(c, deadline_ms);
+	} else if (read_as_holder(c, k, deadline_ms, false) == EL_ETIMEDOUT) {
+		in_time = false;
+	}
+	request_done(k);
+	if (--k->refs == 0) { /* c->conn moved on meanwhile: ours was the last */
+		pthread_mutex_unlock(&c->mu);
+		conn_close(k);
+		pthread_mutex_lock(&c->mu);
+	}
+	return in_time;
 }
 
 /* Wait for p's reply on k until deadline_ms, reading it ourselves when no
@@ -510,13 +544,6 @@ static void drop_conn(el_client *c, struct el_conn *k)
 	pthread_mutex_unlock(&c->mu);
 	if (mine)
 		conn_put(c, k);
-}
-
-static void kick(struct el_conn *k)
-{
-	const uint64_t one = 1;
-	if (write(k->kick_fd, &one, sizeof one) < 0)
-		return; /* a saturated counter is readable anyway */
 }
 
 static int add_pending(el_client *c, struct el_pending *p)

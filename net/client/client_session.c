@@ -257,7 +257,7 @@ static int wait_grant(el_session *s, struct el_cw_msg *req, struct el_cw_msg *re
 		const struct el_cw_msg *e;
 		while ((e = find_end(c, s->id, req->seq)) == NULL && !s->lost &&
 		       c->gaps == seen_gaps && c->reconnects == seen_conn &&
-		       el_client__wait(c, until))
+		       el_client__wait_conn(c, until))
 			;
 		int rc = 1;
 		if (e != NULL) {
@@ -460,7 +460,7 @@ int el_next_event(el_session *s, struct el_event *ev, uint32_t timeout_ms)
 			snprintf(ev->name, sizeof ev->name, "%.*s", (int)e->name_len, e->name);
 			break;
 		}
-		if (!el_client__wait(c, until)) {
+		if (!el_client__wait_conn(c, until)) {
 			pthread_mutex_unlock(&c->mu);
 			return EL_ETIMEDOUT;
 		}

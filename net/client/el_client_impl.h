@@ -25,9 +25,8 @@
  * Who reads a connection (client.c, "Reading"): one thread at a time holds
  * the read role. A request waiting for its reply takes it when it is free,
  * so its reply wakes it and no other thread; the connection's reader thread
- * takes it only when no request has waited for READER_IDLE_MS (events,
- * keepalive replies arriving between requests), and a request kicks it off
- * through kick_fd. The frame being read lives here, so a reader can stop
+ * takes it only when no request has run for READER_IDLE_MS (events arriving
+ * between requests), and a request kicks it off through kick_fd. The frame being read lives here, so a reader can stop
  * at its deadline mid-frame and the next one goes on.
  */
 struct el_conn {
@@ -35,7 +34,7 @@ struct el_conn {
 	struct el_link link;
 	pthread_t reader;
 	int kick_fd;       /* eventfd: asks the reader thread to step aside */
-	pthread_cond_t reader_cv; /* the reader thread waits here, under c->mu */
+	pthread_cond_t reader_cv; /* the reader thread waits here (conn_close wakes it) */
 	bool dead;         /* under c->mu: the stream ended (a reader saw it) */
 	bool stop;         /* under c->mu: conn_close: the reader thread ends */
 	bool reading;      /* under c->mu: a thread holds the read role */
@@ -102,6 +101,7 @@ void el_client__fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)))
 uint64_t el_client__now_ms(void);
 void el_client__wake_events(el_client *c);
 bool el_client__wait(el_client *c, uint64_t deadline_ms);
+bool el_client__wait_conn(el_client *c, uint64_t deadline_ms);
 bool el_client__wait_on(pthread_cond_t *cv, pthread_mutex_t *mu, uint64_t deadline_ms);
 void el_client__cond_init(pthread_cond_t *cv);
 int el_client__request_within(el_client *c, struct el_cw_msg *req, struct el_cw_msg *reply,
