@@ -192,6 +192,15 @@ int el_node_submit(struct el_node *n, uint64_t req_id, const struct el_lock_cmd 
 		return EL_EINVAL;
 	uint64_t index = 0, term = 0;
 	const int err = el_raft_propose(&n->raft, buf, (uint16_t)len, now_ms, &index, &term);
+	if (err == EL_EBUSY) {
+		/* Handing leadership over (el_raft_transfer): nothing was proposed,
+		 * so the client may send the same seq again, shortly or to the next
+		 * leader. Never EL_EBUSY, which a client reads as "the lock is busy"
+		 * while an acquire it queued before still waits (chaos: that acquire
+		 * was granted later and the session held the lock twice). */
+		*leader = 0;
+		return EL_ENOTLEADER;
+	}
 	if (err != EL_OK)
 		return err;
 	struct el_node_pending *P = &n->pending[p];

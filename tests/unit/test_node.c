@@ -520,6 +520,35 @@ static void test_node_leader_loss_fails_pending(void)
 	EL_CHECK_EQ(r3->count, 1);
 }
 
+/* A leader handing over proposes nothing: a client's command gets
+ * ENOTLEADER with no leader named (ask again), never EL_EBUSY, which
+ * libedgelock passes on as "the lock is busy" while an acquire it queued
+ * earlier still waits to be granted. */
+static void test_node_transfer_answers_not_leader(void)
+{
+	setup(3);
+	const int l = run_until_leader();
+	EL_CHECK(l >= 0);
+	const uint64_t s = open_session(l, 60000);
+	EL_CHECK(s != 0);
+	const int t = (l + 1) % 3;
+	cut[t] = true; /* its TimeoutNow is lost: the transfer stays pending */
+	EL_CHECK_EQ(el_raft_transfer(el_node_raft(&N[l]), (el_id_t)(t + 1), clock_ms), EL_OK);
+	el_id_t hint = 99;
+	struct el_lock_cmd c = {.type = EL_CMD_ACQUIRE, .session = s, .seq = 1, .name_len = 1};
+	c.name[0] = 'x';
+	EL_CHECK_EQ(el_node_submit(&N[l], 900, &c, clock_ms, &hint), EL_ENOTLEADER);
+	EL_CHECK_EQ(hint, 0);
+	cut[t] = false;
+	run(2000); /* handed over, or the transfer lapsed */
+	const int nl = leader();
+	EL_CHECK(nl >= 0);
+	const struct el_node_reply *r = call(nl, &c); /* the same seq, sent again */
+	EL_CHECK(r != NULL);
+	EL_CHECK_EQ(r->err, EL_OK);
+	EL_CHECK_EQ(r->count, 1);
+}
+
 static void test_node_new_leader_restarts_leases(void)
 {
 	setup(3);
@@ -628,6 +657,7 @@ void el_suite_node(void)
 	EL_RUN(test_node_corrupt_snapshot_stops);
 	EL_RUN(test_node_cluster_replicates);
 	EL_RUN(test_node_leader_loss_fails_pending);
+	EL_RUN(test_node_transfer_answers_not_leader);
 	EL_RUN(test_node_new_leader_restarts_leases);
 	EL_RUN(test_node_lost_delay_end_is_rearmed);
 	EL_RUN(test_node_snapshot_catch_up);
