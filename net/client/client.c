@@ -216,13 +216,6 @@ static void *reader_main(void *arg)
 	return NULL;
 }
 
-/* A request on k no longer waits (the reader thread sees it at its next
- * look). Under c->mu. */
-static void request_done(struct el_conn *k)
-{
-	k->waiters--;
-}
-
 /* Wait until deadline_ms for what the client's connection brings next (an
  * event, say), reading it ourselves when no thread reads, so the event
  * wakes the thread waiting for it and no other. Under c->mu; false when the
@@ -230,7 +223,7 @@ static void request_done(struct el_conn *k)
 bool el_client__wait_conn(el_client *c, uint64_t deadline_ms)
 {
 	struct el_conn *k = c->conn;
-	if (k == NULL || k->dead || k->stop || (k->reading && !k->thread_reads))
+	if (k == NULL || k->dead || (k->reading && !k->thread_reads))
 		return el_client__wait(c, deadline_ms); /* the thread reading delivers */
 	if (el_client__now_ms() >= deadline_ms)
 		return false;
@@ -244,7 +237,7 @@ bool el_client__wait_conn(el_client *c, uint64_t deadline_ms)
 	} else if (read_as_holder(c, k, deadline_ms, false) == EL_ETIMEDOUT) {
 		in_time = false;
 	}
-	request_done(k);
+	k->waiters--; /* the reader thread sees it at its next look */
 	if (--k->refs == 0) { /* c->conn moved on meanwhile: ours was the last */
 		pthread_mutex_unlock(&c->mu);
 		conn_close(k);
@@ -584,7 +577,7 @@ static int try_once(el_client *c, struct el_conn *k, const uint8_t *frame, size_
 	}
 	if (conn_send(c, k, frame, len, deadline_ms) != 0) {
 		pthread_mutex_lock(&c->mu);
-		request_done(k);
+		k->waiters--;
 		remove_pending(c, &p);
 		pthread_mutex_unlock(&c->mu);
 		el_client__fail("%s: connection lost while sending", k->url);
@@ -592,7 +585,7 @@ static int try_once(el_client *c, struct el_conn *k, const uint8_t *frame, size_
 	}
 	pthread_mutex_lock(&c->mu);
 	wait_reply(c, k, &p, deadline_ms);
-	request_done(k);
+	k->waiters--;
 	remove_pending(c, &p);
 	const bool done = p.done;
 	pthread_mutex_unlock(&c->mu);

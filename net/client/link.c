@@ -88,18 +88,13 @@ static int bio_recv(void *ctx, unsigned char *buf, size_t len)
 
 /* ---- Configuration ---------------------------------------------------- */
 
-static void tls_error(int rc, char *buf, size_t cap)
-{
-	mbedtls_strerror(rc, buf, cap);
-}
-
 static int load_files(struct el_link_config *cfg, const char *ca_file,
 		      const char *cert_key_file, char *err, size_t cap)
 {
 	char why[160];
 	int rc = mbedtls_x509_crt_parse_file(&cfg->ca, ca_file);
 	if (rc != 0) {
-		tls_error(rc, why, sizeof why);
+		mbedtls_strerror(rc, why, sizeof why);
 		snprintf(err, cap, "%s: cannot load the cluster CA (%s)", ca_file, why);
 		return EL_EINVAL;
 	}
@@ -111,7 +106,7 @@ static int load_files(struct el_link_config *cfg, const char *ca_file,
 	if (rc == 0)
 		rc = mbedtls_ssl_conf_own_cert(&cfg->conf, &cfg->own, &cfg->key);
 	if (rc != 0) {
-		tls_error(rc, why, sizeof why);
+		mbedtls_strerror(rc, why, sizeof why);
 		snprintf(err, cap, "%s: cannot load the client certificate and key (%s)",
 			 cert_key_file, why);
 		return EL_EINVAL;
@@ -137,7 +132,7 @@ int el_link_config_init(struct el_link_config *cfg, const char *ca_file,
 						 MBEDTLS_SSL_PRESET_DEFAULT);
 	if (rc != 0) {
 		char why[160];
-		tls_error(rc, why, sizeof why);
+		mbedtls_strerror(rc, why, sizeof why);
 		snprintf(err, cap, "TLS setup: %s", why);
 		return EL_EINVAL;
 	}
@@ -264,7 +259,7 @@ static int connect_url(const char *url, uint64_t deadline_ms, char *err, size_t 
 static void handshake_error(struct el_link *l, int rc, char *err, size_t cap)
 {
 	char why[160];
-	tls_error(rc, why, sizeof why);
+	mbedtls_strerror(rc, why, sizeof why);
 	const uint32_t flags = mbedtls_ssl_get_verify_result(&l->ssl);
 	if (rc == MBEDTLS_ERR_X509_CERT_VERIFY_FAILED && flags != 0 && flags != (uint32_t)-1) {
 		char info[256];

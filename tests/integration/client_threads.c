@@ -10,11 +10,12 @@
  * the watcher sends nothing, so its connection's reader thread reads.
  *
  * Prints one line per failure and "client threads: ok" at the end; exit 1
- * on any failure.
+ * on any failure, 2 on a usage error (--help).
  */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "edgelock.h"
 
@@ -100,8 +101,17 @@ static int watch_changes(el_client *c)
 	return failures;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	if (argc > 1) {
+		const bool help = strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0;
+		fprintf(help ? stdout : stderr,
+			"usage: client-threads-test\n"
+			"  One libedgelock client shared by %d threads, then a watcher, against\n"
+			"  the cluster that EDGELOCK_ENDPOINTS, EDGELOCK_CA and EDGELOCK_CERT name.\n"
+			"  Exit 0: every check held; 1: a check failed; 2: usage.\n", THREADS);
+		return help ? 0 : 2;
+	}
 	el_client *c = open_client("threads");
 	if (c == NULL)
 		return 1;

@@ -227,14 +227,15 @@ static void test_read_ends_at_its_deadline(void)
 	EL_CHECK(took >= 100);
 }
 
-struct blocked_read {
+/* A link and what a call on it, in another thread, returned. */
+struct link_call {
 	struct el_link *l;
 	int rc;
 };
 
 static void *read_forever(void *arg)
 {
-	struct blocked_read *r = arg;
+	struct link_call *r = arg;
 	char b;
 	r->rc = el_link_read(r->l, &b, 1, EL_LINK_FOREVER);
 	return NULL;
@@ -245,7 +246,7 @@ static void test_shutdown_wakes_a_blocked_reader(void)
 	struct server s;
 	struct el_link l;
 	EL_CHECK(open_link(&s, SERVE_SILENT, &l) == 0);
-	struct blocked_read r = { .l = &l, .rc = 1 };
+	struct link_call r = { .l = &l, .rc = 1 };
 	pthread_t t;
 	EL_CHECK(pthread_create(&t, NULL, read_forever, &r) == 0);
 	usleep(50 * 1000); /* let it block in poll(); a later start sees the shutdown too */
@@ -301,14 +302,9 @@ static void test_refused_and_silent_ports(void)
  * sockets buffer, so the writer waits for POLLOUT while the reader runs. */
 #define BULK (2u << 20)
 
-struct bulk_writer {
-	struct el_link *l;
-	int rc;
-};
-
 static void *write_bulk(void *arg)
 {
-	struct bulk_writer *w = arg;
+	struct link_call *w = arg;
 	static unsigned char out[BULK];
 	for (unsigned i = 0; i < BULK; i++)
 		out[i] = (unsigned char)(i * 7u + (i >> 12));
@@ -321,7 +317,7 @@ static void test_read_while_another_thread_writes(void)
 	struct server s;
 	struct el_link l;
 	EL_CHECK(open_link(&s, SERVE_ECHO, &l) == 0);
-	struct bulk_writer w = { .l = &l, .rc = 1 };
+	struct link_call w = { .l = &l, .rc = 1 };
 	pthread_t t;
 	EL_CHECK(pthread_create(&t, NULL, write_bulk, &w) == 0);
 	static unsigned char in[BULK];
