@@ -34,8 +34,8 @@ bool el_raft__can_campaign(const struct el_raft *r);
  * entries (callers also require the previous change committed). */
 static inline bool el_raft__conf_admissible(const struct el_raft *r)
 {
-	return r->last_index - r->snap.index < EL_LOG_WINDOW &&
-	       r->last_index - r->commit <= EL_UNCOMMITTED_MAX;
+	/* room in the window and below EL_INDEX_MAX, as for any append */
+	return !el_raft__log_full(r) && r->last_index - r->commit <= EL_UNCOMMITTED_MAX;
 }
 
 /* Configuration queries. */
