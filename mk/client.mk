@@ -9,7 +9,7 @@
 # daemon's profile (el_gateway_config.h) so names, values and lists have the
 # daemon's limits.
 
-CLIENT_SRCS := $(sort $(wildcard net/client/*.c)) net/ident.c core/client_wire.c core/cbor.c core/error.c
+CLIENT_SRCS := $(sort $(wildcard net/client/*.c)) net/ident.c net/url.c net/bio.c core/client_wire.c core/cbor.c core/error.c
 CLIENT_HDRS = net/edgelock.h $(wildcard net/client/*.h) $(CORE_HDRS)
 CLIENT_FLAGS = $(GW_FLAGS) -Icore -Inet -Inet/client
 CLIENT_OBJS := $(patsubst %.c,$(BUILD)/client/%.o,$(CLIENT_SRCS))
@@ -67,17 +67,17 @@ SERIAL_PREREQS += $(EDGELOCK_CLI) $(CLIENT_THREADS_TEST) $(BUILD)/bin/edgelockd 
 # The TLS link under the library (net/client/link.c) against a real mbedtls
 # server, with the identity tests' certificates; and its endpoint parser's
 # fuzz target.
-LINK_SRCS := net/client/link.c core/error.c
+LINK_SRCS := net/client/link.c net/url.c net/bio.c core/error.c
 $(BUILD)/san/test_link: tests/net/test_link.c $(LINK_SRCS) net/client/el_link.h $(TEST_LIB_SRCS) \
 		tests/lib/el_test.h
 	@mkdir -p $(@D)
 	$(call say,LD,$@)
-	$(Q)$(CC) $(HOST_CFLAGS) -O1 $(SANFLAGS) -D_GNU_SOURCE -Icore -Inet/client -Itests/lib $< \
+	$(Q)$(CC) $(HOST_CFLAGS) -O1 $(SANFLAGS) -D_GNU_SOURCE -Icore -Inet -Inet/client -Itests/lib $< \
 		$(LINK_SRCS) $(TEST_LIB_SRCS) $(CLIENT_LIBS) -o $@
 $(BUILD)/fuzz/fuzz_link_url: tests/fuzz/fuzz_link_url.c $(LINK_SRCS) net/client/el_link.h
 	@mkdir -p $(@D)
 	$(call say,FUZZCC,$@)
-	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -D_GNU_SOURCE -Icore -Inet/client $< $(LINK_SRCS) \
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -D_GNU_SOURCE -Icore -Inet -Inet/client $< $(LINK_SRCS) \
 		$(CLIENT_LIBS) -o $@
 
 .PHONY: test-link test-fuzz-link-url fuzz-link-url

@@ -1,4 +1,4 @@
-# mk/net.mk - net/ (nng + TLS transport, the peer hello) and the daemon's
+# mk/net.mk - net/ (the TLS transport over epoll and mbedtls, the peer hello) and the daemon's
 # gateway build of the core and port/posix; the client-protocol and peer
 # decoders' fuzz targets.
 #
@@ -15,7 +15,7 @@ GW_FLAGS := -DEL_CONFIG_FILE='"el_gateway_config.h"' -Icmd/edgelockd
 NET_SRCS := $(sort $(wildcard net/*.c))
 NET_HDRS := $(wildcard net/*.h)
 NET_INCLUDES := -Icore -Iport/posix -Inet
-NET_LIBS := -lnng -linih -lmbedx509 -lmbedcrypto -lpthread
+NET_LIBS := -lnng -linih -lmbedtls -lmbedx509 -lmbedcrypto -lpthread
 
 GW_CORE_OBJS = $(patsubst core/%.c,$(BUILD)/gw/core/%.o,$(CORE_SRCS))
 GW_POSIX_OBJS = $(patsubst port/posix/%.c,$(BUILD)/gw/port/posix/%.o,$(POSIX_SRCS))
@@ -83,10 +83,9 @@ $(BUILD)/gw-san/net/%.o: net/%.c $$(GW_HDRS)
 # The network layer through its public API alone (tests/net/test_net.c):
 # el_net instances on loopback with the identity tests' certificates,
 # clients through libedgelock's TLS link, under ASan/UBSan. NET_TEST_LINK is
-# what net/net.c needs today (nng, el_log of port/posix, el_strerror): the
-# one place to change when net.c's dependencies do.
-NET_TEST_LINK := net/net.c port/posix/log.c core/error.c \
-	-lnng -lmbedtls -lmbedx509 -lmbedcrypto -lpthread
+# what net/ needs (mbedtls, el_log and el_now_ms of port/posix, el_strerror).
+NET_TEST_LINK := net/net.c net/net_hs.c net/net_tls.c net/url.c net/bio.c port/posix/log.c \
+	port/posix/clock.c core/error.c -lmbedtls -lmbedx509 -lmbedcrypto -lpthread
 NET_TEST_SRCS = $(sort $(filter %.c,$(NET_TEST_LINK)) $(LINK_SRCS) $(TEST_LIB_SRCS))
 $(BUILD)/san/test_net: tests/net/test_net.c $$(NET_TEST_SRCS) $(NET_HDRS) $(CORE_HDRS) \
 		net/client/el_link.h port/posix/el_platform.h tests/lib/el_test.h

@@ -1,29 +1,34 @@
 /*
- * el_net.h - the daemon's network: framed TLS connections over nng streams.
+ * el_net.h - the daemon's network: framed TLS connections over TCP, with
+ * epoll and mbedtls.
  *
- * Two listeners (peers, clients) and one dialer per peer, all "tls+tcp://"
- * through nng 1.5's stream API with its mbedtls engine. Every connection
- * carries frames: a 4-byte big-endian length, then that many bytes; a length
- * of 0 or above the direction's cap ends the connection.
+ * Two listeners (peers, clients) and a dialer per peer, all at
+ * "tls+tcp://HOST:PORT" addresses. Every connection carries frames: a
+ * 4-byte big-endian length, then that many bytes; a length of 0 or above
+ * the direction's cap ends the connection.
  *
- * Threads: nng's callbacks only move bytes. A complete frame becomes an
- * el_net_item, appended to one bounded input queue, and the owner (the
- * daemon's node thread) is woken through el_net_fd(). The owner takes items
- * with el_net_drain() and sends with el_net_*_send(), which only queue (per
- * connection, bounded) and never block. So a slow or dead peer or client
- * never stalls the node's turn:
+ * Threads. One thread of net's own accepts, dials and runs the TLS
+ * handshakes (net_hs.c). Once a connection's handshake is done it belongs
+ * to the owner (the daemon's node thread), which does all of its I/O:
+ * el_net_fd() is readable when a connection has input or room for queued
+ * output, or when something was handed over; el_net_drain() then reads and
+ * decrypts, and returns the complete frames as el_net_items. el_net_*_send()
+ * encrypt and write at once; only what the socket does not take waits, in
+ * a bounded queue per connection, for the next drain. So a frame costs no
+ * thread hand-off, and a slow or dead peer or client never stalls the
+ * node's turn:
  *   - a peer whose send queue is full loses the frame (Raft retransmits);
  *   - a client whose send queue is full is disconnected (it reconnects and
  *     resynchronises: every reply is retrievable by retrying its seq);
- *   - input beyond a connection's share of the input queue is dropped (a
- *     client retries after its timeout; Raft retransmits).
+ *   - a connection with inq_per_conn_max items not yet freed is not read
+ *     until the owner frees half of them (TCP holds the rest back).
  *
  * Peers: frames to peer N go over the connection this node dialed to N
  * (mutual TLS against the cluster CA, the server's certificate checked for
  * the name "node<N>"). Frames from peers arrive on accepted connections
  * (EL_NET_PEER_FRAME, with the connection id); the owner binds each accepted
  * connection to the node its hello names. Dialing retries with exponential
- * backoff (50 ms to 2 s).
+ * backoff (50 ms to 2 s). A handshake not done in 10 s is cut.
  *
  * Every connection begins with an exchange the owner runs, so a handshake
  * (issue 12's challenge and proof) fits before the first Raft message:
@@ -33,8 +38,9 @@
  * el_net_conn_send(), and el_net_peer_send() uses it only once the owner
  * has called el_net_peer_ready() (today: right after sending the hello).
  *
- * nng's allocations (and this layer's frame buffers) stay here: the core
- * sees only bytes the owner copies or decodes in place.
+ * Every function but el_net_start() is for the owner's thread only.
+ * Allocation (frames, items, TLS state) stays here: the core sees only
+ * bytes the owner copies or decodes in place.
  */
 #ifndef EL_NET_H
 #define EL_NET_H
@@ -92,11 +98,6 @@ struct el_net_stats {
 	uint32_t clients;               /* client connections now */
 };
 
-/* How many threads nng runs callbacks on (at least 2; with nng 1.5 an odd
- * n rounds up); 0 leaves nng's default, two per CPU. Call before anything
- * of nng runs: nng sizes its pool once, at its first use (nng_threads.c). */
-void el_net_threads(uint32_t n);
-
 /* Listen on both ports and start; EL_EINVAL (bad config, with a log line
  * naming the cause), EL_EIO (cannot listen). */
 int el_net_start(struct el_net **out, const struct el_net_config *cfg);
@@ -109,7 +110,7 @@ void el_net_stop(struct el_net *net);
  * changes (EL_EINVAL, logged). Call from the thread that sets peers. */
 int el_net_reload_tls(struct el_net *net);
 
-/* Readable when items wait; el_net_drain() clears it. */
+/* Readable when el_net_drain() has work (an epoll descriptor): poll it. */
 int el_net_fd(const struct el_net *net);
 /* The queued items (a list in arrival order), or NULL. Free each with
  * el_net_item_free(). */

@@ -1,118 +1,47 @@
 /*
- * net.c - framed TLS connections over nng streams (el_net.h).
+ * net.c - framed TLS connections, the owner's side (el_net.h).
  *
- * One mutex guards every connection, queue and counter. nng runs the aio
- * callbacks on its own threads; they take the mutex, move bytes, and either
- * re-arm the next read/write or mark the connection dead. A dead connection
- * (closing, no read or write in progress) goes to a list the owner's thread
- * reaps in el_net_drain(): only there are aios and streams freed, because
- * nng_aio_free waits for a running callback and so must never run inside
- * one. A connection's memory lives while items that came from it are still
- * held by the owner (a reference per queued item).
+ * Every connection whose handshake is done (net_hs.c) belongs to the
+ * owner's thread: el_net_drain() reads the sockets epoll says are ready,
+ * decrypts, and cuts frames into items; el_net_*_send() encrypt and write
+ * at once, and only what the socket does not take waits in the
+ * connection's bounded queue for EPOLLOUT. No other thread touches a
+ * connection then, so a frame costs no thread hand-off and no lock.
+ *
+ * A connection's memory lives while items that came from it are still
+ * held by the owner (a reference per item).
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <pthread.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
-#include <nng/nng.h>
-#include <nng/supplemental/tls/tls.h>
-
+#include "el_assert.h"
 #include "el_error.h"
 #include "el_net.h"
 #include "el_platform.h"
+#include "net_impl.h"
 
-#define PEERS_MAX 16
-#define BACKOFF_MIN_MS 50
-#define BACKOFF_MAX_MS 2000
 #define SLOT_BITS 16
-/* Receive buffers: a client's requests are small; a peer's appends carry
- * up to EL_MSG_ENTRIES_MAX entries, larger ones are read into their item. */
-#define RBUF_CLIENT 1024u
-#define RBUF_PEER 16384u
+/* Reads from one connection per drain before the others get their turn. */
+#define READS_PER_DRAIN 16
+/* Frames up to this size are written from one buffer with no allocation
+ * (one TLS record: mbedtls' largest plaintext). */
+#define SCRATCH_BYTES (4u + 16384u)
+#define EVENTS_PER_DRAIN 64
 
-enum ckind { C_PEER_IN = 1, C_PEER_OUT = 2, C_CLIENT = 3 };
-
-struct frame {
-	struct frame *next;
-	uint32_t len; /* prefix + body */
-	uint32_t off; /* bytes written so far */
-	bool close_after;
-	uint8_t b[];
-};
-
-struct conn {
-	struct el_net *net;
-	uint64_t id;
-	uint8_t kind;
-	el_id_t peer; /* C_PEER_OUT */
-	nng_stream *s;
-	nng_aio *rx, *tx;
-	bool rx_busy, tx_busy, closing, dead, rx_paused;
-	bool ready; /* C_PEER_OUT: handshake done, Raft frames may go */
-	uint32_t refs; /* 1 while not reaped + 1 per item held */
-	uint32_t frame_max;
-	/* receiving: small frames are parsed out of rbuf, as many per receive
-	 * as arrived; a frame larger than rbuf is read straight into cur. */
-	uint8_t *rbuf;
-	uint32_t rcap, rlen; /* rbuf's size, bytes held */
-	bool in_body;
-	uint32_t got;
-	struct el_net_item *cur;
-	uint32_t inq; /* items of this connection not yet freed by the owner */
-	/* sending */
-	struct frame *q_head, *q_tail;
-	uint32_t q_n;
-	struct conn *next_dead;
-};
-
-struct peer {
-	struct el_net *net;
-	el_id_t id; /* 0: a free slot */
-	bool removed, sleeping;
-	char addr[128];
-	uint32_t backoff_ms;
-	nng_stream_dialer *d;
-	nng_tls_config *tls;
-	nng_aio *aio;
-	struct conn *c;
-};
-
-struct listener {
-	struct el_net *net;
-	nng_stream_listener *l;
-	nng_tls_config *tls;
-	nng_aio *aio;
-	uint8_t kind;
-};
-
-struct el_net {
-	struct el_net_config cfg;
-	pthread_mutex_t mu;
-	int efd;
-	bool stopping;
-	struct listener lp, lc;
-	struct peer peers[PEERS_MAX];
-	struct conn **slots;
-	uint32_t n_slots;
-	uint64_t next_seq;
-	uint32_t n_conns;
-	struct el_net_item *in_head, *in_tail;
-	struct conn *dead;
-	struct el_net_stats st;
-};
-
-static void wake(struct el_net *net)
+void net_wake_owner(struct el_net *net)
 {
 	uint64_t one = 1;
-	ssize_t rc = write(net->efd, &one, sizeof one);
+	ssize_t rc = write(net->wake_fd, &one, sizeof one);
 	(void)rc; /* EAGAIN: the counter is already nonzero, so the owner wakes */
 }
 
-/* ---- connections (all with net->mu held) --------------------------------- */
+/* ---- connections ------------------------------------------------------------- */
 
 static struct conn *conn_find(struct el_net *net, uint64_t id)
 {
@@ -120,18 +49,57 @@ static struct conn *conn_find(struct el_net *net, uint64_t id)
 	return c != NULL && c->id == id && !c->closing ? c : NULL;
 }
 
+static void conn_unref(struct conn *c)
+{
+	if (--c->refs == 0) {
+		struct el_net *net = c->net;
+		pthread_mutex_lock(&net->mu);
+		net_conn_free(c);
+		pthread_mutex_unlock(&net->mu);
+	}
+}
+
+/* End c now (the other side sees the end at once) and leave it for
+ * el_net_drain to reap. */
 static void conn_fail(struct conn *c)
 {
-	if (!c->closing) {
-		c->closing = true;
-		nng_stream_close(c->s);
-	}
-	if (!c->rx_busy && !c->tx_busy && !c->dead) {
-		c->dead = true;
-		c->next_dead = c->net->dead;
-		c->net->dead = c;
-		wake(c->net);
-	}
+	if (c->closing)
+		return;
+	c->closing = true;
+	(void)epoll_ctl(c->net->ep, EPOLL_CTL_DEL, c->fd, NULL);
+	(void)shutdown(c->fd, SHUT_RDWR);
+	c->next = c->net->dead;
+	c->net->dead = c;
+	net_wake_owner(c->net);
+}
+
+/* Watch c for input while it reads and for output while frames wait. A
+ * connection whose input is paused is not watched for it, or epoll would
+ * report the same bytes at every turn. */
+static void conn_watch(struct conn *c)
+{
+	if (c->closing)
+		return;
+	const uint32_t want = (c->rx_paused || c->rx_stopped ? 0u : (uint32_t)EPOLLIN) |
+			      (c->q_head != NULL ? (uint32_t)EPOLLOUT : 0u);
+	if (want == c->watched)
+		return;
+	struct epoll_event ev = { .events = want, .data.ptr = c };
+	(void)epoll_ctl(c->net->ep, EPOLL_CTL_MOD, c->fd, &ev);
+	c->watched = want;
+}
+
+/* Read c again at the next drain even with no event: mbedtls may hold a
+ * decrypted record, or reading stopped at READS_PER_DRAIN. */
+static void read_again(struct conn *c)
+{
+	if (c->on_again)
+		return;
+	c->on_again = true;
+	c->refs++;
+	c->next_again = c->net->again;
+	c->net->again = c;
+	net_wake_owner(c->net);
 }
 
 static void push_item(struct el_net *net, struct el_net_item *it)
@@ -142,7 +110,6 @@ static void push_item(struct el_net *net, struct el_net_item *it)
 	else
 		net->in_head = it;
 	net->in_tail = it;
-	wake(net);
 }
 
 static struct el_net_item *item_new(struct conn *c, uint8_t kind, uint32_t len)
@@ -160,20 +127,7 @@ static struct el_net_item *item_new(struct conn *c, uint8_t kind, uint32_t len)
 	return it;
 }
 
-static void rx_arm(struct conn *c)
-{
-	nng_iov iov;
-	if (c->in_body) {
-		iov.iov_buf = c->cur->data + c->got;
-		iov.iov_len = c->cur->len - c->got;
-	} else {
-		iov.iov_buf = c->rbuf + c->rlen;
-		iov.iov_len = c->rcap - c->rlen;
-	}
-	nng_aio_set_iov(c->rx, 1, &iov);
-	c->rx_busy = true;
-	nng_stream_recv(c->s, c->rx);
-}
+/* ---- receiving ----------------------------------------------------------------- */
 
 static uint8_t frame_kind(const struct conn *c)
 {
@@ -185,6 +139,7 @@ static uint8_t frame_kind(const struct conn *c)
  * closes), a peer is cut. Reading stops either way. */
 static void rx_bad_length(struct conn *c, uint32_t len)
 {
+	c->rx_stopped = true; /* for good: nothing after a bad prefix is a frame */
 	if (c->kind == C_CLIENT) {
 		struct el_net_item *it = item_new(c, EL_NET_CLIENT_BAD, 0);
 		if (it != NULL)
@@ -195,28 +150,32 @@ static void rx_bad_length(struct conn *c, uint32_t len)
 	conn_fail(c);
 }
 
+static void rx_pause_if_full(struct conn *c)
+{
+	if (c->inq >= c->net->cfg.inq_per_conn_max)
+		c->rx_paused = true; /* resumed when the owner frees items */
+}
+
 /* Queue every whole frame in rbuf; a frame that cannot fit in rbuf goes on
- * in cur. False: stop reading (a bad length, out of memory, or paused
- * until the owner frees items, when the rest of rbuf is parsed). */
-static bool rx_parse(struct conn *c)
+ * in cur. Stops early when c pauses. */
+static void rx_parse(struct conn *c)
 {
 	uint32_t at = 0;
-	bool go = true;
-	while (go && c->rlen - at >= 4) {
+	while (!c->rx_paused && !c->rx_stopped && !c->closing && c->rlen - at >= 4) {
 		const uint8_t *h = c->rbuf + at;
 		const uint32_t len = (uint32_t)h[0] << 24 | (uint32_t)h[1] << 16 |
 				     (uint32_t)h[2] << 8 | h[3];
 		if (len == 0 || len > c->frame_max) {
 			rx_bad_length(c, len);
-			return false;
+			return;
 		}
 		const uint32_t have = c->rlen - at - 4;
 		if (have < len && 4 + len <= c->rcap)
-			break; /* the rest comes with the next receive */
+			break; /* the rest comes with the next read */
 		struct el_net_item *it = item_new(c, frame_kind(c), len);
 		if (it == NULL) {
 			conn_fail(c);
-			return false;
+			return;
 		}
 		if (have < len) { /* larger than rbuf: read the body into it */
 			memcpy(it->data, h + 4, have);
@@ -230,505 +189,348 @@ static bool rx_parse(struct conn *c)
 		memcpy(it->data, h + 4, len);
 		push_item(c->net, it);
 		at += 4 + len;
-		if (c->inq >= c->net->cfg.inq_per_conn_max) {
-			c->rx_paused = true; /* resumed when the owner frees items */
-			go = false;
-		}
+		rx_pause_if_full(c);
 	}
 	memmove(c->rbuf, c->rbuf + at, c->rlen - at);
 	c->rlen -= at;
-	return go;
 }
 
-static void rx_cb(void *arg)
+/* n bytes were read into where rx_space pointed. */
+static void rx_took(struct conn *c, uint32_t n)
 {
-	struct conn *c = arg;
-	struct el_net *net = c->net;
-	pthread_mutex_lock(&net->mu);
-	c->rx_busy = false;
-	int rv = nng_aio_result(c->rx);
-	if (rv != 0 || c->closing) {
-		conn_fail(c);
-		pthread_mutex_unlock(&net->mu);
-		return;
-	}
-	bool go = true;
 	if (!c->in_body) {
-		c->rlen += (uint32_t)nng_aio_count(c->rx);
-		go = rx_parse(c);
-	} else if ((c->got += (uint32_t)nng_aio_count(c->rx)) == c->cur->len) {
-		c->inq++;
-		push_item(net, c->cur);
-		c->cur = NULL;
-		c->in_body = false;
-		c->got = 0;
-		if (c->inq >= net->cfg.inq_per_conn_max) {
-			c->rx_paused = true; /* resumed when the owner frees items */
-			go = false;
-		}
-	}
-	if (go && !c->closing)
-		rx_arm(c);
-	pthread_mutex_unlock(&net->mu);
-}
-
-static void tx_arm(struct conn *c)
-{
-	struct frame *f = c->q_head;
-	nng_iov iov = { .iov_buf = f->b + f->off, .iov_len = f->len - f->off };
-	nng_aio_set_iov(c->tx, 1, &iov);
-	c->tx_busy = true;
-	nng_stream_send(c->s, c->tx);
-}
-
-static void tx_cb(void *arg)
-{
-	struct conn *c = arg;
-	struct el_net *net = c->net;
-	pthread_mutex_lock(&net->mu);
-	c->tx_busy = false;
-	int rv = nng_aio_result(c->tx);
-	if (rv != 0 || c->closing) {
-		conn_fail(c);
-		pthread_mutex_unlock(&net->mu);
+		c->rlen += n;
+		rx_parse(c);
 		return;
 	}
-	struct frame *f = c->q_head;
-	f->off += (uint32_t)nng_aio_count(c->tx);
-	if (f->off == f->len) {
+	if ((c->got += n) < c->cur->len)
+		return;
+	c->inq++;
+	push_item(c->net, c->cur);
+	c->cur = NULL;
+	c->in_body = false;
+	c->got = 0;
+	rx_pause_if_full(c);
+}
+
+/* Read what c has, up to READS_PER_DRAIN records. */
+static void conn_read(struct conn *c)
+{
+	if (!c->in_body)
+		rx_parse(c); /* whole frames a pause left in rbuf come first */
+	for (int i = 0; i < READS_PER_DRAIN; i++) {
+		if (c->closing || c->rx_paused || c->rx_stopped)
+			return;
+		uint8_t *at = c->in_body ? c->cur->data + c->got : c->rbuf + c->rlen;
+		const uint32_t room = c->in_body ? c->cur->len - c->got : c->rcap - c->rlen;
+		EL_ASSERT(room > 0); /* rx_parse leaves a partial frame, which fits */
+		const int n = mbedtls_ssl_read(&c->ssl, at, room);
+		if (n == MBEDTLS_ERR_SSL_WANT_READ || n == MBEDTLS_ERR_SSL_WANT_WRITE)
+			return;
+		if (n <= 0) { /* 0 or CLOSE_NOTIFY: the other side closed; or an error */
+			conn_fail(c);
+			return;
+		}
+		rx_took(c, (uint32_t)n);
+	}
+	read_again(c);
+}
+
+/* ---- sending ------------------------------------------------------------------- */
+
+/* Write b[*off..len) as far as the socket takes it: false on an error. A
+ * write mbedtls could not finish (WANT_WRITE) holds its record and must be
+ * called again with the same bytes, as the queue below does. */
+static bool write_some(struct conn *c, const uint8_t *b, uint32_t len, uint32_t *off)
+{
+	while (*off < len) {
+		const int n = mbedtls_ssl_write(&c->ssl, b + *off, len - *off);
+		if (n == MBEDTLS_ERR_SSL_WANT_WRITE || n == MBEDTLS_ERR_SSL_WANT_READ)
+			return true;
+		if (n < 0)
+			return false;
+		*off += (uint32_t)n;
+	}
+	return true;
+}
+
+/* A frame is done: a close_after one ends the connection. */
+static void sent(struct conn *c, bool close_after)
+{
+	if (close_after) {
+		(void)mbedtls_ssl_close_notify(&c->ssl); /* best effort */
+		conn_fail(c);
+	}
+}
+
+/* Write the queued frames the socket takes (EPOLLOUT). */
+static void conn_flush(struct conn *c)
+{
+	while (c->q_head != NULL && !c->closing) {
+		struct frame *f = c->q_head;
+		if (!write_some(c, f->b, f->len, &f->off)) {
+			conn_fail(c);
+			return;
+		}
+		if (f->off < f->len)
+			break;
 		c->q_head = f->next;
 		if (c->q_head == NULL)
 			c->q_tail = NULL;
 		c->q_n--;
-		bool close_after = f->close_after;
+		const bool close_after = f->close_after;
 		free(f);
-		if (close_after) {
-			conn_fail(c);
-			pthread_mutex_unlock(&net->mu);
-			return;
-		}
+		sent(c, close_after);
 	}
-	if (c->q_head != NULL)
-		tx_arm(c);
-	pthread_mutex_unlock(&net->mu);
+	conn_watch(c);
 }
 
-static int conn_queue(struct conn *c, const uint8_t *body, uint32_t len, bool close_after,
-		      uint32_t max)
+static struct frame *frame_new(const uint8_t *b, uint32_t len, uint32_t off, bool close_after)
 {
+	struct frame *f = malloc(sizeof *f + len);
+	if (f == NULL)
+		return NULL;
+	f->next = NULL;
+	f->len = len;
+	f->off = off;
+	f->close_after = close_after;
+	memcpy(f->b, b, len);
+	return f;
+}
+
+static void frame_prefix(uint8_t *b, uint32_t len)
+{
+	b[0] = (uint8_t)(len >> 24);
+	b[1] = (uint8_t)(len >> 16);
+	b[2] = (uint8_t)(len >> 8);
+	b[3] = (uint8_t)len;
+}
+
+/* Send a frame body on c: at once when nothing waits before it, else (or
+ * for what the socket did not take) in c's queue of at most max frames.
+ * EL_EFULL when the queue is full (or memory is out); the frame is lost. */
+static int conn_send(struct conn *c, const uint8_t *body, uint32_t len, bool close_after,
+		     uint32_t max)
+{
+	struct el_net *net = c->net;
 	if (c->q_n >= max)
 		return EL_EFULL;
-	struct frame *f = malloc(sizeof *f + 4 + len);
-	if (f == NULL)
+	const uint32_t total = 4 + len;
+	uint8_t *b = total <= SCRATCH_BYTES ? net->scratch : malloc(total);
+	if (b == NULL)
 		return EL_EFULL;
-	f->next = NULL;
-	f->len = 4 + len;
-	f->off = 0;
-	f->close_after = close_after;
-	f->b[0] = (uint8_t)(len >> 24);
-	f->b[1] = (uint8_t)(len >> 16);
-	f->b[2] = (uint8_t)(len >> 8);
-	f->b[3] = (uint8_t)len;
-	memcpy(f->b + 4, body, len);
-	if (c->q_tail != NULL)
-		c->q_tail->next = f;
-	else
-		c->q_head = f;
-	c->q_tail = f;
-	c->q_n++;
-	if (!c->tx_busy)
-		tx_arm(c);
-	return EL_OK;
-}
-
-/* A new connection on stream s; NULL (stream closed and freed) when full. */
-static struct conn *conn_new(struct el_net *net, nng_stream *s, uint8_t kind)
-{
-	uint32_t slot = UINT32_MAX;
-	for (uint32_t i = 0; i < net->n_slots; i++) {
-		uint32_t k = (uint32_t)((net->next_seq + i) & (net->n_slots - 1));
-		if (net->slots[k] == NULL) {
-			slot = k;
-			break;
-		}
-	}
-	struct conn *c = slot == UINT32_MAX ? NULL : calloc(1, sizeof *c);
-	const uint32_t rcap = kind == C_CLIENT ? RBUF_CLIENT : RBUF_PEER;
-	if (c == NULL || (c->rbuf = malloc(rcap)) == NULL ||
-	    nng_aio_alloc(&c->rx, rx_cb, c) != 0 || nng_aio_alloc(&c->tx, tx_cb, c) != 0) {
-		if (c != NULL) {
-			if (c->rx)
-				nng_aio_free(c->rx);
-			free(c->rbuf);
-			free(c);
-		}
-		nng_stream_close(s);
-		nng_stream_free(s);
-		return NULL;
-	}
-	net->next_seq++;
-	c->id = (net->next_seq << SLOT_BITS) | slot;
-	c->net = net;
-	c->s = s;
-	c->kind = kind;
-	c->refs = 1;
-	c->rcap = rcap;
-	c->frame_max = kind == C_CLIENT ? net->cfg.client_frame_max : net->cfg.peer_frame_max;
-	net->slots[slot] = c;
-	net->n_conns++;
-	if (kind == C_CLIENT)
-		net->st.clients++;
-	nng_stream_set_bool(s, NNG_OPT_TCP_NODELAY, true);
-	return c;
-}
-
-static void conn_unref(struct el_net *net, struct conn *c)
-{
-	if (--c->refs == 0) {
-		free(c->rbuf);
-		free(c);
-	}
-	(void)net;
-}
-
-/* ---- listening ------------------------------------------------------------ */
-
-static void accept_cb(void *arg)
-{
-	struct listener *l = arg;
-	struct el_net *net = l->net;
-	int rv = nng_aio_result(l->aio);
-	pthread_mutex_lock(&net->mu);
-	if (rv == 0) {
-		nng_stream *s = nng_aio_get_output(l->aio, 0);
-		if (l->kind == C_CLIENT && net->st.clients >= net->cfg.max_clients) {
-			net->st.clients_refused++;
-			nng_stream_close(s);
-			nng_stream_free(s);
+	frame_prefix(b, len);
+	memcpy(b + 4, body, len);
+	uint32_t off = 0;
+	int rc = EL_OK;
+	if (c->q_head == NULL && !write_some(c, b, total, &off)) {
+		conn_fail(c); /* the owner hears CLOSED; the frame is moot */
+	} else if (off == total) {
+		sent(c, close_after);
+	} else {
+		struct frame *f = frame_new(b, total, off, close_after);
+		if (f == NULL) {
+			rc = EL_EFULL;
 		} else {
-			struct conn *c = conn_new(net, s, l->kind);
-			struct el_net_item *it = c == NULL ? NULL :
-				item_new(c, l->kind == C_CLIENT ? EL_NET_CLIENT_OPENED : EL_NET_PEER_OPENED, 0);
-			if (it != NULL) {
-				push_item(net, it);
-				rx_arm(c);
-			} else if (c != NULL) {
-				conn_fail(c);
-			}
+			if (c->q_tail != NULL)
+				c->q_tail->next = f;
+			else
+				c->q_head = f;
+			c->q_tail = f;
+			c->q_n++;
+			conn_watch(c);
 		}
-	} else if (rv != NNG_ECLOSED && rv != NNG_ECANCELED) {
-		el_log(EL_LOG_WARN, "net: accept: %s", nng_strerror(rv));
 	}
-	if (!net->stopping && rv != NNG_ECLOSED)
-		nng_stream_listener_accept(l->l, l->aio);
-	pthread_mutex_unlock(&net->mu);
+	if (b != net->scratch)
+		free(b);
+	return rc;
 }
 
-static int tls_new(nng_tls_config **out, nng_tls_mode mode, const struct el_net_config *cfg,
-		   bool require_peer, const char *server_name)
-{
-	nng_tls_config *t;
-	int rv = nng_tls_config_alloc(&t, mode);
-	if (rv == 0)
-		rv = nng_tls_config_ca_file(t, cfg->ca_file);
-	if (rv == 0)
-		rv = nng_tls_config_cert_key_file(t, cfg->cert_key_file, NULL);
-	if (rv == 0)
-		rv = nng_tls_config_auth_mode(t, require_peer ? NNG_TLS_AUTH_MODE_REQUIRED
-							      : NNG_TLS_AUTH_MODE_OPTIONAL);
-	if (rv == 0 && server_name != NULL)
-		rv = nng_tls_config_server_name(t, server_name);
-	if (rv != 0) {
-		el_log(EL_LOG_ERROR, "net: TLS setup (ca_file %s, cert_key_file %s): %s",
-		       cfg->ca_file, cfg->cert_key_file, nng_strerror(rv));
-		if (t != NULL && rv != NNG_ENOMEM)
-			nng_tls_config_free(t);
-		return EL_EINVAL;
-	}
-	*out = t;
-	return EL_OK;
-}
-
-static int listen_on(struct el_net *net, struct listener *l, const char *url, uint8_t kind,
-		     bool require_peer)
-{
-	l->net = net;
-	l->kind = kind;
-	int rc = tls_new(&l->tls, NNG_TLS_MODE_SERVER, &net->cfg, require_peer, NULL);
-	if (rc != EL_OK)
-		return rc;
-	int rv = nng_stream_listener_alloc(&l->l, url);
-	if (rv == 0)
-		rv = nng_stream_listener_set_ptr(l->l, NNG_OPT_TLS_CONFIG, l->tls);
-	if (rv == 0)
-		rv = nng_stream_listener_listen(l->l);
-	if (rv == 0)
-		rv = nng_aio_alloc(&l->aio, accept_cb, l);
-	if (rv != 0) {
-		el_log(EL_LOG_ERROR, "net: cannot listen on %s: %s", url, nng_strerror(rv));
-		return rv == NNG_EADDRINVAL || rv == NNG_EINVAL ? EL_EINVAL : EL_EIO;
-	}
-	nng_stream_listener_accept(l->l, l->aio);
-	return EL_OK;
-}
-
-/* Point one listener or dialer at a new TLS config. nng takes its own
- * reference and each connection it made holds the config it was made with,
- * so the old one is only dropped here (by us) and lives on in them. */
-static int tls_swap(nng_stream_listener *l, nng_stream_dialer *d, nng_tls_config **ours,
-		    nng_tls_config *next)
-{
-	int rv = l != NULL ? nng_stream_listener_set_ptr(l, NNG_OPT_TLS_CONFIG, next)
-			   : nng_stream_dialer_set_ptr(d, NNG_OPT_TLS_CONFIG, next);
-	if (rv != 0) {
-		el_log(EL_LOG_ERROR, "net: cannot swap a TLS configuration: %s", nng_strerror(rv));
-		nng_tls_config_free(next);
-		return EL_EIO;
-	}
-	nng_tls_config_free(*ours);
-	*ours = next;
-	return EL_OK;
-}
-
-int el_net_reload_tls(struct el_net *net)
-{
-	nng_tls_config *lp = NULL, *lc = NULL, *dial[PEERS_MAX] = { NULL };
-	int rc = tls_new(&lp, NNG_TLS_MODE_SERVER, &net->cfg, true, NULL);
-	if (rc == EL_OK && net->lc.l != NULL) /* no client port: the UART relay */
-		rc = tls_new(&lc, NNG_TLS_MODE_SERVER, &net->cfg, net->cfg.client_cert_required, NULL);
-	for (int i = 0; i < PEERS_MAX && rc == EL_OK; i++) {
-		const struct peer *p = &net->peers[i];
-		if (p->id == 0 || p->removed || p->d == NULL)
-			continue;
-		char name[32];
-		snprintf(name, sizeof name, "node%u", p->id);
-		rc = tls_new(&dial[i], NNG_TLS_MODE_CLIENT, &net->cfg, true, name);
-	}
-	if (rc != EL_OK) { /* all or nothing: every endpoint keeps its config */
-		for (int i = 0; i < PEERS_MAX; i++)
-			if (dial[i] != NULL)
-				nng_tls_config_free(dial[i]);
-		if (lp != NULL)
-			nng_tls_config_free(lp);
-		if (lc != NULL)
-			nng_tls_config_free(lc);
-		return rc;
-	}
-	rc = tls_swap(net->lp.l, NULL, &net->lp.tls, lp);
-	int rc2 = lc == NULL ? EL_OK : tls_swap(net->lc.l, NULL, &net->lc.tls, lc);
-	/* An accept already waiting took its config when it was posted: cancel
-	 * it, and accept_cb posts the next one with the new config (a client
-	 * caught in that very handshake is cut and connects again). A dial in
-	 * progress finishes with the old one; its retries use the new. */
-	nng_aio_cancel(net->lp.aio);
-	if (lc != NULL)
-		nng_aio_cancel(net->lc.aio);
-	for (int i = 0; i < PEERS_MAX; i++) {
-		int rc3 = dial[i] == NULL ? EL_OK
-					  : tls_swap(NULL, net->peers[i].d, &net->peers[i].tls, dial[i]);
-		rc2 = rc2 != EL_OK ? rc2 : rc3;
-	}
-	return rc != EL_OK ? rc : rc2;
-}
-
-/* ---- peers ---------------------------------------------------------------- */
+/* ---- peers ----------------------------------------------------------------------- */
 
 static struct peer *peer_find(struct el_net *net, el_id_t id)
 {
-	for (int i = 0; i < PEERS_MAX; i++)
-		if (net->peers[i].id == id && !net->peers[i].removed)
+	for (int i = 0; i < NET_PEERS_MAX; i++)
+		if (id != 0 && net->peers[i].id == id)
 			return &net->peers[i];
 	return NULL;
 }
 
-static void dial_cb(void *arg)
+/* Forget peer p (mu held): its dial stops, its link closes. */
+static void peer_drop(struct el_net *net, struct peer *p)
 {
-	struct peer *p = arg;
-	struct el_net *net = p->net;
-	int rv = nng_aio_result(p->aio);
-	pthread_mutex_lock(&net->mu);
-	if (net->stopping || p->removed) {
-		if (rv == 0 && !p->sleeping) {
-			nng_stream *s = nng_aio_get_output(p->aio, 0);
-			nng_stream_close(s);
-			nng_stream_free(s);
-		}
-	} else if (p->sleeping) {
-		p->sleeping = false;
-		nng_stream_dialer_dial(p->d, p->aio);
-	} else if (rv == 0) {
-		struct conn *c = conn_new(net, nng_aio_get_output(p->aio, 0), C_PEER_OUT);
-		struct el_net_item *it = NULL;
-		if (c != NULL) {
-			c->peer = p->id;
-			p->c = c;
-			p->backoff_ms = BACKOFF_MIN_MS;
-			it = item_new(c, EL_NET_PEER_DIALED, 0);
-		}
-		if (it != NULL) {
-			push_item(net, it);
-			rx_arm(c);
-			el_log(EL_LOG_INFO, "net: connected to node %u at %s", p->id, p->addr);
-		} else if (c != NULL) {
-			conn_fail(c);
-		}
-	} else {
-		if (p->backoff_ms >= BACKOFF_MAX_MS / 2)
-			el_log(EL_LOG_DEBUG, "net: node %u at %s: %s", p->id, p->addr, nng_strerror(rv));
-		p->backoff_ms = p->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : p->backoff_ms * 2;
-		p->sleeping = true;
-		nng_sleep_aio((nng_duration)p->backoff_ms, p->aio);
-	}
-	pthread_mutex_unlock(&net->mu);
-}
-
-static void peer_free(struct el_net *net, struct peer *p)
-{
-	/* without the lock: nng_aio_stop waits for a running dial_cb */
-	pthread_mutex_lock(&net->mu);
-	p->removed = true;
-	if (p->c != NULL)
-		conn_fail(p->c);
-	pthread_mutex_unlock(&net->mu);
-	if (p->aio != NULL) {
-		nng_aio_stop(p->aio);
-		nng_aio_free(p->aio);
-	}
-	if (p->d != NULL) {
-		nng_stream_dialer_close(p->d);
-		nng_stream_dialer_free(p->d);
-	}
-	if (p->tls != NULL)
-		nng_tls_config_free(p->tls);
-	pthread_mutex_lock(&net->mu);
-	p->aio = NULL;
-	p->d = NULL;
-	p->tls = NULL;
 	p->id = 0;
-	pthread_mutex_unlock(&net->mu);
+	p->gen++;
+	p->state = 0;
+	if (p->c != NULL)
+		conn_fail(p->c); /* reaped with no LINK_LOST: p->c is no longer it */
+	p->c = NULL;
+	net_hs_wake(net);
 }
 
 int el_net_peer_set(struct el_net *net, el_id_t id, const char *addr)
 {
-	struct peer *p = peer_find(net, id);
-	if (p != NULL && strcmp(p->addr, addr) == 0)
-		return EL_OK;
-	if (p != NULL)
-		peer_free(net, p);
-	p = NULL;
-	for (int i = 0; i < PEERS_MAX && p == NULL; i++)
-		if (net->peers[i].id == 0)
-			p = &net->peers[i];
-	if (p == NULL || id == 0 || strlen(addr) >= sizeof p->addr)
-		return EL_EFULL;
-	memset(p, 0, sizeof *p);
-	p->net = net;
-	snprintf(p->addr, sizeof p->addr, "%s", addr);
-	char name[32];
-	snprintf(name, sizeof name, "node%u", id);
-	int rc = tls_new(&p->tls, NNG_TLS_MODE_CLIENT, &net->cfg, true, name);
-	if (rc != EL_OK)
-		return rc;
-	int rv = nng_stream_dialer_alloc(&p->d, addr);
-	if (rv == 0)
-		rv = nng_stream_dialer_set_ptr(p->d, NNG_OPT_TLS_CONFIG, p->tls);
-	if (rv == 0)
-		rv = nng_aio_alloc(&p->aio, dial_cb, p);
-	if (rv != 0) {
-		el_log(EL_LOG_ERROR, "net: node %u: bad address %s: %s", id, addr, nng_strerror(rv));
-		if (p->d != NULL)
-			nng_stream_dialer_free(p->d);
-		nng_tls_config_free(p->tls);
-		memset(p, 0, sizeof *p);
-		return EL_EINVAL;
-	}
+	if (id == 0 || strlen(addr) >= sizeof net->peers[0].addr)
+		return id == 0 ? EL_EINVAL : EL_EFULL;
 	pthread_mutex_lock(&net->mu);
-	p->backoff_ms = BACKOFF_MIN_MS;
-	p->id = id;
-	nng_stream_dialer_dial(p->d, p->aio);
+	struct peer *p = peer_find(net, id);
+	int rc = EL_OK;
+	if (p == NULL || strcmp(p->addr, addr) != 0) {
+		if (p != NULL)
+			peer_drop(net, p);
+		p = NULL;
+		for (int i = 0; i < NET_PEERS_MAX && p == NULL; i++)
+			if (net->peers[i].id == 0)
+				p = &net->peers[i];
+		if (p == NULL) {
+			rc = EL_EFULL;
+		} else {
+			p->id = id;
+			p->gen++;
+			snprintf(p->addr, sizeof p->addr, "%s", addr);
+			p->state = P_WAIT;
+			p->dial_at_ms = 0;
+			p->backoff_ms = NET_BACKOFF_MIN_MS;
+			p->tries = 0;
+			net_hs_wake(net);
+		}
+	}
 	pthread_mutex_unlock(&net->mu);
-	return EL_OK;
+	return rc;
 }
 
 void el_net_peer_remove(struct el_net *net, el_id_t id)
 {
+	pthread_mutex_lock(&net->mu);
 	struct peer *p = peer_find(net, id);
 	if (p != NULL)
-		peer_free(net, p);
+		peer_drop(net, p);
+	pthread_mutex_unlock(&net->mu);
+}
+
+static struct conn *peer_link(struct el_net *net, el_id_t id)
+{
+	pthread_mutex_lock(&net->mu);
+	const struct peer *p = peer_find(net, id);
+	struct conn *c = p == NULL ? NULL : p->c;
+	pthread_mutex_unlock(&net->mu);
+	return c != NULL && !c->closing && c->ready ? c : NULL;
 }
 
 int el_net_peer_send(struct el_net *net, el_id_t id, const uint8_t *body, uint32_t len)
 {
-	pthread_mutex_lock(&net->mu);
-	struct peer *p = peer_find(net, id);
-	int rc = EL_ENOTFOUND;
-	if (p != NULL && p->c != NULL && !p->c->closing && p->c->ready)
-		rc = conn_queue(p->c, body, len, false, net->cfg.peer_sendq_max);
+	struct conn *c = peer_link(net, id);
+	const int rc = c == NULL ? EL_ENOTFOUND
+				 : conn_send(c, body, len, false, net->cfg.peer_sendq_max);
 	if (rc != EL_OK)
 		net->st.peer_frames_dropped++;
-	pthread_mutex_unlock(&net->mu);
 	return rc;
 }
 
 bool el_net_peer_up(struct el_net *net, el_id_t id)
 {
-	pthread_mutex_lock(&net->mu);
-	struct peer *p = peer_find(net, id);
-	bool up = p != NULL && p->c != NULL && !p->c->closing && p->c->ready;
-	pthread_mutex_unlock(&net->mu);
-	return up;
+	return peer_link(net, id) != NULL;
 }
 
-/* ---- clients and the owner's side ------------------------------------------ */
+/* ---- clients and any connection ------------------------------------------------- */
 
 int el_net_client_send(struct el_net *net, uint64_t conn, const uint8_t *body, uint32_t len,
 		       bool close_after)
 {
-	pthread_mutex_lock(&net->mu);
 	struct conn *c = conn_find(net, conn);
-	int rc = EL_ENOTFOUND;
-	if (c != NULL) {
-		rc = conn_queue(c, body, len, close_after, net->cfg.client_sendq_max);
-		if (rc != EL_OK) {
-			net->st.client_drops++;
-			conn_fail(c);
-		}
+	if (c == NULL)
+		return EL_ENOTFOUND;
+	const int rc = conn_send(c, body, len, close_after, net->cfg.client_sendq_max);
+	if (rc != EL_OK) {
+		net->st.client_drops++;
+		conn_fail(c);
 	}
-	pthread_mutex_unlock(&net->mu);
 	return rc;
 }
 
 int el_net_conn_send(struct el_net *net, uint64_t conn, const uint8_t *body, uint32_t len)
 {
-	pthread_mutex_lock(&net->mu);
 	struct conn *c = conn_find(net, conn);
-	int rc = EL_ENOTFOUND;
-	if (c != NULL) {
-		uint32_t max = c->kind == C_CLIENT ? net->cfg.client_sendq_max : net->cfg.peer_sendq_max;
-		rc = conn_queue(c, body, len, false, max);
-		if (rc != EL_OK)
-			conn_fail(c);
-	}
-	pthread_mutex_unlock(&net->mu);
+	if (c == NULL)
+		return EL_ENOTFOUND;
+	const uint32_t max = c->kind == C_CLIENT ? net->cfg.client_sendq_max
+						 : net->cfg.peer_sendq_max;
+	const int rc = conn_send(c, body, len, false, max);
+	if (rc != EL_OK)
+		conn_fail(c);
 	return rc;
 }
 
 void el_net_peer_ready(struct el_net *net, uint64_t conn)
 {
-	pthread_mutex_lock(&net->mu);
 	struct conn *c = conn_find(net, conn);
 	if (c != NULL && c->kind == C_PEER_OUT)
 		c->ready = true;
-	pthread_mutex_unlock(&net->mu);
 }
 
 void el_net_close(struct el_net *net, uint64_t conn)
 {
-	pthread_mutex_lock(&net->mu);
 	struct conn *c = conn_find(net, conn);
 	if (c != NULL)
 		conn_fail(c);
-	pthread_mutex_unlock(&net->mu);
+}
+
+/* ---- the owner's turn ---------------------------------------------------------------- */
+
+/* Take a connection whose handshake is done: give it an id and a slot,
+ * watch it, and announce it. */
+static void adopt(struct el_net *net, struct conn *c)
+{
+	uint32_t slot = UINT32_MAX;
+	for (uint32_t i = 0; i < net->n_slots && slot == UINT32_MAX; i++) {
+		const uint32_t k = (uint32_t)((net->next_seq + i) & (net->n_slots - 1));
+		if (net->slots[k] == NULL)
+			slot = k;
+	}
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = c };
+	if (slot == UINT32_MAX || epoll_ctl(net->ep, EPOLL_CTL_ADD, c->fd, &ev) != 0) {
+		pthread_mutex_lock(&net->mu);
+		struct peer *p = c->kind == C_PEER_OUT ? peer_find(net, c->peer) : NULL;
+		if (p != NULL && p->gen == c->peer_gen) { /* dial again */
+			p->state = P_WAIT;
+			p->dial_at_ms = el_now_ms() + p->backoff_ms;
+			net_hs_wake(net);
+		}
+		if (c->kind == C_CLIENT)
+			net->client_conns--;
+		net_conn_free(c);
+		pthread_mutex_unlock(&net->mu);
+		return;
+	}
+	c->watched = EPOLLIN;
+	net->next_seq++;
+	c->id = (net->next_seq << SLOT_BITS) | slot;
+	c->refs = 1;
+	net->slots[slot] = c;
+	net->n_conns++;
+	uint8_t kind = c->kind == C_CLIENT ? EL_NET_CLIENT_OPENED : EL_NET_PEER_OPENED;
+	if (c->kind == C_CLIENT)
+		net->st.clients++;
+	if (c->kind == C_PEER_OUT) {
+		kind = EL_NET_PEER_DIALED;
+		pthread_mutex_lock(&net->mu);
+		struct peer *p = peer_find(net, c->peer);
+		if (p != NULL && p->gen == c->peer_gen) {
+			p->c = c;
+			p->backoff_ms = NET_BACKOFF_MIN_MS;
+			el_log(EL_LOG_INFO, "net: connected to node %u at %s", p->id, p->addr);
+		} else {
+			kind = 0; /* the peer changed while it was dialed */
+		}
+		pthread_mutex_unlock(&net->mu);
+	}
+	struct el_net_item *it = kind == 0 ? NULL : item_new(c, kind, 0);
+	if (it == NULL) {
+		conn_fail(c);
+		return;
+	}
+	push_item(net, it);
+	read_again(c); /* a first frame may have come with the handshake */
 }
 
 /* The item saying connection c ended (it holds no reference: c is going). */
@@ -740,70 +542,107 @@ static struct el_net_item *end_item(const struct conn *c, uint8_t kind)
 	return it;
 }
 
-/* Free one dead connection (owner's thread, no lock held); returns the
- * item telling the owner it closed, or NULL. */
-static struct el_net_item *reap(struct el_net *net, struct conn *c)
+/* A dialed link ended: the handshake thread dials again after the backoff. */
+static bool link_lost(struct el_net *net, struct conn *c)
 {
-	nng_aio_free(c->rx);
-	nng_aio_free(c->tx);
-	nng_stream_free(c->s);
 	pthread_mutex_lock(&net->mu);
-	while (c->q_head != NULL) {
-		struct frame *f = c->q_head;
-		c->q_head = f->next;
-		free(f);
+	struct peer *p = peer_find(net, c->peer);
+	const bool ours = p != NULL && p->c == c;
+	if (ours) {
+		p->c = NULL;
+		el_log(EL_LOG_INFO, "net: link to node %u lost; redialing", p->id);
+		p->state = P_WAIT;
+		p->dial_at_ms = el_now_ms() + p->backoff_ms;
+		net_hs_wake(net);
 	}
-	if (c->cur != NULL) {
-		free(c->cur); /* a frame cut short: its reference goes with it */
-		c->refs--;
-	}
+	pthread_mutex_unlock(&net->mu);
+	return ours;
+}
+
+/* Close a dead connection's socket and say so; its memory goes with the
+ * last item that refers to it. */
+static void reap(struct el_net *net, struct conn *c)
+{
 	net->slots[c->id & (net->n_slots - 1)] = NULL;
 	net->n_conns--;
-	if (c->kind == C_CLIENT)
-		net->st.clients--;
 	struct el_net_item *it = NULL;
 	if (c->kind == C_PEER_OUT) {
-		struct peer *p = peer_find(net, c->peer);
-		if (p != NULL && p->c == c) {
-			p->c = NULL;
-			el_log(EL_LOG_INFO, "net: link to node %u lost; redialing", p->id);
-			if (!net->stopping) {
-				p->sleeping = true;
-				nng_sleep_aio((nng_duration)p->backoff_ms, p->aio);
-			}
+		if (link_lost(net, c))
 			it = end_item(c, EL_NET_PEER_LINK_LOST);
-		}
 	} else {
 		it = end_item(c, c->kind == C_CLIENT ? EL_NET_CLIENT_CLOSED : EL_NET_PEER_CLOSED);
 	}
-	conn_unref(net, c);
+	pthread_mutex_lock(&net->mu);
+	if (c->kind == C_CLIENT) {
+		net->st.clients--;
+		net->client_conns--;
+	}
+	net_tls_detach(c);
 	pthread_mutex_unlock(&net->mu);
-	return it;
+	close(c->fd);
+	c->fd = -1;
+	if (it != NULL)
+		push_item(net, it);
+	conn_unref(c);
+}
+
+/* The connections epoll reports ready: write what waits, read what came. */
+static void serve_events(struct el_net *net)
+{
+	struct epoll_event ev[EVENTS_PER_DRAIN];
+	const int n = epoll_wait(net->ep, ev, EVENTS_PER_DRAIN, 0);
+	for (int i = 0; i < n; i++) {
+		struct conn *c = ev[i].data.ptr;
+		if (c == NULL) { /* the wake fd */
+			uint64_t v;
+			ssize_t rc = read(net->wake_fd, &v, sizeof v);
+			(void)rc;
+			continue;
+		}
+		if (c->closing)
+			continue;
+		if ((ev[i].events & EPOLLOUT) != 0)
+			conn_flush(c);
+		if ((ev[i].events & (EPOLLERR | EPOLLHUP)) != 0 && (c->rx_paused || c->rx_stopped))
+			conn_fail(c); /* reset while paused: nothing more will come */
+		else if ((ev[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP)) != 0)
+			conn_read(c);
+		conn_watch(c);
+	}
 }
 
 struct el_net_item *el_net_drain(struct el_net *net)
 {
-	uint64_t v;
-	ssize_t rc = read(net->efd, &v, sizeof v);
-	(void)rc;
 	pthread_mutex_lock(&net->mu);
-	struct el_net_item *head = net->in_head, *tail = net->in_tail;
-	struct conn *dead = net->dead;
-	net->in_head = net->in_tail = NULL;
-	net->dead = NULL;
+	struct conn *handoff = net->handoff;
+	net->handoff = NULL;
 	pthread_mutex_unlock(&net->mu);
-	while (dead != NULL) {
-		struct conn *next = dead->next_dead;
-		struct el_net_item *it = reap(net, dead);
-		if (it != NULL) {
-			if (tail != NULL)
-				tail->next = it;
-			else
-				head = it;
-			tail = it;
-		}
-		dead = next;
+	while (handoff != NULL) {
+		struct conn *next = handoff->next;
+		handoff->next = NULL;
+		adopt(net, handoff);
+		handoff = next;
 	}
+	serve_events(net);
+	struct conn *again = net->again;
+	net->again = NULL;
+	while (again != NULL) {
+		struct conn *c = again;
+		again = c->next_again;
+		c->on_again = false;
+		if (!c->closing) {
+			conn_read(c);
+			conn_watch(c);
+		}
+		conn_unref(c);
+	}
+	while (net->dead != NULL) {
+		struct conn *c = net->dead;
+		net->dead = c->next;
+		reap(net, c);
+	}
+	struct el_net_item *head = net->in_head;
+	net->in_head = net->in_tail = NULL;
 	return head;
 }
 
@@ -811,23 +650,21 @@ void el_net_item_free(struct el_net *net, struct el_net_item *it)
 {
 	struct conn *c = it->conn_;
 	if (c != NULL) {
-		pthread_mutex_lock(&net->mu);
 		c->inq--;
 		if (c->rx_paused && !c->closing && c->inq <= net->cfg.inq_per_conn_max / 2) {
 			c->rx_paused = false;
-			/* frames already in rbuf first; it may pause again */
-			if (c->in_body || rx_parse(c))
-				rx_arm(c);
+			/* frames already in rbuf first, at the next drain */
+			read_again(c);
+			conn_watch(c);
 		}
-		conn_unref(net, c);
-		pthread_mutex_unlock(&net->mu);
+		conn_unref(c);
 	}
 	free(it);
 }
 
 int el_net_fd(const struct el_net *net)
 {
-	return net->efd;
+	return net->ep;
 }
 
 void el_net_stats(struct el_net *net, struct el_net_stats *st)
@@ -837,49 +674,66 @@ void el_net_stats(struct el_net *net, struct el_net_stats *st)
 	pthread_mutex_unlock(&net->mu);
 }
 
-/* ---- life cycle ----------------------------------------------------------- */
+/* ---- life cycle ------------------------------------------------------------------------ */
+
+int el_net_reload_tls(struct el_net *net)
+{
+	struct net_tls *peer, *client, *dial;
+	const int rc = net_tls_load(net, &peer, &client, &dial);
+	if (rc != EL_OK)
+		return rc; /* all or nothing: every endpoint keeps its configuration */
+	pthread_mutex_lock(&net->mu);
+	struct net_tls *old[] = { net->tls_peer, net->tls_client, net->tls_dial };
+	net->tls_peer = peer;
+	net->tls_client = client;
+	net->tls_dial = dial;
+	for (size_t i = 0; i < sizeof old / sizeof old[0]; i++)
+		net_tls_unref(net, old[i]); /* connections up keep theirs */
+	pthread_mutex_unlock(&net->mu);
+	return EL_OK;
+}
+
+static int owner_start(struct el_net *net)
+{
+	net->n_slots = 64;
+	while (net->n_slots < net->cfg.max_clients + 2 * NET_PEERS_MAX + 64)
+		net->n_slots *= 2;
+	net->slots = calloc(net->n_slots, sizeof *net->slots);
+	net->scratch = malloc(SCRATCH_BYTES);
+	net->ep = epoll_create1(EPOLL_CLOEXEC);
+	net->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = NULL };
+	if (net->slots == NULL || net->scratch == NULL || net->ep < 0 || net->wake_fd < 0 ||
+	    epoll_ctl(net->ep, EPOLL_CTL_ADD, net->wake_fd, &ev) != 0) {
+		el_log(EL_LOG_ERROR, "net: out of memory, or epoll: %s", strerror(errno));
+		return EL_EIO;
+	}
+	return EL_OK;
+}
 
 int el_net_start(struct el_net **out, const struct el_net_config *cfg)
 {
+	*out = NULL;
 	struct el_net *net = calloc(1, sizeof *net);
 	if (net == NULL)
 		return EL_EFULL;
 	net->cfg = *cfg;
-	net->n_slots = 64;
-	while (net->n_slots < cfg->max_clients + 2 * PEERS_MAX + 64)
-		net->n_slots *= 2;
-	net->slots = calloc(net->n_slots, sizeof *net->slots);
-	net->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (net->slots == NULL || net->efd < 0) {
-		el_log(EL_LOG_ERROR, "net: out of memory or eventfd: %s", strerror(errno));
-		free(net->slots);
-		free(net);
-		return EL_EIO;
-	}
+	net->ep = net->wake_fd = net->hs_ep = net->hs_wake_fd = -1;
+	net->listen_peer = net->listen_client = -1;
 	pthread_mutex_init(&net->mu, NULL);
-	int rc = listen_on(net, &net->lp, cfg->peer_listen, C_PEER_IN, true);
-	if (rc == EL_OK && cfg->client_listen != NULL) /* NULL: a peer-only process (the UART relay) */
-		rc = listen_on(net, &net->lc, cfg->client_listen, C_CLIENT, cfg->client_cert_required);
-	*out = net;
+	int rc = net_tls_init(net);
+	if (rc == EL_OK)
+		rc = net_tls_load(net, &net->tls_peer, &net->tls_client, &net->tls_dial);
+	if (rc == EL_OK)
+		rc = owner_start(net);
+	if (rc == EL_OK)
+		rc = net_hs_start(net);
 	if (rc != EL_OK) {
 		el_net_stop(net);
-		*out = NULL;
+		return rc;
 	}
-	return rc;
-}
-
-static void listener_close(struct listener *l)
-{
-	if (l->l != NULL)
-		nng_stream_listener_close(l->l);
-	if (l->aio != NULL) {
-		nng_aio_stop(l->aio);
-		nng_aio_free(l->aio);
-	}
-	if (l->l != NULL)
-		nng_stream_listener_free(l->l);
-	if (l->tls != NULL)
-		nng_tls_config_free(l->tls);
+	*out = net;
+	return EL_OK;
 }
 
 void el_net_stop(struct el_net *net)
@@ -887,34 +741,30 @@ void el_net_stop(struct el_net *net)
 	pthread_mutex_lock(&net->mu);
 	net->stopping = true;
 	pthread_mutex_unlock(&net->mu);
-	listener_close(&net->lp);
-	listener_close(&net->lc);
-	for (int i = 0; i < PEERS_MAX; i++)
-		if (net->peers[i].id != 0)
-			peer_free(net, &net->peers[i]);
-	pthread_mutex_lock(&net->mu);
-	for (uint32_t i = 0; i < net->n_slots; i++)
+	net_hs_stop(net); /* no thread but this one from here on */
+	for (struct conn *c = net->handoff, *next; c != NULL; c = next) {
+		next = c->next;
+		net_conn_free(c);
+	}
+	net->handoff = NULL;
+	for (uint32_t i = 0; net->slots != NULL && i < net->n_slots; i++)
 		if (net->slots[i] != NULL)
 			conn_fail(net->slots[i]);
-	pthread_mutex_unlock(&net->mu);
-	/* Reap until every connection is gone (their callbacks finish fast once
-	 * the streams are closed). */
-	for (int spin = 0; spin < 5000; spin++) {
-		struct el_net_item *it = el_net_drain(net);
-		while (it != NULL) {
-			struct el_net_item *next = it->next;
-			el_net_item_free(net, it);
-			it = next;
-		}
-		pthread_mutex_lock(&net->mu);
-		uint32_t left = net->n_conns;
-		pthread_mutex_unlock(&net->mu);
-		if (left == 0)
-			break;
-		usleep(1000);
+	/* Reap them all; their items go with them. */
+	for (struct el_net_item *it = el_net_drain(net), *next; it != NULL; it = next) {
+		next = it->next;
+		el_net_item_free(net, it);
 	}
-	close(net->efd);
+	net_tls_unref(net, net->tls_peer);
+	net_tls_unref(net, net->tls_client);
+	net_tls_unref(net, net->tls_dial);
+	net_tls_fini(net);
+	if (net->ep >= 0)
+		close(net->ep);
+	if (net->wake_fd >= 0)
+		close(net->wake_fd);
 	pthread_mutex_destroy(&net->mu);
+	free(net->scratch);
 	free(net->slots);
 	free(net);
 }

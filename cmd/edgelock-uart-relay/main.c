@@ -91,7 +91,6 @@ static int start(const struct args *a)
 		.cert_key_file = a->cert, .peer_frame_max = EL_WIRE_MSG_MAX,
 		.peer_sendq_max = 256, .inq_per_conn_max = 256,
 	};
-	el_net_threads(2); /* as edgelockd's default: net/nng_threads.c */
 	if (el_net_start(&relay.net, &nc) != EL_OK)
 		return 2; /* the peers are dialed once the board's UART is up */
 	relay.cluster = el_peer_digest(a->cluster);

@@ -39,7 +39,7 @@ void el_dcfg_defaults(struct el_dcfg *c)
 	c->peer_queue = 1024;
 	c->sessions_per_client = 64;
 	c->requests_per_client = 64;
-	c->net_threads = 2; /* net/nng_threads.c: more only wake one another */
+	c->net_threads = 2; /* no effect (cmd/edgelockd/README.md) */
 	c->log_level = EL_LOG_INFO;
 }
 
@@ -72,7 +72,7 @@ static int set_bool(bool *out, const char *v)
 	return EL_OK;
 }
 
-/* 0 (nng's default) or 2..64: nng keeps at least 2 (fewer can deadlock). */
+/* 0 or 2..64, as when nng used it; no effect since (cmd/edgelockd/README.md). */
 static int set_net_threads(uint32_t *out, const char *v)
 {
 	uint32_t n;

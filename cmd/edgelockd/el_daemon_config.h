@@ -54,7 +54,7 @@ struct el_dcfg {
 	uint32_t peer_queue;
 	uint32_t sessions_per_client; /* live sessions of one identity; 0: no limit */
 	uint32_t requests_per_client; /* requests in flight of one connection */
-	uint32_t net_threads; /* nng's callback threads; 0: nng's default */
+	uint32_t net_threads; /* no effect since issue 14 (README.md); kept valid */
 	int log_level; /* enum el_log_level */
 	uint32_t n_peers;
 	struct el_dcfg_peer peers[EL_DCFG_PEERS_MAX];

@@ -230,7 +230,6 @@ int main(int argc, char **argv)
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < d.cfg.max_clients + 64u)
 		el_log(EL_LOG_WARN, "open files limit %llu is below [limits] max_clients %u + 64",
 		       (unsigned long long)rl.rlim_cur, d.cfg.max_clients);
-	el_net_threads(d.cfg.net_threads); /* before nng's first use */
 	d.force_new_cluster = o.force;
 	if (el_d_open(&d, o.bootstrap, o.join) != EL_OK) {
 		el_d_close(&d);

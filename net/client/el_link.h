@@ -88,8 +88,5 @@ void el_link_shutdown(struct el_link *l);
 /* Free a link el_link_dial() set up (no thread may be using it). */
 void el_link_close(struct el_link *l);
 
-/* Split "tls+tcp://HOST:PORT" into host and port; 0 or EL_EINVAL. */
-int el_link_parse_url(const char *url, char *host, size_t host_cap, char *port,
-		      size_t port_cap);
 
 #endif /* EL_LINK_H */

@@ -24,10 +24,10 @@
 #include <mbedtls/error.h>
 #include <mbedtls/net_sockets.h>
 
+#include "el_bio.h"
 #include "el_error.h"
 #include "el_link.h"
-
-#define URL_SCHEME "tls+tcp://"
+#include "el_url.h"
 
 static uint64_t now_ms(void)
 {
@@ -60,30 +60,6 @@ static int wait_fd(int fd, short events, uint64_t deadline_ms, int kick_fd)
 		if (n < 0 && errno != EINTR)
 			return EL_EIO;
 	}
-}
-
-/* ---- mbedtls' I/O callbacks ------------------------------------------- */
-
-static int bio_send(void *ctx, const unsigned char *buf, size_t len)
-{
-	const struct el_link *l = ctx;
-	const ssize_t n = send(l->fd, buf, len, MSG_NOSIGNAL);
-	if (n >= 0)
-		return (int)n;
-	if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
-		return MBEDTLS_ERR_SSL_WANT_WRITE;
-	return MBEDTLS_ERR_NET_SEND_FAILED;
-}
-
-static int bio_recv(void *ctx, unsigned char *buf, size_t len)
-{
-	const struct el_link *l = ctx;
-	const ssize_t n = recv(l->fd, buf, len, 0);
-	if (n >= 0)
-		return (int)n; /* 0: the peer closed; mbedtls says EOF */
-	if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
-		return MBEDTLS_ERR_SSL_WANT_READ;
-	return MBEDTLS_ERR_NET_RECV_FAILED;
 }
 
 /* ---- Configuration ---------------------------------------------------- */
@@ -158,42 +134,6 @@ void el_link_config_free(struct el_link_config *cfg)
 
 /* ---- Connecting ------------------------------------------------------- */
 
-int el_link_parse_url(const char *url, char *host, size_t host_cap, char *port,
-		      size_t port_cap)
-{
-	const size_t scheme = sizeof URL_SCHEME - 1;
-	if (strncmp(url, URL_SCHEME, scheme) != 0)
-		return EL_EINVAL;
-	const char *h = url + scheme;
-	const char *colon = NULL;
-	size_t h_len = 0;
-	if (*h == '[') { /* [v6]:port */
-		const char *close = strchr(h, ']');
-		if (close == NULL || close[1] != ':')
-			return EL_EINVAL;
-		h++;
-		h_len = (size_t)(close - h);
-		colon = close + 1;
-		if (memchr(h, ':', h_len) == NULL) /* brackets are for IPv6 only */
-			return EL_EINVAL;
-	} else {
-		colon = strchr(h, ':'); /* a bare IPv6 address has more: refused */
-		if (colon == NULL || strchr(colon + 1, ':') != NULL ||
-		    memchr(h, ']', (size_t)(colon - h)) != NULL)
-			return EL_EINVAL;
-		h_len = (size_t)(colon - h);
-	}
-	const char *p = colon + 1;
-	const size_t p_len = strlen(p);
-	if (h_len == 0 || h_len >= host_cap || p_len == 0 || p_len >= port_cap ||
-	    strspn(p, "0123456789") != p_len || atol(p) < 1 || atol(p) > 65535)
-		return EL_EINVAL;
-	memcpy(host, h, h_len);
-	host[h_len] = '\0';
-	memcpy(port, p, p_len + 1);
-	return 0;
-}
-
 /* Connect a non-blocking socket to one address by deadline_ms: the socket,
  * or -1 with errno (ETIMEDOUT when the deadline passed). */
 static int connect_one(const struct addrinfo *ai, uint64_t deadline_ms)
@@ -229,7 +169,7 @@ static int connect_one(const struct addrinfo *ai, uint64_t deadline_ms)
 static int connect_url(const char *url, uint64_t deadline_ms, char *err, size_t cap)
 {
 	char host[256], port[16];
-	if (el_link_parse_url(url, host, sizeof host, port, sizeof port) != 0) {
+	if (el_url_parse(url, host, sizeof host, port, sizeof port) != 0) {
 		snprintf(err, cap, "not tls+tcp://HOST:PORT");
 		return EL_EINVAL;
 	}
@@ -310,7 +250,7 @@ int el_link_dial(struct el_link *l, const struct el_link_config *cfg, const char
 		el_link_close(l);
 		return EL_EIO;
 	}
-	mbedtls_ssl_set_bio(&l->ssl, l, bio_send, bio_recv, NULL);
+	mbedtls_ssl_set_bio(&l->ssl, &l->fd, el_bio_send, el_bio_recv, NULL);
 	rc = handshake(l, deadline_ms, err, cap); /* before any other thread knows l */
 	if (rc != 0)
 		el_link_close(l);

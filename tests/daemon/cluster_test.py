@@ -650,9 +650,10 @@ def test_kill_all_restart(c):
     conn.close()
 
 
-def test_nng_threads(c):
-    """[limits] net_threads (default 2) sizes nng's callback pool; nng's own
-    default is 2 per CPU (4 on a 2-core machine): net/nng_threads.c."""
+def test_two_threads(c):
+    """A daemon runs two threads: the node's, which reads and writes every
+    frame itself, and one for accepts, dials and TLS handshakes (net/README.md).
+    A hand-off between threads per frame is what issue 14 removed."""
     for i, p in sorted(c.procs.items()):
         if p.poll() is not None:
             continue
@@ -664,9 +665,8 @@ def test_nng_threads(c):
                     names.append(f.read().strip())
             except OSError:  # a thread that just ended
                 pass
-        n = names.count("nng:task")
-        check("node%d: nng runs its callbacks on 2 threads ([limits] net_threads)" % i,
-              n == 2, "%d nng:task threads of %r" % (n, sorted(set(names))))
+        check("node%d: two threads, the node's and the handshakes'" % i,
+              sorted(names) == ["edgelockd", "el:handshake"], repr(sorted(names)))
 
 
 def test_start_guards(c):
@@ -712,7 +712,7 @@ def main():
         c.start_all(bootstrap=True)
         for t in (test_election_and_redirect, test_lock_round_trip, test_session_expiring,
                   test_bad_client_input, test_frame_boundaries,
-                  test_bad_peer_input, test_peer_identity, test_many_clients, test_nng_threads,
+                  test_bad_peer_input, test_peer_identity, test_many_clients, test_two_threads,
                   test_membership, test_sigterm_leader,
                   test_sigkill_leader_waiter_granted, test_no_redirect_to_dead_leader,
                   test_kill_all_restart,

@@ -1,6 +1,6 @@
 /*
  * fuzz_link_url.c - libFuzzer target for libedgelock's endpoint parser
- * (el_link_parse_url, net/client/link.c): any input is split or refused,
+ * (el_url_parse, net/client/link.c): any input is split or refused,
  * never overruns, and what it accepts writes back to the same text, so no
  * byte of an endpoint is dropped or invented on the way to getaddrinfo.
  */
@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "el_link.h"
+#include "el_url.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -22,7 +23,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(url, data, size);
 	url[size] = '\0';
 	char host[64], port[8];
-	if (el_link_parse_url(url, host, sizeof host, port, sizeof port) != 0)
+	if (el_url_parse(url, host, sizeof host, port, sizeof port) != 0)
 		return 0;
 	const int port_n = atoi(port);
 	if (host[0] == '\0' || port_n < 1 || port_n > 65535)

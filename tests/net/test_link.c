@@ -24,6 +24,7 @@
 
 #include "el_error.h"
 #include "el_link.h"
+#include "el_url.h"
 #include "el_test.h"
 
 EL_TEST_MAIN_DEFINITIONS
@@ -336,11 +337,11 @@ static void test_read_while_another_thread_writes(void)
 static void test_url_parsing(void)
 {
 	char h[64], p[8];
-	EL_CHECK_EQ(el_link_parse_url("tls+tcp://gw-1.lan:7401", h, sizeof h, p, sizeof p), 0);
+	EL_CHECK_EQ(el_url_parse("tls+tcp://gw-1.lan:7401", h, sizeof h, p, sizeof p), 0);
 	EL_CHECK(strcmp(h, "gw-1.lan") == 0 && strcmp(p, "7401") == 0);
-	EL_CHECK_EQ(el_link_parse_url("tls+tcp://10.0.0.2:1", h, sizeof h, p, sizeof p), 0);
+	EL_CHECK_EQ(el_url_parse("tls+tcp://10.0.0.2:1", h, sizeof h, p, sizeof p), 0);
 	EL_CHECK(strcmp(h, "10.0.0.2") == 0 && strcmp(p, "1") == 0);
-	EL_CHECK_EQ(el_link_parse_url("tls+tcp://[fe80::1]:7401", h, sizeof h, p, sizeof p), 0);
+	EL_CHECK_EQ(el_url_parse("tls+tcp://[fe80::1]:7401", h, sizeof h, p, sizeof p), 0);
 	EL_CHECK(strcmp(h, "fe80::1") == 0 && strcmp(p, "7401") == 0);
 	static const char *bad[] = {
 		"tcp://10.0.0.2:7401", "tls+tcp://10.0.0.2", "tls+tcp://:7401",
@@ -352,7 +353,7 @@ static void test_url_parsing(void)
 		"tls+tcp://a-host-name-longer-than-the-sixty-four-bytes-the-caller-has-room-for:1",
 	};
 	for (unsigned i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-		const int rc = el_link_parse_url(bad[i], h, sizeof h, p, sizeof p);
+		const int rc = el_url_parse(bad[i], h, sizeof h, p, sizeof p);
 		if (rc != EL_EINVAL)
 			printf("  accepted: %s\n", bad[i]);
 		EL_CHECK_EQ(rc, EL_EINVAL);

@@ -1,0 +1,511 @@
+/*
+ * net_hs.c - the handshake thread (net_impl.h): it accepts on both ports,
+ * dials the peers with backoff, and runs every TLS handshake, each on a
+ * non-blocking socket under one epoll. A connection whose handshake is
+ * done is handed to the owner's thread (net->handoff) and never touched
+ * here again.
+ *
+ * Why a thread of its own: a handshake costs about a millisecond of CPU
+ * (the ECDHE and the signature) and a peer's name may need a DNS lookup;
+ * neither may hold up the node's turn. Everything after the handshake,
+ * the frames, is the owner's: no hand-off between threads per frame.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* accept4, pthread_setname_np */
+#endif
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <mbedtls/error.h>
+#include <mbedtls/net_sockets.h>
+
+#include "el_error.h"
+#include "el_platform.h"
+#include "el_url.h"
+#include "net_impl.h"
+
+#define NET_ACCEPT_PAUSE_MS 250u
+#define RBUF_CLIENT 1024u
+#define RBUF_PEER 16384u
+
+/* ---- connections ----------------------------------------------------------- */
+
+void net_conn_free(struct conn *c)
+{
+	net_tls_detach(c);
+	if (c->fd >= 0)
+		close(c->fd);
+	while (c->q_head != NULL) {
+		struct frame *f = c->q_head;
+		c->q_head = f->next;
+		free(f);
+	}
+	free(c->cur);
+	free(c->rbuf);
+	free(c);
+}
+
+static struct conn *conn_alloc(struct el_net *net, int fd, uint8_t kind)
+{
+	struct conn *c = calloc(1, sizeof *c);
+	const uint32_t rcap = kind == C_CLIENT ? RBUF_CLIENT : RBUF_PEER;
+	if (c == NULL || (c->rbuf = malloc(rcap)) == NULL) {
+		free(c);
+		close(fd);
+		return NULL;
+	}
+	c->net = net;
+	c->fd = fd;
+	c->kind = kind;
+	c->rcap = rcap;
+	c->frame_max = kind == C_CLIENT ? net->cfg.client_frame_max : net->cfg.peer_frame_max;
+	c->deadline_ms = el_now_ms() + NET_HANDSHAKE_MS;
+	const int one = 1; /* a frame is a request or a Raft message: send it now */
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+	return c;
+}
+
+static void hs_watch(struct el_net *net, struct conn *c, uint32_t events, int op)
+{
+	struct epoll_event ev = { .events = events, .data.ptr = c };
+	(void)epoll_ctl(net->hs_ep, op, c->fd, &ev);
+}
+
+static void hs_unlink(struct el_net *net, struct conn *c)
+{
+	for (struct conn **p = &net->handshaking; *p != NULL; p = &(*p)->next)
+		if (*p == c) {
+			*p = c->next;
+			break;
+		}
+	c->next = NULL;
+	(void)epoll_ctl(net->hs_ep, EPOLL_CTL_DEL, c->fd, NULL);
+	if (c->kind == C_PEER_OUT)
+		for (int i = 0; i < NET_PEERS_MAX; i++)
+			if (net->dialing[i] == c)
+				net->dialing[i] = NULL;
+}
+
+/* Forget a connection still in its handshake. */
+static void hs_drop(struct el_net *net, struct conn *c)
+{
+	hs_unlink(net, c);
+	pthread_mutex_lock(&net->mu);
+	if (c->kind == C_CLIENT)
+		net->client_conns--;
+	net_conn_free(c);
+	pthread_mutex_unlock(&net->mu);
+}
+
+/* ---- dialing ------------------------------------------------------------------ */
+
+/* The dial of slot i (setting gen) failed: try again after the backoff. */
+static void dial_retry(struct el_net *net, int i, uint32_t gen, const char *why)
+{
+	pthread_mutex_lock(&net->mu);
+	struct peer *p = &net->peers[i];
+	if (p->id != 0 && p->gen == gen && p->state == P_DIALING) {
+		if (p->backoff_ms >= NET_BACKOFF_MAX_MS / 2)
+			el_log(EL_LOG_DEBUG, "net: node %u at %s: %s", p->id, p->addr, why);
+		p->state = P_WAIT;
+		p->dial_at_ms = el_now_ms() + p->backoff_ms;
+		p->backoff_ms = p->backoff_ms * 2 > NET_BACKOFF_MAX_MS ? NET_BACKOFF_MAX_MS
+								     : p->backoff_ms * 2;
+	}
+	pthread_mutex_unlock(&net->mu);
+}
+
+/* A socket connecting to the n-th address addr resolves to (rotating, so
+ * a name with an address nobody listens on still reaches the other). */
+static int dial_socket(const char *addr, uint32_t n, const char **why)
+{
+	char host[256], port[16];
+	if (el_url_parse(addr, host, sizeof host, port, sizeof port) != 0) {
+		*why = "not tls+tcp://HOST:PORT";
+		return -1;
+	}
+	const struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_ADDRCONFIG };
+	struct addrinfo *list = NULL;
+	if (getaddrinfo(host, port, &hints, &list) != 0) {
+		*why = "cannot resolve the name";
+		return -1;
+	}
+	uint32_t count = 0;
+	for (const struct addrinfo *ai = list; ai != NULL; ai = ai->ai_next)
+		count++;
+	const struct addrinfo *ai = list;
+	for (uint32_t k = n % count; k > 0; k--)
+		ai = ai->ai_next;
+	int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
+			ai->ai_protocol);
+	if (fd >= 0 && connect(fd, ai->ai_addr, ai->ai_addrlen) != 0 && errno != EINPROGRESS) {
+		*why = strerror(errno);
+		close(fd);
+		fd = -1;
+	}
+	freeaddrinfo(list);
+	return fd;
+}
+
+static void dial_start(struct el_net *net, int i)
+{
+	pthread_mutex_lock(&net->mu);
+	struct peer *p = &net->peers[i];
+	char addr[sizeof p->addr];
+	memcpy(addr, p->addr, sizeof addr);
+	const el_id_t id = p->id;
+	const uint32_t gen = p->gen;
+	p->state = P_DIALING;
+	const uint32_t attempt = p->tries++; /* rotates through the addresses */
+	pthread_mutex_unlock(&net->mu);
+	const char *why = "out of memory";
+	const int fd = dial_socket(addr, attempt, &why);
+	struct conn *c = fd < 0 ? NULL : conn_alloc(net, fd, C_PEER_OUT);
+	char name[32];
+	snprintf(name, sizeof name, "node%u", id);
+	int rc = EL_EFULL;
+	if (c != NULL) {
+		c->peer = id;
+		c->peer_gen = gen;
+		c->connecting = true;
+		pthread_mutex_lock(&net->mu);
+		rc = net_tls_attach(c, net->tls_dial, name);
+		pthread_mutex_unlock(&net->mu);
+	}
+	if (rc != EL_OK) {
+		if (c != NULL)
+			net_conn_free(c);
+		dial_retry(net, i, gen, why);
+		return;
+	}
+	c->next = net->handshaking;
+	net->handshaking = c;
+	net->dialing[i] = c;
+	hs_watch(net, c, EPOLLOUT, EPOLL_CTL_ADD);
+}
+
+/* Start the dials that are due, drop those whose peer changed; the time
+ * until the next one is due (ms, -1: none). */
+static int64_t dials(struct el_net *net, uint64_t now)
+{
+	int64_t next = -1;
+	for (int i = 0; i < NET_PEERS_MAX; i++) {
+		pthread_mutex_lock(&net->mu);
+		const struct peer *p = &net->peers[i];
+		struct conn *c = net->dialing[i];
+		const bool stale = c != NULL && (p->id == 0 || p->gen != c->peer_gen);
+		const bool due = c == NULL && p->id != 0 && p->state == P_WAIT && p->dial_at_ms <= now;
+		if (c == NULL && p->id != 0 && p->state == P_WAIT && !due) {
+			const int64_t in = (int64_t)(p->dial_at_ms - now);
+			next = next < 0 || in < next ? in : next;
+		}
+		pthread_mutex_unlock(&net->mu);
+		if (stale) {
+			next = 0; /* the new setting dials at once */
+			hs_unlink(net, c);
+			pthread_mutex_lock(&net->mu);
+			net_conn_free(c);
+			pthread_mutex_unlock(&net->mu);
+		}
+		if (due)
+			dial_start(net, i);
+	}
+	return next;
+}
+
+/* ---- handshakes ---------------------------------------------------------------- */
+
+static int peer_slot(const struct el_net *net, const struct conn *c)
+{
+	for (int i = 0; i < NET_PEERS_MAX; i++)
+		if (net->dialing[i] == c)
+			return i;
+	return -1;
+}
+
+/* The handshake failed (or timed out): drop c, and redial if it was a dial. */
+static void hs_fail(struct el_net *net, struct conn *c, int rc)
+{
+	char why[160];
+	if (rc == EL_ETIMEDOUT)
+		snprintf(why, sizeof why, "TLS handshake timed out");
+	else if (rc == MBEDTLS_ERR_X509_CERT_VERIFY_FAILED)
+		snprintf(why, sizeof why, "certificate not accepted (flags 0x%x)",
+			 mbedtls_ssl_get_verify_result(&c->ssl));
+	else
+		mbedtls_strerror(rc, why, sizeof why);
+	const int slot = peer_slot(net, c);
+	const uint32_t gen = c->peer_gen;
+	if (c->kind != C_PEER_OUT)
+		el_log(EL_LOG_DEBUG, "net: %s handshake: %s",
+		       c->kind == C_CLIENT ? "client" : "peer", why);
+	hs_drop(net, c);
+	if (slot >= 0)
+		dial_retry(net, slot, gen, why);
+}
+
+/* The handshake is done: hand c to the owner. A dial whose peer changed
+ * meanwhile is dropped. */
+static void hs_done(struct el_net *net, struct conn *c)
+{
+	const int slot = peer_slot(net, c);
+	hs_unlink(net, c);
+	pthread_mutex_lock(&net->mu);
+	const struct peer *p = slot >= 0 ? &net->peers[slot] : NULL;
+	if (c->kind == C_PEER_OUT && (p == NULL || p->id == 0 || p->gen != c->peer_gen)) {
+		net_conn_free(c);
+	} else {
+		if (p != NULL)
+			net->peers[slot].state = P_LINKED;
+		c->next = net->handoff;
+		net->handoff = c;
+		net_wake_owner(net);
+	}
+	pthread_mutex_unlock(&net->mu);
+}
+
+static void hs_step(struct el_net *net, struct conn *c)
+{
+	if (c->connecting) {
+		int err = 0;
+		socklen_t n = sizeof err;
+		if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &n) != 0 || err != 0) {
+			hs_fail(net, c, MBEDTLS_ERR_NET_CONNECT_FAILED);
+			return;
+		}
+		c->connecting = false;
+	}
+	const int rc = mbedtls_ssl_handshake(&c->ssl);
+	if (rc == 0)
+		hs_done(net, c);
+	else if (rc == MBEDTLS_ERR_SSL_WANT_READ)
+		hs_watch(net, c, EPOLLIN, EPOLL_CTL_MOD);
+	else if (rc == MBEDTLS_ERR_SSL_WANT_WRITE)
+		hs_watch(net, c, EPOLLOUT, EPOLL_CTL_MOD);
+	else
+		hs_fail(net, c, rc);
+}
+
+/* Cut the handshakes past their deadline; the time to the next (ms). */
+static int64_t hs_expire(struct el_net *net, uint64_t now)
+{
+	int64_t next = -1;
+	struct conn *c = net->handshaking;
+	while (c != NULL) {
+		struct conn *following = c->next;
+		if (c->deadline_ms <= now) {
+			hs_fail(net, c, EL_ETIMEDOUT);
+		} else {
+			const int64_t in = (int64_t)(c->deadline_ms - now);
+			next = next < 0 || in < next ? in : next;
+		}
+		c = following;
+	}
+	return next;
+}
+
+/* ---- accepting ------------------------------------------------------------------ */
+
+/* Out of descriptors (or memory): the waiting connection stays in the
+ * backlog and epoll would report it at once again, so the listeners are
+ * not watched for a while. */
+static void accept_pause(struct el_net *net, int err)
+{
+	el_log(EL_LOG_WARN, "net: accept: %s; accepting again in %u ms", strerror(err),
+	       NET_ACCEPT_PAUSE_MS);
+	(void)epoll_ctl(net->hs_ep, EPOLL_CTL_DEL, net->listen_peer, NULL);
+	if (net->listen_client >= 0)
+		(void)epoll_ctl(net->hs_ep, EPOLL_CTL_DEL, net->listen_client, NULL);
+	net->accept_resume_ms = el_now_ms() + NET_ACCEPT_PAUSE_MS;
+}
+
+static void hs_accept(struct el_net *net, int lfd, uint8_t kind)
+{
+	while (net->accept_resume_ms == 0) {
+		const int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+				accept_pause(net, errno);
+			else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
+				 errno != ECONNABORTED)
+				el_log(EL_LOG_WARN, "net: accept: %s", strerror(errno));
+			return;
+		}
+		pthread_mutex_lock(&net->mu);
+		const bool full = kind == C_CLIENT && net->client_conns >= net->cfg.max_clients;
+		if (full)
+			net->st.clients_refused++;
+		pthread_mutex_unlock(&net->mu);
+		struct conn *c = full ? NULL : conn_alloc(net, fd, kind);
+		if (c == NULL) {
+			if (full)
+				close(fd);
+			continue;
+		}
+		pthread_mutex_lock(&net->mu);
+		const int rc = net_tls_attach(c, kind == C_CLIENT ? net->tls_client : net->tls_peer,
+					      NULL);
+		if (rc == EL_OK && kind == C_CLIENT)
+			net->client_conns++;
+		if (rc != EL_OK)
+			net_conn_free(c);
+		pthread_mutex_unlock(&net->mu);
+		if (rc != EL_OK)
+			continue;
+		c->next = net->handshaking;
+		net->handshaking = c;
+		hs_watch(net, c, EPOLLIN, EPOLL_CTL_ADD);
+	}
+}
+
+static void watch_fd(int ep, int fd, void *tag)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = tag };
+	(void)epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
+}
+
+/* Watch the listeners again once the pause is over; the time left (ms),
+ * or -1 when they are watched again. */
+static int64_t accept_resume(struct el_net *net, uint64_t now)
+{
+	if (now < net->accept_resume_ms)
+		return (int64_t)(net->accept_resume_ms - now);
+	net->accept_resume_ms = 0;
+	watch_fd(net->hs_ep, net->listen_peer, &net->listen_peer);
+	if (net->listen_client >= 0)
+		watch_fd(net->hs_ep, net->listen_client, &net->listen_client);
+	return -1;
+}
+
+/* ---- the thread ------------------------------------------------------------------- */
+
+static void *hs_main(void *arg)
+{
+	struct el_net *net = arg;
+	struct epoll_event ev[32];
+	int timeout = 0;
+	for (;;) {
+		const int n = epoll_wait(net->hs_ep, ev, 32, timeout);
+		pthread_mutex_lock(&net->mu);
+		const bool stop = net->stopping;
+		pthread_mutex_unlock(&net->mu);
+		if (stop)
+			break;
+		for (int i = 0; i < n; i++) {
+			void *tag = ev[i].data.ptr;
+			if (tag == &net->listen_peer) {
+				hs_accept(net, net->listen_peer, C_PEER_IN);
+			} else if (tag == &net->listen_client) {
+				hs_accept(net, net->listen_client, C_CLIENT);
+			} else if (tag == &net->hs_wake_fd) {
+				uint64_t v;
+				ssize_t rc = read(net->hs_wake_fd, &v, sizeof v);
+				(void)rc;
+			} else {
+				hs_step(net, tag);
+			}
+		}
+		const uint64_t now = el_now_ms();
+		int64_t a = dials(net, now);
+		const int64_t b = hs_expire(net, now);
+		if (net->accept_resume_ms != 0) {
+			const int64_t in = accept_resume(net, now);
+			a = a < 0 || (in >= 0 && in < a) ? in : a;
+		}
+		const int64_t next = a < 0 ? b : b < 0 ? a : a < b ? a : b;
+		timeout = next < 0 ? -1 : next > 60000 ? 60000 : (int)next;
+	}
+	while (net->handshaking != NULL)
+		hs_drop(net, net->handshaking);
+	return NULL;
+}
+
+void net_hs_wake(struct el_net *net)
+{
+	uint64_t one = 1;
+	ssize_t rc = write(net->hs_wake_fd, &one, sizeof one);
+	(void)rc; /* EAGAIN: already woken */
+}
+
+/* ---- start and stop ----------------------------------------------------------------- */
+
+/* A non-blocking listening socket on url ("tls+tcp://HOST:PORT"). */
+static int listen_on(const char *url, int *out)
+{
+	char host[256], port[16];
+	if (el_url_parse(url, host, sizeof host, port, sizeof port) != 0) {
+		el_log(EL_LOG_ERROR, "net: cannot listen on %s: not tls+tcp://HOST:PORT", url);
+		return EL_EINVAL;
+	}
+	const struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE };
+	struct addrinfo *ai = NULL;
+	const int gai = getaddrinfo(strcmp(host, "*") == 0 ? NULL : host, port, &hints, &ai);
+	if (gai != 0) {
+		el_log(EL_LOG_ERROR, "net: cannot listen on %s: %s", url, gai_strerror(gai));
+		return EL_EINVAL;
+	}
+	const int one = 1;
+	int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
+			ai->ai_protocol);
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
+	    bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || listen(fd, 128) != 0) {
+		el_log(EL_LOG_ERROR, "net: cannot listen on %s: %s", url, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		freeaddrinfo(ai);
+		return EL_EIO;
+	}
+	freeaddrinfo(ai);
+	*out = fd;
+	return EL_OK;
+}
+
+int net_hs_start(struct el_net *net)
+{
+	net->hs_ep = epoll_create1(EPOLL_CLOEXEC);
+	net->hs_wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (net->hs_ep < 0 || net->hs_wake_fd < 0) {
+		el_log(EL_LOG_ERROR, "net: epoll or eventfd: %s", strerror(errno));
+		return EL_EIO;
+	}
+	int rc = listen_on(net->cfg.peer_listen, &net->listen_peer);
+	if (rc == EL_OK && net->cfg.client_listen != NULL) /* NULL: the UART relay */
+		rc = listen_on(net->cfg.client_listen, &net->listen_client);
+	if (rc != EL_OK)
+		return rc;
+	watch_fd(net->hs_ep, net->hs_wake_fd, &net->hs_wake_fd);
+	watch_fd(net->hs_ep, net->listen_peer, &net->listen_peer);
+	if (net->listen_client >= 0)
+		watch_fd(net->hs_ep, net->listen_client, &net->listen_client);
+	if (pthread_create(&net->hs_thread, NULL, hs_main, net) != 0) {
+		el_log(EL_LOG_ERROR, "net: cannot start the handshake thread");
+		return EL_EIO;
+	}
+	(void)pthread_setname_np(net->hs_thread, "el:handshake");
+	net->hs_started = true;
+	return EL_OK;
+}
+
+/* net->stopping is set: end the thread, close the listeners. */
+void net_hs_stop(struct el_net *net)
+{
+	if (net->hs_started) {
+		net_hs_wake(net);
+		pthread_join(net->hs_thread, NULL);
+		net->hs_started = false;
+	}
+	const int fds[] = { net->listen_peer, net->listen_client, net->hs_ep, net->hs_wake_fd };
+	for (size_t i = 0; i < sizeof fds / sizeof fds[0]; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	net->listen_peer = net->listen_client = net->hs_ep = net->hs_wake_fd = -1;
+}

@@ -1,0 +1,155 @@
+/*
+ * net_impl.h - what net.c (the owner's side), net_hs.c (the handshake
+ * thread) and net_tls.c (TLS configurations) share. Private to net/.
+ *
+ * Who owns what:
+ *   - A connection in its handshake belongs to the handshake thread alone.
+ *   - Once its handshake is done it is handed to the owner (net->handoff,
+ *     under net->mu) and from then on belongs to the owner's thread alone:
+ *     the owner reads, writes and closes it with no lock held.
+ *   - net->mu guards the hand-off list, the peers' dial state, the TLS
+ *     configurations' reference counts and the counters.
+ */
+#ifndef EL_NET_IMPL_H
+#define EL_NET_IMPL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <mbedtls/ctr_drbg.h>
+#include <mbedtls/entropy.h>
+#include <mbedtls/pk.h>
+#include <mbedtls/ssl.h>
+#include <mbedtls/x509_crt.h>
+
+#include "el_net.h"
+
+#define NET_PEERS_MAX 16
+#define NET_BACKOFF_MIN_MS 50u
+#define NET_BACKOFF_MAX_MS 2000u
+/* A connection that has not finished its TLS handshake by then is cut, so
+ * a silent client cannot hold one of max_clients for long. */
+#define NET_HANDSHAKE_MS 10000u
+
+enum ckind { C_PEER_IN = 1, C_PEER_OUT = 2, C_CLIENT = 3 };
+
+/* One TLS configuration (mbedtls_ssl_setup keeps a pointer to it): it lives
+ * while a connection made with it does, so a reload never pulls it from
+ * under a connection. */
+struct net_tls {
+	uint32_t refs; /* under net->mu */
+	mbedtls_ssl_config conf;
+	mbedtls_x509_crt ca, own;
+	mbedtls_pk_context key;
+};
+
+struct frame {
+	struct frame *next;
+	uint32_t len; /* prefix + body */
+	uint32_t off; /* bytes written so far */
+	bool close_after;
+	uint8_t b[];
+};
+
+struct conn {
+	struct el_net *net;
+	uint64_t id; /* set when the owner takes it */
+	uint8_t kind;
+	el_id_t peer;      /* C_PEER_OUT: the node dialed */
+	uint32_t peer_gen; /* C_PEER_OUT: the peer setting it was dialed for */
+	int fd;
+	mbedtls_ssl_context ssl;
+	struct net_tls *tls;
+	/* handshake thread */
+	bool connecting;     /* C_PEER_OUT: connect() in progress */
+	uint64_t deadline_ms; /* of the handshake */
+	/* owner */
+	bool ready; /* C_PEER_OUT: handshake done, Raft frames may go */
+	bool closing, rx_paused, rx_stopped, on_again;
+	uint32_t watched; /* the epoll events asked for */
+	uint32_t refs; /* 1 while not reaped + 1 per item held + 1 on the again list */
+	uint32_t frame_max;
+	/* receiving: small frames are parsed out of rbuf, as many per read as
+	 * arrived; a frame larger than rbuf is read straight into cur. */
+	uint8_t *rbuf;
+	uint32_t rcap, rlen;
+	bool in_body;
+	uint32_t got;
+	struct el_net_item *cur;
+	uint32_t inq; /* items of this connection not yet freed by the owner */
+	/* sending */
+	struct frame *q_head, *q_tail;
+	uint32_t q_n;
+	struct conn *next;       /* the list it is on (hand-off, handshakes, dead) */
+	struct conn *next_again; /* the owner's again list */
+};
+
+enum peer_state { P_WAIT = 1, P_DIALING = 2, P_LINKED = 3 };
+
+struct peer {
+	/* under net->mu */
+	el_id_t id;   /* 0: a free slot */
+	uint32_t gen; /* changes at every set and remove */
+	uint8_t state;
+	char addr[128];
+	uint32_t backoff_ms;
+	uint32_t tries;      /* dials since the setting: picks the address */
+	uint64_t dial_at_ms; /* P_WAIT */
+	/* the owner's alone */
+	struct conn *c; /* the live dialed connection */
+};
+
+struct el_net {
+	struct el_net_config cfg;
+	pthread_mutex_t mu;
+	bool stopping;
+	/* the owner's wait: epoll over its connections and wake_fd */
+	int ep, wake_fd;
+	struct conn **slots;
+	uint32_t n_slots;
+	uint64_t next_seq;
+	uint32_t n_conns;
+	struct el_net_item *in_head, *in_tail;
+	struct conn *dead, *again;
+	uint8_t *scratch; /* one frame being written */
+	/* handed over by the handshake thread (mu) */
+	struct conn *handoff;
+	/* the handshake thread */
+	pthread_t hs_thread;
+	bool hs_started;
+	int hs_ep, hs_wake_fd;
+	int listen_peer, listen_client;
+	uint64_t accept_resume_ms; /* listeners unwatched until then (0: watched) */
+	struct conn *handshaking;
+	struct conn *dialing[NET_PEERS_MAX];
+	uint32_t client_conns; /* mu: clients accepted and not yet reaped */
+	/* TLS (mu for the pointers' swap) */
+	mbedtls_entropy_context entropy;
+	mbedtls_ctr_drbg_context drbg;
+	struct net_tls *tls_peer, *tls_client, *tls_dial;
+	struct peer peers[NET_PEERS_MAX];
+	struct el_net_stats st;
+};
+
+/* net_tls.c */
+int net_tls_init(struct el_net *net);
+void net_tls_fini(struct el_net *net);
+/* Load all three configurations from cfg's files; all or none. */
+int net_tls_load(struct el_net *net, struct net_tls **peer, struct net_tls **client,
+		 struct net_tls **dial);
+void net_tls_unref(struct el_net *net, struct net_tls *t); /* mu held */
+/* Set up c->ssl on c->fd with t (takes a reference; mu held). */
+int net_tls_attach(struct conn *c, struct net_tls *t, const char *server_name);
+void net_tls_detach(struct conn *c); /* mu held */
+
+/* net_hs.c */
+int net_hs_start(struct el_net *net);
+void net_hs_stop(struct el_net *net);
+void net_hs_wake(struct el_net *net);
+void net_conn_free(struct conn *c); /* fd, TLS, buffers; mu held */
+
+/* net.c */
+void net_wake_owner(struct el_net *net);
+
+#endif
