@@ -216,6 +216,7 @@ static void rx_took(struct conn *c, uint32_t n)
 /* Read what c has, up to READS_PER_DRAIN records. */
 static void conn_read(struct conn *c)
 {
+	c->tin_dry = false; /* an event, or a read to resume: ask the socket */
 	if (!c->in_body)
 		rx_parse(c); /* whole frames a pause left in rbuf come first */
 	for (int i = 0; i < READS_PER_DRAIN; i++) {

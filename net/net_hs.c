@@ -36,6 +36,8 @@
 #define NET_ACCEPT_PAUSE_MS 250u
 #define RBUF_CLIENT 1024u
 #define RBUF_PEER 16384u
+#define TIN_CLIENT 2048u
+#define TIN_PEER 16384u
 
 /* ---- connections ----------------------------------------------------------- */
 
@@ -51,6 +53,7 @@ void net_conn_free(struct conn *c)
 	}
 	free(c->cur);
 	free(c->rbuf);
+	free(c->tin);
 	free(c);
 }
 
@@ -58,11 +61,15 @@ static struct conn *conn_alloc(struct el_net *net, int fd, uint8_t kind)
 {
 	struct conn *c = calloc(1, sizeof *c);
 	const uint32_t rcap = kind == C_CLIENT ? RBUF_CLIENT : RBUF_PEER;
-	if (c == NULL || (c->rbuf = malloc(rcap)) == NULL) {
+	const uint32_t tcap = kind == C_CLIENT ? TIN_CLIENT : TIN_PEER;
+	if (c == NULL || (c->rbuf = malloc(rcap)) == NULL || (c->tin = malloc(tcap)) == NULL) {
+		if (c != NULL)
+			free(c->rbuf);
 		free(c);
 		close(fd);
 		return NULL;
 	}
+	c->tin_cap = tcap;
 	c->net = net;
 	c->fd = fd;
 	c->kind = kind;
@@ -275,6 +282,7 @@ static void hs_done(struct el_net *net, struct conn *c)
 
 static void hs_step(struct el_net *net, struct conn *c)
 {
+	c->tin_dry = false; /* epoll said so */
 	if (c->connecting) {
 		int err = 0;
 		socklen_t n = sizeof err;

@@ -61,6 +61,11 @@ struct conn {
 	int fd;
 	mbedtls_ssl_context ssl;
 	struct net_tls *tls;
+	/* read-ahead under mbedtls, which asks for a record's header and its
+	 * body apart: one recv() takes what has arrived (net_tls.c) */
+	uint8_t *tin;
+	uint32_t tin_cap, tin_len, tin_off;
+	bool tin_dry; /* the last recv() was short: the socket is empty */
 	/* handshake thread */
 	bool connecting;     /* C_PEER_OUT: connect() in progress */
 	uint64_t deadline_ms; /* of the handshake */

@@ -117,6 +117,37 @@ void net_tls_unref(struct el_net *net, struct net_tls *t)
 		tls_free(t);
 }
 
+static int conn_send_cb(void *ctx, const unsigned char *buf, size_t len)
+{
+	struct conn *c = ctx;
+	return el_bio_send(&c->fd, buf, len);
+}
+
+/* mbedtls reads a record's 5-byte header, then its body: served from one
+ * recv() of what has arrived. After a short recv() the socket is empty, so
+ * the next call says WANT_READ without asking it (a conn_read or hs_step
+ * clears tin_dry first: epoll reported input, level-triggered). */
+static int conn_recv_cb(void *ctx, unsigned char *buf, size_t len)
+{
+	struct conn *c = ctx;
+	if (c->tin_off == c->tin_len) {
+		if (c->tin_dry)
+			return MBEDTLS_ERR_SSL_WANT_READ;
+		const int n = el_bio_recv(&c->fd, c->tin, c->tin_cap);
+		if (n <= 0) {
+			c->tin_dry = n == MBEDTLS_ERR_SSL_WANT_READ;
+			return n;
+		}
+		c->tin_len = (uint32_t)n;
+		c->tin_off = 0;
+		c->tin_dry = (uint32_t)n < c->tin_cap;
+	}
+	const uint32_t k = c->tin_len - c->tin_off < len ? c->tin_len - c->tin_off : (uint32_t)len;
+	memcpy(buf, c->tin + c->tin_off, k);
+	c->tin_off += k;
+	return (int)k;
+}
+
 int net_tls_attach(struct conn *c, struct net_tls *t, const char *server_name)
 {
 	mbedtls_ssl_init(&c->ssl);
@@ -125,7 +156,7 @@ int net_tls_attach(struct conn *c, struct net_tls *t, const char *server_name)
 		mbedtls_ssl_free(&c->ssl);
 		return EL_EFULL;
 	}
-	mbedtls_ssl_set_bio(&c->ssl, &c->fd, el_bio_send, el_bio_recv, NULL);
+	mbedtls_ssl_set_bio(&c->ssl, c, conn_send_cb, conn_recv_cb, NULL);
 	t->refs++;
 	c->tls = t;
 	return EL_OK;
