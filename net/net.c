@@ -497,8 +497,7 @@ static void adopt(struct el_net *net, struct conn *c)
 			p->dial_at_ms = el_now_ms() + p->backoff_ms;
 			net_hs_wake(net);
 		}
-		if (c->kind == C_CLIENT)
-			net->client_conns--;
+		net_conn_uncount(net, c);
 		net_conn_free(c);
 		pthread_mutex_unlock(&net->mu);
 		return;
@@ -574,10 +573,9 @@ static void reap(struct el_net *net, struct conn *c)
 		it = end_item(c, c->kind == C_CLIENT ? EL_NET_CLIENT_CLOSED : EL_NET_PEER_CLOSED);
 	}
 	pthread_mutex_lock(&net->mu);
-	if (c->kind == C_CLIENT) {
+	if (c->kind == C_CLIENT)
 		net->st.clients--;
-		net->client_conns--;
-	}
+	net_conn_uncount(net, c);
 	net_tls_detach(c);
 	pthread_mutex_unlock(&net->mu);
 	close(c->fd);

@@ -57,6 +57,15 @@ void net_conn_free(struct conn *c)
 	free(c);
 }
 
+/* An accepted connection ends: it no longer counts toward its port's cap. */
+void net_conn_uncount(struct el_net *net, const struct conn *c)
+{
+	if (c->kind == C_CLIENT)
+		net->client_conns--;
+	else if (c->kind == C_PEER_IN)
+		net->peer_in_conns--;
+}
+
 static struct conn *conn_alloc(struct el_net *net, int fd, uint8_t kind)
 {
 	struct conn *c = calloc(1, sizeof *c);
@@ -107,8 +116,7 @@ static void hs_drop(struct el_net *net, struct conn *c)
 {
 	hs_unlink(net, c);
 	pthread_mutex_lock(&net->mu);
-	if (c->kind == C_CLIENT)
-		net->client_conns--;
+	net_conn_uncount(net, c);
 	net_conn_free(c);
 	pthread_mutex_unlock(&net->mu);
 }
@@ -349,8 +357,9 @@ static void hs_accept(struct el_net *net, int lfd, uint8_t kind)
 			return;
 		}
 		pthread_mutex_lock(&net->mu);
-		const bool full = kind == C_CLIENT && net->client_conns >= net->cfg.max_clients;
-		if (full)
+		const bool full = kind == C_CLIENT ? net->client_conns >= net->cfg.max_clients
+						   : net->peer_in_conns >= NET_PEER_IN_MAX;
+		if (full && kind == C_CLIENT)
 			net->st.clients_refused++;
 		pthread_mutex_unlock(&net->mu);
 		struct conn *c = full ? NULL : conn_alloc(net, fd, kind);
@@ -364,6 +373,8 @@ static void hs_accept(struct el_net *net, int lfd, uint8_t kind)
 					      NULL);
 		if (rc == EL_OK && kind == C_CLIENT)
 			net->client_conns++;
+		else if (rc == EL_OK)
+			net->peer_in_conns++;
 		if (rc != EL_OK)
 			net_conn_free(c);
 		pthread_mutex_unlock(&net->mu);

@@ -31,6 +31,10 @@
 /* A connection that has not finished its TLS handshake by then is cut, so
  * a silent client cannot hold one of max_clients for long. */
 #define NET_HANDSHAKE_MS 10000u
+/* Connections on the peer port, in their handshake or up: a cluster needs
+ * one per other node (and one more while it redials), so anything beyond
+ * this is someone else, and memory stays bounded against a flood. */
+#define NET_PEER_IN_MAX (4u * NET_PEERS_MAX)
 
 enum ckind { C_PEER_IN = 1, C_PEER_OUT = 2, C_CLIENT = 3 };
 
@@ -129,6 +133,7 @@ struct el_net {
 	struct conn *handshaking;
 	struct conn *dialing[NET_PEERS_MAX];
 	uint32_t client_conns; /* mu: clients accepted and not yet reaped */
+	uint32_t peer_in_conns; /* mu: the same on the peer port */
 	/* TLS (mu for the pointers' swap) */
 	mbedtls_entropy_context entropy;
 	mbedtls_ctr_drbg_context drbg;
@@ -153,6 +158,7 @@ int net_hs_start(struct el_net *net);
 void net_hs_stop(struct el_net *net);
 void net_hs_wake(struct el_net *net);
 void net_conn_free(struct conn *c); /* fd, TLS, buffers; mu held */
+void net_conn_uncount(struct el_net *net, const struct conn *c); /* mu held */
 
 /* net.c */
 void net_wake_owner(struct el_net *net);

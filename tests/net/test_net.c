@@ -798,6 +798,42 @@ static void test_restarted_peer_redialed(void)
 	EL_CHECK(expect_frame(&node_b, EL_NET_PEER_FRAME, reaccepted, sizeof b, 120));
 }
 
+/* 80 plain TCP connections to the peer port that never start TLS: at most
+ * 64 are kept (in their handshake, until its 10 s deadline), the rest are
+ * closed at once, and a real peer links once they are gone. */
+static void test_peer_port_bounded(void)
+{
+	enum { FLOOD = 80, KEPT = 64 };
+	node_init(&node_a, "node1", "net-node1.pem");
+	node_init(&node_b, "node2", "net-node2.pem");
+	EL_CHECK(node_start(&node_a) && node_start(&node_b));
+	struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons((uint16_t)node_b.peer_port),
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int fds[FLOOD];
+	for (int i = 0; i < FLOOD; i++) {
+		fds[i] = socket(AF_INET, SOCK_STREAM, 0);
+		if (fds[i] >= 0 && connect(fds[i], (struct sockaddr *)&to, sizeof to) != 0) {
+			close(fds[i]);
+			fds[i] = -1;
+		}
+	}
+	usleep(500 * 1000);
+	int ended = 0;
+	for (int i = 0; i < FLOOD; i++) {
+		struct pollfd p = { .fd = fds[i], .events = POLLIN };
+		char b;
+		if (fds[i] < 0 || (poll(&p, 1, 0) == 1 && recv(fds[i], &b, 1, MSG_DONTWAIT) <= 0))
+			ended++;
+	}
+	printf("  %d of %d plain connections ended at once\n", ended, FLOOD);
+	EL_CHECK_EQ(ended, FLOOD - KEPT);
+	for (int i = 0; i < FLOOD; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	uint64_t dialed, accepted;
+	EL_CHECK(dial_peer(&node_a, &node_b, 2, &dialed, &accepted));
+}
+
 /* A dial the certificates must refuse, watched for QUIET_MS with both
  * sides acting as owners: each connection announced would get a hello at
  * once (never el_net_peer_ready). A connection is announced only once its
@@ -981,6 +1017,7 @@ int main(int argc, char **argv)
 	RUN(test_peer_large_frames);
 	RUN(test_link_lost_redials);
 	RUN(test_restarted_peer_redialed);
+	RUN(test_peer_port_bounded);
 	RUN(test_wrong_server_name_refused);
 	RUN(test_foreign_ca_peer_refused);
 	RUN(test_peer_remove_stops_dialing);
