@@ -28,7 +28,8 @@
  * the name "node<N>"). Frames from peers arrive on accepted connections
  * (EL_NET_PEER_FRAME, with the connection id); the owner binds each accepted
  * connection to the node its hello names. Dialing retries with exponential
- * backoff (50 ms to 2 s). A handshake not done in 10 s is cut. The peer port
+ * backoff (50 ms to 2 s), also when a link ends within 1 s of its
+handshake (the other owner closed it). A handshake not done in 10 s is cut. The peer port
 takes at most 64 connections at a time (handshaking or up; a cluster
 needs one per other node), the client port max_clients.
  *

@@ -493,8 +493,7 @@ static void adopt(struct el_net *net, struct conn *c)
 		pthread_mutex_lock(&net->mu);
 		struct peer *p = c->kind == C_PEER_OUT ? peer_find(net, c->peer) : NULL;
 		if (p != NULL && p->gen == c->peer_gen) { /* dial again */
-			p->state = P_WAIT;
-			p->dial_at_ms = el_now_ms() + p->backoff_ms;
+			net_peer_wait(p, el_now_ms());
 			net_hs_wake(net);
 		}
 		net_conn_uncount(net, c);
@@ -517,7 +516,7 @@ static void adopt(struct el_net *net, struct conn *c)
 		struct peer *p = peer_find(net, c->peer);
 		if (p != NULL && p->gen == c->peer_gen) {
 			p->c = c;
-			p->backoff_ms = NET_BACKOFF_MIN_MS;
+			c->up_ms = el_now_ms();
 			el_log(EL_LOG_INFO, "net: connected to node %u at %s", p->id, p->addr);
 		} else {
 			kind = 0; /* the peer changed while it was dialed */
@@ -551,8 +550,10 @@ static bool link_lost(struct el_net *net, struct conn *c)
 	if (ours) {
 		p->c = NULL;
 		el_log(EL_LOG_INFO, "net: link to node %u lost; redialing", p->id);
-		p->state = P_WAIT;
-		p->dial_at_ms = el_now_ms() + p->backoff_ms;
+		const uint64_t now = el_now_ms();
+		if (now - c->up_ms >= NET_LINK_STABLE_MS)
+			p->backoff_ms = NET_BACKOFF_MIN_MS;
+		net_peer_wait(p, now);
 		net_hs_wake(net);
 	}
 	pthread_mutex_unlock(&net->mu);

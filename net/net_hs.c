@@ -131,12 +131,17 @@ static void dial_retry(struct el_net *net, int i, uint32_t gen, const char *why)
 	if (p->id != 0 && p->gen == gen && p->state == P_DIALING) {
 		if (p->backoff_ms >= NET_BACKOFF_MAX_MS / 2)
 			el_log(EL_LOG_DEBUG, "net: node %u at %s: %s", p->id, p->addr, why);
-		p->state = P_WAIT;
-		p->dial_at_ms = el_now_ms() + p->backoff_ms;
-		p->backoff_ms = p->backoff_ms * 2 > NET_BACKOFF_MAX_MS ? NET_BACKOFF_MAX_MS
-								     : p->backoff_ms * 2;
+		net_peer_wait(p, el_now_ms());
 	}
 	pthread_mutex_unlock(&net->mu);
+}
+
+void net_peer_wait(struct peer *p, uint64_t now)
+{
+	p->state = P_WAIT;
+	p->dial_at_ms = now + p->backoff_ms;
+	p->backoff_ms = p->backoff_ms * 2 > NET_BACKOFF_MAX_MS ? NET_BACKOFF_MAX_MS
+							     : p->backoff_ms * 2;
 }
 
 /* A socket connecting to the n-th address addr resolves to (rotating, so

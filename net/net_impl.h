@@ -31,6 +31,10 @@
 /* A connection that has not finished its TLS handshake by then is cut, so
  * a silent client cannot hold one of max_clients for long. */
 #define NET_HANDSHAKE_MS 10000u
+/* A link that ends sooner than this after its handshake (the other side's
+ * owner refused it: another cluster, a hello it rejects) is redialed with
+ * the backoff growing, as a failed dial is; a longer one starts over. */
+#define NET_LINK_STABLE_MS 1000u
 /* Connections on the peer port, in their handshake or up: a cluster needs
  * one per other node (and one more while it redials), so anything beyond
  * this is someone else, and memory stays bounded against a flood. */
@@ -75,6 +79,7 @@ struct conn {
 	uint64_t deadline_ms; /* of the handshake */
 	/* owner */
 	bool ready; /* C_PEER_OUT: handshake done, Raft frames may go */
+	uint64_t up_ms; /* when the owner took it */
 	bool closing, rx_paused, rx_stopped, on_again;
 	uint32_t watched; /* the epoll events asked for */
 	uint32_t refs; /* 1 while not reaped + 1 per item held + 1 on the again list */
@@ -157,6 +162,8 @@ void net_tls_detach(struct conn *c); /* mu held */
 int net_hs_start(struct el_net *net);
 void net_hs_stop(struct el_net *net);
 void net_hs_wake(struct el_net *net);
+/* Dial peer p again after its backoff, which then doubles (mu held). */
+void net_peer_wait(struct peer *p, uint64_t now);
 void net_conn_free(struct conn *c); /* fd, TLS, buffers; mu held */
 void net_conn_uncount(struct el_net *net, const struct conn *c); /* mu held */
 

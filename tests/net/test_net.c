@@ -798,6 +798,43 @@ static void test_restarted_peer_redialed(void)
 	EL_CHECK(expect_frame(&node_b, EL_NET_PEER_FRAME, reaccepted, sizeof b, 120));
 }
 
+/* b's owner closes every connection it accepts at once (as a node of
+ * another cluster does after the hello): a dials again with the backoff
+ * doubling from 50 ms, so the fifth link comes at least 400 ms after the
+ * fourth (with no backoff it comes a handshake and 50 ms later). */
+static void test_refused_link_backs_off(void)
+{
+	node_init(&node_a, "node1", "net-node1.pem");
+	node_init(&node_b, "node2", "net-node2.pem");
+	EL_CHECK(node_start(&node_a) && node_start(&node_b));
+	EL_CHECK_EQ(el_net_peer_set(node_a.net, 2, node_b.peer_url), EL_OK);
+	uint64_t at[5];
+	unsigned links = 0;
+	const uint64_t end = now_ms() + 5000;
+	while (links < 5 && now_ms() < end) {
+		pump(&node_a, now_ms() + 5);
+		pump(&node_b, now_ms() + 5);
+		struct el_net_item *it;
+		while ((it = unlink_first(&node_b, EL_NET_PEER_OPENED, ANY_CONN)) != NULL) {
+			el_net_close(node_b.net, it->conn);
+			el_net_item_free(node_b.net, it);
+		}
+		while ((it = unlink_first(&node_a, EL_NET_PEER_DIALED, ANY_CONN)) != NULL) {
+			if (links < 5)
+				at[links++] = now_ms();
+			el_net_item_free(node_a.net, it);
+		}
+		node_release(&node_a);
+		node_release(&node_b);
+	}
+	EL_CHECK_EQ(links, 5u);
+	if (links == 5)
+		printf("  links at +%llu, +%llu, +%llu, +%llu ms\n",
+		       (unsigned long long)(at[1] - at[0]), (unsigned long long)(at[2] - at[0]),
+		       (unsigned long long)(at[3] - at[0]), (unsigned long long)(at[4] - at[0]));
+	EL_CHECK(links == 5 && at[4] - at[3] >= 400);
+}
+
 /* 80 plain TCP connections to the peer port that never start TLS: at most
  * 64 are kept (in their handshake, until its 10 s deadline), the rest are
  * closed at once, and a real peer links once they are gone. */
@@ -1018,6 +1055,7 @@ int main(int argc, char **argv)
 	RUN(test_link_lost_redials);
 	RUN(test_restarted_peer_redialed);
 	RUN(test_peer_port_bounded);
+	RUN(test_refused_link_backs_off);
 	RUN(test_wrong_server_name_refused);
 	RUN(test_foreign_ca_peer_refused);
 	RUN(test_peer_remove_stops_dialing);
