@@ -57,13 +57,12 @@ void net_conn_free(struct conn *c)
 	free(c);
 }
 
-/* An accepted connection ends: it no longer counts toward its port's cap. */
+/* An accepted client's connection ends: it no longer counts toward
+ * max_clients. */
 void net_conn_uncount(struct el_net *net, const struct conn *c)
 {
 	if (c->kind == C_CLIENT)
 		net->client_conns--;
-	else if (c->kind == C_PEER_IN)
-		net->peer_in_conns--;
 }
 
 static struct conn *conn_alloc(struct el_net *net, int fd, uint8_t kind)
@@ -117,6 +116,8 @@ static void hs_drop(struct el_net *net, struct conn *c)
 	hs_unlink(net, c);
 	pthread_mutex_lock(&net->mu);
 	net_conn_uncount(net, c);
+	if (c->kind == C_PEER_IN)
+		net->peer_hs_conns--;
 	net_conn_free(c);
 	pthread_mutex_unlock(&net->mu);
 }
@@ -280,6 +281,8 @@ static void hs_done(struct el_net *net, struct conn *c)
 	const int slot = peer_slot(net, c);
 	hs_unlink(net, c);
 	pthread_mutex_lock(&net->mu);
+	if (c->kind == C_PEER_IN)
+		net->peer_hs_conns--; /* up: the owner's inbound table bounds it now */
 	const struct peer *p = slot >= 0 ? &net->peers[slot] : NULL;
 	if (c->kind == C_PEER_OUT && (p == NULL || p->id == 0 || p->gen != c->peer_gen)) {
 		net_conn_free(c);
@@ -363,7 +366,7 @@ static void hs_accept(struct el_net *net, int lfd, uint8_t kind)
 		}
 		pthread_mutex_lock(&net->mu);
 		const bool full = kind == C_CLIENT ? net->client_conns >= net->cfg.max_clients
-						   : net->peer_in_conns >= NET_PEER_IN_MAX;
+						   : net->peer_hs_conns >= NET_PEER_HS_MAX;
 		if (full && kind == C_CLIENT)
 			net->st.clients_refused++;
 		pthread_mutex_unlock(&net->mu);
@@ -379,7 +382,7 @@ static void hs_accept(struct el_net *net, int lfd, uint8_t kind)
 		if (rc == EL_OK && kind == C_CLIENT)
 			net->client_conns++;
 		else if (rc == EL_OK)
-			net->peer_in_conns++;
+			net->peer_hs_conns++;
 		if (rc != EL_OK)
 			net_conn_free(c);
 		pthread_mutex_unlock(&net->mu);

@@ -35,10 +35,12 @@
  * owner refused it: another cluster, a hello it rejects) is redialed with
  * the backoff growing, as a failed dial is; a longer one starts over. */
 #define NET_LINK_STABLE_MS 1000u
-/* Connections on the peer port, in their handshake or up: a cluster needs
- * one per other node (and one more while it redials), so anything beyond
- * this is someone else, and memory stays bounded against a flood. */
-#define NET_PEER_IN_MAX (4u * NET_PEERS_MAX)
+/* Connections on the peer port in their TLS handshake at a time: a
+ * cluster needs one per other node (and one more while it redials), so
+ * anything beyond this is someone else, and memory stays bounded against a
+ * flood. (Connections up are the owner's to bound: edgelockd's inbound
+ * table closes the oldest of a node's when it fills.) */
+#define NET_PEER_HS_MAX (4u * NET_PEERS_MAX)
 
 enum ckind { C_PEER_IN = 1, C_PEER_OUT = 2, C_CLIENT = 3 };
 
@@ -138,7 +140,7 @@ struct el_net {
 	struct conn *handshaking;
 	struct conn *dialing[NET_PEERS_MAX];
 	uint32_t client_conns; /* mu: clients accepted and not yet reaped */
-	uint32_t peer_in_conns; /* mu: the same on the peer port */
+	uint32_t peer_hs_conns; /* mu: peer-port connections in their handshake */
 	/* TLS (mu for the pointers' swap) */
 	mbedtls_entropy_context entropy;
 	mbedtls_ctr_drbg_context drbg;

@@ -836,7 +836,7 @@ static void test_refused_link_backs_off(void)
 }
 
 /* 80 plain TCP connections to the peer port that never start TLS: at most
- * 64 are kept (in their handshake, until its 10 s deadline), the rest are
+ * 64 are kept in their handshake (until its 10 s deadline), the rest are
  * closed at once, and a real peer links once they are gone. */
 static void test_peer_port_bounded(void)
 {
