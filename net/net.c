@@ -678,17 +678,12 @@ void el_net_stats(struct el_net *net, struct el_net_stats *st)
 
 int el_net_reload_tls(struct el_net *net)
 {
-	struct net_tls *peer, *client, *dial;
-	const int rc = net_tls_load(net, &peer, &client, &dial);
-	if (rc != EL_OK)
-		return rc; /* all or nothing: every endpoint keeps its configuration */
+	struct net_tls *t = net_tls_load(net);
+	if (t == NULL)
+		return EL_EINVAL; /* every endpoint keeps its configuration */
 	pthread_mutex_lock(&net->mu);
-	struct net_tls *old[] = { net->tls_peer, net->tls_client, net->tls_dial };
-	net->tls_peer = peer;
-	net->tls_client = client;
-	net->tls_dial = dial;
-	for (size_t i = 0; i < sizeof old / sizeof old[0]; i++)
-		net_tls_unref(net, old[i]); /* connections up keep theirs */
+	net_tls_unref(net->tls); /* connections up keep theirs */
+	net->tls = t;
 	pthread_mutex_unlock(&net->mu);
 	return EL_OK;
 }
@@ -722,8 +717,10 @@ int el_net_start(struct el_net **out, const struct el_net_config *cfg)
 	net->listen_peer = net->listen_client = -1;
 	pthread_mutex_init(&net->mu, NULL);
 	int rc = net_tls_init(net);
-	if (rc == EL_OK)
-		rc = net_tls_load(net, &net->tls_peer, &net->tls_client, &net->tls_dial);
+	if (rc == EL_OK) {
+		net->tls = net_tls_load(net);
+		rc = net->tls != NULL ? EL_OK : EL_EINVAL;
+	}
 	if (rc == EL_OK)
 		rc = owner_start(net);
 	if (rc == EL_OK)
@@ -755,9 +752,7 @@ void el_net_stop(struct el_net *net)
 		next = it->next;
 		el_net_item_free(net, it);
 	}
-	net_tls_unref(net, net->tls_peer);
-	net_tls_unref(net, net->tls_client);
-	net_tls_unref(net, net->tls_dial);
+	net_tls_unref(net->tls);
 	net_tls_fini(net);
 	if (net->ep >= 0)
 		close(net->ep);

@@ -199,7 +199,7 @@ static void dial_start(struct el_net *net, int i)
 		c->peer_gen = gen;
 		c->connecting = true;
 		pthread_mutex_lock(&net->mu);
-		rc = net_tls_attach(c, net->tls_dial, name);
+		rc = net_tls_attach(c, net->tls, name);
 		pthread_mutex_unlock(&net->mu);
 	}
 	if (rc != EL_OK) {
@@ -377,8 +377,7 @@ static void hs_accept(struct el_net *net, int lfd, uint8_t kind)
 			continue;
 		}
 		pthread_mutex_lock(&net->mu);
-		const int rc = net_tls_attach(c, kind == C_CLIENT ? net->tls_client : net->tls_peer,
-					      NULL);
+		const int rc = net_tls_attach(c, net->tls, NULL);
 		if (rc == EL_OK && kind == C_CLIENT)
 			net->client_conns++;
 		else if (rc == EL_OK)

@@ -44,12 +44,12 @@
 
 enum ckind { C_PEER_IN = 1, C_PEER_OUT = 2, C_CLIENT = 3 };
 
-/* One TLS configuration (mbedtls_ssl_setup keeps a pointer to it): it lives
- * while a connection made with it does, so a reload never pulls it from
- * under a connection. */
+/* The TLS files and the configurations made of them (mbedtls_ssl_setup
+ * keeps a pointer to one): it lives while a connection made with it does,
+ * so a reload never pulls it from under a connection. */
 struct net_tls {
 	uint32_t refs; /* under net->mu */
-	mbedtls_ssl_config conf;
+	mbedtls_ssl_config peer, client, dial; /* by the connection's kind */
 	mbedtls_x509_crt ca, own;
 	mbedtls_pk_context key;
 };
@@ -144,7 +144,7 @@ struct el_net {
 	/* TLS (mu for the pointers' swap) */
 	mbedtls_entropy_context entropy;
 	mbedtls_ctr_drbg_context drbg;
-	struct net_tls *tls_peer, *tls_client, *tls_dial;
+	struct net_tls *tls;
 	struct peer peers[NET_PEERS_MAX];
 	struct el_net_stats st;
 };
@@ -152,11 +152,11 @@ struct el_net {
 /* net_tls.c */
 int net_tls_init(struct el_net *net);
 void net_tls_fini(struct el_net *net);
-/* Load all three configurations from cfg's files; all or none. */
-int net_tls_load(struct el_net *net, struct net_tls **peer, struct net_tls **client,
-		 struct net_tls **dial);
-void net_tls_unref(struct el_net *net, struct net_tls *t); /* mu held */
-/* Set up c->ssl on c->fd with t (takes a reference; mu held). */
+/* Load cfg's files into a new set (one reference), or NULL (logged). */
+struct net_tls *net_tls_load(struct el_net *net);
+void net_tls_unref(struct net_tls *t); /* mu held */
+/* Set up c->ssl on c->fd with t's configuration for c's kind (takes a
+ * reference; mu held). */
 int net_tls_attach(struct conn *c, struct net_tls *t, const char *server_name);
 void net_tls_detach(struct conn *c); /* mu held */
 

@@ -1,11 +1,13 @@
 /*
  * net_tls.c - the daemon's TLS configurations, over mbedtls (net_impl.h).
  *
- * Three: the peer port's server side (a certificate from the cluster CA is
- * required), the client port's (required or optional, as configured), and
- * the dialer's to peers (the peer's certificate must bear "node<N>", set per
- * connection). Each is reference-counted: a reload (SIGHUP) makes three new
- * ones, and a connection keeps the one it was made with until it ends.
+ * The CA and the node's certificate and key, parsed once, under three
+ * configurations: the peer port's server side (a certificate from the
+ * cluster CA is required), the client port's (required or optional, as
+ * configured), and the dialer's to peers (the peer's certificate must bear
+ * "node<N>", set per connection). The set is reference-counted: a reload
+ * (SIGHUP) makes a new one, and a connection keeps the one it was made with
+ * until it ends.
  *
  * The random generator is shared by both of net's threads; mbedtls is built
  * with MBEDTLS_THREADING_C (Debian), so ctr_drbg locks itself.
@@ -42,39 +44,73 @@ void net_tls_fini(struct el_net *net)
 
 static void tls_free(struct net_tls *t)
 {
-	mbedtls_ssl_config_free(&t->conf);
+	mbedtls_ssl_config_free(&t->peer);
+	mbedtls_ssl_config_free(&t->client);
+	mbedtls_ssl_config_free(&t->dial);
 	mbedtls_x509_crt_free(&t->ca);
 	mbedtls_x509_crt_free(&t->own);
 	mbedtls_pk_free(&t->key);
 	free(t);
 }
 
-static struct net_tls *tls_new(struct el_net *net, int endpoint, int authmode)
+/* One of t's three configurations, on its files and the shared generator. */
+static int conf_setup(struct el_net *net, struct net_tls *t, mbedtls_ssl_config *conf,
+		      int endpoint, int authmode)
+{
+	int rc = mbedtls_ssl_config_defaults(conf, endpoint, MBEDTLS_SSL_TRANSPORT_STREAM,
+					     MBEDTLS_SSL_PRESET_DEFAULT);
+	if (rc == 0)
+		rc = mbedtls_ssl_conf_own_cert(conf, &t->own, &t->key);
+	if (rc != 0)
+		return rc;
+	mbedtls_ssl_conf_rng(conf, mbedtls_ctr_drbg_random, &net->drbg);
+	mbedtls_ssl_conf_authmode(conf, authmode);
+	mbedtls_ssl_conf_ca_chain(conf, &t->ca, NULL);
+	mbedtls_ssl_conf_min_version(conf, MBEDTLS_SSL_MAJOR_VERSION_3,
+				     MBEDTLS_SSL_MINOR_VERSION_3); /* TLS 1.2 */
+	return 0;
+}
+
+/* Parse the files once; the three configurations point into them. */
+static int tls_setup(struct el_net *net, struct net_tls *t, const char **what)
+{
+	const struct el_net_config *cfg = &net->cfg;
+	*what = "ca_file";
+	int rc = mbedtls_x509_crt_parse_file(&t->ca, cfg->ca_file);
+	if (rc == 0) {
+		*what = "cert_key_file";
+		rc = mbedtls_x509_crt_parse_file(&t->own, cfg->cert_key_file);
+	}
+	if (rc == 0)
+		rc = mbedtls_pk_parse_keyfile(&t->key, cfg->cert_key_file, NULL);
+	if (rc == 0)
+		*what = "setup";
+	if (rc == 0)
+		rc = conf_setup(net, t, &t->peer, MBEDTLS_SSL_IS_SERVER, MBEDTLS_SSL_VERIFY_REQUIRED);
+	if (rc == 0)
+		rc = conf_setup(net, t, &t->client, MBEDTLS_SSL_IS_SERVER,
+				cfg->client_cert_required ? MBEDTLS_SSL_VERIFY_REQUIRED
+							  : MBEDTLS_SSL_VERIFY_OPTIONAL);
+	if (rc == 0)
+		rc = conf_setup(net, t, &t->dial, MBEDTLS_SSL_IS_CLIENT, MBEDTLS_SSL_VERIFY_REQUIRED);
+	return rc;
+}
+
+struct net_tls *net_tls_load(struct el_net *net)
 {
 	const struct el_net_config *cfg = &net->cfg;
 	struct net_tls *t = calloc(1, sizeof *t);
 	if (t == NULL)
 		return NULL;
 	t->refs = 1;
-	mbedtls_ssl_config_init(&t->conf);
+	mbedtls_ssl_config_init(&t->peer);
+	mbedtls_ssl_config_init(&t->client);
+	mbedtls_ssl_config_init(&t->dial);
 	mbedtls_x509_crt_init(&t->ca);
 	mbedtls_x509_crt_init(&t->own);
 	mbedtls_pk_init(&t->key);
 	const char *what = "setup";
-	int rc = mbedtls_ssl_config_defaults(&t->conf, endpoint, MBEDTLS_SSL_TRANSPORT_STREAM,
-					     MBEDTLS_SSL_PRESET_DEFAULT);
-	if (rc == 0) {
-		what = "ca_file";
-		rc = mbedtls_x509_crt_parse_file(&t->ca, cfg->ca_file);
-	}
-	if (rc == 0) {
-		what = "cert_key_file";
-		rc = mbedtls_x509_crt_parse_file(&t->own, cfg->cert_key_file);
-	}
-	if (rc == 0)
-		rc = mbedtls_pk_parse_keyfile(&t->key, cfg->cert_key_file, NULL);
-	if (rc == 0)
-		rc = mbedtls_ssl_conf_own_cert(&t->conf, &t->own, &t->key);
+	const int rc = tls_setup(net, t, &what);
 	if (rc != 0) {
 		char why[160];
 		mbedtls_strerror(rc, why, sizeof why);
@@ -83,36 +119,11 @@ static struct net_tls *tls_new(struct el_net *net, int endpoint, int authmode)
 		tls_free(t);
 		return NULL;
 	}
-	mbedtls_ssl_conf_rng(&t->conf, mbedtls_ctr_drbg_random, &net->drbg);
-	mbedtls_ssl_conf_authmode(&t->conf, authmode);
-	mbedtls_ssl_conf_ca_chain(&t->conf, &t->ca, NULL);
-	mbedtls_ssl_conf_min_version(&t->conf, MBEDTLS_SSL_MAJOR_VERSION_3,
-				     MBEDTLS_SSL_MINOR_VERSION_3); /* TLS 1.2 */
 	return t;
 }
 
-int net_tls_load(struct el_net *net, struct net_tls **peer, struct net_tls **client,
-		 struct net_tls **dial)
+void net_tls_unref(struct net_tls *t)
 {
-	*peer = tls_new(net, MBEDTLS_SSL_IS_SERVER, MBEDTLS_SSL_VERIFY_REQUIRED);
-	*client = *peer == NULL ? NULL :
-		tls_new(net, MBEDTLS_SSL_IS_SERVER, net->cfg.client_cert_required
-				? MBEDTLS_SSL_VERIFY_REQUIRED : MBEDTLS_SSL_VERIFY_OPTIONAL);
-	*dial = *client == NULL ? NULL :
-		tls_new(net, MBEDTLS_SSL_IS_CLIENT, MBEDTLS_SSL_VERIFY_REQUIRED);
-	if (*dial != NULL)
-		return EL_OK;
-	if (*client != NULL)
-		tls_free(*client);
-	if (*peer != NULL)
-		tls_free(*peer);
-	*peer = *client = NULL;
-	return EL_EINVAL;
-}
-
-void net_tls_unref(struct el_net *net, struct net_tls *t)
-{
-	(void)net;
 	if (t != NULL && --t->refs == 0)
 		tls_free(t);
 }
@@ -150,8 +161,10 @@ static int conn_recv_cb(void *ctx, unsigned char *buf, size_t len)
 
 int net_tls_attach(struct conn *c, struct net_tls *t, const char *server_name)
 {
+	const mbedtls_ssl_config *conf = c->kind == C_CLIENT ? &t->client
+					 : c->kind == C_PEER_IN ? &t->peer : &t->dial;
 	mbedtls_ssl_init(&c->ssl);
-	if (mbedtls_ssl_setup(&c->ssl, &t->conf) != 0 ||
+	if (mbedtls_ssl_setup(&c->ssl, conf) != 0 ||
 	    (server_name != NULL && mbedtls_ssl_set_hostname(&c->ssl, server_name) != 0)) {
 		mbedtls_ssl_free(&c->ssl);
 		return EL_EFULL;
@@ -167,6 +180,6 @@ void net_tls_detach(struct conn *c)
 	if (c->tls == NULL)
 		return;
 	mbedtls_ssl_free(&c->ssl);
-	net_tls_unref(c->net, c->tls);
+	net_tls_unref(c->tls);
 	c->tls = NULL;
 }
