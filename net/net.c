@@ -361,7 +361,7 @@ static struct peer *peer_find(struct el_net *net, el_id_t id)
 static void peer_drop(struct el_net *net, struct peer *p)
 {
 	p->id = 0;
-	p->gen++;
+	p->gen = ++net->gen_seq;
 	p->state = 0;
 	if (p->c != NULL)
 		conn_fail(p->c); /* reaped with no LINK_LOST: p->c is no longer it */
@@ -387,7 +387,7 @@ int el_net_peer_set(struct el_net *net, el_id_t id, const char *addr)
 			rc = EL_EFULL;
 		} else {
 			p->id = id;
-			p->gen++;
+			p->gen = ++net->gen_seq;
 			snprintf(p->addr, sizeof p->addr, "%s", addr);
 			p->state = P_WAIT;
 			p->dial_at_ms = 0;

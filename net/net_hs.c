@@ -104,10 +104,8 @@ static void hs_unlink(struct el_net *net, struct conn *c)
 		}
 	c->next = NULL;
 	(void)epoll_ctl(net->hs_ep, EPOLL_CTL_DEL, c->fd, NULL);
-	if (c->kind == C_PEER_OUT)
-		for (int i = 0; i < NET_PEERS_MAX; i++)
-			if (net->dialing[i] == c)
-				net->dialing[i] = NULL;
+	if (c->kind == C_PEER_OUT && net->dialing[c->slot] == c)
+		net->dialing[c->slot] = NULL;
 }
 
 /* Forget a connection still in its handshake. */
@@ -197,6 +195,7 @@ static void dial_start(struct el_net *net, int i)
 	if (c != NULL) {
 		c->peer = id;
 		c->peer_gen = gen;
+		c->slot = i;
 		c->connecting = true;
 		pthread_mutex_lock(&net->mu);
 		rc = net_tls_attach(c, net->tls, name);
@@ -245,14 +244,6 @@ static int64_t dials(struct el_net *net, uint64_t now)
 
 /* ---- handshakes ---------------------------------------------------------------- */
 
-static int peer_slot(const struct el_net *net, const struct conn *c)
-{
-	for (int i = 0; i < NET_PEERS_MAX; i++)
-		if (net->dialing[i] == c)
-			return i;
-	return -1;
-}
-
 /* The handshake failed (or timed out): drop c, and redial if it was a dial. */
 static void hs_fail(struct el_net *net, struct conn *c, int rc)
 {
@@ -264,13 +255,14 @@ static void hs_fail(struct el_net *net, struct conn *c, int rc)
 			 mbedtls_ssl_get_verify_result(&c->ssl));
 	else
 		mbedtls_strerror(rc, why, sizeof why);
-	const int slot = peer_slot(net, c);
+	const bool dialed = c->kind == C_PEER_OUT;
+	const int slot = c->slot;
 	const uint32_t gen = c->peer_gen;
-	if (c->kind != C_PEER_OUT)
+	if (!dialed)
 		el_log(EL_LOG_DEBUG, "net: %s handshake: %s",
 		       c->kind == C_CLIENT ? "client" : "peer", why);
 	hs_drop(net, c);
-	if (slot >= 0)
+	if (dialed)
 		dial_retry(net, slot, gen, why);
 }
 
@@ -278,17 +270,16 @@ static void hs_fail(struct el_net *net, struct conn *c, int rc)
  * meanwhile is dropped. */
 static void hs_done(struct el_net *net, struct conn *c)
 {
-	const int slot = peer_slot(net, c);
 	hs_unlink(net, c);
 	pthread_mutex_lock(&net->mu);
 	if (c->kind == C_PEER_IN)
 		net->peer_hs_conns--; /* up: the owner's inbound table bounds it now */
-	const struct peer *p = slot >= 0 ? &net->peers[slot] : NULL;
-	if (c->kind == C_PEER_OUT && (p == NULL || p->id == 0 || p->gen != c->peer_gen)) {
+	struct peer *p = c->kind == C_PEER_OUT ? &net->peers[c->slot] : NULL;
+	if (p != NULL && (p->id == 0 || p->gen != c->peer_gen)) {
 		net_conn_free(c);
 	} else {
 		if (p != NULL)
-			net->peers[slot].state = P_LINKED;
+			p->state = P_LINKED;
 		c->next = net->handoff;
 		net->handoff = c;
 		net_wake_owner(net);

@@ -68,6 +68,7 @@ struct conn {
 	uint8_t kind;
 	el_id_t peer;      /* C_PEER_OUT: the node dialed */
 	uint32_t peer_gen; /* C_PEER_OUT: the peer setting it was dialed for */
+	int slot;          /* C_PEER_OUT: its peer's index in net->peers */
 	int fd;
 	mbedtls_ssl_context ssl;
 	struct net_tls *tls;
@@ -106,7 +107,7 @@ enum peer_state { P_WAIT = 1, P_DIALING = 2, P_LINKED = 3 };
 struct peer {
 	/* under net->mu */
 	el_id_t id;   /* 0: a free slot */
-	uint32_t gen; /* changes at every set and remove */
+	uint32_t gen; /* a new net->gen_seq at every set and remove */
 	uint8_t state;
 	char addr[128];
 	uint32_t backoff_ms;
@@ -146,6 +147,7 @@ struct el_net {
 	mbedtls_ctr_drbg_context drbg;
 	struct net_tls *tls;
 	struct peer peers[NET_PEERS_MAX];
+	uint32_t gen_seq; /* mu: the last peer generation given, unique net-wide */
 	struct el_net_stats st;
 };
 
