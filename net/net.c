@@ -409,12 +409,12 @@ void el_net_peer_remove(struct el_net *net, el_id_t id)
 	pthread_mutex_unlock(&net->mu);
 }
 
+/* The live link to peer id. No lock: a peer's id and link are written by
+ * the owner alone (the handshake thread only reads the id, under mu). */
 static struct conn *peer_link(struct el_net *net, el_id_t id)
 {
-	pthread_mutex_lock(&net->mu);
 	const struct peer *p = peer_find(net, id);
 	struct conn *c = p == NULL ? NULL : p->c;
-	pthread_mutex_unlock(&net->mu);
 	return c != NULL && !c->closing && c->ready ? c : NULL;
 }
 
