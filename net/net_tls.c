@@ -83,10 +83,10 @@ static int tls_setup(struct el_net *net, struct net_tls *t, const char **what)
 	}
 	if (rc == 0)
 		rc = mbedtls_pk_parse_keyfile(&t->key, cfg->cert_key_file, NULL);
-	if (rc == 0)
+	if (rc == 0) {
 		*what = "setup";
-	if (rc == 0)
 		rc = conf_setup(net, t, &t->peer, MBEDTLS_SSL_IS_SERVER, MBEDTLS_SSL_VERIFY_REQUIRED);
+	}
 	if (rc == 0)
 		rc = conf_setup(net, t, &t->client, MBEDTLS_SSL_IS_SERVER,
 				cfg->client_cert_required ? MBEDTLS_SSL_VERIFY_REQUIRED
