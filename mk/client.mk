@@ -9,7 +9,7 @@
 # daemon's profile (el_gateway_config.h) so names, values and lists have the
 # daemon's limits.
 
-CLIENT_SRCS := $(sort $(wildcard net/client/*.c)) net/ident.c net/url.c net/bio.c core/client_wire.c core/cbor.c core/error.c
+CLIENT_SRCS := $(sort $(wildcard net/client/*.c)) net/ident.c net/url.c net/bio.c net/resolve.c core/client_wire.c core/cbor.c core/error.c
 CLIENT_HDRS = net/edgelock.h $(wildcard net/client/*.h) $(CORE_HDRS)
 CLIENT_FLAGS = $(GW_FLAGS) -Icore -Inet -Inet/client
 CLIENT_OBJS := $(patsubst %.c,$(BUILD)/client/%.o,$(CLIENT_SRCS))
@@ -67,13 +67,15 @@ SERIAL_PREREQS += $(EDGELOCK_CLI) $(CLIENT_THREADS_TEST) $(BUILD)/bin/edgelockd 
 # The TLS link under the library (net/client/link.c) against a real mbedtls
 # server, with the identity tests' certificates; and its endpoint parser's
 # fuzz target.
-LINK_SRCS := net/client/link.c net/url.c net/bio.c core/error.c
+LINK_SRCS := net/client/link.c net/resolve.c net/url.c net/bio.c core/error.c
+# stalled_dns.c stands in for getaddrinfo (--wrap) to test el_resolve's deadline.
+STALLED_DNS := tests/net/stalled_dns.c -Wl,--wrap=getaddrinfo
 $(BUILD)/san/test_link: tests/net/test_link.c $(LINK_SRCS) net/client/el_link.h $(TEST_LIB_SRCS) \
-		tests/lib/el_test.h
+		tests/lib/el_test.h tests/net/stalled_dns.c tests/net/stalled_dns.h net/el_resolve.h
 	@mkdir -p $(@D)
 	$(call say,LD,$@)
 	$(Q)$(CC) $(HOST_CFLAGS) -O1 $(SANFLAGS) -D_GNU_SOURCE -Icore -Inet -Inet/client -Itests/lib $< \
-		$(LINK_SRCS) $(TEST_LIB_SRCS) $(CLIENT_LIBS) -o $@
+		$(LINK_SRCS) $(TEST_LIB_SRCS) $(CLIENT_LIBS) $(STALLED_DNS) -o $@
 $(BUILD)/fuzz/fuzz_link_url: tests/fuzz/fuzz_link_url.c $(LINK_SRCS) net/client/el_link.h
 	@mkdir -p $(@D)
 	$(call say,FUZZCC,$@)

@@ -84,15 +84,16 @@ $(BUILD)/gw-san/net/%.o: net/%.c $$(GW_HDRS)
 # el_net instances on loopback with the identity tests' certificates,
 # clients through libedgelock's TLS link, under ASan/UBSan. NET_TEST_LINK is
 # what net/ needs (mbedtls, el_log and el_now_ms of port/posix, el_strerror).
-NET_TEST_LINK := net/net.c net/net_hs.c net/net_tls.c net/url.c net/bio.c port/posix/log.c \
+NET_TEST_LINK := net/net.c net/net_hs.c net/net_tls.c net/url.c net/bio.c net/resolve.c port/posix/log.c \
 	port/posix/clock.c core/error.c -lmbedtls -lmbedx509 -lmbedcrypto -lpthread
 NET_TEST_SRCS = $(sort $(filter %.c,$(NET_TEST_LINK)) $(LINK_SRCS) $(TEST_LIB_SRCS))
 $(BUILD)/san/test_net: tests/net/test_net.c $$(NET_TEST_SRCS) $(NET_HDRS) $(CORE_HDRS) \
-		net/client/el_link.h port/posix/el_platform.h tests/lib/el_test.h
+		net/client/el_link.h port/posix/el_platform.h tests/lib/el_test.h \
+		tests/net/stalled_dns.c tests/net/stalled_dns.h
 	@mkdir -p $(@D)
 	$(call say,LD,$@)
 	$(Q)$(CC) $(HOST_CFLAGS) -O1 $(SANFLAGS) -D_GNU_SOURCE $(GW_FLAGS) -Icore -Iport/posix -Inet \
-		-Inet/client -Itests/lib $< $(NET_TEST_SRCS) $(filter-out %.c,$(NET_TEST_LINK)) -o $@
+		-Inet/client -Itests/lib $< $(NET_TEST_SRCS) $(filter-out %.c,$(NET_TEST_LINK)) $(STALLED_DNS) -o $@
 
 .PHONY: test-net
 test-net: $(BUILD)/san/test_net $(IDENT_CERTS)/ca.crt

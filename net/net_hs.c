@@ -30,6 +30,7 @@
 
 #include "el_error.h"
 #include "el_platform.h"
+#include "el_resolve.h"
 #include "el_url.h"
 #include "net_impl.h"
 
@@ -152,10 +153,10 @@ static int dial_socket(const char *addr, uint32_t n, const char **why)
 		*why = "not tls+tcp://HOST:PORT";
 		return -1;
 	}
-	const struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_ADDRCONFIG };
 	struct addrinfo *list = NULL;
-	if (getaddrinfo(host, port, &hints, &list) != 0) {
-		*why = "cannot resolve the name";
+	char err[160];
+	if (el_resolve(host, port, el_resolve_now_ms() + NET_RESOLVE_MS, &list, err, sizeof err) != 0) {
+		*why = "cannot resolve the name in time";
 		return -1;
 	}
 	uint32_t count = 0;

@@ -41,6 +41,11 @@
  * flood. (Connections up are the owner's to bound: edgelockd's inbound
  * table closes the oldest of a node's when it fills.) */
 #define NET_PEER_HS_MAX (4u * NET_PEERS_MAX)
+/* How long the handshake thread waits for a peer's name to resolve before
+ * it gives the dial up (and backs off): a DNS outage then delays accepts
+ * and other handshakes by this much at most, not by the resolver's 5 s per
+ * server and try (el_resolve.h). */
+#define NET_RESOLVE_MS 500u
 
 enum ckind { C_PEER_IN = 1, C_PEER_OUT = 2, C_CLIENT = 3 };
 

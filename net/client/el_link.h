@@ -56,9 +56,8 @@ void el_link_config_free(struct el_link_config *cfg);
  * (CLOCK_BOOTTIME ms). With server_name, the daemon's certificate must bear
  * that name; without, any certificate of the cluster CA will do. 0, or
  * EL_ETIMEDOUT / EL_EIO / EL_EINVAL with a message in err. A HOST name is
- * resolved with getaddrinfo() before the deadline starts to count: give
- * addresses, or names /etc/hosts answers, where a DNS outage must not stall
- * a reconnect. */
+ * resolved within the same deadline (el_resolve.h), so a DNS outage costs a
+ * reconnect its deadline, never more. */
 int el_link_dial(struct el_link *l, const struct el_link_config *cfg, const char *url,
 		 const char *server_name, uint64_t deadline_ms, char *err, size_t cap);
 

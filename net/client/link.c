@@ -27,6 +27,7 @@
 #include "el_bio.h"
 #include "el_error.h"
 #include "el_link.h"
+#include "el_resolve.h"
 #include "el_url.h"
 
 static uint64_t now_ms(void)
@@ -173,13 +174,10 @@ static int connect_url(const char *url, uint64_t deadline_ms, char *err, size_t 
 		snprintf(err, cap, "not tls+tcp://HOST:PORT");
 		return EL_EINVAL;
 	}
-	const struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_ADDRCONFIG };
 	struct addrinfo *list = NULL;
-	const int gai = getaddrinfo(host, port, &hints, &list);
-	if (gai != 0) {
-		snprintf(err, cap, "cannot resolve %s (%s)", host, gai_strerror(gai));
-		return EL_EIO;
-	}
+	const int rc = el_resolve(host, port, deadline_ms, &list, err, cap);
+	if (rc != 0)
+		return rc;
 	int fd = -1;
 	int e = ECONNREFUSED;
 	for (const struct addrinfo *ai = list; ai != NULL && fd < 0; ai = ai->ai_next) {

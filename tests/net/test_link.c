@@ -3,11 +3,14 @@
  * mbedtls server on loopback, with the identity tests' certificates
  * (tests/net/make-test-certs.sh): the server's name is checked, every wait
  * ends at its deadline, a shutdown wakes a blocked reader, one thread can
- * read while another writes, and endpoint URLs are parsed strictly.
+ * read while another writes, endpoint URLs are parsed strictly, and a name
+ * that the resolver sits on costs a dial its deadline and no more
+ * (stalled_dns.c).
  *
  *   test_link CERT_DIR
  */
 #include <errno.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -24,8 +27,10 @@
 
 #include "el_error.h"
 #include "el_link.h"
+#include "el_resolve.h"
 #include "el_url.h"
 #include "el_test.h"
+#include "stalled_dns.h"
 
 EL_TEST_MAIN_DEFINITIONS
 
@@ -313,6 +318,62 @@ static void *write_bulk(void *arg)
 	return NULL;
 }
 
+/* A dial of a name whose resolver never answers in time ends at its
+ * deadline, not at the resolver's; the abandoned lookup finishes on its own
+ * and frees what it holds (ASan's leak check runs at exit). A name that
+ * resolves (localhost) still reaches the server. */
+static void test_name_lookup_bounded_by_deadline(void)
+{
+	struct el_link l;
+	const uint64_t t0 = now_ms();
+	const int rc = el_link_dial(&l, &cfg, "tls+tcp://" STALLED_DNS_NAME ":4433", NULL, t0 + 200,
+				    err, sizeof err);
+	const uint64_t took = now_ms() - t0;
+	EL_CHECK_EQ(rc, EL_ETIMEDOUT);
+	EL_CHECK(took >= 200 && took < STALLED_DNS_MS - 300);
+	EL_CHECK(strstr(err, STALLED_DNS_NAME) != NULL);
+	/* no deadline at all: the lookup's own answer, however long it takes */
+	EL_CHECK_EQ(el_link_dial(&l, &cfg, "tls+tcp://" STALLED_DNS_NAME ":4433", NULL,
+				 EL_LINK_FOREVER, err, sizeof err), EL_EIO);
+	EL_CHECK(strstr(err, "cannot resolve " STALLED_DNS_NAME) != NULL);
+
+	struct server s;
+	EL_CHECK(server_start(&s, SERVE_ECHO) == 0);
+	char url[64];
+	snprintf(url, sizeof url, "tls+tcp://localhost:%d", s.port);
+	EL_CHECK_EQ(el_link_dial(&l, &cfg, url, "node1", now_ms() + 5000, err, sizeof err), 0);
+	EL_CHECK(el_link_write(&l, "named", 5, now_ms() + 2000) == 0);
+	char got[5];
+	EL_CHECK_EQ(el_link_read_exact(&l, got, sizeof got, now_ms() + 2000), 0);
+	EL_CHECK(memcmp(got, "named", 5) == 0);
+	el_link_close(&l);
+	server_stop(&s);
+
+	/* the first, abandoned lookup ends by itself */
+	EL_CHECK(stalled_dns_wait_idle());
+}
+
+/* Lookups left running after their deadline are capped: with
+ * EL_RESOLVE_STUCK_MAX of them waiting on a dead DNS, the next name fails
+ * at once instead of starting yet another thread; once they end, names are
+ * looked up again. */
+static void test_stuck_lookups_capped(void)
+{
+	struct el_link l;
+	const char *url = "tls+tcp://" STALLED_DNS_NAME ":4433";
+	for (int i = 0; i < EL_RESOLVE_STUCK_MAX; i++)
+		EL_CHECK_EQ(el_link_dial(&l, &cfg, url, NULL, now_ms() + 20, err, sizeof err),
+			    EL_ETIMEDOUT);
+	const uint64_t t0 = now_ms();
+	EL_CHECK_EQ(el_link_dial(&l, &cfg, url, NULL, t0 + 1000, err, sizeof err), EL_EIO);
+	EL_CHECK(now_ms() - t0 < 500);
+	EL_CHECK(strstr(err, "still wait for DNS") != NULL);
+	EL_CHECK(stalled_dns_wait_idle());
+	EL_CHECK_EQ(el_link_dial(&l, &cfg, url, NULL, now_ms() + 20, err, sizeof err),
+		    EL_ETIMEDOUT);
+	EL_CHECK(stalled_dns_wait_idle());
+}
+
 static void test_read_while_another_thread_writes(void)
 {
 	struct server s;
@@ -421,6 +482,8 @@ int main(int argc, char **argv)
 	EL_RUN(test_shutdown_wakes_a_blocked_reader);
 	EL_RUN(test_server_close_is_the_end);
 	EL_RUN(test_refused_and_silent_ports);
+	EL_RUN(test_name_lookup_bounded_by_deadline);
+	EL_RUN(test_stuck_lookups_capped);
 	EL_RUN(test_read_while_another_thread_writes);
 	el_link_config_free(&cfg);
 	return el_test_end();

@@ -16,7 +16,8 @@
  * and accepting with the "node<N>" name and the cluster CA checked, the
  * handshake before el_net_peer_ready(), order, link loss and redial, peer
  * removal, input pausing, a client's full send queue, reloading the TLS
- * files, and stopping with connections up (ASan reports what leaks).
+ * files, a peer whose name DNS does not answer (stalled_dns.c), and
+ * stopping with connections up (ASan reports what leaks).
  *
  *   test_net CERT_DIR
  */
@@ -34,6 +35,7 @@
 #include "el_link.h"
 #include "el_net.h"
 #include "el_test.h"
+#include "stalled_dns.h"
 
 EL_TEST_MAIN_DEFINITIONS
 
@@ -88,8 +90,11 @@ static bool same(const uint8_t *b, uint32_t len, uint32_t seed)
 	return true;
 }
 
-/* A port on 127.0.0.1 nobody listens on (the kernel's pick). */
-static int free_port(void)
+/* A port on 127.0.0.1 nobody listens on (the kernel's pick). The socket
+ * is closed again, so the kernel may pick the same port twice in a row:
+ * the last picks are remembered and skipped, or a node's two ports, or two
+ * nodes', could collide ("Address already in use" at el_net_start). */
+static int free_port_once(void)
 {
 	const int fd = socket(AF_INET, SOCK_STREAM, 0);
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
@@ -103,7 +108,22 @@ static int free_port(void)
 	return port;
 }
 
-/* Write the files `parts` (in cert_dir) one after another into cert_dir/out. */
+static int free_port(void)
+{
+	static int recent[32];
+	static unsigned next;
+	for (;;) {
+		const int port = free_port_once();
+		bool seen = false;
+		for (unsigned i = 0; i < sizeof recent / sizeof recent[0]; i++)
+			seen = seen || (port > 0 && recent[i] == port);
+		if (seen)
+			continue;
+		recent[next++ % (sizeof recent / sizeof recent[0])] = port;
+		return port;
+	}
+}
+
 static int concat(const char *out_name, const char *const parts[], unsigned n)
 {
 	char p[512];
@@ -935,6 +955,29 @@ static void test_foreign_ca_peer_refused(void)
 }
 
 /* Removing a connected peer closes the link and dials no more. */
+/* A peer named by a host whose DNS never answers in time: the dialer gives
+ * each lookup up after a bounded wait, so clients are still accepted and
+ * handshaken within about that wait, not the resolver's. */
+static void test_stalled_peer_name_keeps_accepting(void)
+{
+	EL_CHECK(start_a());
+	EL_CHECK_EQ(el_net_peer_set(node_a.net, 2, "tls+tcp://" STALLED_DNS_NAME ":4433"), EL_OK);
+	struct timespec nap = { 0, 100 * 1000000L }; /* the first lookup is under way */
+	nanosleep(&nap, NULL);
+	for (int i = 0; i < 2; i++) {
+		const uint64_t t0 = now_ms();
+		uint64_t conn;
+		EL_CHECK(client_connect(&cli[i], &node_a, &conn));
+		const uint64_t took = now_ms() - t0;
+		printf("  client %d accepted in %llu ms while DNS stalls\n", i,
+		       (unsigned long long)took);
+		EL_CHECK(took < STALLED_DNS_MS / 2);
+	}
+	EL_CHECK(!el_net_peer_up(node_a.net, 2));
+	el_net_peer_remove(node_a.net, 2);
+	EL_CHECK(stalled_dns_wait_idle());
+}
+
 static void test_peer_remove_stops_dialing(void)
 {
 	uint64_t dialed, accepted;
@@ -1058,6 +1101,7 @@ int main(int argc, char **argv)
 	RUN(test_refused_link_backs_off);
 	RUN(test_wrong_server_name_refused);
 	RUN(test_foreign_ca_peer_refused);
+	RUN(test_stalled_peer_name_keeps_accepting);
 	RUN(test_peer_remove_stops_dialing);
 	RUN(test_removed_peer_not_dialed_later);
 	RUN(test_reload_tls);

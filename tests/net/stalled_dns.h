@@ -1,0 +1,20 @@
+/*
+ * stalled_dns.h - a resolver that sits on one name, for the tests of
+ * el_resolve's deadline. Link with -Wl,--wrap=getaddrinfo: a lookup of
+ * STALLED_DNS_NAME takes STALLED_DNS_MS and fails (EAI_AGAIN), as one does
+ * when no DNS server answers; every other name goes to the real resolver.
+ */
+#ifndef STALLED_DNS_H
+#define STALLED_DNS_H
+
+#include <stdbool.h>
+
+#define STALLED_DNS_NAME "stalled.test"
+#define STALLED_DNS_MS 2000
+
+/* Wait until no stalled lookup is running, and a little more for the
+ * threads that ran them to free what they hold; false if one still runs
+ * after twice STALLED_DNS_MS. */
+bool stalled_dns_wait_idle(void);
+
+#endif /* STALLED_DNS_H */
