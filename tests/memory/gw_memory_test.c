@@ -9,6 +9,9 @@
  * zero would): its resident set then covers the whole node, which shows the
  * measure sees what it claims to.
  *
+ * A table of 30,000 locks under churn stays within the node's share of the
+ * daemon's 16 MiB (issue 14).
+ *
  * Linux only (/proc/self/statm). Prints "N passed, N failed".
  */
 #include <stdio.h>
@@ -203,10 +206,96 @@ static void test_free_ring_pages_given_back(void)
 	EL_CHECK(released < sizeof(((struct el_raft *)0)->log) / 2);
 }
 
+/* A big table under churn: BIG_LOCKS held (the bench's scale-30000), then
+ * acquire/release cycles through three compactions and more, releasing
+ * ring pages as the daemon does. The resident set the node adds at its
+ * fullest (just before a compaction: the live log plus the table and its
+ * snapshot) must leave room under issue 14's 16 MiB per daemon for what
+ * the daemon holds besides the node: 3.5 MiB idle, about 5 MiB in make
+ * bench's scale-30000 phase (its peak RSS less this growth). The
+ * compaction threshold sets the live log, 280 B an entry: with 32,768 the
+ * node grew by 16.3 MB here (20.9 MiB daemon peak in make bench), with
+ * 16,384 by 11.7 MB (16.4 MiB), both over; with 8,192 by 9.4 MB. */
+#define BIG_LOCKS 30000
+#define BIG_SESSIONS 64
+#define NODE_BUDGET (11u * 1024 * 1024)
+
+/* submit(), then give free ring pages back after a compaction, as
+ * edgelockd's loop does (give_back_memory). */
+static struct el_node_reply submit_released(struct el_node *n, const struct el_lock_cmd *c)
+{
+	static uint64_t released_at;
+	const struct el_node_reply rep = submit(n, c);
+	struct el_raft *r = el_node_raft(n);
+	if (el_raft_snapshot(r)->index != released_at) {
+		released_at = el_raft_snapshot(r)->index;
+		el_log_ring_release(r);
+	}
+	return rep;
+}
+
+static bool hold_big_table(struct el_node *n, uint64_t ids[BIG_SESSIONS], uint64_t seq[BIG_SESSIONS])
+{
+	for (int s = 0; s < BIG_SESSIONS; s++) {
+		struct el_lock_cmd c = {.type = EL_CMD_OPEN_SESSION, .ttl_ms = 600000};
+		const struct el_node_reply rep = submit_released(n, &c);
+		if (rep.err != EL_OK)
+			return false;
+		ids[s] = rep.session;
+	}
+	for (int l = 0; l < BIG_LOCKS; l++) {
+		struct el_lock_cmd c = {.type = EL_CMD_ACQUIRE, .session = ids[l % BIG_SESSIONS],
+					.seq = ++seq[l % BIG_SESSIONS]};
+		c.name_len = (uint8_t)snprintf(c.name, sizeof(c.name), "scale/held-%05d", l);
+		if (submit_released(n, &c).err != EL_OK)
+			return false;
+	}
+	return true;
+}
+
+/* One acquire and release of a lock nobody else holds. */
+static bool cycle(struct el_node *n, uint64_t session, uint64_t *seq, int k)
+{
+	struct el_lock_cmd c = {.type = EL_CMD_ACQUIRE, .session = session, .seq = ++*seq};
+	c.name_len = (uint8_t)snprintf(c.name, sizeof(c.name), "scale/cycle-%02d", k % 16);
+	const struct el_node_reply got = submit_released(n, &c);
+	c.type = EL_CMD_RELEASE;
+	c.seq = ++*seq;
+	c.token = got.token;
+	return got.err == EL_OK && submit_released(n, &c).err == EL_OK;
+}
+
+static void test_big_table_fits_the_budget(void)
+{
+	static uint64_t ids[BIG_SESSIONS], seq[BIG_SESSIONS];
+	const uint64_t before = rss_bytes();
+	struct el_node *n = calloc(1, sizeof(*n));
+	EL_CHECK(n != NULL && start_leader(n, true));
+	EL_CHECK(hold_big_table(n, ids, seq));
+	struct el_raft *r = el_node_raft(n);
+	const uint64_t held = rss_bytes() - before;
+	const uint64_t compactions0 = n->stats.compactions;
+	uint64_t peak = 0;
+	bool ok = true;
+	for (int k = 0; ok && n->stats.compactions < compactions0 + 3; k++) {
+		const uint64_t now = rss_bytes() - before;
+		peak = now > peak ? now : peak;
+		ok = cycle(n, ids[0], &seq[0], k);
+	}
+	EL_CHECK(ok);
+	printf("# %d locks held: resident set grew by %llu B with the table, by up to %llu B "
+	       "under churn (snapshot %u B, compaction at most every %d entries)\n",
+	       BIG_LOCKS, (unsigned long long)held, (unsigned long long)peak,
+	       (unsigned)el_raft_snapshot(r)->len, EL_COMPACT_THRESHOLD);
+	EL_CHECK(peak < NODE_BUDGET);
+	free(n);
+}
+
 int main(void)
 {
 	EL_RUN(test_zeroed_node_touches_what_it_uses);
 	EL_RUN(test_cleared_node_touches_it_all);
 	EL_RUN(test_free_ring_pages_given_back);
+	EL_RUN(test_big_table_fits_the_budget);
 	return el_test_end();
 }
