@@ -144,24 +144,17 @@ void net_peer_wait(struct peer *p, uint64_t now)
 							     : p->backoff_ms * 2;
 }
 
-/* A socket connecting to the n-th address addr resolves to (rotating, so
- * a name with an address nobody listens on still reaches the other). */
-static int dial_socket(const char *addr, uint32_t n, const char **why)
+/* A socket connecting to the n-th address of list (rotating, so a name
+ * with an address nobody listens on still reaches the other). */
+static int dial_socket(const struct addrinfo *list, uint32_t n, const char **why)
 {
-	char host[256], port[16];
-	if (el_url_parse(addr, host, sizeof host, port, sizeof port) != 0) {
-		*why = "not tls+tcp://HOST:PORT";
-		return -1;
-	}
-	struct addrinfo *list = NULL;
-	char err[160];
-	if (el_resolve(host, port, el_resolve_now_ms() + NET_RESOLVE_MS, &list, err, sizeof err) != 0) {
-		*why = "cannot resolve the name in time";
-		return -1;
-	}
 	uint32_t count = 0;
 	for (const struct addrinfo *ai = list; ai != NULL; ai = ai->ai_next)
 		count++;
+	if (count == 0) {
+		*why = "the name has no address";
+		return -1;
+	}
 	const struct addrinfo *ai = list;
 	for (uint32_t k = n % count; k > 0; k--)
 		ai = ai->ai_next;
@@ -172,30 +165,25 @@ static int dial_socket(const char *addr, uint32_t n, const char **why)
 		close(fd);
 		fd = -1;
 	}
-	freeaddrinfo(list);
 	return fd;
 }
 
-static void dial_start(struct el_net *net, int i)
+/* Slot i's name resolved to list: connect, and start the TLS handshake. */
+static void dial_connect(struct el_net *net, int i, const struct net_resolving *rs,
+			 const struct addrinfo *list)
 {
-	pthread_mutex_lock(&net->mu);
-	struct peer *p = &net->peers[i];
-	char addr[sizeof p->addr];
-	memcpy(addr, p->addr, sizeof addr);
-	const el_id_t id = p->id;
-	const uint32_t gen = p->gen;
-	p->state = P_DIALING;
-	const uint32_t attempt = p->tries++; /* rotates through the addresses */
-	pthread_mutex_unlock(&net->mu);
 	const char *why = "out of memory";
-	const int fd = dial_socket(addr, attempt, &why);
+	const int fd = dial_socket(list, rs->attempt, &why);
 	struct conn *c = fd < 0 ? NULL : conn_alloc(net, fd, C_PEER_OUT);
+	pthread_mutex_lock(&net->mu);
+	const el_id_t id = net->peers[i].id;
+	pthread_mutex_unlock(&net->mu);
 	char name[32];
 	snprintf(name, sizeof name, "node%u", id);
 	int rc = EL_EFULL;
 	if (c != NULL) {
 		c->peer = id;
-		c->peer_gen = gen;
+		c->peer_gen = rs->gen;
 		c->slot = i;
 		c->connecting = true;
 		pthread_mutex_lock(&net->mu);
@@ -205,7 +193,7 @@ static void dial_start(struct el_net *net, int i)
 	if (rc != EL_OK) {
 		if (c != NULL)
 			net_conn_free(c);
-		dial_retry(net, i, gen, why);
+		dial_retry(net, i, rs->gen, why);
 		return;
 	}
 	c->next = net->handshaking;
@@ -214,12 +202,73 @@ static void dial_start(struct el_net *net, int i)
 	hs_watch(net, c, EPOLLOUT, EPOLL_CTL_ADD);
 }
 
+/* Dial slot i: its name's lookup starts; dial_connect follows once it is
+ * done (at once for an address). */
+static void dial_start(struct el_net *net, int i, uint64_t now)
+{
+	pthread_mutex_lock(&net->mu);
+	struct peer *p = &net->peers[i];
+	char addr[sizeof p->addr];
+	memcpy(addr, p->addr, sizeof addr);
+	const uint32_t gen = p->gen;
+	p->state = P_DIALING;
+	const uint32_t attempt = p->tries++; /* rotates through the addresses */
+	pthread_mutex_unlock(&net->mu);
+	char host[256], port[16], err[160];
+	if (el_url_parse(addr, host, sizeof host, port, sizeof port) != 0) {
+		dial_retry(net, i, gen, "not tls+tcp://HOST:PORT");
+		return;
+	}
+	struct el_resolve_job *j = el_resolve_start(host, port, net->hs_wake_fd, err, sizeof err);
+	if (j == NULL) {
+		dial_retry(net, i, gen, err);
+		return;
+	}
+	net->resolving[i] = (struct net_resolving){ j, gen, attempt, now + NET_RESOLVE_MS };
+}
+
+/* Slot i's lookup: connect once it answered, back off when it failed, gave
+ * up or the peer changed meanwhile. The time until it is given up (ms),
+ * or -1 when it is over. */
+static int64_t dial_resolved(struct el_net *net, int i, uint64_t now)
+{
+	struct net_resolving *rs = &net->resolving[i];
+	pthread_mutex_lock(&net->mu);
+	const bool stale = net->peers[i].id == 0 || net->peers[i].gen != rs->gen;
+	pthread_mutex_unlock(&net->mu);
+	struct addrinfo *list = NULL;
+	char err[160];
+	const int rc = stale ? EL_ECANCELED : el_resolve_take(rs->job, &list, err, sizeof err);
+	if (rc == 0 && now < rs->give_up_ms)
+		return (int64_t)(rs->give_up_ms - now);
+	const struct net_resolving done = *rs;
+	rs->job = NULL;
+	if (rc == 1) {
+		dial_connect(net, i, &done, list);
+		freeaddrinfo(list);
+		return -1;
+	}
+	if (rc == 0 || rc == EL_ECANCELED)
+		el_resolve_drop(done.job);
+	if (rc == 0)
+		snprintf(err, sizeof err, "no answer for the name in %u ms", NET_RESOLVE_MS);
+	if (rc != EL_ECANCELED)
+		dial_retry(net, i, done.gen, err);
+	return -1;
+}
+
 /* Start the dials that are due, drop those whose peer changed; the time
  * until the next one is due (ms, -1: none). */
 static int64_t dials(struct el_net *net, uint64_t now)
 {
 	int64_t next = -1;
 	for (int i = 0; i < NET_PEERS_MAX; i++) {
+		if (net->resolving[i].job != NULL) {
+			const int64_t in = dial_resolved(net, i, now);
+			next = in >= 0 && (next < 0 || in < next) ? in : next;
+			if (net->resolving[i].job != NULL)
+				continue;
+		}
 		pthread_mutex_lock(&net->mu);
 		const struct peer *p = &net->peers[i];
 		struct conn *c = net->dialing[i];
@@ -237,8 +286,12 @@ static int64_t dials(struct el_net *net, uint64_t now)
 			net_conn_free(c);
 			pthread_mutex_unlock(&net->mu);
 		}
-		if (due)
-			dial_start(net, i);
+		if (due) {
+			dial_start(net, i, now);
+			/* an address is resolved already: connect now */
+			const int64_t in = net->resolving[i].job != NULL ? dial_resolved(net, i, now) : -1;
+			next = in >= 0 && (next < 0 || in < next) ? in : next;
+		}
 	}
 	return next;
 }
@@ -444,6 +497,11 @@ static void *hs_main(void *arg)
 	}
 	while (net->handshaking != NULL)
 		hs_drop(net, net->handshaking);
+	for (int i = 0; i < NET_PEERS_MAX; i++)
+		if (net->resolving[i].job != NULL) {
+			el_resolve_drop(net->resolving[i].job); /* before hs_wake_fd closes */
+			net->resolving[i].job = NULL;
+		}
 	return NULL;
 }
 

@@ -24,6 +24,7 @@
 #include <mbedtls/x509_crt.h>
 
 #include "el_net.h"
+#include "el_resolve.h"
 
 #define NET_PEERS_MAX 16
 #define NET_BACKOFF_MIN_MS 50u
@@ -41,11 +42,11 @@
  * flood. (Connections up are the owner's to bound: edgelockd's inbound
  * table closes the oldest of a node's when it fills.) */
 #define NET_PEER_HS_MAX (4u * NET_PEERS_MAX)
-/* How long the handshake thread waits for a peer's name to resolve before
- * it gives the dial up (and backs off): a DNS outage then delays accepts
- * and other handshakes by this much at most, not by the resolver's 5 s per
- * server and try (el_resolve.h). */
-#define NET_RESOLVE_MS 500u
+/* A peer's name is resolved on a thread of its own (el_resolve.h) while
+ * the handshake thread goes on accepting and handshaking; a lookup that
+ * has not answered in this long (glibc gives up after 5 s per DNS server
+ * and try) is left to finish alone and the dial backs off. */
+#define NET_RESOLVE_MS 30000u
 
 enum ckind { C_PEER_IN = 1, C_PEER_OUT = 2, C_CLIENT = 3 };
 
@@ -145,6 +146,11 @@ struct el_net {
 	uint64_t accept_resume_ms; /* listeners unwatched until then (0: watched) */
 	struct conn *handshaking;
 	struct conn *dialing[NET_PEERS_MAX];
+	struct net_resolving {      /* a dial waiting for its peer's name */
+		struct el_resolve_job *job; /* NULL: none */
+		uint32_t gen, attempt;
+		uint64_t give_up_ms;
+	} resolving[NET_PEERS_MAX];
 	uint32_t client_conns; /* mu: clients accepted and not yet reaped */
 	uint32_t peer_hs_conns; /* mu: peer-port connections in their handshake */
 	/* TLS (mu for the pointers' swap) */

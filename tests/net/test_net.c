@@ -955,26 +955,39 @@ static void test_foreign_ca_peer_refused(void)
 }
 
 /* Removing a connected peer closes the link and dials no more. */
-/* A peer named by a host whose DNS never answers in time: the dialer gives
- * each lookup up after a bounded wait, so clients are still accepted and
- * handshaken within about that wait, not the resolver's. */
+/* A peer named by a host whose DNS does not answer: the name is looked up
+ * beside the handshake thread, which goes on accepting and handshaking
+ * clients meanwhile, each within a small part of the lookup's stall. (A
+ * lookup on the handshake thread itself held every accept up to the
+ * resolver's timeout; one bounded at 500 ms still held some of these
+ * clients 450 ms.) Then the peer's address is set to a real node: the
+ * stalled lookup is dropped and the new address linked. */
 static void test_stalled_peer_name_keeps_accepting(void)
 {
 	EL_CHECK(start_a());
+	node_init(&node_b, "node2", "net-node2.pem");
+	EL_CHECK(node_start(&node_b));
 	EL_CHECK_EQ(el_net_peer_set(node_a.net, 2, "tls+tcp://" STALLED_DNS_NAME ":4433"), EL_OK);
-	struct timespec nap = { 0, 100 * 1000000L }; /* the first lookup is under way */
+	struct timespec nap = { 0, 50 * 1000000L }; /* the first lookup is under way */
 	nanosleep(&nap, NULL);
-	for (int i = 0; i < 2; i++) {
+	uint64_t worst = 0;
+	for (int i = 0; i < 4; i++) {
 		const uint64_t t0 = now_ms();
 		uint64_t conn;
 		EL_CHECK(client_connect(&cli[i], &node_a, &conn));
 		const uint64_t took = now_ms() - t0;
-		printf("  client %d accepted in %llu ms while DNS stalls\n", i,
-		       (unsigned long long)took);
-		EL_CHECK(took < STALLED_DNS_MS / 2);
+		worst = took > worst ? took : worst;
+		nanosleep(&nap, NULL);
 	}
+	printf("  4 clients accepted while DNS stalls, the slowest in %llu ms\n",
+	       (unsigned long long)worst);
+	EL_CHECK(worst < STALLED_DNS_MS / 8);
 	EL_CHECK(!el_net_peer_up(node_a.net, 2));
-	el_net_peer_remove(node_a.net, 2);
+	EL_CHECK_EQ(el_net_peer_set(node_a.net, 2, node_b.peer_url), EL_OK);
+	struct el_net_item *it = take(&node_a, EL_NET_PEER_DIALED, ANY_CONN, WAIT_MS);
+	EL_CHECK(it != NULL && it->peer == 2);
+	if (it != NULL)
+		el_net_item_free(node_a.net, it);
 	EL_CHECK(stalled_dns_wait_idle());
 }
 
