@@ -175,9 +175,7 @@ static void dial_connect(struct el_net *net, int i, const struct net_resolving *
 	const char *why = "out of memory";
 	const int fd = dial_socket(list, rs->attempt, &why);
 	struct conn *c = fd < 0 ? NULL : conn_alloc(net, fd, C_PEER_OUT);
-	pthread_mutex_lock(&net->mu);
-	const el_id_t id = net->peers[i].id;
-	pthread_mutex_unlock(&net->mu);
+	const el_id_t id = rs->id;
 	char name[32];
 	snprintf(name, sizeof name, "node%u", id);
 	int rc = EL_EFULL;
@@ -210,6 +208,7 @@ static void dial_start(struct el_net *net, int i, uint64_t now)
 	struct peer *p = &net->peers[i];
 	char addr[sizeof p->addr];
 	memcpy(addr, p->addr, sizeof addr);
+	const el_id_t id = p->id;
 	const uint32_t gen = p->gen;
 	p->state = P_DIALING;
 	const uint32_t attempt = p->tries++; /* rotates through the addresses */
@@ -224,7 +223,7 @@ static void dial_start(struct el_net *net, int i, uint64_t now)
 		dial_retry(net, i, gen, err);
 		return;
 	}
-	net->resolving[i] = (struct net_resolving){ j, gen, attempt, now + NET_RESOLVE_MS };
+	net->resolving[i] = (struct net_resolving){ j, id, gen, attempt, now + NET_RESOLVE_MS };
 }
 
 /* Slot i's lookup: connect once it answered, back off when it failed, gave

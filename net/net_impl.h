@@ -148,6 +148,7 @@ struct el_net {
 	struct conn *dialing[NET_PEERS_MAX];
 	struct net_resolving {      /* a dial waiting for its peer's name */
 		struct el_resolve_job *job; /* NULL: none */
+		el_id_t id;                 /* the peer's setting when the dial began */
 		uint32_t gen, attempt;
 		uint64_t give_up_ms;
 	} resolving[NET_PEERS_MAX];
