@@ -19,6 +19,9 @@
  * up threads. */
 #define EL_RESOLVE_STUCK_MAX 8
 
+/* How many lookups run now after their caller gave up on them. */
+int el_resolve_stuck(void);
+
 /* The clock of deadline_ms: CLOCK_BOOTTIME in ms. */
 uint64_t el_resolve_now_ms(void);
 

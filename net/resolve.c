@@ -50,12 +50,17 @@ static void stuck_add(int d)
 	pthread_mutex_unlock(&stuck_mu);
 }
 
-static bool too_many_stuck(void)
+int el_resolve_stuck(void)
 {
 	pthread_mutex_lock(&stuck_mu);
-	const bool full = stuck_n >= EL_RESOLVE_STUCK_MAX;
+	const int n = stuck_n;
 	pthread_mutex_unlock(&stuck_mu);
-	return full;
+	return n;
+}
+
+static bool too_many_stuck(void)
+{
+	return el_resolve_stuck() >= EL_RESOLVE_STUCK_MAX;
 }
 
 static const struct addrinfo tcp_hints = { .ai_socktype = SOCK_STREAM,

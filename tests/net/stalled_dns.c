@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "el_resolve.h"
 #include "stalled_dns.h"
 
 int __real_getaddrinfo(const char *node, const char *service, const struct addrinfo *hints,
@@ -46,7 +47,7 @@ bool stalled_dns_wait_idle(void)
 		pthread_mutex_lock(&mu);
 		const int n = running;
 		pthread_mutex_unlock(&mu);
-		if (n == 0) {
+		if (n == 0 && el_resolve_stuck() == 0) {
 			nap_ms(50);
 			return true;
 		}

@@ -12,9 +12,9 @@
 #define STALLED_DNS_NAME "stalled.test"
 #define STALLED_DNS_MS 2000
 
-/* Wait until no stalled lookup is running, and a little more for the
- * threads that ran them to free what they hold; false if one still runs
- * after twice STALLED_DNS_MS. */
+/* Wait until no stalled lookup is running and el_resolve counts none as
+ * stuck, then a little more for their threads to free what they hold;
+ * false if one still runs after twice STALLED_DNS_MS. */
 bool stalled_dns_wait_idle(void);
 
 #endif /* STALLED_DNS_H */
