@@ -123,6 +123,12 @@ static void hs_drop(struct el_net *net, struct conn *c)
 
 /* ---- dialing ------------------------------------------------------------------ */
 
+/* The earlier of two waits in ms, where -1 is none. */
+static int64_t sooner(int64_t a, int64_t b)
+{
+	return a < 0 ? b : b < 0 ? a : a < b ? a : b;
+}
+
 /* The dial of slot i (setting gen) failed: try again after the backoff. */
 static void dial_retry(struct el_net *net, int i, uint32_t gen, const char *why)
 {
@@ -200,9 +206,44 @@ static void dial_connect(struct el_net *net, int i, const struct net_resolving *
 	hs_watch(net, c, EPOLLOUT, EPOLL_CTL_ADD);
 }
 
-/* Dial slot i: its name's lookup starts; dial_connect follows once it is
- * done (at once for an address). */
-static void dial_start(struct el_net *net, int i, uint64_t now)
+/* Slot i's lookup: connect once it answered, back off when it failed or
+ * was given up, drop it when the peer changed meanwhile. The time until it
+ * is given up (ms), or -1 when it is over. */
+static int64_t dial_resolved(struct el_net *net, int i, uint64_t now)
+{
+	struct net_resolving *rs = &net->resolving[i];
+	pthread_mutex_lock(&net->mu);
+	const bool stale = net->peers[i].id == 0 || net->peers[i].gen != rs->gen;
+	pthread_mutex_unlock(&net->mu);
+	if (stale) { /* the new setting dials on its own */
+		el_resolve_drop(rs->job);
+		rs->job = NULL;
+		return -1;
+	}
+	struct addrinfo *list = NULL;
+	char err[160];
+	const int rc = el_resolve_take(rs->job, &list, err, sizeof err);
+	if (rc == 0) {
+		if (now < rs->give_up_ms)
+			return (int64_t)(rs->give_up_ms - now);
+		el_resolve_drop(rs->job);
+		snprintf(err, sizeof err, "no answer for the name in %u ms", NET_RESOLVE_MS);
+	}
+	const struct net_resolving done = *rs;
+	rs->job = NULL;
+	if (rc == 1) {
+		dial_connect(net, i, &done, list);
+		freeaddrinfo(list);
+	} else {
+		dial_retry(net, i, done.gen, err);
+	}
+	return -1;
+}
+
+/* Dial slot i: its name's lookup starts, and an address, resolved at
+ * once, is connected now. As dial_resolved, the time until the lookup is
+ * given up, or -1. */
+static int64_t dial_start(struct el_net *net, int i, uint64_t now)
 {
 	pthread_mutex_lock(&net->mu);
 	struct peer *p = &net->peers[i];
@@ -216,44 +257,15 @@ static void dial_start(struct el_net *net, int i, uint64_t now)
 	char host[256], port[16], err[160];
 	if (el_url_parse(addr, host, sizeof host, port, sizeof port) != 0) {
 		dial_retry(net, i, gen, "not tls+tcp://HOST:PORT");
-		return;
+		return -1;
 	}
 	struct el_resolve_job *j = el_resolve_start(host, port, net->hs_wake_fd, err, sizeof err);
 	if (j == NULL) {
 		dial_retry(net, i, gen, err);
-		return;
-	}
-	net->resolving[i] = (struct net_resolving){ j, id, gen, attempt, now + NET_RESOLVE_MS };
-}
-
-/* Slot i's lookup: connect once it answered, back off when it failed, gave
- * up or the peer changed meanwhile. The time until it is given up (ms),
- * or -1 when it is over. */
-static int64_t dial_resolved(struct el_net *net, int i, uint64_t now)
-{
-	struct net_resolving *rs = &net->resolving[i];
-	pthread_mutex_lock(&net->mu);
-	const bool stale = net->peers[i].id == 0 || net->peers[i].gen != rs->gen;
-	pthread_mutex_unlock(&net->mu);
-	struct addrinfo *list = NULL;
-	char err[160];
-	const int rc = stale ? EL_ECANCELED : el_resolve_take(rs->job, &list, err, sizeof err);
-	if (rc == 0 && now < rs->give_up_ms)
-		return (int64_t)(rs->give_up_ms - now);
-	const struct net_resolving done = *rs;
-	rs->job = NULL;
-	if (rc == 1) {
-		dial_connect(net, i, &done, list);
-		freeaddrinfo(list);
 		return -1;
 	}
-	if (rc == 0 || rc == EL_ECANCELED)
-		el_resolve_drop(done.job);
-	if (rc == 0)
-		snprintf(err, sizeof err, "no answer for the name in %u ms", NET_RESOLVE_MS);
-	if (rc != EL_ECANCELED)
-		dial_retry(net, i, done.gen, err);
-	return -1;
+	net->resolving[i] = (struct net_resolving){ j, id, gen, attempt, now + NET_RESOLVE_MS };
+	return dial_resolved(net, i, now);
 }
 
 /* Start the dials that are due, drop those whose peer changed; the time
@@ -263,20 +275,17 @@ static int64_t dials(struct el_net *net, uint64_t now)
 	int64_t next = -1;
 	for (int i = 0; i < NET_PEERS_MAX; i++) {
 		if (net->resolving[i].job != NULL) {
-			const int64_t in = dial_resolved(net, i, now);
-			next = in >= 0 && (next < 0 || in < next) ? in : next;
+			next = sooner(next, dial_resolved(net, i, now));
 			if (net->resolving[i].job != NULL)
-				continue;
+				continue; /* still looking the name up */
 		}
 		pthread_mutex_lock(&net->mu);
 		const struct peer *p = &net->peers[i];
 		struct conn *c = net->dialing[i];
 		const bool stale = c != NULL && (p->id == 0 || p->gen != c->peer_gen);
 		const bool due = c == NULL && p->id != 0 && p->state == P_WAIT && p->dial_at_ms <= now;
-		if (c == NULL && p->id != 0 && p->state == P_WAIT && !due) {
-			const int64_t in = (int64_t)(p->dial_at_ms - now);
-			next = next < 0 || in < next ? in : next;
-		}
+		if (c == NULL && p->id != 0 && p->state == P_WAIT && !due)
+			next = sooner(next, (int64_t)(p->dial_at_ms - now));
 		pthread_mutex_unlock(&net->mu);
 		if (stale) {
 			next = 0; /* the new setting dials at once */
@@ -285,12 +294,8 @@ static int64_t dials(struct el_net *net, uint64_t now)
 			net_conn_free(c);
 			pthread_mutex_unlock(&net->mu);
 		}
-		if (due) {
-			dial_start(net, i, now);
-			/* an address is resolved already: connect now */
-			const int64_t in = net->resolving[i].job != NULL ? dial_resolved(net, i, now) : -1;
-			next = in >= 0 && (next < 0 || in < next) ? in : next;
-		}
+		if (due)
+			next = sooner(next, dial_start(net, i, now));
 	}
 	return next;
 }
@@ -373,8 +378,7 @@ static int64_t hs_expire(struct el_net *net, uint64_t now)
 		if (c->deadline_ms <= now) {
 			hs_fail(net, c, EL_ETIMEDOUT);
 		} else {
-			const int64_t in = (int64_t)(c->deadline_ms - now);
-			next = next < 0 || in < next ? in : next;
+			next = sooner(next, (int64_t)(c->deadline_ms - now));
 		}
 		c = following;
 	}
@@ -485,13 +489,9 @@ static void *hs_main(void *arg)
 			}
 		}
 		const uint64_t now = el_now_ms();
-		int64_t a = dials(net, now);
-		const int64_t b = hs_expire(net, now);
-		if (net->accept_resume_ms != 0) {
-			const int64_t in = accept_resume(net, now);
-			a = a < 0 || (in >= 0 && in < a) ? in : a;
-		}
-		const int64_t next = a < 0 ? b : b < 0 ? a : a < b ? a : b;
+		int64_t next = sooner(dials(net, now), hs_expire(net, now));
+		if (net->accept_resume_ms != 0)
+			next = sooner(next, accept_resume(net, now));
 		timeout = next < 0 ? -1 : next > 60000 ? 60000 : (int)next;
 	}
 	while (net->handshaking != NULL)
