@@ -29,9 +29,11 @@
  * (EL_NET_PEER_FRAME, with the connection id); the owner binds each accepted
  * connection to the node its hello names. Dialing retries with exponential
  * backoff (50 ms to 2 s), also when a link ends within 1 s of its
-handshake (the other owner closed it). A handshake not done in 10 s is cut. The peer port
-takes at most 64 connections in their handshake at a time (a cluster needs
-one per other node), the client port max_clients (handshaking or up).
+ * handshake (the other owner closed it). A handshake not done in 10 s is
+ * cut. The peer port takes at most 64 connections in their handshake at a
+ * time (a cluster needs one per other node), the client port max_clients
+ * (handshaking or up). A peer's name is looked up beside the handshakes,
+ * never holding one up (el_resolve.h).
  *
  * Every connection begins with an exchange the owner runs, so a handshake
  * (issue 12's challenge and proof) fits before the first Raft message:

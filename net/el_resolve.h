@@ -22,10 +22,8 @@
 /* How many lookups run now after their caller gave up on them. */
 int el_resolve_stuck(void);
 
-/* The clock of deadline_ms: CLOCK_BOOTTIME in ms. */
-uint64_t el_resolve_now_ms(void);
-
-/* Resolve host:port (TCP) by deadline_ms (UINT64_MAX: none). 0 with *out a
+/* Resolve host:port (TCP) by deadline_ms (CLOCK_BOOTTIME ms, as
+ * el_link.h's deadlines; UINT64_MAX: none). 0 with *out a
  * list the caller frees with freeaddrinfo(), or EL_ETIMEDOUT / EL_EIO with
  * a message in err. An address is answered at once, without a thread. */
 int el_resolve(const char *host, const char *port, uint64_t deadline_ms,

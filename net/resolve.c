@@ -201,7 +201,7 @@ void el_resolve_drop(struct el_resolve_job *j)
 	job_put(j);
 }
 
-uint64_t el_resolve_now_ms(void)
+static uint64_t boottime_ms(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_BOOTTIME, &ts);
@@ -213,7 +213,7 @@ uint64_t el_resolve_now_ms(void)
  * CLOCK_MONOTONIC: the time left converts. */
 static bool job_wait(struct el_resolve_job *j, uint64_t deadline_ms)
 {
-	const uint64_t now = el_resolve_now_ms();
+	const uint64_t now = boottime_ms();
 	const uint64_t left = deadline_ms > now ? deadline_ms - now : 0;
 	struct timespec until;
 	clock_gettime(CLOCK_MONOTONIC, &until);
