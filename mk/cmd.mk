@@ -128,3 +128,25 @@ fuzz-sd-env: $(BUILD)/fuzz/fuzz_sd_env
 		$(BUILD)/fuzz/work/sd_env
 fuzz: fuzz-sd-env
 TESTS += test-sd-notify test-fuzz-sd-env
+
+# edgelockd's config file reader (config.c on libinih, with the [acl] parser):
+# any bytes as a file; seeds in tests/fuzz/corpus/dcfg
+DCFG_FUZZ_SRCS := cmd/edgelockd/config.c net/acl.c
+$(BUILD)/fuzz/fuzz_dcfg: tests/fuzz/fuzz_dcfg.c $(DCFG_FUZZ_SRCS) cmd/edgelockd/el_daemon_config.h net/el_acl.h
+	@mkdir -p $(@D)
+	$(call say,FUZZCC,$@)
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -D_DEFAULT_SOURCE -Icmd/edgelockd -Inet -Icore -Iport/posix $< \
+		$(DCFG_FUZZ_SRCS) -linih -o $@
+
+.PHONY: test-fuzz-dcfg fuzz-dcfg
+test-fuzz-dcfg: $(BUILD)/fuzz/fuzz_dcfg
+	@rm -rf $(BUILD)/fuzz/work/dcfg && mkdir -p $(BUILD)/fuzz/work && cp -r tests/fuzz/corpus/dcfg $(BUILD)/fuzz/work/dcfg
+	@tests/run-suite.sh $(BUILD)/results fuzz-config bash -c '$(BUILD)/fuzz/fuzz_dcfg -seed=1 -runs=100000 \
+		-artifact_prefix=$(BUILD)/fuzz/work/ $(BUILD)/fuzz/work/dcfg >$(BUILD)/fuzz/work/dcfg.log 2>&1 \
+		&& echo "1 passed, 0 failed" || { tail -n 30 $(BUILD)/fuzz/work/dcfg.log; echo "0 passed, 1 failed"; exit 1; }'
+fuzz-dcfg: $(BUILD)/fuzz/fuzz_dcfg
+	@mkdir -p $(BUILD)/fuzz/work/dcfg
+	$(BUILD)/fuzz/fuzz_dcfg -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=$(BUILD)/fuzz/work/ \
+		$(BUILD)/fuzz/work/dcfg tests/fuzz/corpus/dcfg
+fuzz: fuzz-dcfg
+TESTS += test-fuzz-dcfg
