@@ -11,11 +11,16 @@
 #include <string.h>
 #include <strings.h>
 
+#include <unistd.h>
+
 #include <ini.h>
 
 #include "el_daemon_config.h"
 #include "el_error.h"
 #include "el_platform.h"
+#include "el_url.h"
+
+#define SEEN_MAX 64 /* distinct keys remembered for the twice-given check */
 
 struct reader {
 	FILE *f;
@@ -23,6 +28,11 @@ struct reader {
 	int line;
 	int errors;
 	struct el_dcfg *cfg;
+	uint32_t n_seen;
+	struct {
+		char name[48]; /* "section/key" */
+		int line;
+	} seen[SEEN_MAX];
 };
 
 void el_dcfg_defaults(struct el_dcfg *c)
@@ -92,7 +102,9 @@ static int set_str(char *out, size_t cap, const char *v)
 
 static int set_addr(char *out, const char *v)
 {
-	if (strncmp(v, "tls+tcp://", 10) != 0 || strrchr(v + 10, ':') == NULL)
+	char host[EL_CW_ADDR_MAX], port[8];
+	if (strncmp(v, "tls+tcp://", 10) != 0 ||
+	    el_url_parse(v, host, sizeof host, port, sizeof port) != EL_OK)
 		return EL_EINVAL;
 	return set_str(out, EL_CW_ADDR_MAX, v);
 }
@@ -153,9 +165,9 @@ int el_dcfg_set(struct el_dcfg *c, const char *section, const char *key, const c
 	else if (IS("node", "data_dir"))
 		rc = set_str(c->data_dir, sizeof c->data_dir, v), why = "must be a path";
 	else if (IS("node", "peer_addr"))
-		rc = set_addr(c->peer_addr, v), why = "must be tls+tcp://HOST:PORT (under 96 chars)";
+		rc = set_addr(c->peer_addr, v), why = "must be tls+tcp://HOST:PORT, PORT 1..65535 (under 96 chars)";
 	else if (IS("node", "client_addr"))
-		rc = set_addr(c->client_addr, v), why = "must be tls+tcp://HOST:PORT (under 96 chars)";
+		rc = set_addr(c->client_addr, v), why = "must be tls+tcp://HOST:PORT, PORT 1..65535 (under 96 chars)";
 	else if (IS("node", "cluster"))
 		rc = set_str(c->cluster, sizeof c->cluster, v), why = "must be a name under 64 chars";
 	else if (IS("node", "metrics"))
@@ -180,7 +192,7 @@ int el_dcfg_set(struct el_dcfg *c, const char *section, const char *key, const c
 		rc = el_acl_add(&c->acl, key, v, acl_err, sizeof acl_err);
 		why = acl_err;
 	} else if (!strcmp(section, "peers"))
-		rc = set_peer(c, key, v), why = "must be <node id> = tls+tcp://HOST:PORT, at most 7";
+		rc = set_peer(c, key, v), why = "must be <node id> = tls+tcp://HOST:PORT (PORT 1..65535), at most 7";
 	else if (IS("timing", "election_ms"))
 		rc = set_u32(&c->election_ms, v, 50, 60000), why = "must be 50..60000";
 	else if (IS("timing", "heartbeat_ms"))
@@ -207,23 +219,70 @@ int el_dcfg_set(struct el_dcfg *c, const char *section, const char *key, const c
 	return rc == EL_OK ? EL_OK : bad(where, section, key, why, v);
 }
 
+/* A key given twice is refused rather than the last one winning: two
+ * values for one setting are a mistake (a merge gone wrong, a copied
+ * block), and which one the node runs with should not depend on order.
+ * [acl] rules may repeat a pattern (net/el_acl.h). */
+static bool given_twice(struct reader *r, const char *section, const char *key)
+{
+	char name[sizeof r->seen[0].name];
+	if (!strcmp(section, "acl"))
+		return false;
+	snprintf(name, sizeof name, "%s/%s", section, key);
+	for (uint32_t i = 0; i < r->n_seen; i++)
+		if (!strcmp(r->seen[i].name, name)) {
+			fprintf(stderr, "edgelockd: %s:%d: [%s] %s given twice (first on line %d)\n",
+				r->file, r->line, section, key, r->seen[i].line);
+			return true;
+		}
+	if (r->n_seen < SEEN_MAX) {
+		memcpy(r->seen[r->n_seen].name, name, sizeof name);
+		r->seen[r->n_seen++].line = r->line;
+	}
+	return false;
+}
+
 static int handler(void *user, const char *section, const char *key, const char *value)
 {
 	struct reader *r = user;
 	char where[EL_DCFG_PATH_MAX + 32];
 	snprintf(where, sizeof where, "%s:%d", r->file, r->line);
-	if (el_dcfg_set(r->cfg, section, key, value, where) != EL_OK)
+	if (given_twice(r, section, key) || el_dcfg_set(r->cfg, section, key, value, where) != EL_OK)
 		r->errors++;
 	return 1; /* go on: report every problem */
 }
 
+/* One line for libinih, always read to its end. libinih's buffer holds
+ * num - 1 characters (199 in Debian's build), and it would parse what does
+ * not fit as a line of its own: the tail of a long comment could set a key.
+ * So would what follows a NUL byte, which its string functions cannot see.
+ * Either line is refused whole and handed on empty. */
 static char *read_line(char *str, int num, void *stream)
 {
 	struct reader *r = stream;
-	char *s = fgets(str, num, r->f);
-	if (s != NULL)
-		r->line++;
-	return s;
+	int c = getc(r->f), n = 0;
+	bool too_long = false, nul = false;
+	if (c == EOF)
+		return NULL;
+	r->line++;
+	for (; c != EOF && c != '\n'; c = getc(r->f)) {
+		if (n + 1 < num)
+			str[n++] = (char)c;
+		else
+			too_long = true;
+		nul = nul || c == '\0';
+	}
+	str[n] = '\0';
+	if (too_long || nul) {
+		if (nul)
+			fprintf(stderr, "edgelockd: %s:%d: a NUL byte in the line\n", r->file, r->line);
+		else
+			fprintf(stderr, "edgelockd: %s:%d: line longer than %d characters\n", r->file,
+				r->line, num - 1);
+		r->errors++;
+		str[0] = '\0';
+	}
+	return str;
 }
 
 int el_dcfg_load(struct el_dcfg *c, const char *file)
@@ -242,6 +301,16 @@ int el_dcfg_load(struct el_dcfg *c, const char *file)
 		r.errors++;
 	}
 	return r.errors == 0 && rc >= 0 ? EL_OK : EL_EINVAL;
+}
+
+/* A [tls] file named but not readable (unset ones are "missing" above). */
+static int readable(const char *where, const char *key, const char *path)
+{
+	if (path[0] == '\0' || access(path, R_OK) == 0)
+		return EL_OK;
+	fprintf(stderr, "edgelockd: %s: [tls] %s %s: cannot read: %s\n", where, key, path,
+		strerror(errno));
+	return EL_EINVAL;
 }
 
 static int missing(const char *where, const char *what)
@@ -270,6 +339,14 @@ int el_dcfg_check(const struct el_dcfg *c, const char *where)
 			"of election_ms (%u)\n", where, c->heartbeat_ms, c->election_ms);
 		rc = EL_EINVAL;
 	}
+	if (c->peer_addr[0] != '\0' && !strcmp(c->peer_addr, c->client_addr)) {
+		fprintf(stderr, "edgelockd: %s: [node] peer_addr and client_addr are both %s: "
+			"peers and clients need a port each\n", where, c->peer_addr);
+		rc = EL_EINVAL;
+	}
+	rc = readable(where, "ca_file", c->ca_file) == EL_OK ? rc : EL_EINVAL;
+	rc = readable(where, "cert_key_file", c->cert_key_file) == EL_OK ? rc : EL_EINVAL;
+	rc = readable(where, "crl_file", c->crl_file) == EL_OK ? rc : EL_EINVAL;
 	for (uint32_t i = 0; i < c->n_peers; i++)
 		if (c->peers[i].id == c->id && strcmp(c->peers[i].addr, c->peer_addr) != 0) {
 			fprintf(stderr, "edgelockd: %s: [peers] %u = %s differs from [node] "

@@ -13,7 +13,9 @@
  *
  * Every bad value is reported as "FILE:LINE: [section] key: why" and every
  * missing required key by name; el_dcfg_load reports them all, not just the
- * first, and fails if there was any.
+ * first, and fails if there was any. A key given twice (outside [acl]) and a
+ * line libinih cannot read whole (over 199 characters, or with a NUL byte)
+ * are errors too.
  */
 #ifndef EL_DAEMON_CONFIG_H
 #define EL_DAEMON_CONFIG_H

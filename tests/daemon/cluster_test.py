@@ -12,6 +12,7 @@ Prints "ok NAME" / "FAIL NAME: why" per check, the failover time, and the
 closing line "N passed, N failed".
 """
 import os
+import re
 import random
 import signal
 import socket
@@ -669,6 +670,45 @@ def test_two_threads(c):
               sorted(names) == ["edgelockd", "el:handshake"], repr(sorted(names)))
 
 
+def test_check_config_lines(c, cfg):
+    """Lines libinih would misread, and values the daemon could not start with."""
+    with open(cfg) as f:
+        good = f.read()
+    # libinih reads 199 characters of a line and the rest as a line of its
+    # own: these two comments would open [node] and set its id.
+    def long_comment(tail):
+        return "; " + "x" * 197 + tail + "\n"
+    text = (long_comment("[node]") + long_comment("id = 77") + good +
+            "[log]\nlevel = info\x00 after a NUL\n")
+    bad = os.path.join(c.dir, "lines.conf")
+    with open(bad, "w") as f:
+        f.write(text)
+    out = subprocess.run([c.bin, "--check-config", bad], capture_output=True, text=True,
+                         timeout=10)
+    n = text.count("\n")
+    check("check-config: an over-long line is refused whole, never read in parts",
+          out.returncode == 1 and "lines.conf:1: line longer than 199 characters" in out.stderr
+          and "lines.conf:2: line longer than 199" in out.stderr and "77" not in out.stderr
+          and "lines.conf:%d: a NUL byte in the line" % n in out.stderr, out.stderr)
+    peer = re.search(r"^peer_addr = (.*)$", good, re.M).group(1)
+    client = re.search(r"^client_addr = (.*)$", good, re.M).group(1)
+    for name, edit, want in [
+            ("twice", good.replace("[node]\n", "[node]\nid = 9\n", 1), "given twice"),
+            ("port", good.replace(client, client.rsplit(":", 1)[0] + ":99999"),
+             "PORT 1..65535"),
+            ("same", good.replace("client_addr = " + client, "client_addr = " + peer),
+             "need a port each"),
+            ("ca", re.sub(r"^ca_file = .*$", "ca_file = /nonexistent/ca.pem", good,
+                          flags=re.M), "cannot read")]:
+        path = os.path.join(c.dir, "bad-%s.conf" % name)
+        with open(path, "w") as f:
+            f.write(edit)
+        out = subprocess.run([c.bin, "--check-config", path], capture_output=True,
+                             text=True, timeout=10)
+        check("check-config: refused (%s)" % name, out.returncode == 1 and want in out.stderr,
+              out.stderr)
+
+
 def test_start_guards(c):
     some = next(iter(c.procs))
     cfg = c.config(some)
@@ -695,11 +735,23 @@ def test_start_guards(c):
     out = subprocess.run([c.bin, "--check-config", cfg], capture_output=True, text=True,
                          timeout=10)
     check("check-config: a good config is valid", out.returncode == 0, out.stderr)
+    test_check_config_lines(c, cfg)
     example = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "dist",
                            "edgelockd.conf.example")
-    out = subprocess.run([c.bin, "--check-config", example], capture_output=True, text=True,
+    # Its [tls] files live in /etc/edgelock/ on a board; here, the test's.
+    with open(example) as f:
+        text = f.read().replace("/etc/edgelock/", c.certs + "/")
+    local = os.path.join(c.dir, "example.conf")
+    with open(local, "w") as f:
+        f.write(text)
+    out = subprocess.run([c.bin, "--check-config", local], capture_output=True, text=True,
                          timeout=10)
     check("check-config: dist/edgelockd.conf.example is valid", out.returncode == 0, out.stderr)
+    out = subprocess.run([c.bin, "--check-config", example], capture_output=True, text=True,
+                         timeout=10)
+    check("check-config: the example as shipped names its missing [tls] files",
+          out.returncode == 1 and "[tls] ca_file /etc/edgelock/ca.pem: cannot read"
+          in out.stderr, out.stderr)
     out = subprocess.run([c.bin, "--help"], capture_output=True, text=True, timeout=10)
     check("--help exits 0", out.returncode == 0 and "--bootstrap" in out.stdout)
 
