@@ -16,9 +16,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "el_assert.h"
 #include "el_daemon.h"
 #include "el_error.h"
 #include "el_platform.h"
+#include "el_url.h"
 
 #define SLOT_BITS 16
 _Static_assert(EL_D_PENDING < (1u << SLOT_BITS), "slot must fit the request id");
@@ -455,16 +457,37 @@ static el_id_t transfer_target(struct el_daemon *d)
 	return 0;
 }
 
+/* An address a new member is given: empty (not known yet) or one the
+ * dialer can use, tls+tcp://HOST:PORT, as the config file requires. A bad
+ * one is refused before it reaches the address book or the log. */
+static bool member_addr_ok(const char *a, uint8_t len)
+{
+	char url[EL_CW_ADDR_MAX + 1], host[EL_CW_ADDR_MAX], port[8];
+	if (len == 0)
+		return true;
+	EL_ASSERT(len <= EL_CW_ADDR_MAX);
+	memcpy(url, a, len);
+	url[len] = '\0';
+	return strlen(url) == len && strncmp(url, "tls+tcp://", 10) == 0 &&
+	       el_url_parse(url, host, sizeof host, port, sizeof port) == EL_OK;
+}
+
 static void admin(struct el_daemon *d, uint64_t conn, const struct el_cw_msg *q)
 {
 	struct el_raft *r = el_node_raft(d->node);
 	uint64_t index = 0;
-	int rc;
-	if (q->type == EL_CW_MEMBER_ADD && q->peer_addr_len > 0)
+	int rc = EL_OK;
+	if (q->type == EL_CW_MEMBER_ADD &&
+	    (!member_addr_ok(q->peer_addr, q->peer_addr_len) ||
+	     !member_addr_ok(q->client_addr, q->client_addr_len)))
+		rc = EL_EINVAL;
+	else if (q->type == EL_CW_MEMBER_ADD && q->peer_addr_len > 0)
 		el_d_book_set(d, q->node, q->peer_addr, q->peer_addr_len, q->client_addr,
 			      q->client_addr_len);
 	el_id_t target = q->node;
-	if (q->type == EL_CW_TRANSFER) {
+	if (rc != EL_OK) {
+		target = 0;
+	} else if (q->type == EL_CW_TRANSFER) {
 		if (target == 0)
 			target = transfer_target(d);
 		rc = target == 0 ? EL_ENOTFOUND : el_raft_transfer(r, target, d->now_ms);

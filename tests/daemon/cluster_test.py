@@ -482,6 +482,11 @@ def test_membership(c):
     c.add_node(4)
     c.start(4, "--join")
     conn = c.connect(S.leader)
+    for peer, client in [("notaurl", c.addr(4)), ("tls+tcp://127.0.0.1:99999", c.addr(4)),
+                         ("tls+tcp://127.0.0.1:%d" % c.peer_port[4], "tls+tcp://nohost")]:
+        rep = conn.call({1: 14, 20: 9, 21: peer, 22: client})
+        check("members add: refused with a bad address (%s, %s)" % (peer, client),
+              rep.get(3, 0) == -1 and 9 not in members(c, S.leader), repr(rep))
     rep = conn.call({1: 14, 20: 4, 21: "tls+tcp://127.0.0.1:%d" % c.peer_port[4],
                      22: c.addr(4)})
     check("members add: accepted by the leader", rep.get(3, 0) == 0 and rep.get(27, 0) > 0,
