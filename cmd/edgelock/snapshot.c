@@ -67,7 +67,13 @@ static int fetch(struct el_cli *cli, struct el_cw_msg *m, int fd, uint64_t *inde
 static int save(struct el_cli *cli, const char *file)
 {
 	char tmp[4096];
-	snprintf(tmp, sizeof tmp, "%s.tmp", file);
+	/* FILE.tmp, renamed over FILE once whole: a name too long to take the
+	 * suffix would make the two one file, and a failed save destroy FILE. */
+	if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", file) >= sizeof tmp) {
+		fprintf(stderr, "edgelock: snapshot save: the path is too long (%zu bytes; at most "
+			"%zu)\n", strlen(file), sizeof tmp - sizeof ".tmp");
+		return EL_EXIT_USAGE;
+	}
 	struct el_cw_msg *m = calloc(2, sizeof(*m));
 	if (m == NULL)
 		return EL_EXIT_SOFTWARE;
