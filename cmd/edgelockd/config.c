@@ -53,10 +53,28 @@ void el_dcfg_defaults(struct el_dcfg *c)
 	c->log_level = EL_LOG_INFO;
 }
 
+/* s for a message: control bytes and quotes as \xHH, so a garbage file
+ * cannot write to the terminal (at most 64 bytes shown). */
+static const char *shown(const char *s, char *buf, size_t cap)
+{
+	size_t n = 0;
+	for (; *s != '\0' && n + 5 < cap && n < 64; s++) {
+		const unsigned char c = (unsigned char)*s;
+		if (c < 0x20 || c == 0x7f || c == '"' || c == '\\')
+			n += (size_t)snprintf(buf + n, cap - n, "\\x%02x", c);
+		else
+			buf[n++] = (char)c;
+	}
+	buf[n] = '\0';
+	return buf;
+}
+
 static int bad(const char *where, const char *section, const char *key, const char *why,
 	       const char *value)
 {
-	fprintf(stderr, "edgelockd: %s: [%s] %s = \"%s\": %s\n", where, section, key, value, why);
+	char s[96], k[96], v[96];
+	fprintf(stderr, "edgelockd: %s: [%s] %s = \"%s\": %s\n", where, shown(section, s, sizeof s),
+		shown(key, k, sizeof k), shown(value, v, sizeof v), why);
 	return EL_EINVAL;
 }
 
@@ -231,8 +249,10 @@ static bool given_twice(struct reader *r, const char *section, const char *key)
 	snprintf(name, sizeof name, "%s/%s", section, key);
 	for (uint32_t i = 0; i < r->n_seen; i++)
 		if (!strcmp(r->seen[i].name, name)) {
+			char sb[96], kb[96];
 			fprintf(stderr, "edgelockd: %s:%d: [%s] %s given twice (first on line %d)\n",
-				r->file, r->line, section, key, r->seen[i].line);
+				r->file, r->line, shown(section, sb, sizeof sb), shown(key, kb, sizeof kb),
+				r->seen[i].line);
 			return true;
 		}
 	if (r->n_seen < SEEN_MAX) {

@@ -38,7 +38,7 @@ static void usage(FILE *f)
 		"       edgelockd --check-config FILE\n"
 		"       edgelockd restore BACKUP -c FILE [flags]\n"
 		"\n"
-		"Runs one edgelock node: Raft over nng + TLS with its peers, the client\n"
+		"Runs one edgelock node: Raft over TLS with its peers, the client\n"
 		"protocol (docs/protocol.md) on its client address.\n"
 		"\n"
 		"  -c, --config FILE     the config file (INI; see dist/edgelockd.conf.example)\n"
@@ -123,10 +123,14 @@ struct opts {
 static int parse(struct el_dcfg *c, struct opts *o, int argc, char **argv)
 {
 	for (int i = 1; i < argc; i++) { /* the file first, so flags override it */
-		if ((!strcmp(argv[i], "-c") || !strcmp(argv[i], "--config") ||
-		     !strcmp(argv[i], "--check-config")) && i + 1 < argc) {
+		const bool file = !strcmp(argv[i], "-c") || !strcmp(argv[i], "--config") ||
+				  !strcmp(argv[i], "--check-config");
+		if (file && i + 1 < argc) {
 			o->check = o->check || !strcmp(argv[i], "--check-config");
 			o->config = argv[++i];
+		} else if (file) {
+			fprintf(stderr, "edgelockd: %s needs a FILE (try --help)\n", argv[i]);
+			return 3; /* exit 2, as for every other bad command line */
 		}
 	}
 	int errors = o->config != NULL && el_dcfg_load(c, o->config) != EL_OK;

@@ -712,6 +712,18 @@ def test_check_config_lines(c, cfg):
                              text=True, timeout=10)
         check("check-config: refused (%s)" % name, out.returncode == 1 and want in out.stderr,
               out.stderr)
+    path = os.path.join(c.dir, "escape.conf")
+    with open(path, "w") as f:
+        f.write(good + "[nope]\nkey = \x1b[31mred\n")
+    out = subprocess.run([c.bin, "--check-config", path], capture_output=True, text=True,
+                         timeout=10)
+    check("check-config: a control byte in a bad value is shown escaped, not written",
+          out.returncode == 1 and "\\x1b[31mred" in out.stderr and "\x1b" not in out.stderr,
+          out.stderr)
+    for flag in ["-c", "--check-config"]:
+        out = subprocess.run([c.bin, flag], capture_output=True, text=True, timeout=10)
+        check("%s without a FILE: exit 2, saying so" % flag,
+              out.returncode == 2 and "needs a FILE" in out.stderr, out.stderr)
 
 
 def test_start_guards(c):
