@@ -13,6 +13,12 @@
  * dead before the cluster could give the lock to anyone else; the CLI then
  * exits with EL_EXIT_LOCK_LOST. The local deadline is counted on
  * CLOCK_BOOTTIME, so a CLI that was itself stopped kills at once on resume.
+ *
+ * CMD runs in a process group of its own, and every signal goes to the whole
+ * group: CMD's children (a shell script's commands) die with it when the lock
+ * is lost. When the CLI runs in the foreground of a terminal, CMD's group
+ * gets the terminal while it runs, so ^C and ^Z reach CMD as they would
+ * without the CLI; the CLI stops with it on ^Z.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -20,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -125,6 +132,36 @@ static int parse(int argc, char **argv, bool with_value, struct run_opts *o, con
 	return 0;
 }
 
+/* Whether CMD is to get the terminal: stdin is one and the CLI's group is
+ * its foreground group (not when the CLI itself runs in the background). */
+static bool cmd_has_terminal;
+
+/* Make pgrp the foreground group of the terminal on stdin. A process outside
+ * the foreground group that does so gets SIGTTOU, which would stop it. */
+static void give_terminal(pid_t pgrp)
+{
+	void (*old)(int) = signal(SIGTTOU, SIG_IGN);
+	tcsetpgrp(STDIN_FILENO, pgrp);
+	signal(SIGTTOU, old);
+}
+
+/* In the child, before exec: CMD's own process group (and the terminal);
+ * the kernel kills CMD when the CLI dies, even by SIGKILL, which the CLI
+ * cannot catch. That covers CMD itself, not its children: only a
+ * supervisor that tracks them (a cgroup) can. */
+static void child_setup(pid_t parent)
+{
+	setpgid(0, 0);
+	if (cmd_has_terminal)
+		give_terminal(getpid());
+	/* PDEATHSIG fires when the thread that forked exits: the main thread. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent) /* the CLI died before prctl took effect */
+		raise(SIGKILL);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+}
+
 static pid_t start(char **cmd, const char *name, uint64_t token, uint64_t session)
 {
 	char buf[32];
@@ -133,15 +170,35 @@ static pid_t start(char **cmd, const char *name, uint64_t token, uint64_t sessio
 	setenv("EDGELOCK_TOKEN", buf, 1);
 	snprintf(buf, sizeof buf, "%" PRIu64, session);
 	setenv("EDGELOCK_SESSION", buf, 1);
+	cmd_has_terminal = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
+	const pid_t parent = getpid();
 	const pid_t pid = fork();
 	if (pid == 0) {
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
+		child_setup(parent);
 		execvp(cmd[0], cmd);
 		fprintf(stderr, "edgelock: cannot run %s: %s\n", cmd[0], strerror(errno));
 		_exit(errno == ENOENT ? EL_EXIT_EXEC : 126);
 	}
+	if (pid > 0) {
+		/* Here too, so the group exists before the CLI signals it, whichever
+		 * of the two runs first (EACCES once the child has exec'd: done). */
+		setpgid(pid, pid);
+		if (cmd_has_terminal)
+			give_terminal(pid);
+	}
 	return pid;
+}
+
+/* CMD stopped (^Z stops its group, which has the terminal): stop the CLI too,
+ * as the shell expects of its job, and resume CMD when the CLI is resumed. */
+static void stopped(pid_t child)
+{
+	if (!cmd_has_terminal)
+		return;
+	give_terminal(getpgrp());
+	kill(getpid(), SIGTSTP); /* returns once the CLI is continued (fg) */
+	give_terminal(child);
+	kill(-child, SIGCONT);
 }
 
 static void sleep_ms(unsigned ms)
@@ -151,26 +208,35 @@ static void sleep_ms(unsigned ms)
 }
 
 /* Watch the child and the lease: 0 and *status when the child ended by
- * itself, 1 when the lock was being lost and the child was signalled. */
+ * itself, 1 when the lock was being lost and the child was signalled. Every
+ * signal goes to CMD's process group (-child), and on a loss SIGKILL goes
+ * to it even after CMD itself ended, for the children it left behind. */
 static int supervise(el_session *s, pid_t child, const struct run_opts *o, int *status)
 {
 	const uint64_t kill_margin = 100u + o->ttl_ms / 100u;
 	bool termed = false, lost = false, jeopardy = false;
 	for (;;) {
-		const pid_t w = waitpid(child, status, WNOHANG);
-		if (w == child)
+		const pid_t w = waitpid(child, status, WNOHANG | WUNTRACED);
+		if (w == child && WIFSTOPPED(*status)) {
+			stopped(child);
+			continue;
+		}
+		if (w == child) {
+			if (lost || jeopardy)
+				kill(-child, SIGKILL);
 			return lost || jeopardy ? 1 : 0;
+		}
 		uint64_t left;
 		const enum el_lease_state st = el_session_state(s, &left);
 		if (!lost && (st == EL_LEASE_LOST || left <= kill_margin)) {
-			kill(child, SIGKILL);
+			kill(-child, SIGKILL);
 			lost = true;
 		} else if (!termed && st != EL_LEASE_OK && left <= kill_margin + o->grace_ms) {
-			kill(child, SIGTERM);
+			kill(-child, SIGTERM);
 			termed = jeopardy = true;
 		}
 		if (got_signal != 0 && !termed) { /* pass ^C / SIGTERM on */
-			kill(child, got_signal);
+			kill(-child, got_signal);
 			termed = true;
 		}
 		sleep_ms(lost ? 5 : 20);
@@ -199,6 +265,8 @@ static int finish(struct el_cli *cli, el_session *s, const struct run_opts *o, b
 {
 	int status = 0;
 	const int lost = child > 0 ? supervise(s, child, o, &status) : hold(s);
+	if (child > 0 && cmd_has_terminal)
+		give_terminal(getpgrp());
 	if (lost) {
 		/* Nothing to give back: the cluster is unreachable or has already
 		 * expired the session. Exit now rather than wait on it. */

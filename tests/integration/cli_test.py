@@ -9,7 +9,9 @@ increment; a SIGKILLed client's lock goes to a waiter after TTL + lock-delay;
 the leader SIGKILLed while a client waits: the waiter is granted (failover
 time printed); every daemon SIGSTOPed longer than the TTL while
 `lock -- CMD` runs: CMD is dead before the CLI's local lease deadline and the
-CLI exits 76; the whole cluster SIGKILLed and restarted: the held lock is
+CLI exits 76, and CMD's own children are dead too (it runs in a process
+group of its own); a SIGKILLed CLI's CMD is killed by the kernel
+(PR_SET_PDEATHSIG); the whole cluster SIGKILLed and restarted: the held lock is
 still there and the next token is higher; --help of every command exits 0.
 
 Membership under load (issue 11), all through the CLI while three threads
@@ -232,6 +234,64 @@ def test_cluster_stopped(cluster, e):
     check(last < t_stop + 3.0 and t_exit < t_stop + 3.5,
           "CMD was dead before the local lease deadline (last beat %.2f s after the stop)"
           % (last - t_stop))
+
+
+def alive(pid):
+    """pid is a process that has not ended (a zombie has)."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def pid_from(path):
+    """The pid a command wrote to path, once it has (0 after 10 s)."""
+    def written():
+        return os.path.exists(path) and open(path).read().strip().isdigit()
+    return int(open(path).read()) if eventually(written, 10.0) else 0
+
+
+def gone_or_killed(pid, timeout):
+    """Whether pid ends within timeout; one still alive is SIGKILLed then,
+    by its PID (the test started it), so a failure leaves nothing behind."""
+    gone = eventually(lambda: not alive(pid), timeout)
+    if not gone and pid > 0:
+        os.kill(pid, signal.SIGKILL)
+    return gone
+
+
+def test_lost_kills_group(cluster, e):
+    """The lock lost while CMD runs: CMD's own children (a shell's background
+    job here) are killed with it, not only CMD, before another client could
+    be granted the lock."""
+    pidf = e.path("grandchild.pid")
+    p = e.start("lock", "group", "--ttl", "2s", "--", "sh", "-c",
+                "sleep 300 & echo $! > %s; wait" % pidf)
+    grandchild = pid_from(pidf)
+    for i in list(cluster.procs):
+        cluster.signal(i, signal.SIGSTOP)
+    try:
+        rc = p.wait(timeout=30)
+    finally:
+        for i in list(cluster.procs):
+            cluster.signal(i, signal.SIGCONT)
+    gone = gone_or_killed(grandchild, 2.0)
+    check(rc == 76 and grandchild > 0 and gone,
+          "lock lost: the CLI exits 76 (%d) and CMD's child (pid %d) was killed too"
+          % (rc, grandchild))
+
+
+def test_killed_cli(e):
+    """A SIGKILLed CLI cannot kill CMD itself: the kernel does (PDEATHSIG)."""
+    pidf = e.path("orphan.pid")
+    p = e.start("lock", "orphan", "--ttl", "2s", "--", "sh", "-c",
+                "echo $$ > %s; exec sleep 300" % pidf)
+    cmd = pid_from(pidf)
+    p.kill()  # the CLI's PID only: CMD is in a process group of its own
+    p.wait()
+    check(cmd > 0 and gone_or_killed(cmd, 2.0),
+          "the CLI SIGKILLed: its CMD (pid %d) was killed too" % cmd)
 
 
 def test_cluster_restart(cluster, e):
@@ -479,10 +539,11 @@ def main():
         e = Env(cluster)
         for t in (test_basics, test_fifo_handoff, test_shared, test_counter,
                   test_election_observe, test_killed_client, test_granted_while_stopped,
-                  test_client_threads):
+                  test_killed_cli, test_client_threads):
             t(e)
         test_leader_killed(cluster, e)
         test_cluster_stopped(cluster, e)
+        test_lost_kills_group(cluster, e)
         test_cluster_restart(cluster, e)
         test_membership_under_load(cluster, e)
     finally:
