@@ -13,7 +13,8 @@
 
 /* Exit codes of the CLI's own outcomes (sysexits.h numbers where one fits);
  * `lock` and `elect` with a command otherwise exit with the command's status
- * (128 + N when a signal N ended it). */
+ * (128 + N when a signal N ended it), or 128 + N when signal N (SIGINT,
+ * SIGTERM) came while they waited for the lock. */
 enum {
 	EL_EXIT_OK = 0,
 	EL_EXIT_FAILED = 1,       /* the operation was refused (see the message) */

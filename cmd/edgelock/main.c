@@ -49,7 +49,9 @@ static const char USAGE[] =
 	"76 lock lost while CMD ran (CMD was killed); 77 permission denied or\n"
 	"certificate rejected; 78 bad configuration or certificate files; 79 `lock\n"
 	"-n N` on a semaphore that has another limit; 127 CMD could not be run;\n"
-	"otherwise `lock` and `elect` exit with CMD's status.\n";
+	"130 (SIGINT), 143 (SIGTERM): `lock` or `elect` interrupted while waiting\n"
+	"for the lock (the wait is given up, CMD not run); otherwise `lock` and\n"
+	"`elect` exit with CMD's status.\n";
 
 bool el_cli_duration(const char *s, uint32_t *ms)
 {

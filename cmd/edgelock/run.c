@@ -14,15 +14,24 @@
  * exits with EL_EXIT_LOCK_LOST. The local deadline is counted on
  * CLOCK_BOOTTIME, so a CLI that was itself stopped kills at once on resume.
  *
+ * SIGINT or SIGTERM while waiting for the lock ends the wait: the session is
+ * closed (the cluster drops the queued request, or releases a grant that
+ * crossed the signal), CMD is not run, and the CLI exits 128 + the signal.
+ *
  * CMD runs in a process group of its own, and every signal goes to the whole
  * group: CMD's children (a shell script's commands) die with it when the lock
  * is lost. When the CLI runs in the foreground of a terminal, CMD's group
  * gets the terminal while it runs, so ^C and ^Z reach CMD as they would
  * without the CLI; the CLI stops with it on ^Z.
  */
+#define _GNU_SOURCE /* pipe2 */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <poll.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +41,7 @@
 #include <unistd.h>
 
 #include "el_cli.h"
+#include "el_client_wire.h"
 #include "el_config.h"
 
 struct run_opts {
@@ -44,10 +54,23 @@ struct run_opts {
 };
 
 static volatile sig_atomic_t got_signal;
+/* The write end of a pipe that wakes the thread waiting for the lock (a
+ * signal, or the acquire's end); -1 until it exists. */
+static volatile sig_atomic_t wake_fd = -1;
+
+static void wake(void)
+{
+	const int saved = errno;
+	if (wake_fd >= 0 && write(wake_fd, "", 1) < 0) {
+		/* full (EAGAIN): the waiter has wake-ups enough to read */
+	}
+	errno = saved;
+}
 
 static void on_signal(int sig)
 {
 	got_signal = sig;
+	wake();
 }
 
 static int usage(const char *text)
@@ -68,7 +91,8 @@ static const char LOCK_USAGE[] =
 	"that long after this session expires (0); --grace: SIGTERM this long before\n"
 	"the SIGKILL when the lock is being lost (a fifth of the TTL).\n"
 	"Exit: CMD's status; 75 not acquired; 76 lost while CMD ran (CMD killed);\n"
-	"79 NAME is a semaphore with another N (the message names both).\n";
+	"79 NAME is a semaphore with another N (the message names both); 130/143\n"
+	"SIGINT/SIGTERM while waiting for the lock (the wait given up, CMD not run).\n";
 
 static const char ELECT_USAGE[] =
 	"usage: edgelock elect NAME VALUE [--ttl D] [--wait D] [--grace D] [-- CMD [ARGS...]]\n"
@@ -283,6 +307,101 @@ static int finish(struct el_cli *cli, el_session *s, const struct run_opts *o, b
 	return child > 0 ? exit_of(status) : EL_EXIT_OK;
 }
 
+/* ---- Waiting for the lock, interruptibly ---------------------------------- */
+
+/* The library's acquire blocks, and gives no way to cancel it but closing
+ * the session on the cluster. It runs on a thread of its own so that the
+ * main thread can do that when a signal comes, keeping its place in the
+ * FIFO queue until then (a wait in slices would lose it). el_session_close()
+ * must not run while a call is blocked on the session (it frees it under
+ * that call), so the main thread sends the close request itself, leaving
+ * the session alone, and closes the session only after joining the thread. */
+struct acquire {
+	el_session *s;
+	const struct run_opts *o;
+	bool election;
+	uint64_t token;
+	int rc;
+	atomic_bool done;
+};
+
+static void *acquire_main(void *arg)
+{
+	struct acquire *a = arg;
+	const struct run_opts *o = a->o;
+	a->rc = a->election ? el_campaign(a->s, o->name, o->value, (uint32_t)strlen(o->value),
+					  o->wait_ms, &a->token)
+		: o->permits > 0 ? el_semaphore_acquire(a->s, o->name, o->permits, o->wait_ms, &a->token)
+				 : el_lock(a->s, o->name, o->shared, o->wait_ms, &a->token);
+	atomic_store(&a->done, true);
+	wake();
+	return NULL;
+}
+
+/* CLOSE_SESSION for session on the cluster, by id, without touching the
+ * el_session: EL_OK once the cluster answered (closed, or already gone). */
+static int close_on_cluster(el_client *c, uint64_t session)
+{
+	struct el_cw_msg *m = calloc(2, sizeof(*m));
+	if (m == NULL)
+		return EL_EFULL;
+	m->type = EL_CW_CLOSE_SESSION;
+	m->session = session;
+	const int rc = el_client_request(c, m, m + 1);
+	free(m);
+	return rc;
+}
+
+/* Run the acquire of a (on a thread) until it ends; a signal meanwhile
+ * closes the session on the cluster, which ends it. Returns its result. */
+static int acquire_until_signal(struct el_cli *cli, struct acquire *a)
+{
+	int fds[2];
+	pthread_t t;
+	if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0)
+		return EL_EFULL;
+	wake_fd = fds[1];
+	if (got_signal != 0)
+		wake(); /* one that came before the pipe existed */
+	if (pthread_create(&t, NULL, acquire_main, a) != 0) {
+		a->rc = EL_EFULL;
+		return a->rc;
+	}
+	bool closed = false;
+	while (!atomic_load(&a->done)) {
+		struct pollfd p = { .fd = fds[0], .events = POLLIN };
+		char drain[64];
+		poll(&p, 1, 1000);
+		while (read(fds[0], drain, sizeof drain) > 0)
+			;
+		/* retried while the cluster does not answer (each try bounded
+		 * by --timeout): the acquire may still be granted meanwhile */
+		if (got_signal != 0 && !closed && !atomic_load(&a->done))
+			closed = close_on_cluster(cli->client, el_session_id(a->s)) == EL_OK;
+	}
+	pthread_join(t, NULL);
+	return a->rc;
+}
+
+/* Why the lock was not acquired, on stderr; the exit code. */
+static int not_acquired(struct el_cli *cli, const struct run_opts *o, int rc)
+{
+	struct el_lock_info info;
+	const bool busy = (rc == EL_EBUSY || rc == EL_ETIMEDOUT) &&
+			  el_query(cli->client, o->name, &info) == EL_OK && info.held;
+	if (busy && info.permits > 0)
+		fprintf(stderr, "edgelock: %u/%u permits of %s are held (newest token %" PRIu64 ")\n",
+			info.n_holders, info.permits, o->name, info.token);
+	else if (busy)
+		fprintf(stderr, "edgelock: %s is held by %s (session %" PRIu64 ", token %" PRIu64 ")\n",
+			o->name, info.holder[0] ? info.holder : "a client", info.holder_session, info.token);
+	const bool refused = rc == EL_EBUSY || rc == EL_ETIMEDOUT || rc == EL_EDELAYED;
+	if (refused && !busy)
+		fprintf(stderr, "edgelock: %s\n", el_client_last_error(cli->client));
+	/* any other error: el_cli_fail says it once, and picks the exit code */
+	return refused ? EL_EXIT_NOT_ACQUIRED : el_cli_fail(cli, "lock", rc);
+}
+
 static int run(struct el_cli *cli, int argc, char **argv, bool election)
 {
 	struct run_opts o;
@@ -299,37 +418,28 @@ static int run(struct el_cli *cli, int argc, char **argv, bool election)
 	if ((rc = el_session_open(cli->client, o.ttl_ms, &s)) != EL_OK)
 		return el_cli_fail(cli, "open a session", rc);
 	el_session_set_lock_delay(s, o.delay_ms);
-	uint64_t token = 0;
-	rc = election ? el_campaign(s, o.name, o.value, (uint32_t)strlen(o.value), o.wait_ms, &token)
-	     : o.permits > 0 ? el_semaphore_acquire(s, o.name, o.permits, o.wait_ms, &token)
-			     : el_lock(s, o.name, o.shared, o.wait_ms, &token);
+	struct acquire a = { .s = s, .o = &o, .election = election };
+	rc = acquire_until_signal(cli, &a);
+	if (got_signal != 0) { /* whatever rc is: CMD must not run */
+		fprintf(stderr, "edgelock: %s: gave up waiting for %s\n",
+			strsignal(got_signal), o.name);
+		el_session_close(s);
+		return 128 + got_signal;
+	}
 	if (rc != EL_OK) {
-		struct el_lock_info info;
-		const bool busy = (rc == EL_EBUSY || rc == EL_ETIMEDOUT) &&
-				  el_query(cli->client, o.name, &info) == EL_OK && info.held;
-		if (busy && info.permits > 0)
-			fprintf(stderr, "edgelock: %u/%u permits of %s are held (newest token %" PRIu64 ")\n",
-				info.n_holders, info.permits, o.name, info.token);
-		else if (busy)
-			fprintf(stderr, "edgelock: %s is held by %s (session %" PRIu64 ", token %" PRIu64 ")\n",
-				o.name, info.holder[0] ? info.holder : "a client", info.holder_session, info.token);
-		const bool not_acquired = rc == EL_EBUSY || rc == EL_ETIMEDOUT || rc == EL_EDELAYED;
-		if (not_acquired && !busy)
-			fprintf(stderr, "edgelock: %s\n", el_client_last_error(cli->client));
-		/* any other error: el_cli_fail says it once, and picks the exit code */
-		const int code = not_acquired ? EL_EXIT_NOT_ACQUIRED : el_cli_fail(cli, "lock", rc);
+		const int code = not_acquired(cli, &o, rc);
 		el_session_close(s);
 		return code;
 	}
 	if (election || o.cmd == NULL)
-		printf("%s %s: token %" PRIu64 "\n", election ? "elected" : "locked", o.name, token);
+		printf("%s %s: token %" PRIu64 "\n", election ? "elected" : "locked", o.name, a.token);
 	fflush(stdout);
-	const pid_t child = o.cmd != NULL ? start(o.cmd, o.name, token, el_session_id(s)) : 0;
+	const pid_t child = o.cmd != NULL ? start(o.cmd, o.name, a.token, el_session_id(s)) : 0;
 	if (child < 0) {
 		el_session_close(s);
 		return el_cli_fail(cli, "fork", EL_EIO);
 	}
-	return finish(cli, s, &o, election, token, child);
+	return finish(cli, s, &o, election, a.token, child);
 }
 
 int el_cli_lock(struct el_cli *cli, int argc, char **argv)

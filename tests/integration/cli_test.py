@@ -11,7 +11,9 @@ time printed); every daemon SIGSTOPed longer than the TTL while
 `lock -- CMD` runs: CMD is dead before the CLI's local lease deadline and the
 CLI exits 76, and CMD's own children are dead too (it runs in a process
 group of its own); a SIGKILLed CLI's CMD is killed by the kernel
-(PR_SET_PDEATHSIG); the whole cluster SIGKILLed and restarted: the held lock is
+(PR_SET_PDEATHSIG); SIGINT or SIGTERM to a CLI still waiting for the lock
+ends the wait (exit 130/143), drops it on the cluster and CMD never runs;
+the whole cluster SIGKILLed and restarted: the held lock is
 still there and the next token is higher; --help of every command exits 0.
 
 Membership under load (issue 11), all through the CLI while three threads
@@ -160,6 +162,46 @@ def test_election_observe(e):
     out, _ = obs.communicate(timeout=20)
     check(r.returncode == 0 and "value node-a" in out and out.strip().endswith("free"),
           "elect with a value; observe printed the leader, its value, then free")
+
+
+def waiters_of(e, name):
+    """name's waiters as `locks --json` lists them (None: not listed)."""
+    for line in e.run("locks", "--json").stdout.splitlines():
+        lock = json.loads(line)
+        if lock["name"] == name:
+            return lock["waiters"]
+    return None
+
+
+def test_signal_while_waiting(e):
+    """SIGINT to `lock`, SIGTERM to `elect`, while each waits behind a holder:
+    the wait ends at once, the queued request is dropped on the cluster, the
+    CLI exits 128 + the signal, and CMD never runs (not even once the holder
+    lets go)."""
+    for sig, verb in ((signal.SIGINT, "lock"), (signal.SIGTERM, "elect")):
+        name = "intr-" + verb
+        stop, marker = e.path(name + ".stop"), e.path(name + ".ran")
+        args = [name] if verb == "lock" else [name, "v"]
+        holder = e.start(verb, *args, "--", "sh", "-c",
+                         "while [ ! -e %s ]; do sleep 0.1; done" % stop)
+        eventually(lambda: waiters_of(e, name) == 0)
+        waiter = e.start(verb, *args, "--", "touch", marker)
+        queued = eventually(lambda: waiters_of(e, name) == 1)
+        waiter.send_signal(sig)
+        try:
+            rc = waiter.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            rc = None  # the old CLI waited on
+        dropped = eventually(lambda: waiters_of(e, name) == 0, 5.0)
+        open(stop, "w").close()
+        holder.wait(timeout=30)
+        if rc is None:
+            waiter.wait(timeout=30)
+        time.sleep(0.5)
+        check(queued and rc == 128 + sig and dropped and not os.path.exists(marker),
+              "%s while `%s` waits: exit %s (want %d), wait dropped %s, CMD not run %s (%s)"
+              % (sig.name, verb, rc, 128 + sig, dropped, not os.path.exists(marker),
+                 waiter.stderr.read().strip()))
 
 
 def test_killed_client(e):
@@ -538,7 +580,7 @@ def main():
         test_open_retry(cluster)
         e = Env(cluster)
         for t in (test_basics, test_fifo_handoff, test_shared, test_counter,
-                  test_election_observe, test_killed_client, test_granted_while_stopped,
+                  test_election_observe, test_signal_while_waiting, test_killed_client, test_granted_while_stopped,
                   test_killed_cli, test_client_threads):
             t(e)
         test_leader_killed(cluster, e)
