@@ -7,6 +7,7 @@
 #define EL_CLI_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "edgelock.h"
@@ -41,6 +42,10 @@ struct el_cli {
 int el_cli_connect(struct el_cli *cli);
 /* An exit code for a library error, after printing "edgelock: what: why". */
 int el_cli_fail(struct el_cli *cli, const char *what, int err);
+/* s[0..n) as a JSON string on stdout, quoted and escaped (", \\, control
+ * characters as \uXXXX). Names are UTF-8; a value that is not has each of
+ * its bytes above 0x7f written as U+FFFD, so the output stays valid JSON. */
+void el_cli_json_str(const char *s, size_t n);
 /* "10s", "500ms", "2m", "1h", or plain seconds; false when malformed. */
 bool el_cli_duration(const char *s, uint32_t *ms);
 

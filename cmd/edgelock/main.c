@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "el_cbor.h"
 #include "el_cli.h"
 
 static const char USAGE[] =
@@ -74,6 +75,24 @@ bool el_cli_duration(const char *s, uint32_t *ms)
 		return false;
 	*ms = (uint32_t)(v * mul);
 	return true;
+}
+
+void el_cli_json_str(const char *s, size_t n)
+{
+	const bool utf8 = el_cbor_utf8_valid((const uint8_t *)s, (uint32_t)n);
+	putchar('"');
+	for (size_t i = 0; i < n; i++) {
+		const unsigned char c = (unsigned char)s[i];
+		if (c == '"' || c == '\\')
+			printf("\\%c", c);
+		else if (c < 0x20 || c == 0x7f)
+			printf("\\u%04x", c);
+		else if (c >= 0x80 && !utf8)
+			fputs("\\ufffd", stdout);
+		else
+			putchar(c);
+	}
+	putchar('"');
 }
 
 int el_cli_fail(struct el_cli *cli, const char *what, int err)

@@ -62,10 +62,12 @@ static struct el_cw_msg *two_msgs(void)
 static void print_status(const struct el_cli *cli, const char *ep, const struct el_cw_msg *r)
 {
 	if (cli->json) {
-		printf("{\"endpoint\":\"%s\",\"node\":%u,\"role\":\"%s\",\"term\":%" PRIu64
+		fputs("{\"endpoint\":", stdout);
+		el_cli_json_str(ep, strlen(ep));
+		printf(",\"node\":%u,\"role\":\"%s\",\"term\":%" PRIu64
 		       ",\"leader\":%u,\"commit\":%" PRIu64 ",\"applied\":%" PRIu64 ",\"sessions\":%u"
 		       ",\"locks\":%u,\"members\":[",
-		       ep, (unsigned)r->node, role_name(r->role), r->term, (unsigned)r->leader, r->commit,
+		       (unsigned)r->node, role_name(r->role), r->term, (unsigned)r->leader, r->commit,
 		       r->applied, r->n_sessions, r->n_locks);
 		for (unsigned i = 0; i < r->n_members; i++)
 			printf("%s{\"node\":%u,\"role\":\"%s\",\"reachable\":%s}", i ? "," : "",
@@ -101,8 +103,12 @@ int el_cli_status(struct el_cli *cli, int argc, char **argv)
 			if (up++ == 0 || m[1].role == EL_LEADER)
 				members[0] = m[1];
 		} else if (cli->json) {
-			printf("{\"endpoint\":\"%s\",\"error\":\"%s\"}\n", eps[i],
-			       el_client_last_error(cli->client));
+			const char *why = el_client_last_error(cli->client);
+			fputs("{\"endpoint\":", stdout);
+			el_cli_json_str(eps[i], strlen(eps[i]));
+			fputs(",\"error\":", stdout);
+			el_cli_json_str(why, strlen(why));
+			fputs("}\n", stdout);
 		} else {
 			printf("%-28s unreachable: %s\n", eps[i], el_client_last_error(cli->client));
 		}
@@ -136,10 +142,12 @@ static void permit_holders(struct el_cli *cli, const struct el_cw_lock *l)
 		printf(",\"permit_holders\":[");
 	for (unsigned i = 0; i < n; i++) {
 		const struct el_cw_holder *h = &q[1].holders[i];
-		if (cli->json)
-			printf("%s{\"session\":%" PRIu64 ",\"token\":%" PRIu64 ",\"client\":\"%.*s\"}",
-			       i > 0 ? "," : "", h->session, h->token, (int)h->client_len, h->client);
-		else
+		if (cli->json) {
+			printf("%s{\"session\":%" PRIu64 ",\"token\":%" PRIu64 ",\"client\":",
+			       i > 0 ? "," : "", h->session, h->token);
+			el_cli_json_str(h->client, h->client_len);
+			putchar('}');
+		} else
 			printf("  permit %u: %-22.*s session %-10" PRIu64 " token %" PRIu64 "\n", i + 1,
 			       h->client_len > 0 ? (int)h->client_len : 1,
 			       h->client_len > 0 ? h->client : "-", h->session, h->token);
@@ -159,9 +167,10 @@ static void print_lock(struct el_cli *cli, const struct el_cw_lock *l)
 		snprintf(mode, sizeof mode, "%s", l->n_holders == 0 ? (l->delayed ? "delayed" : "free")
 						  : l->mode == EL_LOCK_SHARED ? "shared" : "exclusive");
 	if (cli->json) {
-		printf("{\"name\":\"%.*s\",\"mode\":\"%s\",\"holders\":%u,\"token\":%" PRIu64
-		       ",\"waiters\":%u", (int)l->name_len, l->name, mode, l->n_holders, l->token,
-		       l->n_waiters);
+		fputs("{\"name\":", stdout);
+		el_cli_json_str(l->name, l->name_len);
+		printf(",\"mode\":\"%s\",\"holders\":%u,\"token\":%" PRIu64 ",\"waiters\":%u",
+		       mode, l->n_holders, l->token, l->n_waiters);
 		if (l->permits > 0) {
 			printf(",\"permits\":%u,\"delayed\":%s", l->permits, l->delayed ? "true" : "false");
 			permit_holders(cli, l);
@@ -225,11 +234,15 @@ static void print_holder(const struct el_cli *cli, const char *name, int rc,
 			 const struct el_lock_info *in)
 {
 	if (cli->json) {
-		printf("{\"name\":\"%s\",\"held\":%s,\"token\":%" PRIu64 ",\"holder\":\"%s\","
-		       "\"value\":\"%.*s\",\"permits\":%u,\"holders\":%u}\n", name,
-		       rc == EL_OK && in->held ? "true" : "false", rc == EL_OK ? in->token : 0,
-		       rc == EL_OK ? in->holder : "", rc == EL_OK ? (int)in->value_len : 0, in->value,
-		       rc == EL_OK ? in->permits : 0, rc == EL_OK ? in->n_holders : 0);
+		const bool ok = rc == EL_OK;
+		fputs("{\"name\":", stdout);
+		el_cli_json_str(name, strlen(name));
+		printf(",\"held\":%s,\"token\":%" PRIu64 ",\"holder\":", ok && in->held ? "true" : "false",
+		       ok ? in->token : 0);
+		el_cli_json_str(in->holder, ok ? strlen(in->holder) : 0);
+		fputs(",\"value\":", stdout);
+		el_cli_json_str((const char *)in->value, ok ? in->value_len : 0);
+		printf(",\"permits\":%u,\"holders\":%u}\n", ok ? in->permits : 0, ok ? in->n_holders : 0);
 	} else if (rc == EL_OK && in->permits > 0) { /* a semaphore: how full, the newest grant */
 		printf("%s: %u/%u permits held (newest token %" PRIu64 ")%s\n", name, in->n_holders,
 		       in->permits, in->token, in->delayed ? ", one or more in lock-delay" : "");

@@ -14,7 +14,8 @@ group of its own); a SIGKILLed CLI's CMD is killed by the kernel
 (PR_SET_PDEATHSIG); SIGINT or SIGTERM to a CLI still waiting for the lock
 ends the wait (exit 130/143), drops it on the cluster and CMD never runs;
 the whole cluster SIGKILLed and restarted: the held lock is
-still there and the next token is higher; --help of every command exits 0.
+still there and the next token is higher; names and values with quotes,
+backslashes and control characters keep --json output valid JSON; --help of every command exits 0.
 
 Membership under load (issue 11), all through the CLI while three threads
 run `edgelock lock` processes back to back, each incrementing a counter file
@@ -111,6 +112,45 @@ def test_basics(e):
     r = e.run("status", "--json")
     check(r.returncode == 0 and r.stdout.count('"role":"leader"') == 1, "status: one leader")
     holder.wait(timeout=30)
+
+
+def json_lines(text):
+    """Every line of text parsed as JSON, None for one that is not. Split on
+    newlines only: str.splitlines() also splits at U+0085 and U+2028."""
+    rows = []
+    for line in filter(None, text.split("\n")):
+        try:
+            rows.append(json.loads(line))
+        except ValueError:
+            rows.append(None)
+    return rows
+
+
+def test_json_escaped(e):
+    """--json stays JSON whatever names and values hold: a lock named with a
+    quote, a tab, backslashes and a control character, an election whose
+    value has a quote and a newline; every line of `locks --json`, `observe
+    --json` and `status --json` parses, and gives the names and value back."""
+    name, ename, value = 'q"uo\te\\\x01\\', 'el"ect\\', 'v"1\nline2\\'
+    obs = e.start("--json", "observe", ename)
+    time.sleep(1.0)
+    holder = e.start("lock", name, "--", "sleep", "3")
+    leader = e.start("elect", ename, value, "--", "sleep", "3")
+    time.sleep(1.5)
+    locks = json_lines(e.run("locks", "--json").stdout)
+    status = json_lines(e.run("status", "--json").stdout)
+    holder.wait(timeout=30)
+    leader.wait(timeout=30)
+    time.sleep(0.5)
+    obs.send_signal(signal.SIGINT)
+    seen = json_lines(obs.communicate(timeout=20)[0])
+    names = [lock and lock.get("name") for lock in locks]
+    check(None not in locks and name in names and ename in names,
+          "locks --json: every line is JSON, the odd names come back as given %r" % names)
+    check(len(seen) >= 2 and None not in seen and any(o["name"] == ename and
+                                                      o["value"] == value for o in seen),
+          "observe --json: every line is JSON, with the election's value as given %r" % seen)
+    check(len(status) == 3 and None not in status, "status --json: every line is JSON")
 
 
 def test_fifo_handoff(e):
@@ -579,7 +619,7 @@ def main():
         cluster.wait_leader()
         test_open_retry(cluster)
         e = Env(cluster)
-        for t in (test_basics, test_fifo_handoff, test_shared, test_counter,
+        for t in (test_basics, test_json_escaped, test_fifo_handoff, test_shared, test_counter,
                   test_election_observe, test_signal_while_waiting, test_killed_client, test_granted_while_stopped,
                   test_killed_cli, test_client_threads):
             t(e)
