@@ -230,23 +230,43 @@ static void on_stop(int sig)
 	stop_observing = 1;
 }
 
+/* A query that failed says nothing of the holder: an error, never "free"
+ * (--json: {"name":...,"error":...} on stdout; else a line on stderr). */
+static void print_query_error(const struct el_cli *cli, const char *name)
+{
+	const char *why = el_client_last_error(cli->client);
+	if (cli->json) {
+		fputs("{\"name\":", stdout);
+		el_cli_json_str(name, strlen(name));
+		fputs(",\"error\":", stdout);
+		el_cli_json_str(why, strlen(why));
+		fputs("}\n", stdout);
+	} else {
+		fprintf(stderr, "edgelock: observe: %s\n", why);
+	}
+	fflush(stdout);
+}
+
 static void print_holder(const struct el_cli *cli, const char *name, int rc,
 			 const struct el_lock_info *in)
 {
+	if (rc != EL_OK) {
+		print_query_error(cli, name);
+		return;
+	}
 	if (cli->json) {
-		const bool ok = rc == EL_OK;
 		fputs("{\"name\":", stdout);
 		el_cli_json_str(name, strlen(name));
-		printf(",\"held\":%s,\"token\":%" PRIu64 ",\"holder\":", ok && in->held ? "true" : "false",
-		       ok ? in->token : 0);
-		el_cli_json_str(in->holder, ok ? strlen(in->holder) : 0);
+		printf(",\"held\":%s,\"token\":%" PRIu64 ",\"holder\":", in->held ? "true" : "false",
+		       in->token);
+		el_cli_json_str(in->holder, strlen(in->holder));
 		fputs(",\"value\":", stdout);
-		el_cli_json_str((const char *)in->value, ok ? in->value_len : 0);
-		printf(",\"permits\":%u,\"holders\":%u}\n", ok ? in->permits : 0, ok ? in->n_holders : 0);
-	} else if (rc == EL_OK && in->permits > 0) { /* a semaphore: how full, the newest grant */
+		el_cli_json_str((const char *)in->value, in->value_len);
+		printf(",\"permits\":%u,\"holders\":%u}\n", in->permits, in->n_holders);
+	} else if (in->permits > 0) { /* a semaphore: how full, the newest grant */
 		printf("%s: %u/%u permits held (newest token %" PRIu64 ")%s\n", name, in->n_holders,
 		       in->permits, in->token, in->delayed ? ", one or more in lock-delay" : "");
-	} else if (rc == EL_OK && in->held) {
+	} else if (in->held) {
 		printf("%s: held by %s (session %" PRIu64 ", token %" PRIu64 ")%s%.*s\n", name,
 		       in->holder[0] ? in->holder : "a client", in->holder_session, in->token,
 		       in->value_len ? ", value " : "", (int)in->value_len, in->value);
@@ -260,7 +280,9 @@ int el_cli_observe(struct el_cli *cli, int argc, char **argv)
 {
 	static const char text[] = "usage: edgelock observe NAME [--json]\n"
 				   "Print who holds NAME (and an election's value), then every\n"
-				   "change, until interrupted.\n";
+				   "change, until interrupted (exit 0). A failed query is an error\n"
+				   "(stderr; --json: an \"error\" object), not a state; exit 69 when\n"
+				   "no leader is reachable for the session's 10 s lease.\n";
 	if (help(cli, argc, argv, text))
 		return EL_EXIT_OK;
 	argc = args_of(argc, argv);
@@ -300,7 +322,12 @@ int el_cli_observe(struct el_cli *cli, int argc, char **argv)
 		}
 	}
 	el_session_close(s);
-	return EL_EXIT_OK;
+	if (stop_observing)
+		return EL_EXIT_OK;
+	/* The lease ran out: no leader answered a renewal for a whole TTL. */
+	fprintf(stderr, "edgelock: observe %s: no leader reachable, the session was lost\n",
+		argv[1]);
+	return EL_EXIT_UNAVAILABLE;
 }
 
 /* ---- members, transfer-leader -------------------------------------------------- */

@@ -14,7 +14,8 @@ group of its own); a SIGKILLed CLI's CMD is killed by the kernel
 (PR_SET_PDEATHSIG); SIGINT or SIGTERM to a CLI still waiting for the lock
 ends the wait (exit 130/143), drops it on the cluster and CMD never runs;
 the whole cluster SIGKILLed and restarted: the held lock is
-still there and the next token is higher; names and values with quotes,
+still there and the next token is higher; observe with every daemon stopped
+reports errors, not "free", and exits 69; names and values with quotes,
 backslashes and control characters keep --json output valid JSON; --help of every command exits 0.
 
 Membership under load (issue 11), all through the CLI while three threads
@@ -242,6 +243,30 @@ def test_signal_while_waiting(e):
               "%s while `%s` waits: exit %s (want %d), wait dropped %s, CMD not run %s (%s)"
               % (sig.name, verb, rc, 128 + sig, dropped, not os.path.exists(marker),
                  waiter.stderr.read().strip()))
+
+
+def test_observe_unreachable(cluster, e):
+    """observe while every daemon is stopped: a query that fails is an error,
+    not "free", and once its session's lease runs out observe exits 69 (no
+    leader reachable)."""
+    obs = e.start("observe", "watched")
+    time.sleep(1.5)
+    for i in list(cluster.procs):
+        cluster.signal(i, signal.SIGSTOP)
+    try:
+        rc = obs.wait(timeout=40)
+    except subprocess.TimeoutExpired:
+        rc = None
+    finally:
+        for i in list(cluster.procs):
+            cluster.signal(i, signal.SIGCONT)
+    if rc is None:
+        obs.kill()
+    out, err = obs.communicate(timeout=20)
+    check(rc == 69 and out.strip() == "watched: free" and "no leader reachable" in err,
+          "observe with the cluster stopped: exit %s (want 69), no state made up %r (%s)"
+          % (rc, out, err.strip()))
+    cluster.wait_leader()
 
 
 def test_killed_client(e):
@@ -626,6 +651,7 @@ def main():
         test_leader_killed(cluster, e)
         test_cluster_stopped(cluster, e)
         test_lost_kills_group(cluster, e)
+        test_observe_unreachable(cluster, e)
         test_cluster_restart(cluster, e)
         test_membership_under_load(cluster, e)
     finally:
