@@ -42,6 +42,9 @@ struct el_cli {
 int el_cli_connect(struct el_cli *cli);
 /* An exit code for a library error, after printing "edgelock: what: why". */
 int el_cli_fail(struct el_cli *cli, const char *what, int err);
+/* "edgelock COMMAND: unknown option/unexpected argument ARG (try ...)" on
+ * stderr; EL_EXIT_USAGE. */
+int el_cli_bad_arg(const char *command, const char *arg);
 /* s[0..n) as a JSON string on stdout, quoted and escaped (", \\, control
  * characters as \uXXXX). Names are UTF-8; a value that is not has each of
  * its bytes above 0x7f written as U+FFFD, so the output stays valid JSON. */

@@ -32,7 +32,7 @@ static const char USAGE[] =
 	"  transfer-leader [ID]   hand leadership to node ID (default: the most caught-up)\n"
 	"  snapshot save FILE     a consistent backup of the lock table (admin)\n"
 	"\n"
-	"options (before the command):\n"
+	"options (before or after the command; after a `--`, CMD's own):\n"
 	"  --endpoints LIST       tls+tcp://HOST:PORT,... (or EDGELOCK_ENDPOINTS)\n"
 	"  --ca FILE              the cluster CA (or EDGELOCK_CA)\n"
 	"  --cert FILE            this client's certificate and key, PEM (or EDGELOCK_CERT)\n"
@@ -243,6 +243,46 @@ static int global_option(struct el_cli *cli, int argc, char **argv, int *i)
 	return 0;
 }
 
+static bool is_global(const char *a)
+{
+	static const char *const names[] = {"--endpoints", "--ca", "--cert", "--config",
+					    "--timeout", "--json"};
+	for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
+		if (strcmp(a, names[k]) == 0)
+			return true;
+	return false;
+}
+
+/* Global options after the command count as before it (`edgelock status
+ * --endpoints X` must not ask the default cluster): they are applied and
+ * taken out of the command's arguments, up to a `--` (after which the
+ * arguments are CMD's). The command refuses whatever else it does not know. */
+static int globals_after(struct el_cli *cli, int *argc, char **argv)
+{
+	int out = 1, i = 1;
+	for (; i < *argc && strcmp(argv[i], "--") != 0; i++) {
+		if (!is_global(argv[i])) {
+			argv[out++] = argv[i];
+			continue;
+		}
+		const int rc = global_option(cli, *argc, argv, &i);
+		if (rc != 0)
+			return rc;
+	}
+	while (i < *argc)
+		argv[out++] = argv[i++];
+	argv[out] = NULL;
+	*argc = out;
+	return 0;
+}
+
+int el_cli_bad_arg(const char *command, const char *arg)
+{
+	fprintf(stderr, "edgelock %s: %s %s (try edgelock %s --help)\n", command,
+		arg[0] == '-' ? "unknown option" : "unexpected argument", arg, command);
+	return EL_EXIT_USAGE;
+}
+
 int main(int argc, char **argv)
 {
 	struct el_cli cli = { .timeout_ms = 5000 };
@@ -262,7 +302,10 @@ int main(int argc, char **argv)
 	}
 	for (size_t k = 0; k < sizeof COMMANDS / sizeof COMMANDS[0]; k++)
 		if (strcmp(argv[i], COMMANDS[k].name) == 0) {
-			const int rc = COMMANDS[k].run(&cli, argc - i, argv + i);
+			int n = argc - i;
+			int rc = globals_after(&cli, &n, argv + i);
+			if (rc == 0)
+				rc = COMMANDS[k].run(&cli, n, argv + i);
 			el_client_close(cli.client);
 			return rc;
 		}

@@ -139,14 +139,12 @@ static int parse(int argc, char **argv, bool with_value, struct run_opts *o, con
 			}
 			continue;
 		}
-		if (a[0] == '-')
-			return usage(text);
+		if (a[0] == '-' || pos > (with_value ? 1 : 0))
+			return el_cli_bad_arg(with_value ? "elect" : "lock", a);
 		if (pos == 0)
 			o->name = a;
-		else if (pos == 1 && with_value)
-			o->value = a;
 		else
-			return usage(text);
+			o->value = a;
 		pos++;
 	}
 	if (o->name == NULL || (with_value && o->value == NULL) || (o->shared && o->permits > 0))

@@ -25,26 +25,17 @@ static const char *member_role(uint8_t r)
 	return r == 1 ? "voter" : r == 2 ? "learner" : r == 3 ? "learner (promoting)" : "?";
 }
 
-/* --help for a command (1 when printed); --json anywhere after it counts. */
-static int help(struct el_cli *cli, int argc, char **argv, const char *text)
+/* --help for a command (1 when printed). main() has taken the global
+ * options (--json...) out of argv already. */
+static int help(int argc, char **argv, const char *text)
 {
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
 			fputs(text, stdout);
 			return 1;
 		}
-		if (strcmp(argv[i], "--json") == 0)
-			cli->json = true;
 	}
 	return 0;
-}
-
-/* argc without a trailing --json. */
-static int args_of(int argc, char **argv)
-{
-	while (argc > 1 && strcmp(argv[argc - 1], "--json") == 0)
-		argc--;
-	return argc;
 }
 
 static struct el_cw_msg *two_msgs(void)
@@ -84,10 +75,12 @@ static void print_status(const struct el_cli *cli, const char *ep, const struct 
 
 int el_cli_status(struct el_cli *cli, int argc, char **argv)
 {
-	if (help(cli, argc, argv, "usage: edgelock status [--json]\n"
+	if (help(argc, argv, "usage: edgelock status [--json]\n"
 			     "Ask every endpoint for its own view: node, role, term, leader,\n"
 			     "commit and applied index, sessions, locks; then the members.\n"))
 		return EL_EXIT_OK;
+	if (argc > 1)
+		return el_cli_bad_arg("status", argv[1]);
 	int rc = el_cli_connect(cli);
 	if (rc != 0)
 		return rc;
@@ -186,11 +179,13 @@ static void print_lock(struct el_cli *cli, const struct el_cw_lock *l)
 
 int el_cli_locks(struct el_cli *cli, int argc, char **argv)
 {
-	if (help(cli, argc, argv, "usage: edgelock locks [--json]\n"
+	if (help(argc, argv, "usage: edgelock locks [--json]\n"
 			     "Every lock with its mode, holders, newest token and waiters; a\n"
 			     "semaphore's mode is \"2/3 held\" (holders/permits), then one line per\n"
 			     "permit with its holder and token (--json: permits, permit_holders).\n"))
 		return EL_EXIT_OK;
+	if (argc > 1)
+		return el_cli_bad_arg("locks", argv[1]);
 	int rc = el_cli_connect(cli);
 	if (rc != 0)
 		return rc;
@@ -283,10 +278,11 @@ int el_cli_observe(struct el_cli *cli, int argc, char **argv)
 				   "change, until interrupted (exit 0). A failed query is an error\n"
 				   "(stderr; --json: an \"error\" object), not a state; exit 69 when\n"
 				   "no leader is reachable for the session's 10 s lease.\n";
-	if (help(cli, argc, argv, text))
+	if (help(argc, argv, text))
 		return EL_EXIT_OK;
-	argc = args_of(argc, argv);
-	if (argc != 2 || argv[1][0] == '-') {
+	if (argc > 1 && (argc > 2 || argv[1][0] == '-'))
+		return el_cli_bad_arg("observe", argv[argc > 2 && argv[1][0] != '-' ? 2 : 1]);
+	if (argc != 2) {
 		fputs(text, stderr);
 		return EL_EXIT_USAGE;
 	}
@@ -397,9 +393,8 @@ int el_cli_members(struct el_cli *cli, int argc, char **argv)
 		"       edgelock members remove ID | promote ID\n"
 		"Show or change the cluster's members (one change at a time). A new\n"
 		"member catches up as a learner and is promoted unless --learner.\n";
-	if (help(cli, argc, argv, text))
+	if (help(argc, argv, text))
 		return EL_EXIT_OK;
-	argc = args_of(argc, argv); /* a trailing --json, which help() took */
 	if (argc == 2 && strcmp(argv[1], "list") == 0)
 		return el_cli_status(cli, 1, argv);
 	struct el_cw_msg *m = two_msgs();
@@ -428,9 +423,8 @@ int el_cli_transfer(struct el_cli *cli, int argc, char **argv)
 {
 	static const char text[] = "usage: edgelock transfer-leader [ID]\n"
 				   "Hand leadership to node ID, or to the most caught-up voter.\n";
-	if (help(cli, argc, argv, text))
+	if (help(argc, argv, text))
 		return EL_EXIT_OK;
-	argc = args_of(argc, argv);
 	struct el_cw_msg *m = two_msgs();
 	int rc = EL_EXIT_USAGE;
 	m->type = EL_CW_TRANSFER;

@@ -16,7 +16,8 @@ ends the wait (exit 130/143), drops it on the cluster and CMD never runs;
 the whole cluster SIGKILLed and restarted: the held lock is
 still there and the next token is higher; observe with every daemon stopped
 reports errors, not "free", and exits 69; names and values with quotes,
-backslashes and control characters keep --json output valid JSON; --help of every command exits 0.
+backslashes and control characters keep --json output valid JSON; global options after the command count,
+other unknown options or stray arguments exit 64; --help of every command exits 0.
 
 Membership under load (issue 11), all through the CLI while three threads
 run `edgelock lock` processes back to back, each incrementing a counter file
@@ -152,6 +153,26 @@ def test_json_escaped(e):
                                                       o["value"] == value for o in seen),
           "observe --json: every line is JSON, with the election's value as given %r" % seen)
     check(len(status) == 3 and None not in status, "status --json: every line is JSON")
+
+
+def test_args_after_command(e):
+    """Global options after the command count as before it: status with an
+    endpoint nothing listens on (and a short --timeout) finds no leader (69)
+    instead of asking the cluster of the environment. Anything else the
+    command does not take is a usage error (64) naming it."""
+    r = e.run("status", "--endpoints", "tls+tcp://127.0.0.1:1", "--timeout", "1s")
+    check(r.returncode == 69 and "127.0.0.1:1" in r.stdout,
+          "status --endpoints X (after the command) asks X: exit %d %r"
+          % (r.returncode, r.stdout.strip()))
+    r = e.run("locks", "--json", "--timeout", "5s")
+    check(r.returncode == 0 and None not in json_lines(r.stdout),
+          "locks --json --timeout 5s: global options after the command (exit %d)" % r.returncode)
+    for args, bad in ((["status", "--bogus"], "--bogus"), (["locks", "extra", "args"], "extra"),
+                      (["observe", "x", "y"], "y"), (["lock", "x", "--frob", "--", "true"], "--frob")):
+        r = e.run(*args)
+        check(r.returncode == 64 and bad in r.stderr and "--help" in r.stderr,
+              "%s: exit %d (want 64), naming %s (%s)"
+              % (" ".join(args), r.returncode, bad, r.stderr.strip()))
 
 
 def test_fifo_handoff(e):
@@ -644,7 +665,7 @@ def main():
         cluster.wait_leader()
         test_open_retry(cluster)
         e = Env(cluster)
-        for t in (test_basics, test_json_escaped, test_fifo_handoff, test_shared, test_counter,
+        for t in (test_basics, test_json_escaped, test_args_after_command, test_fifo_handoff, test_shared, test_counter,
                   test_election_observe, test_signal_while_waiting, test_killed_client, test_granted_while_stopped,
                   test_killed_cli, test_client_threads):
             t(e)
