@@ -1,7 +1,10 @@
 /*
  * show.c - the CLI's read and admin commands: status, locks, observe,
  * members, transfer-leader. Each prints a table for people or, with --json,
- * one JSON object (one per line for observe).
+ * JSON Lines: one JSON object per line and nothing else, an object per
+ * endpoint for status (and members list), per lock for locks (no line at
+ * all when there are none), per state seen for observe. A reader parses
+ * each line; streaming observe could not be one document anyway.
  */
 #include <inttypes.h>
 #include <poll.h>
@@ -77,7 +80,8 @@ int el_cli_status(struct el_cli *cli, int argc, char **argv)
 {
 	if (help(argc, argv, "usage: edgelock status [--json]\n"
 			     "Ask every endpoint for its own view: node, role, term, leader,\n"
-			     "commit and applied index, sessions, locks; then the members.\n"))
+			     "commit and applied index, sessions, locks; then the members.\n"
+			     "--json: one object per endpoint (with its members), one per line.\n"))
 		return EL_EXIT_OK;
 	if (argc > 1)
 		return el_cli_bad_arg("status", argv[1]);
@@ -182,7 +186,8 @@ int el_cli_locks(struct el_cli *cli, int argc, char **argv)
 	if (help(argc, argv, "usage: edgelock locks [--json]\n"
 			     "Every lock with its mode, holders, newest token and waiters; a\n"
 			     "semaphore's mode is \"2/3 held\" (holders/permits), then one line per\n"
-			     "permit with its holder and token (--json: permits, permit_holders).\n"))
+			     "permit with its holder and token (--json: permits, permit_holders).\n"
+			     "--json: one object per lock, one per line; no line when there are none.\n"))
 		return EL_EXIT_OK;
 	if (argc > 1)
 		return el_cli_bad_arg("locks", argv[1]);

@@ -128,6 +128,23 @@ def json_lines(text):
     return rows
 
 
+def test_locks_json_lines(e):
+    """`locks --json` is JSON Lines, as documented: on a new cluster no line
+    at all (the table says "(no locks)"), then one object per lock, each on
+    a line of its own."""
+    empty, table = e.run("locks", "--json"), e.run("locks")
+    ps = [e.start("lock", n, "--", "sleep", "2") for n in ("jl-a", "jl-b")]
+    time.sleep(1.0)
+    rows = json_lines(e.run("locks", "--json").stdout)
+    for p in ps:
+        p.wait(timeout=30)
+    check(empty.returncode == 0 and empty.stdout == "" and "(no locks)" in table.stdout,
+          "locks --json with no locks: no output at all (%r)" % empty.stdout)
+    check(len(rows) == 2 and all(isinstance(r, dict) for r in rows) and
+          sorted(r["name"] for r in rows) == ["jl-a", "jl-b"],
+          "locks --json: one object per lock per line %r" % rows)
+
+
 def test_json_escaped(e):
     """--json stays JSON whatever names and values hold: a lock named with a
     quote, a tab, backslashes and a control character, an election whose
@@ -665,6 +682,7 @@ def main():
         cluster.wait_leader()
         test_open_retry(cluster)
         e = Env(cluster)
+        test_locks_json_lines(e)  # first: on a cluster without locks
         for t in (test_basics, test_json_escaped, test_args_after_command, test_fifo_handoff, test_shared, test_counter,
                   test_election_observe, test_signal_while_waiting, test_killed_client, test_granted_while_stopped,
                   test_killed_cli, test_client_threads):
