@@ -144,6 +144,36 @@ static int on_ini(void *user, const char *section, const char *key, const char *
 	return 1;
 }
 
+/* One line for libinih, read to its end. libinih's buffer holds num - 1
+ * characters and it would read the rest of a longer line as a line of its
+ * own (a comment's tail could set a key), as it would what follows a NUL
+ * byte: such a line is handed on empty and the file refused. */
+struct cfg_file {
+	FILE *fp;
+	int line, bad_line, max_len;
+};
+
+static char *cfg_line(char *str, int num, void *stream)
+{
+	struct cfg_file *f = stream;
+	int c = getc(f->fp), n = 0;
+	bool bad = false;
+	if (c == EOF)
+		return NULL;
+	f->line++;
+	for (; c != EOF && c != '\n'; c = getc(f->fp)) {
+		bad = bad || c == '\0' || n + 1 >= num;
+		if (n + 1 < num)
+			str[n++] = (char)c;
+	}
+	str[bad ? 0 : n] = '\0';
+	if (bad && f->bad_line == 0) {
+		f->bad_line = f->line;
+		f->max_len = num - 1;
+	}
+	return str;
+}
+
 /* The config `make run` writes: build/edgelock.conf, beside bin/. */
 static const char *default_config(char *buf, size_t cap)
 {
@@ -165,7 +195,15 @@ static int load_config(struct el_cli *cli)
 	}
 	if (path == NULL)
 		return 0;
-	const int line = ini_parse(path, on_ini, NULL);
+	struct cfg_file f = { .fp = fopen(path, "r") };
+	int line = f.fp == NULL ? -1 : ini_parse_stream(cfg_line, &f, on_ini, NULL);
+	if (f.fp != NULL)
+		fclose(f.fp);
+	if (line == 0 && f.bad_line != 0) {
+		fprintf(stderr, "edgelock: %s: line %d is longer than %d characters or holds a NUL "
+			"byte\n", path, f.bad_line, f.max_len);
+		return EL_EXIT_CONFIG;
+	}
 	if (line != 0) {
 		fprintf(stderr, "edgelock: %s: %s (line %d)\n", path,
 			line < 0 ? "cannot read the file" : "not a valid client config", line);

@@ -35,9 +35,11 @@ Ends with "N passed, N failed". Run with /usr/bin/python3 (python3-cbor2).
 """
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "daemon"))
@@ -672,6 +674,42 @@ def test_help():
     nowhere = subprocess.run([CLI, "--config", "/nonexistent", "status"], capture_output=True,
                              text=True)
     check(nowhere.returncode == 78, "an unreadable config exits 78 (%s)" % nowhere.stderr.strip())
+    test_local_files()
+
+
+def test_local_files():
+    """Files the CLI reads or writes itself, checked before any cluster is asked."""
+    tmp = tempfile.mkdtemp(prefix="cli-files-")
+    try:
+        # libinih reads 199 characters of a line, then the rest as a line of
+        # its own: this comment's tail would set the endpoints.
+        conf = os.path.join(tmp, "client.conf")
+        with open(conf, "w") as f:
+            f.write("[client]\n; " + "x" * 197 + "endpoints = tls+tcp://127.0.0.1:1\n"
+                    "ca_file = /nonexistent/ca.pem\n")
+        out = subprocess.run([CLI, "--config", conf, "status"], capture_output=True, text=True)
+        check(out.returncode == 78 and "line 2 is longer than 199" in out.stderr,
+              "a config line too long for libinih is refused, not read in parts (%s)"
+              % out.stderr.strip())
+        # FILE.tmp must stay another file than FILE, or a failed save
+        # destroys the backup it was to replace.
+        deep = tmp
+        while len(deep) < 3900:
+            deep = os.path.join(deep, "d" * 200)
+        os.makedirs(deep)
+        backup = os.path.join(deep, "b" * (4094 - len(deep) - 1))
+        with open(backup, "w") as f:
+            f.write("an older backup\n")
+        out = subprocess.run([CLI, "--endpoints", "tls+tcp://127.0.0.1:1", "--ca",
+                              os.path.join(BUILD, "certs", "ca.pem"),
+                              "snapshot", "save", backup], capture_output=True, text=True)
+        with open(backup) as f:
+            kept = f.read() == "an older backup\n"
+        check(out.returncode == 64 and "too long" in out.stderr and kept,
+              "snapshot save: a path too long for FILE.tmp is refused, the old backup kept (%s)"
+              % out.stderr.strip())
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def main():
