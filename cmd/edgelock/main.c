@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "el_cbor.h"
@@ -19,10 +20,10 @@ static const char USAGE[] =
 	"A client of an edgelock cluster: locks with fencing tokens, elections, status.\n"
 	"\n"
 	"commands:\n"
-	"  lock [-n N] NAME [--ttl D] [--wait D] [--shared] [--lock-delay D] -- CMD [ARGS]\n"
-	"                         run CMD while holding the lock NAME (-n N: one of\n"
+	"  lock [-n N] NAME [--ttl D] [--wait D] [--grace D] [--shared] [--lock-delay D]\n"
+	"       -- CMD [ARGS]    run CMD while holding the lock NAME (-n N: one of\n"
 	"                         the N permits of the semaphore NAME)\n"
-	"  elect NAME VALUE [--ttl D] [-- CMD [ARGS]]\n"
+	"  elect NAME VALUE [--ttl D] [--wait D] [--grace D] [-- CMD [ARGS]]\n"
 	"                         become the leader of NAME, publish VALUE (and run CMD)\n"
 	"  observe NAME           print the holder of NAME and every change\n"
 	"  status                 members, roles, leader, term, commit, applied per node\n"
@@ -195,6 +196,11 @@ static int load_config(struct el_cli *cli)
 	}
 	if (path == NULL)
 		return 0;
+	struct stat st;
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "edgelock: %s: is a directory, not a client config file\n", path);
+		return EL_EXIT_CONFIG;
+	}
 	struct cfg_file f = { .fp = fopen(path, "r") };
 	int line = f.fp == NULL ? -1 : ini_parse_stream(cfg_line, &f, on_ini, NULL);
 	if (f.fp != NULL)

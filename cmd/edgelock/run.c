@@ -114,7 +114,7 @@ static int parse(int argc, char **argv, bool with_value, struct run_opts *o, con
 			fputs(text, stdout);
 			exit(EL_EXIT_OK);
 		}
-		if (strcmp(a, "--shared") == 0) {
+		if (strcmp(a, "--shared") == 0 && !with_value) {
 			o->shared = true;
 			continue;
 		}
@@ -147,7 +147,12 @@ static int parse(int argc, char **argv, bool with_value, struct run_opts *o, con
 			o->value = a;
 		pos++;
 	}
-	if (o->name == NULL || (with_value && o->value == NULL) || (o->shared && o->permits > 0))
+	if (o->shared && o->permits > 0) {
+		fprintf(stderr, "edgelock: lock: --shared and -n exclude each other (a semaphore's "
+			"permits are each exclusive)\n");
+		return EL_EXIT_USAGE;
+	}
+	if (o->name == NULL || (with_value && o->value == NULL))
 		return usage(text);
 	if (o->grace_ms == 0)
 		o->grace_ms = o->ttl_ms / 5;

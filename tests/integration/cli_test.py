@@ -708,8 +708,18 @@ def test_local_files():
         check(out.returncode == 64 and "too long" in out.stderr and kept,
               "snapshot save: a path too long for FILE.tmp is refused, the old backup kept (%s)"
               % out.stderr.strip())
+        out = subprocess.run([CLI, "--config", tmp, "status"], capture_output=True, text=True)
+        check(out.returncode == 78 and "is a directory" in out.stderr,
+              "a directory as the config is named as such (%s)" % out.stderr.strip())
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    out = subprocess.run([CLI, "lock", "-n", "2", "x", "--shared", "--", "true"],
+                         capture_output=True, text=True)
+    check(out.returncode == 64 and "exclude each other" in out.stderr,
+          "lock -n with --shared says why it is refused (%s)" % out.stderr.strip())
+    out = subprocess.run([CLI, "elect", "x", "v", "--shared"], capture_output=True, text=True)
+    check(out.returncode == 64 and "--shared" in out.stderr,
+          "elect refuses --shared (%s)" % out.stderr.strip())
 
 
 def main():
