@@ -369,7 +369,10 @@ static int admin(struct el_cli *cli, struct el_cw_msg *m, const char *what)
 	}
 	if (rc != EL_OK)
 		return el_cli_fail(cli, what, rc);
-	printf("%s: proposed at index %" PRIu64 "\n", what, m[1].index);
+	if (m->type == EL_CW_TRANSFER) /* no log entry: the node it went to */
+		printf("%s: asked node %u to take over\n", what, (unsigned)m[1].node);
+	else
+		printf("%s: proposed at index %" PRIu64 "\n", what, m[1].index);
 	return EL_EXIT_OK;
 }
 
