@@ -197,8 +197,6 @@ int el_cli_locks(struct el_cli *cli, int argc, char **argv)
 	struct el_cw_msg *m = two_msgs();
 	uint64_t cursor = 0;
 	unsigned total = 0;
-	if (!cli->json)
-		printf("%-32s %-9s %-7s %-10s %s\n", "NAME", "MODE", "HOLDERS", "TOKEN", "WAITERS");
 	do {
 		memset(m, 0, 2 * sizeof(*m));
 		m->type = EL_CW_LIST;
@@ -210,6 +208,9 @@ int el_cli_locks(struct el_cli *cli, int argc, char **argv)
 			free(m);
 			return el_cli_fail(cli, "list locks", rc);
 		}
+		if (!cli->json && cursor == 0) /* after the first answer: none on an error */
+			printf("%-32s %-9s %-7s %-10s %s\n", "NAME", "MODE", "HOLDERS", "TOKEN",
+			       "WAITERS");
 		for (unsigned i = 0; i < m[1].n_locks_listed; i++, total++)
 			print_lock(cli, &m[1].locks[i]);
 		cursor = m[1].cursor;

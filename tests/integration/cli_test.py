@@ -717,6 +717,11 @@ def test_local_files():
                          capture_output=True, text=True)
     check(out.returncode == 64 and "exclude each other" in out.stderr,
           "lock -n with --shared says why it is refused (%s)" % out.stderr.strip())
+    out = subprocess.run([CLI, "--endpoints", "tls+tcp://127.0.0.1:1", "--ca",
+                          os.path.join(BUILD, "certs", "ca.pem"), "--timeout", "300ms", "locks"],
+                         capture_output=True, text=True)
+    check(out.returncode == 69 and out.stdout == "",
+          "locks with no cluster: exit 69 and no table header (%r)" % out.stdout)
     out = subprocess.run([CLI, "elect", "x", "v", "--shared"], capture_output=True, text=True)
     check(out.returncode == 64 and "--shared" in out.stderr,
           "elect refuses --shared (%s)" % out.stderr.strip())
