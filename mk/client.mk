@@ -58,11 +58,19 @@ $(CLIENT_THREADS_TEST): tests/integration/client_threads.c $$(CLIENT_SRCS) $$(CL
 	$(call say,LD,$@)
 	$(Q)$(CC) $(HOST_CFLAGS) -O1 $(SANFLAGS) $(CLIENT_FLAGS) $< $(CLIENT_SRCS) $(CLIENT_LIBS) -o $@
 
-test-client: $(EDGELOCK_CLI) $(CLIENT_THREADS_TEST) $(BUILD)/bin/edgelockd certs
+# The library's edges (tests/integration/client_safety.c): lost leases, a
+# session shared by threads, deadlines, closing, refused certificates.
+CLIENT_SAFETY_TEST := $(BUILD)/bin/client-safety-test
+$(CLIENT_SAFETY_TEST): tests/integration/client_safety.c $$(CLIENT_SRCS) $$(CLIENT_HDRS)
+	@mkdir -p $(@D)
+	$(call say,LD,$@)
+	$(Q)$(CC) $(HOST_CFLAGS) -O1 $(SANFLAGS) $(CLIENT_FLAGS) $< $(CLIENT_SRCS) $(CLIENT_LIBS) -o $@
+
+test-client: $(EDGELOCK_CLI) $(CLIENT_THREADS_TEST) $(CLIENT_SAFETY_TEST) $(BUILD)/bin/edgelockd certs
 	@tests/run-suite.sh $(BUILD)/results client-cli /usr/bin/python3 tests/integration/cli_test.py $(BUILD)
 TESTS += test-client
 SERIAL_TESTS += test-client
-SERIAL_PREREQS += $(EDGELOCK_CLI) $(CLIENT_THREADS_TEST) $(BUILD)/bin/edgelockd certs
+SERIAL_PREREQS += $(EDGELOCK_CLI) $(CLIENT_THREADS_TEST) $(CLIENT_SAFETY_TEST) $(BUILD)/bin/edgelockd certs
 
 # The TLS link under the library (net/client/link.c) against a real mbedtls
 # server, with the identity tests' certificates; and its endpoint parser's

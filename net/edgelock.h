@@ -69,12 +69,23 @@ enum el_lease_state {
 	EL_LEASE_LOST = 2,
 };
 
-/* Open a session with lease ttl_ms (renewed every ttl/3 in the background). */
+/* Open a session with lease ttl_ms (renewed every ttl/3 in the background).
+ * The lease counts from when the request was first sent: when the reply
+ * comes after it ran out (slow or silent endpoints tried first), the
+ * session is closed on the cluster best-effort and the call returns
+ * EL_ETIMEDOUT with *out NULL, never a session already LOST. */
 int el_session_open(el_client *c, uint32_t ttl_ms, el_session **out);
-/* Close the session (its locks are released, no lock-delay) and free it. */
+/* Close the session (its locks are released, no lock-delay) and free it.
+ * The CLOSE is sent even when the session is LOST here (the cluster may
+ * still hold it), within the client's timeout_ms; EL_OK also when the
+ * cluster had already expired it. */
 int el_session_close(el_session *s);
 /* The lease as this client sees it; *left_ms (may be NULL): time to the
- * local deadline (0 when lost). LOST is final for the session. */
+ * local deadline (0 when lost). LOST is final for the session: from then
+ * on, calls that would take or keep something (el_lock,
+ * el_semaphore_acquire, el_campaign, el_watch) return EL_EEXPIRED without
+ * sending anything; el_unlock, el_resign and el_session_close are still
+ * sent, best-effort. */
 enum el_lease_state el_session_state(el_session *s, uint64_t *left_ms);
 uint64_t el_session_id(const el_session *s);
 /* Lock-delay for the locks this session takes from now on: after the session
@@ -91,8 +102,9 @@ void el_session_set_lock_delay(el_session *s, uint32_t delay_ms);
  * wait_ms; *token is the fencing token. EL_EBUSY: held (try); EL_ETIMEDOUT:
  * not granted within wait_ms; EL_EDELAYED: in its lock-delay (try);
  * EL_EEXPIRED: the session is gone, or its lease ran out (as this client
- * sees it) before the grant reached the caller: a process stopped while it
- * waited may not act on a grant the cluster could have given away since. */
+ * sees it) before the call (then nothing was sent) or before the grant
+ * reached the caller: a process stopped while it waited may not act on a
+ * grant the cluster could have given away since. */
 int el_lock(el_session *s, const char *name, bool shared, uint32_t wait_ms, uint64_t *token);
 int el_unlock(el_session *s, const char *name, uint64_t token);
 

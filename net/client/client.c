@@ -675,6 +675,12 @@ int el_client_request(el_client *c, struct el_cw_msg *req, struct el_cw_msg *rep
 	return request_until(c, req, reply, el_client__now_ms() + c->timeout_ms);
 }
 
+int el_client__request_until(el_client *c, struct el_cw_msg *req, struct el_cw_msg *reply,
+			     uint64_t deadline_ms)
+{
+	return request_until(c, req, reply, deadline_ms);
+}
+
 int el_client__request_within(el_client *c, struct el_cw_msg *req, struct el_cw_msg *reply,
 			      uint32_t timeout_ms)
 {

@@ -53,23 +53,42 @@ void el_session_set_lock_delay(el_session *s, uint32_t delay_ms)
 
 /* ---- Opening, renewing, closing ------------------------------------------ */
 
-int el_session_open(el_client *c, uint32_t ttl_ms, el_session **out)
+/* Has s's local lease run out? Final once it has. Under c->mu. */
+static bool lost_now(el_session *s)
 {
-	*out = NULL;
-	if (ttl_ms < 200) {
-		el_client__fail("a session's TTL is at least 200 ms");
-		return EL_EINVAL;
-	}
+	if (el_client__now_ms() >= s->deadline_ms)
+		s->lost = true;
+	return s->lost;
+}
+
+/* CLOSE_SESSION for id, best-effort, by deadline_ms: EL_OK when the cluster
+ * closed it or had already expired it. Also for a session the client sees
+ * as lost: the cluster may still hold it (its deadline is later than ours),
+ * and a close releases its locks now, without their lock-delay. */
+static int close_on_server(el_client *c, uint64_t id, uint64_t deadline_ms)
+{
 	struct el_cw_msg *req = calloc(2, sizeof(*req));
-	el_session *s = calloc(1, sizeof(*s));
-	if (req == NULL || s == NULL) {
-		free(req);
-		free(s);
+	if (req == NULL)
 		return EL_EFULL;
-	}
+	req->type = EL_CW_CLOSE_SESSION;
+	req->session = id;
+	int rc = el_client__request_until(c, req, req + 1, deadline_ms);
+	if (rc == EL_OK && req[1].err != EL_OK && req[1].err != EL_EEXPIRED)
+		rc = req[1].err;
+	free(req);
+	return rc;
+}
+
+/* OPEN_SESSION for s (s->ttl_ms): its id, and its local lease counted from
+ * the send, so time spent dialing counts against it. */
+static int open_on_server(el_client *c, el_session *s)
+{
+	struct el_cw_msg *req = calloc(2, sizeof(*req));
+	if (req == NULL)
+		return EL_EFULL;
 	struct el_cw_msg *rep = req + 1;
 	req->type = EL_CW_OPEN_SESSION;
-	req->ttl_ms = ttl_ms;
+	req->ttl_ms = s->ttl_ms;
 	/* A retried open finds the session the first attempt made. */
 	while (req->nonce == 0)
 		if (getrandom(&req->nonce, sizeof req->nonce, 0) != sizeof req->nonce)
@@ -83,27 +102,64 @@ int el_session_open(el_client *c, uint32_t ttl_ms, el_session **out)
 		el_client__fail("open session: %s", el_strerror(rc));
 	}
 	if (rc == EL_OK) {
-		s->client = c;
 		s->id = rep->session;
-		s->ttl_ms = ttl_ms;
-		s->deadline_ms = lease_end(sent, ttl_ms);
-		s->next_renew_ms = sent + ttl_ms / 3u;
-		pthread_mutex_lock(&c->mu);
-		s->ev_seen = c->ev_count;
-		s->seen_reconnects = c->reconnects;
-		unsigned i = 0;
-		while (i < EL_CLIENT_SESSIONS_MAX && c->sessions[i] != NULL)
-			i++;
-		if (i < EL_CLIENT_SESSIONS_MAX) {
-			c->sessions[i] = s;
-			pthread_cond_signal(&c->keeper_cv); /* it may be due first */
-		} else {
-			rc = EL_EFULL;
-			el_client__fail("more than %d sessions on one client", EL_CLIENT_SESSIONS_MAX);
-		}
-		pthread_mutex_unlock(&c->mu);
+		s->deadline_ms = lease_end(sent, s->ttl_ms);
+		s->next_renew_ms = sent + s->ttl_ms / 3u;
 	}
 	free(req);
+	return rc;
+}
+
+/* Hand s to the keeper: EL_ETIMEDOUT when its lease ran out before the
+ * reply came (a slow dial: an endpoint that accepts TCP and never answers
+ * TLS costs up to 2 s), EL_EFULL when the client has no room for it. */
+static int adopt(el_client *c, el_session *s)
+{
+	int rc = EL_OK;
+	pthread_mutex_lock(&c->mu);
+	s->ev_seen = c->ev_count;
+	s->seen_reconnects = c->reconnects;
+	unsigned i = 0;
+	while (i < EL_CLIENT_SESSIONS_MAX && c->sessions[i] != NULL)
+		i++;
+	if (lost_now(s)) {
+		rc = EL_ETIMEDOUT;
+	} else if (i == EL_CLIENT_SESSIONS_MAX) {
+		rc = EL_EFULL;
+	} else {
+		c->sessions[i] = s;
+		pthread_cond_signal(&c->keeper_cv); /* it may be due first */
+	}
+	pthread_mutex_unlock(&c->mu);
+	return rc;
+}
+
+int el_session_open(el_client *c, uint32_t ttl_ms, el_session **out)
+{
+	*out = NULL;
+	if (ttl_ms < 200) {
+		el_client__fail("a session's TTL is at least 200 ms");
+		return EL_EINVAL;
+	}
+	el_session *s = calloc(1, sizeof(*s));
+	if (s == NULL)
+		return EL_EFULL;
+	s->client = c;
+	s->ttl_ms = ttl_ms;
+	int rc = open_on_server(c, s);
+	if (rc == EL_OK)
+		rc = adopt(c, s);
+	if (rc != EL_OK && s->id != 0) {
+		/* Opened on the cluster but not handed out: nobody would close
+		 * it, and a session lost on arrival must not be used at all. */
+		(void)close_on_server(c, s->id, el_client__now_ms() + c->timeout_ms);
+		if (rc == EL_ETIMEDOUT)
+			el_client__fail("open session: its %u ms lease ran out before the "
+					"reply came (slow endpoints); closed it", (unsigned)ttl_ms);
+		else
+			el_client__fail("more than %d sessions on one client",
+					EL_CLIENT_SESSIONS_MAX);
+	}
 	if (rc != EL_OK) {
 		free(s);
 		return rc;
@@ -185,8 +241,7 @@ enum el_lease_state el_session_state(el_session *s, uint64_t *left_ms)
 	el_client *c = s->client;
 	pthread_mutex_lock(&c->mu);
 	const uint64_t now = el_client__now_ms();
-	if (now >= s->deadline_ms)
-		s->lost = true;
+	(void)lost_now(s);
 	const enum el_lease_state st = s->lost ? EL_LEASE_LOST
 				       : s->in_doubt ? EL_LEASE_IN_DOUBT : EL_LEASE_OK;
 	if (left_ms != NULL)
@@ -195,32 +250,26 @@ enum el_lease_state el_session_state(el_session *s, uint64_t *left_ms)
 	return st;
 }
 
+/* Take s off the keeper's list and wait out a renewal in flight. Under c->mu. */
+static void retire(el_client *c, el_session *s)
+{
+	s->closed = true;
+	for (unsigned i = 0; i < EL_CLIENT_SESSIONS_MAX; i++)
+		if (c->sessions[i] == s)
+			c->sessions[i] = NULL;
+	while (s->next_renew_ms == UINT64_MAX) /* a renewal in flight */
+		el_client__wait(c, el_client__now_ms() + 50u);
+}
+
 int el_session_close(el_session *s)
 {
 	if (s == NULL)
 		return EL_OK;
 	el_client *c = s->client;
 	pthread_mutex_lock(&c->mu);
-	s->closed = true;
-	const bool lost = s->lost;
-	for (unsigned i = 0; i < EL_CLIENT_SESSIONS_MAX; i++)
-		if (c->sessions[i] == s)
-			c->sessions[i] = NULL;
-	while (s->next_renew_ms == UINT64_MAX) /* a renewal in flight */
-		el_client__wait(c, el_client__now_ms() + 50u);
+	retire(c, s);
 	pthread_mutex_unlock(&c->mu);
-	int rc = EL_OK;
-	if (!lost) {
-		struct el_cw_msg *req = calloc(2, sizeof(*req));
-		if (req != NULL) {
-			req->type = EL_CW_CLOSE_SESSION;
-			req->session = s->id;
-			rc = el_client_request(c, req, req + 1);
-			if (rc == EL_OK && req[1].err != EL_OK && req[1].err != EL_EEXPIRED)
-				rc = req[1].err;
-			free(req);
-		}
-	}
+	const int rc = close_on_server(c, s->id, el_client__now_ms() + c->timeout_ms);
 	free(s);
 	return rc;
 }
@@ -255,7 +304,7 @@ static int wait_grant(el_session *s, struct el_cw_msg *req, struct el_cw_msg *re
 		const uint64_t seen_gaps = c->gaps, seen_conn = c->reconnects;
 		const uint64_t until = el_client__now_ms() + 1000u;
 		const struct el_cw_msg *e;
-		while ((e = find_end(c, s->id, req->seq)) == NULL && !s->lost &&
+		while ((e = find_end(c, s->id, req->seq)) == NULL && !lost_now(s) &&
 		       c->gaps == seen_gaps && c->reconnects == seen_conn &&
 		       el_client__wait_conn(c, until))
 			;
@@ -264,7 +313,7 @@ static int wait_grant(el_session *s, struct el_cw_msg *req, struct el_cw_msg *re
 			rc = e->kind == EL_CW_EV_GRANTED ? EL_OK
 			     : e->kind == EL_CW_EV_WAIT_TIMEOUT ? EL_ETIMEDOUT : EL_ECANCELED;
 			*token = e->token;
-		} else if (s->lost) {
+		} else if (lost_now(s)) { /* no re-send either: see still_leased */
 			rc = EL_EEXPIRED;
 		}
 		pthread_mutex_unlock(&c->mu);
@@ -288,11 +337,24 @@ static int granted_in_lease(el_session *s)
 {
 	el_client *c = s->client;
 	pthread_mutex_lock(&c->mu);
-	if (el_client__now_ms() >= s->deadline_ms)
-		s->lost = true;
-	const bool lost = s->lost;
+	const bool lost = lost_now(s);
 	pthread_mutex_unlock(&c->mu);
 	return lost ? EL_EEXPIRED : EL_OK;
+}
+
+/* Before a call that takes or keeps something (a lock, a permit, an
+ * election, a watch): EL_EEXPIRED, with nothing sent, once the session's
+ * local lease has run out. Sent anyway, the cluster could grant it to a
+ * session that still lives there (its deadline is later than ours) but that
+ * nobody uses: held until TTL + lock-delay. Calls that give back (unlock,
+ * resign, close) go out best-effort. */
+static int still_leased(el_session *s, const char *what, const char *name)
+{
+	if (granted_in_lease(s) == EL_OK)
+		return EL_OK;
+	el_client__fail("%s %s: session %llu's lease ran out (as this client sees it): "
+			"not sent", what, name, (unsigned long long)s->id);
+	return EL_EEXPIRED;
 }
 
 static int locked_request(el_session *s, struct el_cw_msg *req, struct el_cw_msg *rep,
@@ -321,6 +383,8 @@ static int acquire(el_session *s, const char *name, bool shared, uint32_t permit
 	int rc = name_ok(name);
 	if (rc == 0 && (permits > EL_SEM_LIMIT_MAX || (permits > 0 && shared)))
 		rc = EL_EINVAL;
+	if (rc == 0)
+		rc = still_leased(s, permits > 0 ? "semaphore" : "lock", name);
 	struct el_cw_msg *req = rc == 0 ? calloc(2, sizeof(*req)) : NULL;
 	if (req == NULL)
 		return rc != 0 ? rc : EL_EFULL;
@@ -395,6 +459,8 @@ int el_campaign(el_session *s, const char *name, const void *value, uint32_t len
 		return EL_EINVAL;
 	}
 	int rc = name_ok(name);
+	if (rc == 0)
+		rc = still_leased(s, "campaign", name);
 	struct el_cw_msg *req = rc == 0 ? calloc(2, sizeof(*req)) : NULL;
 	if (req == NULL)
 		return rc != 0 ? rc : EL_EFULL;
@@ -418,6 +484,8 @@ int el_campaign(el_session *s, const char *name, const void *value, uint32_t len
 int el_watch(el_session *s, const char *name)
 {
 	int rc = name_ok(name);
+	if (rc == 0)
+		rc = still_leased(s, "watch", name);
 	struct el_cw_msg *req = rc == 0 ? calloc(2, sizeof(*req)) : NULL;
 	if (req == NULL)
 		return rc != 0 ? rc : EL_EFULL;

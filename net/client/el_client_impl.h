@@ -104,6 +104,8 @@ bool el_client__wait(el_client *c, uint64_t deadline_ms);
 bool el_client__wait_conn(el_client *c, uint64_t deadline_ms);
 bool el_client__wait_on(pthread_cond_t *cv, pthread_mutex_t *mu, uint64_t deadline_ms);
 void el_client__cond_init(pthread_cond_t *cv);
+int el_client__request_until(el_client *c, struct el_cw_msg *req, struct el_cw_msg *reply,
+			     uint64_t deadline_ms);
 int el_client__request_within(el_client *c, struct el_cw_msg *req, struct el_cw_msg *reply,
 			      uint32_t timeout_ms);
 

@@ -31,6 +31,10 @@ logged increments, which are 1, 2, 3... (no lost update) with rising tokens;
 every lock client succeeded and some ran during the change; a lock held
 throughout kept its token; the remaining three nodes grant a higher token.
 
+libedgelock's edges (client_safety.c): a session lost locally sends no
+acquire and still sends its close; an open slower than the TTL hands out
+no session.
+
 Ends with "N passed, N failed". Run with /usr/bin/python3 (python3-cbor2).
 """
 import json
@@ -661,6 +665,15 @@ def test_client_threads(e):
           "got each change without sending: %s %s" % (r.stdout[-600:], r.stderr[-600:]))
 
 
+def test_client_safety(e):
+    """libedgelock's edges (tests/integration/client_safety.c, under
+    ASan/UBSan): each check prints its own line."""
+    r = subprocess.run([os.path.join(BUILD, "bin", "client-safety-test")], env=e.env,
+                       capture_output=True, text=True, timeout=300)
+    check(r.returncode == 0 and r.stdout.strip().endswith("client safety: ok"),
+          "libedgelock's edges: %s %s" % (r.stdout.strip(), r.stderr[-600:]))
+
+
 def test_help():
     env = dict(os.environ)
     ok = all(subprocess.run([CLI] + a + ["--help"], capture_output=True, env=env).returncode == 0
@@ -738,7 +751,7 @@ def main():
         test_locks_json_lines(e)  # first: on a cluster without locks
         for t in (test_basics, test_json_escaped, test_args_after_command, test_fifo_handoff, test_shared, test_counter,
                   test_election_observe, test_signal_while_waiting, test_killed_client, test_granted_while_stopped,
-                  test_killed_cli, test_client_threads):
+                  test_killed_cli, test_client_threads, test_client_safety):
             t(e)
         test_leader_killed(cluster, e)
         test_cluster_stopped(cluster, e)

@@ -1,0 +1,370 @@
+/*
+ * client_safety.c - libedgelock's edges against real daemons (run by
+ * cli_test.py with EDGELOCK_ENDPOINTS / _CA / _CERT set): what the library
+ * does once a session's local lease has run out, with a slow endpoint in
+ * front of the real ones, and so on. Each check is one function below; the
+ * arguments name the checks to run (none: all of them).
+ *
+ * Some checks put the library behind things of their own on loopback: a
+ * listener that accepts TCP and never speaks TLS, a port that refuses, and
+ * a relay to the leader that can hold back what the daemon sends (while
+ * still passing on what the client sends).
+ *
+ * Prints one line per failure and "client safety: ok" at the end; exit 1
+ * on any failure, 2 on a usage error.
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "edgelock.h"
+#include "el_client_wire.h"
+#include "el_raft.h"
+
+static int failed(const char *check, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int failed(const char *check, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	printf("client safety: %s: ", check);
+	vprintf(fmt, ap);
+	printf("\n");
+	va_end(ap);
+	return 1;
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static el_client *open_client(const char *endpoints, const char *cert, uint32_t timeout_ms)
+{
+	const struct el_client_options o = {
+		.endpoints = endpoints, .ca_file = getenv("EDGELOCK_CA"), .cert_key_file = cert,
+		.name = "safety", .timeout_ms = timeout_ms,
+	};
+	el_client *c = NULL;
+	if (el_client_open(&c, &o) != EL_OK) {
+		printf("client safety: open: %s\n", el_client_last_error(NULL));
+		return NULL;
+	}
+	return c;
+}
+
+static el_client *cluster_client(void)
+{
+	return open_client(getenv("EDGELOCK_ENDPOINTS"), getenv("EDGELOCK_CERT"), 10000);
+}
+
+/* Is name held, or in its lock-delay, as the cluster sees it now? */
+static bool taken(el_client *c, const char *name)
+{
+	struct el_lock_info li;
+	const int rc = el_query(c, name, &li);
+	if (rc == EL_ENOTFOUND) /* no such lock: free */
+		return false;
+	if (rc != EL_OK)
+		printf("client safety: query %s: %s\n", name, el_client_last_error(c));
+	return rc != EL_OK || li.held || li.delayed;
+}
+
+/* ---- Things on loopback --------------------------------------------------- */
+
+/* A listening socket on 127.0.0.1 (any port, *port gets it); backlog only:
+ * the kernel completes TCP connections and nobody ever answers them. */
+static int listener(int *port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t n = sizeof a;
+	const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || listen(fd, 16) != 0 ||
+	    getsockname(fd, (struct sockaddr *)&a, &n) != 0) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	*port = ntohs(a.sin_port);
+	return fd;
+}
+
+/* The leader's client address, asked of every endpoint. */
+static bool find_leader(el_client *c, char *url, size_t cap)
+{
+	const char *eps[16];
+	const unsigned n = el_client_endpoints(c, eps, 16);
+	struct el_cw_msg *m = calloc(2, sizeof *m);
+	bool found = false;
+	for (unsigned i = 0; m != NULL && i < n && i < 16 && !found; i++) {
+		memset(m, 0, 2 * sizeof *m);
+		m->type = EL_CW_STATUS;
+		found = el_client_request_at(c, eps[i], m, m + 1) == EL_OK && m[1].role == EL_LEADER;
+		if (found)
+			snprintf(url, cap, "%s", eps[i]);
+	}
+	free(m);
+	return found;
+}
+
+/* A relay from 127.0.0.1:port to one daemon. While mute, it passes on what
+ * the client sends and holds back what the daemon sends: the daemon keeps
+ * the session alive on the keepalives it gets, and the client, which sees
+ * no acknowledgement, watches its own lease run out. */
+#define RELAY_PAIRS 16
+struct relay {
+	int lfd, port, upstream_port;
+	atomic_bool mute, stop;
+	int fd[2 * RELAY_PAIRS]; /* client, daemon; -1: free */
+	pthread_t thread;
+};
+
+static void relay_accept(struct relay *r)
+{
+	const int cfd = accept(r->lfd, NULL, NULL);
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)r->upstream_port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	const int ufd = cfd >= 0 ? socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0) : -1;
+	int i = 0;
+	while (i < RELAY_PAIRS && r->fd[2 * i] >= 0)
+		i++;
+	if (ufd < 0 || i == RELAY_PAIRS || connect(ufd, (struct sockaddr *)&a, sizeof a) != 0) {
+		if (ufd >= 0)
+			close(ufd);
+		if (cfd >= 0)
+			close(cfd);
+		return;
+	}
+	r->fd[2 * i] = cfd;
+	r->fd[2 * i + 1] = ufd;
+}
+
+/* Move what fd[k] has to its partner; false when either side ended. */
+static bool relay_move(struct relay *r, int k)
+{
+	char buf[16384];
+	const ssize_t n = recv(r->fd[k], buf, sizeof buf, 0);
+	for (ssize_t done = 0; n > 0 && done < n;) {
+		const ssize_t w = send(r->fd[k ^ 1], buf + done, (size_t)(n - done), MSG_NOSIGNAL);
+		if (w <= 0)
+			return false;
+		done += w;
+	}
+	return n > 0;
+}
+
+static void *relay_main(void *arg)
+{
+	struct relay *r = arg;
+	while (!atomic_load(&r->stop)) {
+		struct pollfd p[1 + 2 * RELAY_PAIRS];
+		p[0] = (struct pollfd){ .fd = r->lfd, .events = POLLIN };
+		const bool mute = atomic_load(&r->mute);
+		for (int k = 0; k < 2 * RELAY_PAIRS; k++)
+			p[1 + k] = (struct pollfd){ .fd = (k & 1) && mute ? -1 : r->fd[k],
+						    .events = POLLIN };
+		if (poll(p, 1 + 2 * RELAY_PAIRS, 10) <= 0)
+			continue;
+		if (p[0].revents != 0)
+			relay_accept(r);
+		for (int k = 0; k < 2 * RELAY_PAIRS; k++)
+			if (p[1 + k].revents != 0 && r->fd[k] >= 0 && !relay_move(r, k)) {
+				close(r->fd[k]);
+				close(r->fd[k ^ 1]);
+				r->fd[k] = r->fd[k ^ 1] = -1;
+			}
+	}
+	return NULL;
+}
+
+static bool relay_start(struct relay *r, const char *upstream_url)
+{
+	memset(r, 0, sizeof *r);
+	for (int k = 0; k < 2 * RELAY_PAIRS; k++)
+		r->fd[k] = -1;
+	const char *colon = strrchr(upstream_url, ':');
+	r->upstream_port = colon != NULL ? atoi(colon + 1) : 0;
+	r->lfd = listener(&r->port);
+	if (r->lfd < 0 || r->upstream_port <= 0 ||
+	    pthread_create(&r->thread, NULL, relay_main, r) != 0) {
+		if (r->lfd >= 0)
+			close(r->lfd);
+		return false;
+	}
+	return true;
+}
+
+static void relay_stop(struct relay *r)
+{
+	atomic_store(&r->stop, true);
+	pthread_join(r->thread, NULL);
+	for (int k = 0; k < 2 * RELAY_PAIRS; k++)
+		if (r->fd[k] >= 0)
+			close(r->fd[k]);
+	close(r->lfd);
+}
+
+/* ---- Checks --------------------------------------------------------------- */
+
+/* A session whose lease ran out during el_session_open (the first endpoint
+ * accepts TCP and never answers TLS: 2 s lost there, TTL 1 s) is not handed
+ * out: EL_ETIMEDOUT and no session. */
+static int check_open_lost(void)
+{
+	int port = 0;
+	const int fd = listener(&port);
+	char eps[1024];
+	snprintf(eps, sizeof eps, "tls+tcp://127.0.0.1:%d,%s", port, getenv("EDGELOCK_ENDPOINTS"));
+	el_client *c = fd >= 0 ? open_client(eps, getenv("EDGELOCK_CERT"), 10000) : NULL;
+	if (c == NULL)
+		return failed("open-lost", "setup failed");
+	el_session *s = NULL;
+	const uint64_t t0 = now_ms();
+	const int rc = el_session_open(c, 1000, &s);
+	const uint64_t took = now_ms() - t0;
+	int bad = 0;
+	if (rc != EL_ETIMEDOUT || s != NULL)
+		bad = failed("open-lost", "open after %llu ms with TTL 1000: rc %d (%s), session %s "
+			     "(state %d); want EL_ETIMEDOUT and none", (unsigned long long)took, rc,
+			     el_client_last_error(c), s != NULL ? "returned" : "none",
+			     s != NULL ? (int)el_session_state(s, NULL) : -1);
+	el_session_close(s);
+	el_client_close(c);
+	close(fd);
+	return bad;
+}
+
+/* Wait until s is LOST as the library sees it (up to limit_ms). */
+static bool wait_lost(el_session *s, uint32_t limit_ms)
+{
+	const uint64_t end = now_ms() + limit_ms;
+	while (el_session_state(s, NULL) != EL_LEASE_LOST && now_ms() < end)
+		usleep(5000);
+	return el_session_state(s, NULL) == EL_LEASE_LOST;
+}
+
+/* A session LOST here but alive on the cluster (the relay held back the
+ * keepalives' acknowledgements, not the keepalives): el_lock must fail with
+ * EL_EEXPIRED without taking the lock on the cluster, and el_session_close
+ * must still close it there, which frees its lock at once (a lock of an
+ * expired session would stay held, then in its 30 s lock-delay). */
+static int check_lost_calls(el_client *main_c)
+{
+	char leader[EL_CW_ADDR_MAX + 1], via[64];
+	struct relay r;
+	if (!find_leader(main_c, leader, sizeof leader) || !relay_start(&r, leader))
+		return failed("lost-calls", "no leader or no relay");
+	snprintf(via, sizeof via, "tls+tcp://127.0.0.1:%d", r.port);
+	el_client *c = open_client(via, getenv("EDGELOCK_CERT"), 5000);
+	el_session *s = NULL;
+	uint64_t token = 0;
+	int bad = 0;
+	char held[40], fresh[40]; /* a run's own names: an old run's may be in lock-delay */
+	snprintf(held, sizeof held, "safety/lost-held-%d", (int)getpid());
+	snprintf(fresh, sizeof fresh, "safety/lost-new-%d", (int)getpid());
+	if (c == NULL || el_session_open(c, 4500, &s) != EL_OK) {
+		bad = failed("lost-calls", "setup: %s", el_client_last_error(c));
+		goto out;
+	}
+	el_session_set_lock_delay(s, 30000);
+	if (el_lock(s, held, false, EL_WAIT_NONE, &token) != EL_OK) {
+		bad = failed("lost-calls", "lock: %s", el_client_last_error(c));
+		goto out;
+	}
+	atomic_store(&r.mute, true);
+	const bool lost = wait_lost(s, 10000);
+	atomic_store(&r.mute, false);
+	/* the cluster holds the session until >= 1.5 s after this (TTL/3) */
+	const int lock_rc = el_lock(s, fresh, false, EL_WAIT_NONE, &token);
+	const bool new_taken = taken(main_c, fresh);
+	const int close_rc = el_session_close(s);
+	s = NULL;
+	const bool held_taken = taken(main_c, held);
+	if (!lost)
+		bad = failed("lost-calls", "the session never became LOST");
+	if (lost && (lock_rc != EL_EEXPIRED || new_taken))
+		bad = failed("lost-calls", "el_lock on a LOST session: rc %d, the lock %s on the "
+			     "cluster; want EL_EEXPIRED and not taken", lock_rc,
+			     new_taken ? "TAKEN" : "free");
+	if (lost && (close_rc != EL_OK || held_taken))
+		bad = failed("lost-calls", "el_session_close on a LOST session: rc %d (%s), its lock "
+			     "%s; want EL_OK and the lock free at once (CLOSE sent)", close_rc,
+			     el_client_last_error(c), held_taken ? "still taken" : "free");
+out:
+	el_session_close(s);
+	el_client_close(c);
+	relay_stop(&r);
+	return bad;
+}
+
+/* ---- Main ------------------------------------------------------------------ */
+
+struct check {
+	const char *name;
+	int (*run)(el_client *c);
+};
+
+static int run_open_lost(el_client *c)
+{
+	(void)c;
+	return check_open_lost();
+}
+
+static const struct check CHECKS[] = {
+	{ "open-lost", run_open_lost },
+	{ "lost-calls", check_lost_calls },
+};
+#define N_CHECKS (sizeof CHECKS / sizeof CHECKS[0])
+
+static bool wanted(const char *name, int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], name) == 0)
+			return true;
+	return argc <= 1;
+}
+
+int main(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		bool known = false;
+		for (size_t k = 0; k < N_CHECKS; k++)
+			known |= strcmp(argv[i], CHECKS[k].name) == 0;
+		if (!known) {
+			const bool help = strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0;
+			fprintf(help ? stdout : stderr, "usage: client-safety-test [CHECK...]\n"
+				"  libedgelock's edges against the cluster that EDGELOCK_ENDPOINTS,\n"
+				"  EDGELOCK_CA and EDGELOCK_CERT name. Checks:");
+			for (size_t k = 0; k < N_CHECKS; k++)
+				fprintf(help ? stdout : stderr, " %s", CHECKS[k].name);
+			fprintf(help ? stdout : stderr, "\n  Exit 0: every check held; 1: a check "
+				"failed; 2: usage.\n");
+			return help ? 0 : 2;
+		}
+	}
+	el_client *c = cluster_client();
+	if (c == NULL)
+		return 1;
+	int failures = 0;
+	for (size_t k = 0; k < N_CHECKS; k++)
+		if (wanted(CHECKS[k].name, argc, argv)) {
+			const uint64_t t0 = now_ms();
+			const int bad = CHECKS[k].run(c);
+			printf("client safety: %s: %s (%llu ms)\n", CHECKS[k].name,
+			       bad ? "FAILED" : "ok", (unsigned long long)(now_ms() - t0));
+			failures += bad;
+		}
+	el_client_close(c);
+	printf("client safety: %s\n", failures == 0 ? "ok" : "FAILED");
+	return failures == 0 ? 0 : 1;
+}
