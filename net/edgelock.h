@@ -33,7 +33,13 @@
  * process is stopped (SIGSTOP) or the machine sleeps, so a process that
  * resumes sees LOST before it could act on a lock it no longer holds.
  *
- * Thread-safe: any call from any thread. Blocking calls take a timeout.
+ * Thread-safe: any call from any thread, one call at a time per session:
+ * el_lock, el_semaphore_acquire, el_unlock, el_campaign, el_resign,
+ * el_watch or el_session_close on a session another thread is in a call of
+ * returns EL_EBUSY at once (el_client_last_error: "one call at a time per
+ * session"), sending nothing; use a session per thread. el_next_event,
+ * el_session_state and el_session_id may run alongside; keepalives are the
+ * library's own and go on regardless. Blocking calls take a timeout.
  * Errors are negative EL_E* codes (el_error.h, el_strerror()); after one,
  * el_client_last_error() says what happened in words.
  */
@@ -99,7 +105,8 @@ void el_session_set_lock_delay(el_session *s, uint32_t delay_ms);
 #define EL_WAIT_INFINITE 0xFFFFFFFFu  /* no bound */
 
 /* Take name exclusively (shared: with other shared holders), waiting up to
- * wait_ms; *token is the fencing token. EL_EBUSY: held (try); EL_ETIMEDOUT:
+ * wait_ms; *token is the fencing token. EL_EBUSY: held (try), or another
+ * call of this session is in progress (see the top); EL_ETIMEDOUT:
  * not granted within wait_ms; EL_EDELAYED: in its lock-delay (try);
  * EL_EEXPIRED: the session is gone, or its lease ran out (as this client
  * sees it) before the call (then nothing was sent) or before the grant

@@ -267,14 +267,52 @@ int el_session_close(el_session *s)
 		return EL_OK;
 	el_client *c = s->client;
 	pthread_mutex_lock(&c->mu);
-	retire(c, s);
+	const bool busy = s->busy;
+	if (!busy)
+		retire(c, s);
 	pthread_mutex_unlock(&c->mu);
+	if (busy) { /* freeing s would pull it from under that call */
+		el_client__fail("close session %llu: another call on it is in progress (one call "
+				"at a time per session)", (unsigned long long)s->id);
+		return EL_EBUSY;
+	}
 	const int rc = close_on_server(c, s->id, el_client__now_ms() + c->timeout_ms);
 	free(s);
 	return rc;
 }
 
 /* ---- Locks and elections ---------------------------------------------------- */
+
+/*
+ * One call at a time per session. The cluster keeps only the last seq of a
+ * session, to answer a re-sent request from its stored reply: two calls in
+ * flight at once on one session would make a re-send of the first one
+ * stale (a false EL_ESTALE) while its wait stays queued on the cluster, to
+ * be granted to the session with nobody knowing the token. Serializing the
+ * calls could deadlock (a call waiting for a lock that only a later call of
+ * the same session frees, through another session's wait), so a second
+ * call fails at once. Keepalives are the keeper's and carry no seq.
+ */
+static int begin_call(el_session *s)
+{
+	el_client *c = s->client;
+	pthread_mutex_lock(&c->mu);
+	const bool busy = s->busy;
+	s->busy = true;
+	pthread_mutex_unlock(&c->mu);
+	if (busy)
+		el_client__fail("session %llu: another call on it is in progress: one call at a "
+				"time per session (use a session per thread)",
+				(unsigned long long)s->id);
+	return busy ? EL_EBUSY : EL_OK;
+}
+
+static void end_call(el_session *s)
+{
+	pthread_mutex_lock(&s->client->mu);
+	s->busy = false;
+	pthread_mutex_unlock(&s->client->mu);
+}
 
 /* An event that ends (session, seq)'s wait, from the queue; under c->mu. */
 static const struct el_cw_msg *find_end(el_client *c, uint64_t session, uint64_t seq)
@@ -412,7 +450,12 @@ static int acquire(el_session *s, const char *name, bool shared, uint32_t permit
 
 int el_lock(el_session *s, const char *name, bool shared, uint32_t wait_ms, uint64_t *token)
 {
-	return acquire(s, name, shared, 0, wait_ms, token);
+	int rc = begin_call(s);
+	if (rc == EL_OK) {
+		rc = acquire(s, name, shared, 0, wait_ms, token);
+		end_call(s);
+	}
+	return rc;
 }
 
 int el_semaphore_acquire(el_session *s, const char *name, uint32_t permits, uint32_t wait_ms,
@@ -420,7 +463,12 @@ int el_semaphore_acquire(el_session *s, const char *name, uint32_t permits, uint
 {
 	if (permits == 0)
 		return EL_EINVAL;
-	return acquire(s, name, false, permits, wait_ms, token);
+	int rc = begin_call(s);
+	if (rc == EL_OK) {
+		rc = acquire(s, name, false, permits, wait_ms, token);
+		end_call(s);
+	}
+	return rc;
 }
 
 static int simple(el_session *s, uint8_t type, const char *name, uint64_t token)
@@ -441,18 +489,28 @@ static int simple(el_session *s, uint8_t type, const char *name, uint64_t token)
 	return rc;
 }
 
+static int give_back(el_session *s, uint8_t type, const char *name, uint64_t token)
+{
+	int rc = begin_call(s);
+	if (rc == EL_OK) {
+		rc = simple(s, type, name, token);
+		end_call(s);
+	}
+	return rc;
+}
+
 int el_unlock(el_session *s, const char *name, uint64_t token)
 {
-	return simple(s, EL_CW_RELEASE, name, token);
+	return give_back(s, EL_CW_RELEASE, name, token);
 }
 
 int el_resign(el_session *s, const char *name, uint64_t token)
 {
-	return simple(s, EL_CW_RESIGN, name, token);
+	return give_back(s, EL_CW_RESIGN, name, token);
 }
 
-int el_campaign(el_session *s, const char *name, const void *value, uint32_t len,
-		uint32_t wait_ms, uint64_t *token)
+static int campaign(el_session *s, const char *name, const void *value, uint32_t len,
+		    uint32_t wait_ms, uint64_t *token)
 {
 	if (len > EL_VALUE_MAX) {
 		el_client__fail("an election value is at most %d bytes", EL_VALUE_MAX);
@@ -481,7 +539,18 @@ int el_campaign(el_session *s, const char *name, const void *value, uint32_t len
 	return rc;
 }
 
-int el_watch(el_session *s, const char *name)
+int el_campaign(el_session *s, const char *name, const void *value, uint32_t len,
+		uint32_t wait_ms, uint64_t *token)
+{
+	int rc = begin_call(s);
+	if (rc == EL_OK) {
+		rc = campaign(s, name, value, len, wait_ms, token);
+		end_call(s);
+	}
+	return rc;
+}
+
+static int watch(el_session *s, const char *name)
 {
 	int rc = name_ok(name);
 	if (rc == 0)
@@ -496,6 +565,16 @@ int el_watch(el_session *s, const char *name)
 	if (rc != EL_OK)
 		el_client__fail("watch %s: %s", name, el_strerror(rc));
 	free(req);
+	return rc;
+}
+
+int el_watch(el_session *s, const char *name)
+{
+	int rc = begin_call(s);
+	if (rc == EL_OK) {
+		rc = watch(s, name);
+		end_call(s);
+	}
 	return rc;
 }
 

@@ -65,6 +65,7 @@ struct el_session {
 	bool in_doubt;           /* the last renewal failed */
 	bool lost;               /* the deadline passed, or the cluster said expired */
 	bool closed;
+	bool busy;               /* a call of the session is in progress (one at a time) */
 	uint64_t ev_seen;        /* events handed out by el_next_event */
 	uint64_t seen_reconnects;
 };

@@ -307,6 +307,70 @@ out:
 	return bad;
 }
 
+struct waiter {
+	el_session *s;
+	const char *name;
+	int rc;
+	uint64_t token;
+};
+
+static void *wait_for_lock(void *arg)
+{
+	struct waiter *w = arg;
+	w->rc = el_lock(w->s, w->name, false, 5000, &w->token);
+	return NULL;
+}
+
+/* Two threads on one session: while thread A waits in el_lock, thread B's
+ * el_lock and el_session_close on that session get EL_EBUSY at once (the
+ * cluster keeps one seq per session: B's call going through made A's
+ * re-send a false EL_ESTALE, its wait left queued), and A is granted. */
+static int check_one_call(el_client *c)
+{
+	el_session *s = NULL, *other = NULL;
+	char name[40];
+	snprintf(name, sizeof name, "safety/busy-%d", (int)getpid());
+	uint64_t held = 0, token = 0;
+	pthread_t t;
+	struct waiter w = { .name = name, .rc = 1 };
+	if (el_session_open(c, 30000, &s) != EL_OK || el_session_open(c, 30000, &other) != EL_OK ||
+	    el_lock(other, name, false, EL_WAIT_NONE, &held) != EL_OK) {
+		el_session_close(s);
+		el_session_close(other);
+		return failed("one-call", "setup: %s", el_client_last_error(c));
+	}
+	w.s = s;
+	int bad = pthread_create(&t, NULL, wait_for_lock, &w) != 0;
+	usleep(1200 * 1000); /* A queued, and past its first re-send (1 s) */
+	const uint64_t t0 = now_ms();
+	const int second = el_lock(s, "safety/busy-second", false, EL_WAIT_NONE, &token);
+	const uint64_t took = now_ms() - t0;
+	const bool said = strstr(el_client_last_error(c), "one call at a time") != NULL;
+	/* only with the rule in place: without, close would free s under A */
+	const int closing = second == EL_EBUSY ? el_session_close(s) : EL_EBUSY;
+	usleep(1200 * 1000); /* ... and past another re-send */
+	el_unlock(other, name, held);
+	if (!bad)
+		pthread_join(t, NULL);
+	if (bad || second != EL_EBUSY || took > 200 || !said || closing != EL_EBUSY)
+		bad = failed("one-call", "a second call on a session in use: rc %d after %llu ms "
+			     "(%s), close %d; want EL_EBUSY at once and that message", second,
+			     (unsigned long long)took, el_client_last_error(c), closing);
+	if (w.rc != EL_OK || w.token <= held)
+		bad = failed("one-call", "the waiting call: rc %d token %llu (held %llu); want "
+			     "EL_OK and a larger token", w.rc, (unsigned long long)w.token,
+			     (unsigned long long)held);
+	if (closing == EL_OK) /* freed: nothing more on s */
+		s = NULL;
+	if (second == EL_OK)
+		el_unlock(s, "safety/busy-second", token);
+	if (s != NULL && w.rc == EL_OK)
+		el_unlock(s, name, w.token);
+	el_session_close(s);
+	el_session_close(other);
+	return bad;
+}
+
 /* ---- Main ------------------------------------------------------------------ */
 
 struct check {
@@ -323,6 +387,7 @@ static int run_open_lost(el_client *c)
 static const struct check CHECKS[] = {
 	{ "open-lost", run_open_lost },
 	{ "lost-calls", check_lost_calls },
+	{ "one-call", check_one_call },
 };
 #define N_CHECKS (sizeof CHECKS / sizeof CHECKS[0])
 
