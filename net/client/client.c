@@ -452,6 +452,9 @@ static void conn_put(el_client *c, struct el_conn *k)
 		conn_close(k);
 }
 
+/* The pause between rounds of endpoints when every one of them failed. */
+#define ALL_DOWN_PAUSE_MS 100u
+
 /* The connection requests go to: the leader hint first, then the endpoints
  * in turn. Called without c->mu; NULL when none answered by deadline. The
  * caller holds a reference on the connection returned (conn_put). */
@@ -513,8 +516,11 @@ static struct el_conn *current_conn(el_client *c, uint64_t deadline_ms)
 			snprintf(tried + strlen(tried), sizeof tried - strlen(tried), "%s%s",
 				 tried[0] ? ", " : "", url);
 		if (attempt + 1 >= c->n_endpoints && attempt % c->n_endpoints == c->n_endpoints - 1) {
+			/* all down: pace the next round, but never past the
+			 * caller's deadline (timeout_ms is a bound, not a hint) */
+			const uint64_t pace = el_client__now_ms() + ALL_DOWN_PAUSE_MS;
 			pthread_mutex_lock(&c->mu);
-			el_client__wait(c, el_client__now_ms() + 100); /* all down: pace */
+			el_client__wait(c, pace < deadline_ms ? pace : deadline_ms);
 			pthread_mutex_unlock(&c->mu);
 		}
 	}

@@ -99,6 +99,17 @@ static int listener(int *port)
 	return fd;
 }
 
+/* A port on 127.0.0.1 that refuses connections (bound, then closed). */
+static int refusing_port(void)
+{
+	int port = 0;
+	const int fd = listener(&port);
+	if (fd < 0)
+		return -1;
+	close(fd);
+	return port;
+}
+
 /* The leader's client address, asked of every endpoint. */
 static bool find_leader(el_client *c, char *url, size_t cap)
 {
@@ -371,6 +382,31 @@ static int check_one_call(el_client *c)
 	return bad;
 }
 
+/* A client whose endpoints all refuse returns within its timeout_ms (the
+ * pause between rounds of endpoints, 100 ms, is cut at the deadline). */
+static int check_deadline(el_client *unused)
+{
+	(void)unused;
+	const int p1 = refusing_port(), p2 = refusing_port();
+	char eps[128];
+	snprintf(eps, sizeof eps, "tls+tcp://127.0.0.1:%d,tls+tcp://127.0.0.1:%d", p1, p2);
+	static const uint32_t timeouts[] = { 1, 50 };
+	int bad = 0;
+	for (size_t i = 0; i < sizeof timeouts / sizeof timeouts[0] && !bad; i++) {
+		el_client *c = open_client(eps, getenv("EDGELOCK_CERT"), timeouts[i]);
+		struct el_lock_info li;
+		const uint64_t t0 = now_ms();
+		const int rc = c != NULL ? el_query(c, "safety/deadline", &li) : EL_EINVAL;
+		const uint64_t took = now_ms() - t0;
+		if (rc == EL_OK || took > timeouts[i] + 40u)
+			bad = failed("deadline", "timeout_ms %u, every endpoint refusing: rc %d after "
+				     "%llu ms; want an error within %u ms", (unsigned)timeouts[i], rc,
+				     (unsigned long long)took, (unsigned)timeouts[i] + 40u);
+		el_client_close(c);
+	}
+	return bad;
+}
+
 /* ---- Main ------------------------------------------------------------------ */
 
 struct check {
@@ -388,6 +424,7 @@ static const struct check CHECKS[] = {
 	{ "open-lost", run_open_lost },
 	{ "lost-calls", check_lost_calls },
 	{ "one-call", check_one_call },
+	{ "deadline", check_deadline },
 };
 #define N_CHECKS (sizeof CHECKS / sizeof CHECKS[0])
 
