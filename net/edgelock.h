@@ -63,6 +63,11 @@ struct el_client_options {
 };
 
 int el_client_open(el_client **out, const struct el_client_options *o);
+/* Close the client. Sessions still open are closed first (as by
+ * el_session_close, best-effort, within one timeout_ms in all) and freed:
+ * el_client_close invalidates every session of c, so el_session_close or
+ * any other call on one of them afterwards is a use after free. No call
+ * on c or its sessions may be running. */
 void el_client_close(el_client *c);
 /* What the last failed call of this thread on c ran into, in words. */
 const char *el_client_last_error(el_client *c);

@@ -799,6 +799,7 @@ void el_client_close(el_client *c)
 {
 	if (c == NULL)
 		return;
+	el_client__close_sessions(c); /* before the keeper and the connection go */
 	pthread_mutex_lock(&c->mu);
 	c->closing = true;
 	pthread_cond_broadcast(&c->cv);

@@ -281,6 +281,28 @@ int el_session_close(el_session *s)
 	return rc;
 }
 
+/* el_client_close: close every session still open, within one timeout in
+ * all, so their locks are released now rather than after TTL + lock-delay,
+ * and free them (a call still running on one is the caller's bug: the
+ * client goes too). */
+void el_client__close_sessions(el_client *c)
+{
+	const uint64_t deadline_ms = el_client__now_ms() + c->timeout_ms;
+	for (;;) {
+		el_session *s = NULL;
+		pthread_mutex_lock(&c->mu);
+		for (unsigned i = 0; i < EL_CLIENT_SESSIONS_MAX && s == NULL; i++)
+			s = c->sessions[i];
+		if (s != NULL)
+			retire(c, s);
+		pthread_mutex_unlock(&c->mu);
+		if (s == NULL)
+			return;
+		(void)close_on_server(c, s->id, deadline_ms);
+		free(s);
+	}
+}
+
 /* ---- Locks and elections ---------------------------------------------------- */
 
 /*

@@ -110,7 +110,8 @@ int el_client__request_until(el_client *c, struct el_cw_msg *req, struct el_cw_m
 int el_client__request_within(el_client *c, struct el_cw_msg *req, struct el_cw_msg *reply,
 			      uint32_t timeout_ms);
 
-/* client_session.c: the keepalive thread. */
+/* client_session.c: the keepalive thread; closing the sessions left open. */
 void *el_client__keeper_main(void *arg);
+void el_client__close_sessions(el_client *c);
 
 #endif /* EL_CLIENT_IMPL_H */

@@ -34,7 +34,8 @@ throughout kept its token; the remaining three nodes grant a higher token.
 libedgelock's edges (client_safety.c): a session lost locally sends no
 acquire and still sends its close; an open slower than the TTL hands out
 no session; a second call on a session in use gets EL_EBUSY at once; a
-client whose endpoints all refuse returns within its timeout.
+client whose endpoints all refuse returns within its timeout; el_client_close
+closes the sessions left open (their locks free at once, nothing leaked).
 
 Ends with "N passed, N failed". Run with /usr/bin/python3 (python3-cbor2).
 """

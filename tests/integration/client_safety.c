@@ -407,6 +407,31 @@ static int check_deadline(el_client *unused)
 	return bad;
 }
 
+/* el_client_close with a session still open closes it on the cluster (its
+ * lock free at once, not held until TTL + a 30 s lock-delay) and frees it
+ * (LeakSanitizer would report it). */
+static int check_client_close(el_client *main_c)
+{
+	char name[40];
+	snprintf(name, sizeof name, "safety/left-open-%d", (int)getpid());
+	el_client *c = cluster_client();
+	el_session *s = NULL;
+	uint64_t token = 0;
+	if (c == NULL || el_session_open(c, 30000, &s) != EL_OK) {
+		el_client_close(c);
+		return failed("client-close", "setup: %s", el_client_last_error(c));
+	}
+	el_session_set_lock_delay(s, 30000);
+	const int rc = el_lock(s, name, false, EL_WAIT_NONE, &token);
+	el_client_close(c); /* s with it */
+	if (rc != EL_OK)
+		return failed("client-close", "lock: rc %d", rc);
+	if (taken(main_c, name))
+		return failed("client-close", "a session left open at el_client_close kept its "
+			      "lock; want it closed on the cluster");
+	return 0;
+}
+
 /* ---- Main ------------------------------------------------------------------ */
 
 struct check {
@@ -425,6 +450,7 @@ static const struct check CHECKS[] = {
 	{ "lost-calls", check_lost_calls },
 	{ "one-call", check_one_call },
 	{ "deadline", check_deadline },
+	{ "client-close", check_client_close },
 };
 #define N_CHECKS (sizeof CHECKS / sizeof CHECKS[0])
 
@@ -438,6 +464,7 @@ static bool wanted(const char *name, int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+	setvbuf(stdout, NULL, _IOLBF, 0); /* lines out before a sanitizer's exit */
 	for (int i = 1; i < argc; i++) {
 		bool known = false;
 		for (size_t k = 0; k < N_CHECKS; k++)
