@@ -98,8 +98,10 @@ void el_client__wake_events(el_client *c)
 
 /* ---- Connections --------------------------------------------------------- */
 
-/* Hand a reply to the request waiting for its id, or queue an event. */
-static void deliver(el_client *c, const struct el_conn *k, const struct el_cw_msg *m)
+/* Hand a reply to the request waiting for its id, or queue an event. An
+ * ERROR EPERM without an id is the daemon refusing our identity proof (or
+ * its absence) before it closes the connection (docs/protocol.md). */
+static void deliver(el_client *c, struct el_conn *k, const struct el_cw_msg *m)
 {
 	pthread_mutex_lock(&c->mu);
 	if (m->type == EL_CW_EVENT) {
@@ -116,6 +118,8 @@ static void deliver(el_client *c, const struct el_conn *k, const struct el_cw_ms
 				c->gaps++;
 			el_client__wake_events(c);
 		}
+	} else if (m->type == EL_CW_ERROR && m->id == 0 && m->err == EL_EPERM) {
+		k->refused = true;
 	} else {
 		for (unsigned i = 0; i < EL_CLIENT_PENDING_MAX; i++) {
 			struct el_pending *p = c->pending[i];
@@ -380,8 +384,10 @@ static struct el_conn *conn_dial(el_client *c, const char *url, uint64_t deadlin
 }
 
 /* Dial url, prove who we are (to the node TLS verified, see above) and start
- * the reader; NULL and a message on failure. */
-static struct el_conn *conn_open(el_client *c, const char *url, uint32_t timeout_ms)
+ * the reader; NULL, a message and *rv_out (EL_EPERM: the server refused our
+ * certificate) on failure. */
+static struct el_conn *conn_open(el_client *c, const char *url, uint32_t timeout_ms,
+				 int *rv_out)
 {
 	const uint64_t deadline_ms = el_client__now_ms() + timeout_ms;
 	char cert_name[EL_IDENT_NAME_MAX + 1] = "", named[EL_IDENT_NAME_MAX + 1] = "";
@@ -401,6 +407,7 @@ static struct el_conn *conn_open(el_client *c, const char *url, uint32_t timeout
 		rv = EL_EFULL;
 		snprintf(why, sizeof why, "cannot start the reader thread");
 	}
+	*rv_out = rv;
 	if (rv != 0) {
 		if (k != NULL)
 			conn_free(k);
@@ -455,10 +462,36 @@ static void conn_put(el_client *c, struct el_conn *k)
 /* The pause between rounds of endpoints when every one of them failed. */
 #define ALL_DOWN_PAUSE_MS 100u
 
+/* k was just opened: make it the client's connection and return it (with
+ * the caller's reference). Another thread may have connected meanwhile (the
+ * dial and the identity proof take a while): then keep its connection,
+ * which may carry requests in flight and the sessions' events, and drop k. */
+static struct el_conn *install_conn(el_client *c, struct el_conn *k)
+{
+	pthread_mutex_lock(&c->mu);
+	struct el_conn *old = c->conn;
+	if (old != NULL && !old->dead) {
+		struct el_conn *theirs = old;
+		old = k;
+		k = theirs;
+		k->refs++; /* ours */
+	} else {
+		c->conn = k;
+		k->refs++; /* c->conn's, beside ours from conn_open */
+		if (old != NULL)
+			c->reconnects++;
+	}
+	pthread_mutex_unlock(&c->mu);
+	conn_put(c, old); /* the loser's only reference, or c->conn's */
+	return k;
+}
+
 /* The connection requests go to: the leader hint first, then the endpoints
- * in turn. Called without c->mu; NULL when none answered by deadline. The
- * caller holds a reference on the connection returned (conn_put). */
-static struct el_conn *current_conn(el_client *c, uint64_t deadline_ms)
+ * in turn. Called without c->mu; NULL when none answered by deadline, or
+ * at once when one refused our certificate (*rv_out EL_EPERM: the others
+ * share its CA and configuration, and waiting changes nothing). The caller
+ * holds a reference on the connection returned (conn_put). */
+static struct el_conn *current_conn(el_client *c, uint64_t deadline_ms, int *rv_out)
 {
 	pthread_mutex_lock(&c->mu);
 	struct el_conn *k = c->conn;
@@ -486,29 +519,14 @@ static struct el_conn *current_conn(el_client *c, uint64_t deadline_ms)
 		}
 		pthread_mutex_unlock(&c->mu);
 		const uint64_t left = deadline_ms - el_client__now_ms();
-		k = conn_open(c, url, left < 2000 ? (uint32_t)left : 2000u);
-		if (k != NULL) {
-			/* Another thread may have connected meanwhile (the dial and
-			 * the identity proof take a while): keep its connection,
-			 * which may carry requests in flight and the sessions'
-			 * events, and drop ours. */
-			pthread_mutex_lock(&c->mu);
-			struct el_conn *old = c->conn;
-			if (old != NULL && !old->dead) {
-				struct el_conn *theirs = old;
-				old = k;
-				k = theirs;
-				k->refs++; /* ours */
-			} else {
-				c->conn = k;
-				k->refs++; /* c->conn's, beside ours from conn_open */
-				if (old != NULL)
-					c->reconnects++;
-			}
-			pthread_mutex_unlock(&c->mu);
-			conn_put(c, old); /* the loser's only reference, or c->conn's */
-			return k;
+		int rv = 0;
+		k = conn_open(c, url, left < 2000 ? (uint32_t)left : 2000u, &rv);
+		if (rv == EL_EPERM) {
+			*rv_out = rv; /* conn_open said why */
+			return NULL;
 		}
+		if (k != NULL)
+			return install_conn(c, k);
 		const size_t why = strnlen(last_error, sizeof last - 1); /* why this one failed */
 		memcpy(last, last_error, why);
 		last[why] = '\0';
@@ -526,6 +544,7 @@ static struct el_conn *current_conn(el_client *c, uint64_t deadline_ms)
 	}
 	el_client__fail("no leader reachable (tried %s%s%s)", tried[0] ? tried : "nothing in time",
 			last[0] ? "; last error: " : "", last);
+	*rv_out = EL_ENOTLEADER;
 	return NULL;
 }
 
@@ -581,22 +600,22 @@ static int try_once(el_client *c, struct el_conn *k, const uint8_t *frame, size_
 		el_client__fail("too many requests in flight on this client");
 		return rc;
 	}
-	if (conn_send(c, k, frame, len, deadline_ms) != 0) {
-		pthread_mutex_lock(&c->mu);
-		k->waiters--;
-		remove_pending(c, &p);
-		pthread_mutex_unlock(&c->mu);
-		el_client__fail("%s: connection lost while sending", k->url);
-		return 0;
-	}
+	const bool sent = conn_send(c, k, frame, len, deadline_ms) == 0;
 	pthread_mutex_lock(&c->mu);
-	wait_reply(c, k, &p, deadline_ms);
+	if (sent)
+		wait_reply(c, k, &p, deadline_ms);
 	k->waiters--;
 	remove_pending(c, &p);
-	const bool done = p.done;
+	const bool done = p.done, refused = k->refused;
 	pthread_mutex_unlock(&c->mu);
+	if (refused && !done) { /* the same proof fails everywhere: no retry */
+		el_client__fail("%s: the server refused our identity (ERROR EPERM): the "
+				"certificate is not a client's of the cluster CA (OU=client)", k->url);
+		return EL_EPERM;
+	}
 	if (!done)
-		el_client__fail("%s: no reply in time", k->url);
+		el_client__fail("%s: %s", k->url, sent ? "no reply in time"
+							: "connection lost while sending");
 	return done ? 1 : 0;
 }
 
@@ -630,11 +649,9 @@ static int request_until(el_client *c, struct el_cw_msg *req, struct el_cw_msg *
 	if (len == 0)
 		el_client__fail("request of type %u does not encode", req->type);
 	while (len > 0 && el_client__now_ms() < deadline_ms) {
-		struct el_conn *k = current_conn(c, deadline_ms);
-		if (k == NULL) {
-			rc = EL_ENOTLEADER;
+		struct el_conn *k = current_conn(c, deadline_ms, &rc);
+		if (k == NULL)
 			break;
-		}
 		const uint64_t try_end = el_client__now_ms() + 1500u < deadline_ms
 						 ? el_client__now_ms() + 1500u : deadline_ms;
 		const int got = try_once(c, k, frame, len, req->id, reply, try_end);
@@ -703,8 +720,10 @@ int el_client_request_at(el_client *c, const char *endpoint, struct el_cw_msg *r
 	req->id = ++c->next_id;
 	pthread_mutex_unlock(&c->mu);
 	const size_t len = frame_of(req, frame);
-	struct el_conn *k = len > 0 ? conn_open(c, endpoint, c->timeout_ms) : NULL;
 	int rc = EL_ENOTLEADER;
+	struct el_conn *k = len > 0 ? conn_open(c, endpoint, c->timeout_ms, &rc) : NULL;
+	if (rc != EL_EPERM)
+		rc = EL_ENOTLEADER;
 	if (k != NULL) {
 		const int got = try_once(c, k, frame, len, req->id, reply,
 					 el_client__now_ms() + c->timeout_ms);

@@ -651,8 +651,11 @@ int el_query(el_client *c, const char *name, struct el_lock_info *out)
 	req->type = EL_CW_QUERY;
 	cw_name(req, name);
 	rc = el_client_request(c, req, req + 1);
-	if (rc == EL_OK && rep->err != EL_OK)
+	if (rc == EL_OK && rep->err != EL_OK) {
 		rc = rep->err;
+		el_client__fail("query %s: %s", name, el_strerror(rc));
+	} /* else a failed request's own message stands: it says more (which
+	   * endpoints, a refused certificate) */
 	if (rc == EL_OK) {
 		out->n_holders = rep->n_holders;
 		out->held = rep->n_holders > 0;
@@ -669,8 +672,6 @@ int el_query(el_client *c, const char *name, struct el_lock_info *out)
 			}
 		out->value_len = rep->value_len < sizeof out->value ? rep->value_len : sizeof out->value;
 		memcpy(out->value, rep->value, out->value_len);
-	} else {
-		el_client__fail("query %s: %s", name, el_strerror(rc));
 	}
 	free(req);
 	return rc;

@@ -39,6 +39,7 @@ struct el_conn {
 	bool stop;         /* under c->mu: conn_close: the reader thread ends */
 	bool reading;      /* under c->mu: a thread holds the read role */
 	bool thread_reads; /* under c->mu: ... and it is the reader thread */
+	bool refused;      /* under c->mu: the daemon refused our identity (ERROR EPERM) */
 	unsigned waiters;  /* under c->mu: requests waiting for a reply on k */
 	uint64_t requests; /* under c->mu: requests sent on k so far */
 	unsigned refs; /* under c->mu: c->conn's and each request's using it */

@@ -55,7 +55,9 @@ void el_link_config_free(struct el_link_config *cfg);
  * bracketed IPv6 one) and finish the TLS handshake by deadline_ms
  * (CLOCK_BOOTTIME ms). With server_name, the daemon's certificate must bear
  * that name; without, any certificate of the cluster CA will do. 0, or
- * EL_ETIMEDOUT / EL_EIO / EL_EINVAL with a message in err. A HOST name is
+ * EL_ETIMEDOUT / EL_EIO / EL_EINVAL with a message in err, or EL_EPERM when
+ * the server refused our certificate (a fatal alert about it) or cut the
+ * handshake after asking for one we did not have. A HOST name is
  * resolved within the same deadline (el_resolve.h), so a DNS outage costs a
  * reconnect its deadline, never more. */
 int el_link_dial(struct el_link *l, const struct el_link_config *cfg, const char *url,

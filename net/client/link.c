@@ -209,7 +209,68 @@ static void handshake_error(struct el_link *l, int rc, char *err, size_t cap)
 	}
 }
 
-static int handshake(struct el_link *l, uint64_t deadline_ms, char *err, size_t cap)
+/* A fatal alert by which the server says it refuses our certificate (or
+ * its absence): the verdict of the other side, which no retry changes. */
+static bool refusal_alert(unsigned char alert)
+{
+	switch (alert) {
+	case MBEDTLS_SSL_ALERT_MSG_NO_CERT:
+	case MBEDTLS_SSL_ALERT_MSG_BAD_CERT:
+	case MBEDTLS_SSL_ALERT_MSG_UNSUPPORTED_CERT:
+	case MBEDTLS_SSL_ALERT_MSG_CERT_REVOKED:
+	case MBEDTLS_SSL_ALERT_MSG_CERT_EXPIRED:
+	case MBEDTLS_SSL_ALERT_MSG_CERT_UNKNOWN:
+	case MBEDTLS_SSL_ALERT_MSG_UNKNOWN_CA:
+	case MBEDTLS_SSL_ALERT_MSG_ACCESS_DENIED:
+	case 116: /* certificate_required (TLS 1.3) */
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* The fatal alert the server left unread on the socket, or -1. A server
+ * that refuses our certificate sends its alert and closes while we still
+ * write our last flight: the write fails (EPIPE) before mbedtls reads the
+ * alert. Before the server's ChangeCipherSpec an alert is plaintext: a
+ * record header (type 21, version, length 2), then level and description. */
+static int unread_alert(const struct el_link *l)
+{
+	unsigned char rec[7];
+	const ssize_t n = recv(l->fd, rec, sizeof rec, MSG_PEEK | MSG_DONTWAIT);
+	if (n != (ssize_t)sizeof rec || rec[0] != MBEDTLS_SSL_MSG_ALERT || rec[3] != 0 ||
+	    rec[4] != 2 || rec[5] != MBEDTLS_SSL_ALERT_LEVEL_FATAL)
+		return -1;
+	return rec[6];
+}
+
+/* Did the server refuse our certificate? EL_EPERM with a message when it
+ * said so in an alert, or when it asked for a certificate, we had none to
+ * give, and it then cut the connection: mbedtls 2.28 as a server (the
+ * daemon) closes without an alert when a required certificate is missing. */
+static int refused(struct el_link *l, int rc, bool have_cert, char *err, size_t cap)
+{
+	const bool cut = rc == MBEDTLS_ERR_NET_SEND_FAILED || rc == MBEDTLS_ERR_NET_RECV_FAILED ||
+			 rc == MBEDTLS_ERR_NET_CONN_RESET || rc == MBEDTLS_ERR_SSL_CONN_EOF ||
+			 rc == MBEDTLS_ERR_SSL_PEER_CLOSE_NOTIFY;
+	int alert = cut ? unread_alert(l) : -1;
+	if (rc == MBEDTLS_ERR_SSL_FATAL_ALERT_MESSAGE && l->ssl.in_msg != NULL)
+		alert = l->ssl.in_msg[1];
+	if (alert >= 0 && refusal_alert((unsigned char)alert)) {
+		snprintf(err, cap, "TLS handshake: the server refused our certificate (alert %d)",
+			 alert);
+		return EL_EPERM;
+	}
+	if (!have_cert && l->ssl.client_auth && cut) {
+		snprintf(err, cap, "TLS handshake: the server requires a client certificate and "
+			 "none was given (cert_key_file)");
+		return EL_EPERM;
+	}
+	return 0;
+}
+
+static int handshake(struct el_link *l, bool have_cert, uint64_t deadline_ms, char *err,
+		     size_t cap)
 {
 	for (;;) {
 		const int rc = mbedtls_ssl_handshake(&l->ssl);
@@ -221,6 +282,9 @@ static int handshake(struct el_link *l, uint64_t deadline_ms, char *err, size_t 
 		else if (rc == MBEDTLS_ERR_SSL_WANT_WRITE)
 			ev = POLLOUT;
 		if (ev == 0) {
+			const int why = refused(l, rc, have_cert, err, cap);
+			if (why != 0)
+				return why;
 			handshake_error(l, rc, err, cap);
 			return EL_EIO;
 		}
@@ -249,7 +313,8 @@ int el_link_dial(struct el_link *l, const struct el_link_config *cfg, const char
 		return EL_EIO;
 	}
 	mbedtls_ssl_set_bio(&l->ssl, &l->fd, el_bio_send, el_bio_recv, NULL);
-	rc = handshake(l, deadline_ms, err, cap); /* before any other thread knows l */
+	/* before any other thread knows l */
+	rc = handshake(l, cfg->own.version != 0, deadline_ms, err, cap);
 	if (rc != 0)
 		el_link_close(l);
 	return rc;

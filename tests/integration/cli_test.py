@@ -35,7 +35,8 @@ libedgelock's edges (client_safety.c): a session lost locally sends no
 acquire and still sends its close; an open slower than the TTL hands out
 no session; a second call on a session in use gets EL_EBUSY at once; a
 client whose endpoints all refuse returns within its timeout; el_client_close
-closes the sessions left open (their locks free at once, nothing leaked).
+closes the sessions left open (their locks free at once, nothing leaked); a
+refused certificate (none, or a node's) is EL_EPERM at once.
 
 Ends with "N passed, N failed". Run with /usr/bin/python3 (python3-cbor2).
 """

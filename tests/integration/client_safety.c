@@ -432,6 +432,37 @@ static int check_client_close(el_client *main_c)
 	return 0;
 }
 
+/* A certificate the daemons refuse is EL_EPERM at once, saying so, not
+ * EL_ENOTLEADER after the whole timeout: none at all (the daemons require
+ * one: TLS is cut after asking for it) and a node's (OU=node: the identity
+ * proof gets ERROR EPERM). */
+static int check_refused_cert(el_client *unused)
+{
+	(void)unused;
+	char node_pem[512];
+	snprintf(node_pem, sizeof node_pem, "%s", getenv("EDGELOCK_CA"));
+	char *slash = strrchr(node_pem, '/');
+	snprintf(slash != NULL ? slash + 1 : node_pem,
+		 sizeof node_pem - (size_t)(slash != NULL ? slash + 1 - node_pem : 0), "node1.pem");
+	const char *certs[] = { NULL, node_pem };
+	int bad = 0;
+	for (size_t i = 0; i < 2; i++) {
+		el_client *c = open_client(getenv("EDGELOCK_ENDPOINTS"), certs[i], 5000);
+		struct el_lock_info li;
+		const uint64_t t0 = now_ms();
+		const int rc = c != NULL ? el_query(c, "safety/cert", &li) : EL_EINVAL;
+		const uint64_t took = now_ms() - t0;
+		const char *why = el_client_last_error(c);
+		if (rc != EL_EPERM || took > 1000 || strstr(why, "certificate") == NULL)
+			bad = failed("refused-cert", "%s: rc %d after %llu ms (%s); want EL_EPERM at "
+				     "once, saying the certificate was refused",
+				     certs[i] != NULL ? "a node's certificate" : "no certificate", rc,
+				     (unsigned long long)took, why);
+		el_client_close(c);
+	}
+	return bad;
+}
+
 /* ---- Main ------------------------------------------------------------------ */
 
 struct check {
@@ -451,6 +482,7 @@ static const struct check CHECKS[] = {
 	{ "one-call", check_one_call },
 	{ "deadline", check_deadline },
 	{ "client-close", check_client_close },
+	{ "refused-cert", check_refused_cert },
 };
 #define N_CHECKS (sizeof CHECKS / sizeof CHECKS[0])
 
