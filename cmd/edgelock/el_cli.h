@@ -35,6 +35,9 @@ struct el_cli {
 	bool json;
 	uint32_t timeout_ms;
 	el_client *client;
+	/* The library's last error is per thread: one that a call on another
+	 * thread left, for el_cli_fail to print instead (NULL: none). */
+	const char *why;
 };
 
 /* Connect with the options, the environment or the config file; prints

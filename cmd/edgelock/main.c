@@ -100,7 +100,9 @@ void el_cli_json_str(const char *s, size_t n)
 
 int el_cli_fail(struct el_cli *cli, const char *what, int err)
 {
-	const char *why = cli->client != NULL ? el_client_last_error(cli->client) : el_strerror(err);
+	const char *why = cli->why != NULL      ? cli->why
+			  : cli->client != NULL ? el_client_last_error(cli->client)
+						: el_strerror(err);
 	fprintf(stderr, "edgelock: %s: %s\n", what, why);
 	switch (err) {
 	case EL_ENOTLEADER:

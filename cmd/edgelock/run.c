@@ -325,6 +325,7 @@ struct acquire {
 	bool election;
 	uint64_t token;
 	int rc;
+	char why[512]; /* the library's last error on the thread, when rc fails */
 	atomic_bool done;
 };
 
@@ -336,6 +337,8 @@ static void *acquire_main(void *arg)
 					  o->wait_ms, &a->token)
 		: o->permits > 0 ? el_semaphore_acquire(a->s, o->name, o->permits, o->wait_ms, &a->token)
 				 : el_lock(a->s, o->name, o->shared, o->wait_ms, &a->token);
+	if (a->rc != EL_OK)
+		snprintf(a->why, sizeof a->why, "%s", el_client_last_error(NULL));
 	atomic_store(&a->done, true);
 	wake();
 	return NULL;
@@ -400,7 +403,8 @@ static int not_acquired(struct el_cli *cli, const struct run_opts *o, int rc)
 			o->name, info.holder[0] ? info.holder : "a client", info.holder_session, info.token);
 	const bool refused = rc == EL_EBUSY || rc == EL_ETIMEDOUT || rc == EL_EDELAYED;
 	if (refused && !busy)
-		fprintf(stderr, "edgelock: %s\n", el_client_last_error(cli->client));
+		fprintf(stderr, "edgelock: %s\n", cli->why != NULL ? cli->why
+							    : el_client_last_error(cli->client));
 	/* any other error: el_cli_fail says it once, and picks the exit code */
 	return refused ? EL_EXIT_NOT_ACQUIRED : el_cli_fail(cli, "lock", rc);
 }
@@ -430,6 +434,7 @@ static int run(struct el_cli *cli, int argc, char **argv, bool election)
 		return 128 + got_signal;
 	}
 	if (rc != EL_OK) {
+		cli->why = a.why; /* set on the acquire's thread */
 		const int code = not_acquired(cli, &o, rc);
 		el_session_close(s);
 		return code;

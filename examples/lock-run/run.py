@@ -44,10 +44,26 @@ def start_boards(cluster, store, epoch_ms):
                EDGELOCK_ENDPOINTS=",".join(cluster.addr(i) for i in sorted(cluster.client_port)),
                EDGELOCK_CA=cluster.certs + "/ca.pem", EDGELOCK_CERT=cluster.certs + "/client.pem",
                ATTEMPTS=str(ATTEMPTS), LOCK_TTL=TTL)
-    # Each board in its own process group, so a pause stops the whole board.
+    # Each board in its own session, so a pause stops the whole board: the
+    # CLI runs its job in a process group of its own, within that session.
     return {b: subprocess.Popen([os.path.join(HERE, "scheduler.sh"), b, str(epoch_ms), str(PERIOD_MS),
                                  str(PERIODS), store], env=env, start_new_session=True)
             for b in BOARDS}
+
+
+def signal_board(p, sig):
+    """sig to every process of the board's session (scheduler, CLIs, jobs),
+    as a paused or powered-off board stops all of them."""
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % pid) as f:
+                sid = int(f.read().rsplit(")", 1)[1].split()[3])
+            if sid == p.pid:
+                os.kill(int(pid), sig)
+        except (OSError, ValueError, IndexError):
+            pass  # gone meanwhile
 
 
 def pause_runner(store, boards):
@@ -58,26 +74,26 @@ def pause_runner(store, boards):
     while time.time() < end:
         for b in BOARDS:
             if pat.search(sched_log(store, b)):
-                os.killpg(boards[b].pid, signal.SIGSTOP)
+                signal_board(boards[b], signal.SIGSTOP)
                 print("period %d: %s started the job; board stopped for %.1f s" % (
                     PAUSED_PERIOD, b, PAUSE_S), flush=True)
                 time.sleep(PAUSE_S)
-                os.killpg(boards[b].pid, signal.SIGCONT)
+                signal_board(boards[b], signal.SIGCONT)
                 return b
         time.sleep(0.02)
     return None
 
 
 def stop_board(p):
-    """By its process group (its own session): resume, SIGTERM the scheduler
-    (it stops after the current attempt), SIGKILL the group after 10 s."""
+    """By its session: resume, SIGTERM the scheduler (it stops after the
+    current attempt), SIGKILL what is left of the board after 10 s."""
     if p.poll() is None:
-        os.killpg(p.pid, signal.SIGCONT)
+        signal_board(p, signal.SIGCONT)
         os.kill(p.pid, signal.SIGTERM)
         try:
             p.wait(10.0)
         except subprocess.TimeoutExpired:
-            os.killpg(p.pid, signal.SIGKILL)
+            signal_board(p, signal.SIGKILL)
     p.wait()
 
 
