@@ -39,7 +39,10 @@
  * returns EL_EBUSY at once (el_client_last_error: "one call at a time per
  * session"), sending nothing; use a session per thread. el_next_event,
  * el_session_state and el_session_id may run alongside; keepalives are the
- * library's own and go on regardless. Blocking calls take a timeout.
+ * library's own and go on regardless. A client has 64 requests in flight at
+ * most, 8 of them kept for keepalives and closes: past 56 calls at once, a
+ * call gets EL_EFULL ("too many requests in flight"), and the sessions are
+ * still renewed. Blocking calls take a timeout.
  * Errors are negative EL_E* codes (el_error.h, el_strerror()); after one,
  * el_client_last_error() says what happened in words.
  */

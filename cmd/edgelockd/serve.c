@@ -119,11 +119,15 @@ static void send_error(struct el_daemon *d, uint64_t conn, uint64_t id, int err,
 /* A slot for q, or NULL: every slot is taken, or conn already has [limits]
  * requests_per_client in flight (so that one connection pipelining without
  * end cannot take the slots every other connection needs: it gets EL_EFULL
- * at once instead). */
+ * at once instead). Keepalives and session closes may go URGENT_EXTRA past
+ * that: a client whose calls wait long on locks must still renew the
+ * sessions they wait in (libedgelock keeps the same reserve). */
+#define URGENT_EXTRA 8u
 static struct el_d_pending *pend_new(struct el_daemon *d, uint64_t conn, const struct el_cw_msg *q)
 {
 	struct el_d_client *cl = el_d_client_of(d, conn);
-	if (cl != NULL && cl->pending >= d->cfg.requests_per_client)
+	const bool urgent = q->type == EL_CW_KEEPALIVE || q->type == EL_CW_CLOSE_SESSION;
+	if (cl != NULL && cl->pending >= d->cfg.requests_per_client + (urgent ? URGENT_EXTRA : 0))
 		return NULL;
 	for (uint32_t k = 0; k < EL_D_PENDING; k++) {
 		uint32_t i = (uint32_t)((d->req_seq + k) % EL_D_PENDING);

@@ -564,14 +564,26 @@ static void drop_conn(el_client *c, struct el_conn *k)
 		conn_put(c, k);
 }
 
-static int add_pending(el_client *c, struct el_pending *p)
+static bool urgent(uint8_t type)
 {
-	for (unsigned i = 0; i < EL_CLIENT_PENDING_MAX; i++)
-		if (c->pending[i] == NULL) {
-			c->pending[i] = p;
-			return 0;
-		}
-	return EL_EFULL;
+	return type == EL_CW_KEEPALIVE || type == EL_CW_CLOSE_SESSION;
+}
+
+static int add_pending(el_client *c, struct el_pending *p, uint8_t type)
+{
+	unsigned used = 0, free_slot = EL_CLIENT_PENDING_MAX;
+	for (unsigned i = 0; i < EL_CLIENT_PENDING_MAX; i++) {
+		if (c->pending[i] != NULL)
+			used++;
+		else if (free_slot == EL_CLIENT_PENDING_MAX)
+			free_slot = i;
+	}
+	const unsigned cap = urgent(type) ? EL_CLIENT_PENDING_MAX
+					  : EL_CLIENT_PENDING_MAX - EL_CLIENT_PENDING_URGENT;
+	if (used >= cap || free_slot == EL_CLIENT_PENDING_MAX)
+		return EL_EFULL;
+	c->pending[free_slot] = p;
+	return 0;
 }
 
 static void remove_pending(el_client *c, const struct el_pending *p)
@@ -584,11 +596,11 @@ static void remove_pending(el_client *c, const struct el_pending *p)
 /* One try on connection k: send and wait for the reply until deadline.
  * 1: a reply; 0: the connection broke or the try timed out; <0: error. */
 static int try_once(el_client *c, struct el_conn *k, const uint8_t *frame, size_t len,
-		    uint64_t id, struct el_cw_msg *reply, uint64_t deadline_ms)
+		    const struct el_cw_msg *req, struct el_cw_msg *reply, uint64_t deadline_ms)
 {
-	struct el_pending p = { .id = id, .reply = reply };
+	struct el_pending p = { .id = req->id, .reply = reply };
 	pthread_mutex_lock(&c->mu);
-	int rc = add_pending(c, &p);
+	int rc = add_pending(c, &p, req->type);
 	if (rc == 0) {
 		k->waiters++;
 		k->requests++;
@@ -654,7 +666,7 @@ static int request_until(el_client *c, struct el_cw_msg *req, struct el_cw_msg *
 			break;
 		const uint64_t try_end = el_client__now_ms() + 1500u < deadline_ms
 						 ? el_client__now_ms() + 1500u : deadline_ms;
-		const int got = try_once(c, k, frame, len, req->id, reply, try_end);
+		const int got = try_once(c, k, frame, len, req, reply, try_end);
 		bool done = true;
 		if (got < 0) {
 			rc = got;
@@ -725,7 +737,7 @@ int el_client_request_at(el_client *c, const char *endpoint, struct el_cw_msg *r
 	if (rc != EL_EPERM)
 		rc = EL_ENOTLEADER;
 	if (k != NULL) {
-		const int got = try_once(c, k, frame, len, req->id, reply,
+		const int got = try_once(c, k, frame, len, req, reply,
 					 el_client__now_ms() + c->timeout_ms);
 		rc = got > 0 ? EL_OK : got < 0 ? got : EL_ETIMEDOUT;
 		conn_close(k);

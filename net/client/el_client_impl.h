@@ -18,6 +18,10 @@
 
 #define EL_CLIENT_ENDPOINTS_MAX 16
 #define EL_CLIENT_PENDING_MAX 64
+/* Of those, the ones only keepalives and session closes may take: calls
+ * blocked in long waits must not starve the renewals that keep every
+ * session alive (the server keeps the same reserve, serve.c). */
+#define EL_CLIENT_PENDING_URGENT 8
 #define EL_CLIENT_EVENTS_MAX 64
 #define EL_CLIENT_SESSIONS_MAX 64
 

@@ -204,6 +204,10 @@ def test_requests(c, leader, conn, session):
     n = 200
     frames = [cbor2.dumps({0: 1, 1: 4, 2: 5000 + k, 4: session, 5: 1000 + k, 6: "pipe%d" % k},
                           canonical=True) for k in range(n)]
+    # and, behind them, a keepalive: it has a reserve past the limit, so a
+    # connection's calls cannot starve the renewal of its sessions
+    frames.append(cbor2.dumps({0: 1, 1: 2, 2: 5000 + n, 4: session}, canonical=True))
+    n += 1
     conn.send_raw(b"".join(struct.pack(">I", len(f)) + f for f in frames))  # one write
     other = c.connect(leader, cert=OTHER[0])
     rep = other.call({1: 4, 4: OTHER[1], 5: 10001, 6: "other-pipe"}, timeout=10.0)
@@ -219,6 +223,8 @@ def test_requests(c, leader, conn, session):
     print("requests: %d answered OK, %d EL_EFULL" % (errs.count(0), errs.count(EL_EFULL)),
           flush=True)
     check("requests: every pipelined request is answered", len(got) == n)
+    check("requests: the keepalive behind them is served, not refused",
+          got.get(5000 + n - 1) == 0, repr(got.get(5000 + n - 1)))
     check("requests: past requests_per_client they get EL_EFULL",
           errs.count(EL_EFULL) > 0 and errs.count(0) >= REQUESTS and
           errs.count(0) + errs.count(EL_EFULL) == n, repr(errs))

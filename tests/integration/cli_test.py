@@ -745,7 +745,10 @@ def test_local_files():
 
 def main():
     test_help()
-    cluster = Cluster(BUILD, 3, election_ms=600, heartbeat_ms=60)
+    # no per-identity session bound: client_safety's urgent-slots check opens
+    # a client's most sessions (64) beside the others of this run
+    cluster = Cluster(BUILD, 3, election_ms=600, heartbeat_ms=60,
+                      extra="[limits]\nsessions_per_client = 0\n")
     cluster.start_all(bootstrap=True)
     try:
         cluster.wait_leader()

@@ -476,6 +476,65 @@ static int run_open_lost(el_client *c)
 	return check_open_lost();
 }
 
+/* Calls that fill every request slot of a client must not starve the
+ * renewals of its sessions: a reserve of slots only keepalives and closes
+ * take (in libedgelock, and past [limits] requests_per_client in the
+ * daemon). URGENT_THREADS threads query in a loop on one client, keeping
+ * its slots full, for a while past the TTL of an idle session of the same
+ * client: the session must never be in doubt (a failed renewal) or lost. */
+#define URGENT_THREADS 100
+#define URGENT_TTL_MS 1000u
+
+struct hammer {
+	el_client *c;
+	atomic_bool *stop;
+	unsigned full; /* calls refused for want of a slot */
+};
+
+static void *hammer_main(void *arg)
+{
+	struct hammer *h = arg;
+	struct el_lock_info li;
+	while (!atomic_load(h->stop))
+		h->full += el_query(h->c, "safety/urgent", &li) == EL_EFULL;
+	return NULL;
+}
+
+static int check_urgent_slots(el_client *unused)
+{
+	(void)unused;
+	static struct hammer h[URGENT_THREADS];
+	pthread_t t[URGENT_THREADS];
+	atomic_bool stop = false;
+	el_client *c = cluster_client();
+	el_session *s = NULL;
+	int bad = c == NULL || el_session_open(c, URGENT_TTL_MS, &s) != EL_OK, started = 0;
+	for (; !bad && started < URGENT_THREADS; started++) {
+		h[started] = (struct hammer){ .c = c, .stop = &stop };
+		bad = pthread_create(&t[started], NULL, hammer_main, &h[started]) != 0;
+	}
+	int doubt = 0, lost = 0;
+	for (uint64_t end = now_ms() + 3 * URGENT_TTL_MS; !bad && now_ms() < end;) {
+		const enum el_lease_state st = el_session_state(s, NULL);
+		doubt += st == EL_LEASE_IN_DOUBT;
+		lost += st == EL_LEASE_LOST;
+		usleep(10 * 1000);
+	}
+	atomic_store(&stop, true);
+	unsigned full = 0;
+	for (int i = 0; i < started; i++) {
+		pthread_join(t[i], NULL);
+		full += h[i].full;
+	}
+	if (!bad && (doubt > 0 || lost > 0 || full == 0))
+		bad = failed("urgent-slots", "with every slot taken (%u calls refused for want of "
+			     "one), an idle session was in doubt %d times and lost %d times in %u ms; "
+			     "want never", full, doubt, lost, 3 * URGENT_TTL_MS);
+	el_session_close(s);
+	el_client_close(c);
+	return bad;
+}
+
 static const struct check CHECKS[] = {
 	{ "open-lost", run_open_lost },
 	{ "lost-calls", check_lost_calls },
@@ -483,6 +542,7 @@ static const struct check CHECKS[] = {
 	{ "deadline", check_deadline },
 	{ "client-close", check_client_close },
 	{ "refused-cert", check_refused_cert },
+	{ "urgent-slots", check_urgent_slots },
 };
 #define N_CHECKS (sizeof CHECKS / sizeof CHECKS[0])
 
