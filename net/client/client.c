@@ -486,26 +486,10 @@ static struct el_conn *install_conn(el_client *c, struct el_conn *k)
 	return k;
 }
 
-/* The connection requests go to: the leader hint first, then the endpoints
- * in turn. Called without c->mu; NULL when none answered by deadline, or
- * at once when one refused our certificate (*rv_out EL_EPERM: the others
- * share its CA and configuration, and waiting changes nothing). The caller
- * holds a reference on the connection returned (conn_put). */
-static struct el_conn *current_conn(el_client *c, uint64_t deadline_ms, int *rv_out)
+/* The dialing part of current_conn: the endpoints in turn until one
+ * answers or deadline_ms. */
+static struct el_conn *dial_some(el_client *c, uint64_t deadline_ms, int *rv_out)
 {
-	pthread_mutex_lock(&c->mu);
-	struct el_conn *k = c->conn;
-	if (k != NULL && k->dead) {
-		c->conn = NULL;
-		c->reconnects++;
-		el_client__wake_events(c);
-	} else if (k != NULL) {
-		k->refs++;
-		pthread_mutex_unlock(&c->mu);
-		return k;
-	}
-	pthread_mutex_unlock(&c->mu);
-	conn_put(c, k); /* c->conn's reference */
 	char tried[400] = "", last[300] = "";
 	for (unsigned attempt = 0; el_client__now_ms() < deadline_ms; attempt++) {
 		char url[EL_CW_ADDR_MAX + 1];
@@ -520,7 +504,7 @@ static struct el_conn *current_conn(el_client *c, uint64_t deadline_ms, int *rv_
 		pthread_mutex_unlock(&c->mu);
 		const uint64_t left = deadline_ms - el_client__now_ms();
 		int rv = 0;
-		k = conn_open(c, url, left < 2000 ? (uint32_t)left : 2000u, &rv);
+		struct el_conn *k = conn_open(c, url, left < 2000 ? (uint32_t)left : 2000u, &rv);
 		if (rv == EL_EPERM) {
 			*rv_out = rv; /* conn_open said why */
 			return NULL;
@@ -546,6 +530,49 @@ static struct el_conn *current_conn(el_client *c, uint64_t deadline_ms, int *rv_
 			last[0] ? "; last error: " : "", last);
 	*rv_out = EL_ENOTLEADER;
 	return NULL;
+}
+
+/* The connection requests go to: the leader hint first, then the endpoints
+ * in turn. Called without c->mu; NULL when none answered by deadline, or
+ * at once when one refused our certificate (*rv_out EL_EPERM: the others
+ * share its CA and configuration, and waiting changes nothing). The caller
+ * holds a reference on the connection returned (conn_put). One call dials
+ * at a time: the others wait for its connection, or for their turn if it
+ * found none, instead of each opening one (a herd of first calls from many
+ * threads opened a TLS connection each, and all but one were dropped). */
+static struct el_conn *current_conn(el_client *c, uint64_t deadline_ms, int *rv_out)
+{
+	pthread_mutex_lock(&c->mu);
+	struct el_conn *k = c->conn;
+	while ((k == NULL || k->dead) && c->dialing) {
+		if (!el_client__wait(c, deadline_ms)) {
+			pthread_mutex_unlock(&c->mu);
+			el_client__fail("no leader reachable in time (another call was still "
+					"looking for one)");
+			*rv_out = EL_ENOTLEADER;
+			return NULL;
+		}
+		k = c->conn;
+	}
+	if (k != NULL && !k->dead) {
+		k->refs++;
+		pthread_mutex_unlock(&c->mu);
+		return k;
+	}
+	if (k != NULL) { /* dead: drop it, and say so to event readers */
+		c->conn = NULL;
+		c->reconnects++;
+		el_client__wake_events(c);
+	}
+	c->dialing = true;
+	pthread_mutex_unlock(&c->mu);
+	conn_put(c, k); /* c->conn's reference */
+	k = dial_some(c, deadline_ms, rv_out);
+	pthread_mutex_lock(&c->mu);
+	c->dialing = false;
+	pthread_cond_broadcast(&c->cv);
+	pthread_mutex_unlock(&c->mu);
+	return k;
 }
 
 /* k is broken or silent: no longer the client's connection (the caller

@@ -89,6 +89,7 @@ struct el_client {
 	struct el_conn *conn;
 	uint64_t next_id;
 	uint64_t reconnects;     /* connections replaced: events may be lost */
+	bool dialing;            /* a call is finding a connection; others wait for it */
 	uint32_t timeout_ms;
 	char name[EL_CLIENT_NAME_MAX + 1];
 	struct el_pending *pending[EL_CLIENT_PENDING_MAX];

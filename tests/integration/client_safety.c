@@ -137,12 +137,15 @@ struct relay {
 	int lfd, port, upstream_port;
 	atomic_bool mute, stop;
 	int fd[2 * RELAY_PAIRS]; /* client, daemon; -1: free */
+	atomic_int accepted;     /* connections the client made */
 	pthread_t thread;
 };
 
 static void relay_accept(struct relay *r)
 {
 	const int cfd = accept(r->lfd, NULL, NULL);
+	if (cfd >= 0)
+		atomic_fetch_add(&r->accepted, 1);
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)r->upstream_port),
 				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	const int ufd = cfd >= 0 ? socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0) : -1;
@@ -535,6 +538,58 @@ static int check_urgent_slots(el_client *unused)
 	return bad;
 }
 
+/* Many threads' first calls on a fresh client share one connection: one
+ * call dials while the others wait for it (each used to open a TLS
+ * connection of its own, all but one then dropped; 150 threads got
+ * timeouts on a healthy cluster). The relay counts the connections. */
+#define HERD_THREADS 32
+
+struct herd {
+	el_client *c;
+	pthread_barrier_t *go;
+	int rc;
+};
+
+static void *herd_main(void *arg)
+{
+	struct herd *h = arg;
+	struct el_lock_info li;
+	pthread_barrier_wait(h->go);
+	h->rc = el_query(h->c, "safety/herd", &li);
+	return NULL;
+}
+
+static int check_one_dial(el_client *main_c)
+{
+	char leader[EL_CW_ADDR_MAX + 1], eps[64];
+	struct relay r;
+	if (!find_leader(main_c, leader, sizeof leader) || !relay_start(&r, leader))
+		return failed("one-dial", "no leader or no relay");
+	snprintf(eps, sizeof eps, "tls+tcp://127.0.0.1:%d", r.port);
+	el_client *c = open_client(eps, getenv("EDGELOCK_CERT"), 10000);
+	static struct herd h[HERD_THREADS];
+	pthread_t t[HERD_THREADS];
+	pthread_barrier_t go;
+	pthread_barrier_init(&go, NULL, HERD_THREADS);
+	int bad = c == NULL, started = 0, errors = 0;
+	for (; !bad && started < HERD_THREADS; started++) {
+		h[started] = (struct herd){ .c = c, .go = &go };
+		bad = pthread_create(&t[started], NULL, herd_main, &h[started]) != 0;
+	}
+	for (int i = 0; i < started; i++) {
+		pthread_join(t[i], NULL);
+		errors += h[i].rc != EL_OK && h[i].rc != EL_ENOTFOUND;
+	}
+	const int conns = atomic_load(&r.accepted);
+	if (!bad && (conns != 1 || errors > 0))
+		bad = failed("one-dial", "%d threads' first calls made %d connections, %d failed; "
+			     "want one connection, no failure", HERD_THREADS, conns, errors);
+	pthread_barrier_destroy(&go);
+	el_client_close(c);
+	relay_stop(&r);
+	return bad;
+}
+
 static const struct check CHECKS[] = {
 	{ "open-lost", run_open_lost },
 	{ "lost-calls", check_lost_calls },
@@ -543,6 +598,7 @@ static const struct check CHECKS[] = {
 	{ "client-close", check_client_close },
 	{ "refused-cert", check_refused_cert },
 	{ "urgent-slots", check_urgent_slots },
+	{ "one-dial", check_one_dial },
 };
 #define N_CHECKS (sizeof CHECKS / sizeof CHECKS[0])
 
