@@ -218,6 +218,22 @@ static bool relay_start(struct relay *r, const char *upstream_url)
 	return true;
 }
 
+/* A relay to the leader and a client of its own through it; r->lfd < 0
+ * when there is no relay (the check failed, and said so). */
+static el_client *client_via_relay(el_client *main_c, struct relay *r, const char *check,
+				   uint32_t timeout_ms)
+{
+	char leader[EL_CW_ADDR_MAX + 1], via[64];
+	r->lfd = -1; /* no relay: the caller has nothing to stop */
+	if (!find_leader(main_c, leader, sizeof leader) || !relay_start(r, leader)) {
+		r->lfd = -1;
+		failed(check, "no leader or no relay");
+		return NULL;
+	}
+	snprintf(via, sizeof via, "tls+tcp://127.0.0.1:%d", r->port);
+	return open_client(via, getenv("EDGELOCK_CERT"), timeout_ms);
+}
+
 static void relay_stop(struct relay *r)
 {
 	atomic_store(&r->stop, true);
@@ -274,12 +290,10 @@ static bool wait_lost(el_session *s, uint32_t limit_ms)
  * expired session would stay held, then in its 30 s lock-delay). */
 static int check_lost_calls(el_client *main_c)
 {
-	char leader[EL_CW_ADDR_MAX + 1], via[64];
 	struct relay r;
-	if (!find_leader(main_c, leader, sizeof leader) || !relay_start(&r, leader))
-		return failed("lost-calls", "no leader or no relay");
-	snprintf(via, sizeof via, "tls+tcp://127.0.0.1:%d", r.port);
-	el_client *c = open_client(via, getenv("EDGELOCK_CERT"), 5000);
+	el_client *c = client_via_relay(main_c, &r, "lost-calls", 5000);
+	if (r.lfd < 0)
+		return 1;
 	el_session *s = NULL;
 	uint64_t token = 0;
 	int bad = 0;
@@ -561,12 +575,10 @@ static void *herd_main(void *arg)
 
 static int check_one_dial(el_client *main_c)
 {
-	char leader[EL_CW_ADDR_MAX + 1], eps[64];
 	struct relay r;
-	if (!find_leader(main_c, leader, sizeof leader) || !relay_start(&r, leader))
-		return failed("one-dial", "no leader or no relay");
-	snprintf(eps, sizeof eps, "tls+tcp://127.0.0.1:%d", r.port);
-	el_client *c = open_client(eps, getenv("EDGELOCK_CERT"), 10000);
+	el_client *c = client_via_relay(main_c, &r, "one-dial", 10000);
+	if (r.lfd < 0)
+		return 1;
 	static struct herd h[HERD_THREADS];
 	pthread_t t[HERD_THREADS];
 	pthread_barrier_t go;
