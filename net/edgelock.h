@@ -58,7 +58,8 @@ typedef struct el_client el_client;
 typedef struct el_session el_session;
 
 struct el_client_options {
-	const char *endpoints;     /* comma-separated "tls+tcp://HOST:PORT" */
+	const char *endpoints;     /* comma-separated "tls+tcp://HOST:PORT", at most 16;
+				    * el_client_open refuses a bad one (EL_EINVAL) */
 	const char *ca_file;       /* the cluster CA (PEM) */
 	const char *cert_key_file; /* this client's certificate and key (PEM); NULL: none */
 	const char *name;          /* shown to others as the holder (<= 8 bytes); NULL: none */

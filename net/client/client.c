@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "el_client_impl.h"
+#include "el_url.h"
 
 static _Thread_local char last_error[512];
 
@@ -778,14 +779,25 @@ int el_client_request_at(el_client *c, const char *endpoint, struct el_cw_msg *r
 static int parse_endpoints(el_client *c, const char *list)
 {
 	const char *p = list;
-	while (*p != '\0' && c->n_endpoints < EL_CLIENT_ENDPOINTS_MAX) {
+	for (;;) {
 		while (*p == ',' || *p == ' ')
 			p++;
 		size_t n = strcspn(p, ", ");
 		if (n == 0)
 			break;
-		if (n > EL_CW_ADDR_MAX || strncmp(p, "tls+tcp://", 10) != 0) {
-			el_client__fail("endpoint '%.*s' is not tls+tcp://HOST:PORT", (int)(n > 80 ? 80 : n), p);
+		char url[EL_CW_ADDR_MAX + 1], host[EL_CW_ADDR_MAX], port[8];
+		if (n <= EL_CW_ADDR_MAX)
+			memcpy(url, p, n);
+		url[n <= EL_CW_ADDR_MAX ? n : 0] = '\0';
+		/* checked now, not at the first dial: a typo is an error at open */
+		if (n > EL_CW_ADDR_MAX || strncmp(url, "tls+tcp://", 10) != 0 ||
+		    el_url_parse(url, host, sizeof host, port, sizeof port) != 0) {
+			el_client__fail("endpoint '%.*s' is not tls+tcp://HOST:PORT (PORT 1..65535)",
+					(int)(n > 80 ? 80 : n), p);
+			return EL_EINVAL;
+		}
+		if (c->n_endpoints == EL_CLIENT_ENDPOINTS_MAX) {
+			el_client__fail("more than %d endpoints", EL_CLIENT_ENDPOINTS_MAX);
 			return EL_EINVAL;
 		}
 		c->endpoints[c->n_endpoints] = strndup(p, n);

@@ -738,6 +738,14 @@ def test_local_files():
                          capture_output=True, text=True)
     check(out.returncode == 69 and out.stdout == "",
           "locks with no cluster: exit 69 and no table header (%r)" % out.stdout)
+    ca = os.path.join(BUILD, "certs", "ca.pem")
+    many = ",".join("tls+tcp://127.0.0.1:%d" % (i + 1) for i in range(17))
+    for eps, want in (("tls+tcp://h:99999", "is not tls+tcp://HOST:PORT"),
+                      ("tls+tcp://", "is not tls+tcp://HOST:PORT"), (many, "more than 16")):
+        out = subprocess.run([CLI, "--endpoints", eps, "--ca", ca, "status"],
+                             capture_output=True, text=True)
+        check(out.returncode == 78 and want in out.stderr,
+              "endpoints %.40s: refused at open (%s)" % (eps, out.stderr.strip()))
     out = subprocess.run([CLI, "elect", "x", "v", "--shared"], capture_output=True, text=True)
     check(out.returncode == 64 and "--shared" in out.stderr,
           "elect refuses --shared (%s)" % out.stderr.strip())
