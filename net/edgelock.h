@@ -120,7 +120,11 @@ void el_session_set_lock_delay(el_session *s, uint32_t delay_ms);
 /* Take name exclusively (shared: with other shared holders), waiting up to
  * wait_ms; *token is the fencing token. EL_EBUSY: held (try), or another
  * call of this session is in progress (see the top); EL_ETIMEDOUT:
- * not granted within wait_ms; EL_EDELAYED: in its lock-delay (try);
+ * not granted within wait_ms (the call returns at wait_ms when the cluster
+ * answers; while it cannot be reached, a request already sent may still be
+ * queued there, so the call waits up to wait_ms + 2 x timeout_ms for its
+ * answer rather than leave a grant nobody knows of); EL_EDELAYED: in its
+ * lock-delay (try);
  * EL_EEXPIRED: the session is gone, or its lease ran out (as this client
  * sees it) before the call (then nothing was sent) or before the grant
  * reached the caller: a process stopped while it waited may not act on a
