@@ -602,6 +602,28 @@ static int check_one_dial(el_client *main_c)
 	return bad;
 }
 
+/* A refused argument says why in el_client_last_error, not an older
+ * error's words. */
+static int check_bad_permits(el_client *c)
+{
+	el_session *s = NULL;
+	if (el_session_open(c, 10000, &s) != EL_OK)
+		return failed("bad-permits", "open: %s", el_client_last_error(c));
+	static const uint32_t permits[] = { 0, EL_SEM_LIMIT_MAX + 1 };
+	int bad = 0;
+	for (size_t i = 0; i < sizeof permits / sizeof permits[0]; i++) {
+		uint64_t token = 0;
+		struct el_lock_info li;
+		(void)el_query(c, "", &li); /* leaves a message of its own */
+		const int rc = el_semaphore_acquire(s, "safety/permits", permits[i], 0, &token);
+		if (rc != EL_EINVAL || strstr(el_client_last_error(c), "permits") == NULL)
+			bad = failed("bad-permits", "%u permits: rc %d (%s); want EL_EINVAL saying "
+				     "why", (unsigned)permits[i], rc, el_client_last_error(c));
+	}
+	el_session_close(s);
+	return bad;
+}
+
 static const struct check CHECKS[] = {
 	{ "open-lost", run_open_lost },
 	{ "lost-calls", check_lost_calls },
@@ -611,6 +633,7 @@ static const struct check CHECKS[] = {
 	{ "refused-cert", check_refused_cert },
 	{ "urgent-slots", check_urgent_slots },
 	{ "one-dial", check_one_dial },
+	{ "bad-permits", check_bad_permits },
 };
 #define N_CHECKS (sizeof CHECKS / sizeof CHECKS[0])
 
