@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -65,10 +66,26 @@ static int wait_fd(int fd, short events, uint64_t deadline_ms, int kick_fd)
 
 /* ---- Configuration ---------------------------------------------------- */
 
+/* mbedtls reads a directory as an empty file and says "memory allocation
+ * failed": name the file that is not one, or cannot be read, first. */
+static bool a_file(const char *path, const char *what, char *err, size_t cap)
+{
+	struct stat st;
+	const bool found = stat(path, &st) == 0;
+	if (!found)
+		snprintf(err, cap, "%s: cannot read the %s: %s", path, what, strerror(errno));
+	else if (!S_ISREG(st.st_mode))
+		snprintf(err, cap, "%s: the %s is not a file", path, what);
+	return found && S_ISREG(st.st_mode);
+}
+
 static int load_files(struct el_link_config *cfg, const char *ca_file,
 		      const char *cert_key_file, char *err, size_t cap)
 {
 	char why[160];
+	if (!a_file(ca_file, "cluster CA", err, cap) ||
+	    (cert_key_file != NULL && !a_file(cert_key_file, "client certificate", err, cap)))
+		return EL_EINVAL;
 	int rc = mbedtls_x509_crt_parse_file(&cfg->ca, ca_file);
 	if (rc != 0) {
 		mbedtls_strerror(rc, why, sizeof why);
