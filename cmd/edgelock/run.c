@@ -358,6 +358,18 @@ static int close_on_cluster(el_client *c, uint64_t session)
 	return rc;
 }
 
+/* After a signal, no cluster took the close within --timeout (its retries
+ * included): leave without waiting for the acquire, which may block until
+ * the session's lease ends. CMD never ran; the session, no longer renewed,
+ * expires on the cluster at its TTL, and with it a wait still queued or a
+ * late grant. */
+static _Noreturn void abandon(const struct run_opts *o)
+{
+	fprintf(stderr, "edgelock: %s: gave up waiting for %s (no cluster answered; the "
+		"session expires at its TTL)\n", strsignal(got_signal), o->name);
+	_exit(128 + got_signal); /* not exit(): the acquire's thread is in the library */
+}
+
 /* Run the acquire of a (on a thread) until it ends; a signal meanwhile
  * closes the session on the cluster, which ends it. Returns its result. */
 static int acquire_until_signal(struct el_cli *cli, struct acquire *a)
@@ -380,10 +392,14 @@ static int acquire_until_signal(struct el_cli *cli, struct acquire *a)
 		poll(&p, 1, 1000);
 		while (read(fds[0], drain, sizeof drain) > 0)
 			;
-		/* retried while the cluster does not answer (each try bounded
-		 * by --timeout): the acquire may still be granted meanwhile */
-		if (got_signal != 0 && !closed && !atomic_load(&a->done))
+		/* one close, retried within --timeout by the library; the
+		 * acquire may still end meanwhile (a grant, which the close
+		 * then releases, or its own timeout) */
+		if (got_signal != 0 && !closed && !atomic_load(&a->done)) {
 			closed = close_on_cluster(cli->client, el_session_id(a->s)) == EL_OK;
+			if (!closed && !atomic_load(&a->done))
+				abandon(a->o);
+		}
 	}
 	pthread_join(t, NULL);
 	return a->rc;

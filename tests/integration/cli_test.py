@@ -292,6 +292,40 @@ def test_signal_while_waiting(e):
                  waiter.stderr.read().strip()))
 
 
+def test_signal_while_unreachable(cluster, e):
+    """SIGTERM to a waiting `lock` while every daemon is stopped: the close
+    cannot reach the cluster, so the CLI gives up after --timeout rather
+    than wait out its session's lease, exits 143, and CMD never runs."""
+    name = "intr-down"
+    stop, marker = e.path(name + ".stop"), e.path(name + ".ran")
+    holder = e.start("lock", name, "--", "sh", "-c",
+                     "while [ ! -e %s ]; do sleep 0.1; done" % stop)
+    eventually(lambda: waiters_of(e, name) == 0)
+    waiter = e.start("lock", name, "--timeout", "1s", "--ttl", "20s", "--", "touch", marker)
+    queued = eventually(lambda: waiters_of(e, name) == 1)
+    for i in list(cluster.procs):
+        cluster.signal(i, signal.SIGSTOP)
+    t0 = time.time()
+    waiter.send_signal(signal.SIGTERM)
+    try:
+        rc = waiter.wait(timeout=8)
+    except subprocess.TimeoutExpired:
+        rc = None  # the old CLI waited for the lease (20 s)
+    took = time.time() - t0
+    for i in list(cluster.procs):
+        cluster.signal(i, signal.SIGCONT)
+    cluster.wait_leader()
+    open(stop, "w").close()
+    holder.wait(timeout=30)
+    if rc is None:
+        waiter.wait(timeout=40)
+    time.sleep(0.5)
+    check(queued and rc == 143 and not os.path.exists(marker),
+          "SIGTERM while `lock` waits and no daemon answers: exit %s after %.1f s (want 143 "
+          "within --timeout and a little), CMD not run %s (%s)"
+          % (rc, took, not os.path.exists(marker), waiter.stderr.read().strip()))
+
+
 def test_observe_unreachable(cluster, e):
     """observe while every daemon is stopped: a query that fails is an error,
     not "free", and once its session's lease runs out observe exits 69 (no
@@ -771,6 +805,7 @@ def main():
         test_cluster_stopped(cluster, e)
         test_lost_kills_group(cluster, e)
         test_observe_unreachable(cluster, e)
+        test_signal_while_unreachable(cluster, e)
         test_cluster_restart(cluster, e)
         test_membership_under_load(cluster, e)
     finally:
