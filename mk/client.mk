@@ -37,8 +37,9 @@ $(LIBEDGELOCK_SO): $(CLIENT_PIC_OBJS)
 	$(call say,LD,$@)
 	$(Q)$(CC) -shared $^ $(CLIENT_LIBS) -o $@
 
-EDGELOCK_CLI_SRCS := $(sort $(wildcard cmd/edgelock/*.c))
-$(EDGELOCK_CLI): $(EDGELOCK_CLI_SRCS) $(wildcard cmd/edgelock/*.h) $(LIBEDGELOCK) $(CLIENT_HDRS)
+EDGELOCK_CLI_SRCS := $(sort $(wildcard cmd/edgelock/*.c)) net/ini_line.c
+$(EDGELOCK_CLI): $(EDGELOCK_CLI_SRCS) $(wildcard cmd/edgelock/*.h) net/el_ini_line.h $(LIBEDGELOCK) \
+		$(CLIENT_HDRS)
 	@mkdir -p $(@D)
 	$(call say,LD,$@)
 	$(Q)$(CC) $(HOST_CFLAGS) $(CLIENT_FLAGS) -Icmd/edgelock $(EDGELOCK_CLI_SRCS) $(LIBEDGELOCK) \

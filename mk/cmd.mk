@@ -131,7 +131,7 @@ TESTS += test-sd-notify test-fuzz-sd-env
 
 # edgelockd's config file reader (config.c on libinih, with the [acl] parser):
 # any bytes as a file; seeds in tests/fuzz/corpus/dcfg
-DCFG_FUZZ_SRCS := cmd/edgelockd/config.c net/acl.c net/url.c
+DCFG_FUZZ_SRCS := cmd/edgelockd/config.c net/acl.c net/url.c net/ini_line.c
 $(BUILD)/fuzz/fuzz_dcfg: tests/fuzz/fuzz_dcfg.c $(DCFG_FUZZ_SRCS) cmd/edgelockd/el_daemon_config.h net/el_acl.h
 	@mkdir -p $(@D)
 	$(call say,FUZZCC,$@)

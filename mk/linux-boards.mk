@@ -104,7 +104,7 @@ $$(BUILD)/$(1)/lib/libedgelock.so: $$$$($(1)_CLIENT_OBJS)
 	@mkdir -p $$(@D)
 	$$(call say,LD,$$@)
 	$$(Q)$$($(1)_CC) -shared $$^ $$($(1)_LDDIRS) $$(CLIENT_LIBS) -o $$@
-$$(BUILD)/$(1)/bin/edgelock: $$(EDGELOCK_CLI_SRCS) $$(wildcard cmd/edgelock/*.h) \
+$$(BUILD)/$(1)/bin/edgelock: $$(EDGELOCK_CLI_SRCS) $$(wildcard cmd/edgelock/*.h) net/el_ini_line.h \
 		$$(BUILD)/$(1)/lib/libedgelock.a $$(CLIENT_HDRS)
 	@mkdir -p $$(@D)
 	$$(call say,LD,$$@)

@@ -13,6 +13,7 @@
 
 #include "el_cbor.h"
 #include "el_cli.h"
+#include "el_ini_line.h"
 
 static const char USAGE[] =
 	"usage: edgelock [OPTIONS] COMMAND [ARGS]\n"
@@ -147,10 +148,9 @@ static int on_ini(void *user, const char *section, const char *key, const char *
 	return 1;
 }
 
-/* One line for libinih, read to its end. libinih's buffer holds num - 1
- * characters and it would read the rest of a longer line as a line of its
- * own (a comment's tail could set a key), as it would what follows a NUL
- * byte: such a line is handed on empty and the file refused. */
+/* One line for libinih, read whole; the first line it cannot take whole
+ * (too long, a NUL byte) is remembered, and the file refused for it
+ * (el_ini_line.h). */
 struct cfg_file {
 	FILE *fp;
 	int line, bad_line, max_len;
@@ -159,22 +159,16 @@ struct cfg_file {
 static char *cfg_line(char *str, int num, void *stream)
 {
 	struct cfg_file *f = stream;
-	int c = getc(f->fp), n = 0;
-	bool bad = false;
-	if (c == EOF)
+	enum el_ini_line bad;
+	char *s = el_ini_line(str, num, f->fp, &bad);
+	if (s == NULL)
 		return NULL;
 	f->line++;
-	for (; c != EOF && c != '\n'; c = getc(f->fp)) {
-		bad = bad || c == '\0' || n + 1 >= num;
-		if (n + 1 < num)
-			str[n++] = (char)c;
-	}
-	str[bad ? 0 : n] = '\0';
-	if (bad && f->bad_line == 0) {
+	if (bad != EL_INI_LINE_OK && f->bad_line == 0) {
 		f->bad_line = f->line;
 		f->max_len = num - 1;
 	}
-	return str;
+	return s;
 }
 
 /* The config `make run` writes: build/edgelock.conf, beside bin/. */

@@ -17,6 +17,7 @@
 
 #include "el_daemon_config.h"
 #include "el_error.h"
+#include "el_ini_line.h"
 #include "el_platform.h"
 #include "el_url.h"
 
@@ -272,37 +273,24 @@ static int handler(void *user, const char *section, const char *key, const char 
 	return 1; /* go on: report every problem */
 }
 
-/* One line for libinih, always read to its end. libinih's buffer holds
- * num - 1 characters (199 in Debian's build), and it would parse what does
- * not fit as a line of its own: the tail of a long comment could set a key.
- * So would what follows a NUL byte, which its string functions cannot see.
- * Either line is refused whole and handed on empty. */
+/* One line for libinih, read whole: a line it cannot take whole (over
+ * num - 1 = 199 characters in Debian's build, or with a NUL byte) is
+ * refused, never read in parts (el_ini_line.h). */
 static char *read_line(char *str, int num, void *stream)
 {
 	struct reader *r = stream;
-	int c = getc(r->f), n = 0;
-	bool too_long = false, nul = false;
-	if (c == EOF)
+	enum el_ini_line why;
+	char *s = el_ini_line(str, num, r->f, &why);
+	if (s == NULL)
 		return NULL;
 	r->line++;
-	for (; c != EOF && c != '\n'; c = getc(r->f)) {
-		if (n + 1 < num)
-			str[n++] = (char)c;
-		else
-			too_long = true;
-		nul = nul || c == '\0';
-	}
-	str[n] = '\0';
-	if (too_long || nul) {
-		if (nul)
-			fprintf(stderr, "edgelockd: %s:%d: a NUL byte in the line\n", r->file, r->line);
-		else
-			fprintf(stderr, "edgelockd: %s:%d: line longer than %d characters\n", r->file,
-				r->line, num - 1);
-		r->errors++;
-		str[0] = '\0';
-	}
-	return str;
+	if (why == EL_INI_LINE_NUL)
+		fprintf(stderr, "edgelockd: %s:%d: a NUL byte in the line\n", r->file, r->line);
+	else if (why == EL_INI_LINE_LONG)
+		fprintf(stderr, "edgelockd: %s:%d: line longer than %d characters\n", r->file,
+			r->line, num - 1);
+	r->errors += why != EL_INI_LINE_OK;
+	return s;
 }
 
 int el_dcfg_load(struct el_dcfg *c, const char *file)
