@@ -378,6 +378,8 @@ static int acquire_until_signal(struct el_cli *cli, struct acquire *a)
 	pthread_t t;
 	if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0)
 		return EL_EFULL;
+	/* The pipe stays open for the process's life: a signal handler on
+	 * another thread could still be about to write to it. */
 	wake_fd = fds[1];
 	if (got_signal != 0)
 		wake(); /* one that came before the pipe existed */

@@ -41,6 +41,16 @@ static int help(int argc, char **argv, const char *text)
 	return 0;
 }
 
+/* {"KEY":"what","error":"why"} and a newline, for what could not be read. */
+static void json_error(const char *key, const char *what, const char *why)
+{
+	printf("{\"%s\":", key);
+	el_cli_json_str(what, strlen(what));
+	fputs(",\"error\":", stdout);
+	el_cli_json_str(why, strlen(why));
+	fputs("}\n", stdout);
+}
+
 static struct el_cw_msg *two_msgs(void)
 {
 	struct el_cw_msg *m = calloc(2, sizeof(*m));
@@ -100,12 +110,7 @@ int el_cli_status(struct el_cli *cli, int argc, char **argv)
 			if (up++ == 0 || m[1].role == EL_LEADER)
 				members[0] = m[1];
 		} else if (cli->json) {
-			const char *why = el_client_last_error(cli->client);
-			fputs("{\"endpoint\":", stdout);
-			el_cli_json_str(eps[i], strlen(eps[i]));
-			fputs(",\"error\":", stdout);
-			el_cli_json_str(why, strlen(why));
-			fputs("}\n", stdout);
+			json_error("endpoint", eps[i], el_client_last_error(cli->client));
 		} else {
 			printf("%-28s unreachable: %s\n", eps[i], el_client_last_error(cli->client));
 		}
@@ -237,11 +242,7 @@ static void print_query_error(const struct el_cli *cli, const char *name)
 {
 	const char *why = el_client_last_error(cli->client);
 	if (cli->json) {
-		fputs("{\"name\":", stdout);
-		el_cli_json_str(name, strlen(name));
-		fputs(",\"error\":", stdout);
-		el_cli_json_str(why, strlen(why));
-		fputs("}\n", stdout);
+		json_error("name", name, why);
 	} else {
 		fprintf(stderr, "edgelock: observe: %s\n", why);
 	}

@@ -441,11 +441,6 @@ static int acquire(el_session *s, const char *name, bool shared, uint32_t permit
 		   uint32_t wait_ms, uint64_t *token)
 {
 	int rc = name_ok(name);
-	if (rc == 0 && (permits > EL_SEM_LIMIT_MAX || (permits > 0 && shared))) {
-		el_client__fail("%s: a semaphore's permits are each exclusive (not shared), "
-				"1 to %u of them", name, (unsigned)EL_SEM_LIMIT_MAX);
-		rc = EL_EINVAL;
-	}
 	if (rc == 0)
 		rc = still_leased(s, permits > 0 ? "semaphore" : "lock", name);
 	struct el_cw_msg *req = rc == 0 ? calloc(2, sizeof(*req)) : NULL;
