@@ -44,7 +44,9 @@
  * call gets EL_EFULL ("too many requests in flight"), and the sessions are
  * still renewed. Blocking calls take a timeout.
  * Errors are negative EL_E* codes (el_error.h, el_strerror()); after one,
- * el_client_last_error() says what happened in words.
+ * el_client_last_error() says what happened in words. A NULL handle, name
+ * or result pointer is EL_EINVAL, with nothing sent; el_client_close(NULL)
+ * and el_session_close(NULL) do nothing, el_session_state(NULL) is LOST.
  */
 #ifndef EDGELOCK_H
 #define EDGELOCK_H
@@ -149,6 +151,14 @@ int el_semaphore_acquire(el_session *s, const char *name, uint32_t permits, uint
 int el_campaign(el_session *s, const char *name, const void *value, uint32_t len,
 		uint32_t wait_ms, uint64_t *token);
 int el_resign(el_session *s, const char *name, uint64_t token);
+/* The leader (the holder of token) publishes a new value (len <= 64) to the
+ * election, as etcd's Proclaim: watchers get EL_EVENT_VALUE_CHANGED.
+ * EL_ENOTFOUND: this session does not lead name; EL_ESTALE: token is not
+ * its leadership's; EL_EINVAL: name is a plain lock, not an election.
+ * Campaigning again while leading returns the same token and keeps the old
+ * value: el_proclaim changes it. Not sent once the lease ran out here
+ * (EL_EEXPIRED). */
+int el_proclaim(el_session *s, const char *name, uint64_t token, const void *value, uint32_t len);
 
 /* ---- Watches and events ------------------------------------------------- */
 
@@ -168,8 +178,10 @@ struct el_event {
 	char name[65];
 };
 
-/* Ask for HOLDER_CHANGED / VALUE_CHANGED events on name. */
+/* Ask for HOLDER_CHANGED / VALUE_CHANGED events on name; el_unwatch stops
+ * them. A session's watches end with it. */
 int el_watch(el_session *s, const char *name);
+int el_unwatch(el_session *s, const char *name);
 /* The next event of s's connection since the last call (or since the
  * session opened), waiting up to timeout_ms: EL_OK, or EL_ETIMEDOUT. After a
  * reconnect the library reports one EL_EVENT_GAP. */

@@ -32,6 +32,12 @@ void el_client__fail(const char *fmt, ...)
 	va_end(ap);
 }
 
+int el_client__null(const char *what)
+{
+	el_client__fail("%s: a NULL handle or argument", what);
+	return EL_EINVAL;
+}
+
 const char *el_client_last_error(el_client *c)
 {
 	(void)c;
@@ -735,6 +741,8 @@ static int request_until(el_client *c, struct el_cw_msg *req, struct el_cw_msg *
 
 int el_client_request(el_client *c, struct el_cw_msg *req, struct el_cw_msg *reply)
 {
+	if (c == NULL || req == NULL || reply == NULL)
+		return el_client__null("el_client_request");
 	return request_until(c, req, reply, el_client__now_ms() + c->timeout_ms);
 }
 
@@ -753,6 +761,8 @@ int el_client__request_within(el_client *c, struct el_cw_msg *req, struct el_cw_
 int el_client_request_at(el_client *c, const char *endpoint, struct el_cw_msg *req,
 			 struct el_cw_msg *reply)
 {
+	if (c == NULL || endpoint == NULL || req == NULL || reply == NULL)
+		return el_client__null("el_client_request_at");
 	uint8_t *frame = malloc(EL_CW_PREFIX + EL_CW_FRAME_MAX);
 	if (frame == NULL)
 		return EL_EFULL;
@@ -833,6 +843,8 @@ static int tls_setup(el_client *c, const struct el_client_options *o)
 
 int el_client_open(el_client **out, const struct el_client_options *o)
 {
+	if (out == NULL)
+		return el_client__null("el_client_open");
 	*out = NULL;
 	if (o == NULL || o->ca_file == NULL || o->endpoints == NULL) {
 		el_client__fail("endpoints and a CA file are required");
@@ -900,11 +912,17 @@ void el_client_close(el_client *c)
 
 int el_client_event_fd(el_client *c)
 {
+	if (c == NULL)
+		return el_client__null("el_client_event_fd");
 	return c->event_fd;
 }
 
 unsigned el_client_endpoints(const el_client *c, const char **list, unsigned cap)
 {
+	if (c == NULL)
+		return 0;
+	if (list == NULL)
+		cap = 0;
 	unsigned n = c->n_endpoints < cap ? c->n_endpoints : cap;
 	for (unsigned i = 0; i < n; i++)
 		list[i] = c->endpoints[i];

@@ -41,11 +41,13 @@ static int name_ok(const char *name)
 
 uint64_t el_session_id(const el_session *s)
 {
-	return s->id;
+	return s != NULL ? s->id : 0;
 }
 
 void el_session_set_lock_delay(el_session *s, uint32_t delay_ms)
 {
+	if (s == NULL)
+		return;
 	pthread_mutex_lock(&s->client->mu);
 	s->lock_delay_ms = delay_ms;
 	pthread_mutex_unlock(&s->client->mu);
@@ -136,6 +138,8 @@ static int adopt(el_client *c, el_session *s)
 
 int el_session_open(el_client *c, uint32_t ttl_ms, el_session **out)
 {
+	if (c == NULL || out == NULL)
+		return el_client__null("el_session_open");
 	*out = NULL;
 	if (ttl_ms < 200) {
 		el_client__fail("a session's TTL is at least 200 ms");
@@ -238,6 +242,11 @@ void *el_client__keeper_main(void *arg)
 
 enum el_lease_state el_session_state(el_session *s, uint64_t *left_ms)
 {
+	if (s == NULL) { /* no session holds nothing */
+		if (left_ms != NULL)
+			*left_ms = 0;
+		return EL_LEASE_LOST;
+	}
 	el_client *c = s->client;
 	pthread_mutex_lock(&c->mu);
 	const uint64_t now = el_client__now_ms();
@@ -317,6 +326,8 @@ void el_client__close_sessions(el_client *c)
  */
 static int begin_call(el_session *s)
 {
+	if (s == NULL)
+		return el_client__null("a session call");
 	el_client *c = s->client;
 	pthread_mutex_lock(&c->mu);
 	const bool busy = s->busy;
@@ -470,6 +481,8 @@ static int acquire(el_session *s, const char *name, bool shared, uint32_t permit
 
 int el_lock(el_session *s, const char *name, bool shared, uint32_t wait_ms, uint64_t *token)
 {
+	if (token == NULL)
+		return el_client__null("el_lock's token");
 	int rc = begin_call(s);
 	if (rc == EL_OK) {
 		rc = acquire(s, name, shared, 0, wait_ms, token);
@@ -486,6 +499,8 @@ int el_semaphore_acquire(el_session *s, const char *name, uint32_t permits, uint
 				(unsigned)permits);
 		return EL_EINVAL;
 	}
+	if (token == NULL)
+		return el_client__null("el_semaphore_acquire's token");
 	int rc = begin_call(s);
 	if (rc == EL_OK) {
 		rc = acquire(s, name, false, permits, wait_ms, token);
@@ -494,29 +509,50 @@ int el_semaphore_acquire(el_session *s, const char *name, uint32_t permits, uint
 	return rc;
 }
 
-static int simple(el_session *s, uint8_t type, const char *name, uint64_t token)
+/* What a request of type is called in messages. */
+static const char *verb(uint8_t type)
+{
+	switch (type) {
+	case EL_CW_RELEASE: return "unlock";
+	case EL_CW_RESIGN: return "resign";
+	case EL_CW_PROCLAIM: return "proclaim";
+	case EL_CW_WATCH: return "watch";
+	default: return "unwatch";
+	}
+}
+
+/* A request that answers at once: release, resign, proclaim, (un)watch.
+ * Those that assert or extend what the session has (proclaim, watch) are
+ * not sent once its lease ran out here; those that give back always are. */
+static int simple(el_session *s, uint8_t type, const char *name, uint64_t token,
+		  const void *value, uint32_t len)
 {
 	int rc = name_ok(name);
+	if (rc == 0 && (type == EL_CW_PROCLAIM || type == EL_CW_WATCH))
+		rc = still_leased(s, verb(type), name);
 	struct el_cw_msg *req = rc == 0 ? calloc(2, sizeof(*req)) : NULL;
 	if (req == NULL)
 		return rc != 0 ? rc : EL_EFULL;
 	req->type = type;
 	cw_name(req, name);
 	req->token = token;
+	req->value_len = (uint8_t)len;
+	if (len > 0)
+		memcpy(req->value, value, len);
 	uint64_t ignored;
 	rc = locked_request(s, req, req + 1, 0, &ignored);
 	if (rc != EL_OK)
-		el_client__fail("%s %s: %s", type == EL_CW_RELEASE ? "unlock" : "resign", name,
-				el_strerror(rc));
+		el_client__fail("%s %s: %s", verb(type), name, el_strerror(rc));
 	free(req);
 	return rc;
 }
 
-static int give_back(el_session *s, uint8_t type, const char *name, uint64_t token)
+static int simple_call(el_session *s, uint8_t type, const char *name, uint64_t token,
+		       const void *value, uint32_t len)
 {
 	int rc = begin_call(s);
 	if (rc == EL_OK) {
-		rc = simple(s, type, name, token);
+		rc = simple(s, type, name, token, value, len);
 		end_call(s);
 	}
 	return rc;
@@ -524,12 +560,23 @@ static int give_back(el_session *s, uint8_t type, const char *name, uint64_t tok
 
 int el_unlock(el_session *s, const char *name, uint64_t token)
 {
-	return give_back(s, EL_CW_RELEASE, name, token);
+	return simple_call(s, EL_CW_RELEASE, name, token, NULL, 0);
 }
 
 int el_resign(el_session *s, const char *name, uint64_t token)
 {
-	return give_back(s, EL_CW_RESIGN, name, token);
+	return simple_call(s, EL_CW_RESIGN, name, token, NULL, 0);
+}
+
+int el_proclaim(el_session *s, const char *name, uint64_t token, const void *value, uint32_t len)
+{
+	if (value == NULL && len > 0)
+		return el_client__null("el_proclaim's value");
+	if (len > EL_VALUE_MAX) {
+		el_client__fail("an election value is at most %d bytes", EL_VALUE_MAX);
+		return EL_EINVAL;
+	}
+	return simple_call(s, EL_CW_PROCLAIM, name, token, value, len);
 }
 
 static int campaign(el_session *s, const char *name, const void *value, uint32_t len,
@@ -565,6 +612,8 @@ static int campaign(el_session *s, const char *name, const void *value, uint32_t
 int el_campaign(el_session *s, const char *name, const void *value, uint32_t len,
 		uint32_t wait_ms, uint64_t *token)
 {
+	if (token == NULL || (value == NULL && len > 0))
+		return el_client__null(token == NULL ? "el_campaign's token" : "el_campaign's value");
 	int rc = begin_call(s);
 	if (rc == EL_OK) {
 		rc = campaign(s, name, value, len, wait_ms, token);
@@ -573,36 +622,20 @@ int el_campaign(el_session *s, const char *name, const void *value, uint32_t len
 	return rc;
 }
 
-static int watch(el_session *s, const char *name)
-{
-	int rc = name_ok(name);
-	if (rc == 0)
-		rc = still_leased(s, "watch", name);
-	struct el_cw_msg *req = rc == 0 ? calloc(2, sizeof(*req)) : NULL;
-	if (req == NULL)
-		return rc != 0 ? rc : EL_EFULL;
-	req->type = EL_CW_WATCH;
-	cw_name(req, name);
-	uint64_t ignored;
-	rc = locked_request(s, req, req + 1, 0, &ignored);
-	if (rc != EL_OK)
-		el_client__fail("watch %s: %s", name, el_strerror(rc));
-	free(req);
-	return rc;
-}
-
 int el_watch(el_session *s, const char *name)
 {
-	int rc = begin_call(s);
-	if (rc == EL_OK) {
-		rc = watch(s, name);
-		end_call(s);
-	}
-	return rc;
+	return simple_call(s, EL_CW_WATCH, name, 0, NULL, 0);
+}
+
+int el_unwatch(el_session *s, const char *name)
+{
+	return simple_call(s, EL_CW_UNWATCH, name, 0, NULL, 0);
 }
 
 int el_next_event(el_session *s, struct el_event *ev, uint32_t timeout_ms)
 {
+	if (s == NULL || ev == NULL)
+		return el_client__null("el_next_event");
 	el_client *c = s->client;
 	const uint64_t until = el_client__now_ms() + timeout_ms;
 	memset(ev, 0, sizeof(*ev));
@@ -643,6 +676,8 @@ int el_next_event(el_session *s, struct el_event *ev, uint32_t timeout_ms)
 
 int el_query(el_client *c, const char *name, struct el_lock_info *out)
 {
+	if (c == NULL || out == NULL)
+		return el_client__null("el_query");
 	memset(out, 0, sizeof(*out));
 	int rc = name_ok(name);
 	struct el_cw_msg *req = rc == 0 ? calloc(2, sizeof(*req)) : NULL;

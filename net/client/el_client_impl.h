@@ -105,6 +105,8 @@ struct el_client {
 
 /* client.c */
 void el_client__fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Note that a NULL handle or pointer reached what (a public call): EL_EINVAL. */
+int el_client__null(const char *what);
 uint64_t el_client__now_ms(void);
 void el_client__wake_events(el_client *c);
 bool el_client__wait(el_client *c, uint64_t deadline_ms);

@@ -624,6 +624,121 @@ static int check_bad_permits(el_client *c)
 	return bad;
 }
 
+/* A NULL handle or out-pointer is EL_EINVAL, saying so, and sends nothing:
+ * no crash, and no lock taken that nobody could learn the token of. */
+static int expect_null(const char *what, int rc)
+{
+	if (rc == EL_EINVAL && strstr(el_client_last_error(NULL), "NULL") != NULL)
+		return 0;
+	return failed("null-args", "%s: rc %d (%s); want EL_EINVAL naming the NULL", what, rc,
+		      el_client_last_error(NULL));
+}
+
+static int check_null_args(el_client *c)
+{
+	el_session *s = NULL;
+	if (el_session_open(c, 10000, &s) != EL_OK)
+		return failed("null-args", "open: %s", el_client_last_error(c));
+	const struct el_client_options o = { .endpoints = "tls+tcp://127.0.0.1:1",
+					     .ca_file = getenv("EDGELOCK_CA") };
+	uint64_t t = 0, left = 1;
+	struct el_event ev;
+	struct el_lock_info li;
+	struct el_cw_msg msg[2];
+	memset(msg, 0, sizeof msg);
+	int bad = expect_null("el_client_open(NULL)", el_client_open(NULL, &o));
+	bad |= expect_null("el_session_open(NULL client)", el_session_open(NULL, 10000, &s));
+	bad |= expect_null("el_session_open(NULL out)", el_session_open(c, 10000, NULL));
+	bad |= expect_null("el_lock(NULL session)", el_lock(NULL, "safety/null", false, 0, &t));
+	bad |= expect_null("el_lock(NULL token)", el_lock(s, "safety/null", false, 0, NULL));
+	bad |= expect_null("el_semaphore_acquire(NULL token)",
+			   el_semaphore_acquire(s, "safety/null-sem", 2, 0, NULL));
+	bad |= expect_null("el_campaign(NULL value)",
+			   el_campaign(s, "safety/null-el", NULL, 4, 0, &t));
+	bad |= expect_null("el_campaign(NULL token)",
+			   el_campaign(s, "safety/null-el", "v", 1, 0, NULL));
+	bad |= expect_null("el_unlock(NULL session)", el_unlock(NULL, "safety/null", 1));
+	bad |= expect_null("el_resign(NULL session)", el_resign(NULL, "safety/null", 1));
+	bad |= expect_null("el_watch(NULL session)", el_watch(NULL, "safety/null"));
+	bad |= expect_null("el_next_event(NULL session)", el_next_event(NULL, &ev, 0));
+	bad |= expect_null("el_next_event(NULL event)", el_next_event(s, NULL, 0));
+	bad |= expect_null("el_query(NULL client)", el_query(NULL, "safety/null", &li));
+	bad |= expect_null("el_query(NULL out)", el_query(c, "safety/null", NULL));
+	bad |= expect_null("el_client_request(NULL client)", el_client_request(NULL, msg, msg + 1));
+	bad |= expect_null("el_client_event_fd(NULL)", el_client_event_fd(NULL));
+	if (el_session_state(NULL, &left) != EL_LEASE_LOST || left != 0 || el_session_id(NULL) != 0 ||
+	    el_client_endpoints(NULL, NULL, 4) != 0 || el_session_close(NULL) != EL_OK)
+		bad = failed("null-args", "a NULL session is not LOST with 0 ms left, id 0, no "
+			     "endpoints and a no-op close");
+	el_session_set_lock_delay(NULL, 1000); /* nothing to do, and no crash */
+	el_client_close(NULL);
+	if (taken(c, "safety/null") || taken(c, "safety/null-sem") || taken(c, "safety/null-el"))
+		bad = failed("null-args", "a call refused for a NULL still took its lock");
+	el_session_close(s);
+	return bad;
+}
+
+/* Waits up to limit_ms for an event of kind on s; skips others (a GAP). */
+static bool got_event(el_session *s, int kind, uint32_t limit_ms)
+{
+	const uint64_t until = now_ms() + limit_ms;
+	struct el_event ev;
+	while (now_ms() < until)
+		if (el_next_event(s, &ev, 100) == EL_OK && ev.kind == kind)
+			return true;
+	return false;
+}
+
+static bool value_is(el_client *c, const char *name, const char *want)
+{
+	struct el_lock_info li;
+	return el_query(c, name, &li) == EL_OK && li.value_len == strlen(want) &&
+	       memcmp(li.value, want, li.value_len) == 0;
+}
+
+/* el_proclaim changes the leader's value (watchers hear it); a wrong token,
+ * a non-leader and a plain lock are refused and change nothing;
+ * el_unwatch ends the events. */
+static int check_proclaim(el_client *c)
+{
+	el_session *lead = NULL, *other = NULL;
+	uint64_t token = 0, t2 = 0;
+	if (el_session_open(c, 10000, &lead) != EL_OK || el_session_open(c, 10000, &other) != EL_OK)
+		return failed("proclaim", "open: %s", el_client_last_error(c));
+	int bad = 0;
+	if (el_campaign(lead, "safety/el", "one", 3, 0, &token) != EL_OK ||
+	    el_watch(other, "safety/el") != EL_OK ||
+	    el_lock(lead, "safety/plain", false, 0, &t2) != EL_OK)
+		bad = failed("proclaim", "setup: %s", el_client_last_error(c));
+	int rc = el_proclaim(lead, "safety/el", token, "two", 3);
+	if (rc != EL_OK || !value_is(c, "safety/el", "two"))
+		bad = failed("proclaim", "proclaim: rc %d (%s), or the value is not the new one", rc,
+			     el_client_last_error(c));
+	if (!got_event(other, EL_EVENT_VALUE_CHANGED, 3000))
+		bad = failed("proclaim", "the watcher heard no VALUE_CHANGED");
+	const struct { el_session *s; const char *name; uint64_t token; int want; } refused[] = {
+		{ lead, "safety/el", token + 1, EL_ESTALE },
+		{ other, "safety/el", token, EL_ENOTFOUND },
+		{ lead, "safety/plain", t2, EL_EINVAL },
+	};
+	for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+		rc = el_proclaim(refused[i].s, refused[i].name, refused[i].token, "bad", 3);
+		if (rc != refused[i].want)
+			bad = failed("proclaim", "refused case %zu: rc %d (%s), want %d", i, rc,
+				     el_client_last_error(c), refused[i].want);
+	}
+	if (!value_is(c, "safety/el", "two"))
+		bad = failed("proclaim", "a refused proclaim changed the value");
+	if (el_unwatch(other, "safety/el") != EL_OK)
+		bad = failed("proclaim", "unwatch: %s", el_client_last_error(c));
+	(void)el_proclaim(lead, "safety/el", token, "three", 5);
+	if (got_event(other, EL_EVENT_VALUE_CHANGED, 1000))
+		bad = failed("proclaim", "a VALUE_CHANGED came after el_unwatch");
+	el_session_close(other);
+	el_session_close(lead);
+	return bad;
+}
+
 static const struct check CHECKS[] = {
 	{ "open-lost", run_open_lost },
 	{ "lost-calls", check_lost_calls },
@@ -634,6 +749,8 @@ static const struct check CHECKS[] = {
 	{ "urgent-slots", check_urgent_slots },
 	{ "one-dial", check_one_dial },
 	{ "bad-permits", check_bad_permits },
+	{ "null-args", check_null_args },
+	{ "proclaim", check_proclaim },
 };
 #define N_CHECKS (sizeof CHECKS / sizeof CHECKS[0])
 
