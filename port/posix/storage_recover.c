@@ -9,6 +9,9 @@
  * A damaged sealed segment (any but the newest) is not a torn write: it was
  * fully synced before its successor was created. Cutting there would silently
  * drop acknowledged entries and votes, so the node refuses to start instead.
+ * The same holds inside the newest segment when an intact batch two or more
+ * batches later follows the damage (synced_batch_after): a torn write spoils
+ * only the one batch being written when the power went.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -20,6 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "el_bytes.h"
 #include "el_error.h"
 #include "el_io.h"
 #include "el_platform.h"
@@ -173,6 +177,39 @@ static bool zeros_from(const uint8_t *buf, size_t from, size_t len)
 	return true;
 }
 
+#define BATCH_END_BYTES (EL_REC_HEADER + 9u) /* type byte, seq u64 */
+
+/* Is there an intact BATCH_END after the damage at stop, of a batch at least
+ * two after the last whole one before it? A batch is written only after the
+ * one before has been fdatasynced (storage_persist.c), so a crash tears at
+ * most one batch: such a later batch proves the damaged one had been
+ * synced, and perhaps acknowledged. Every byte offset is tried, since the
+ * damage may be in a length field; only BATCH_END's fixed shape is
+ * decoded, so this costs one pass over the tail. */
+static bool synced_batch_after(const uint8_t *buf, size_t valid, size_t stop, size_t len,
+			       uint64_t prev_seq, size_t *at)
+{
+	struct el_rec rec;
+	struct el_entry entry;
+	size_t used;
+	uint64_t last = prev_seq;
+	if (valid >= BATCH_END_BYTES &&
+	    el_rec_decode(buf + valid - BATCH_END_BYTES, BATCH_END_BYTES, &rec, &entry, &used) ==
+		    EL_OK && rec.type == EL_REC_BATCH_END)
+		last = rec.value;
+	for (size_t off = stop + 1; off + BATCH_END_BYTES <= len; off++) {
+		if (el_get32(buf + off) != BATCH_END_BYTES - EL_REC_HEADER ||
+		    buf[off + EL_REC_HEADER] != EL_REC_BATCH_END)
+			continue;
+		if (el_rec_decode(buf + off, BATCH_END_BYTES, &rec, &entry, &used) == EL_OK &&
+		    rec.value >= last + 2) {
+			*at = off;
+			return true;
+		}
+	}
+	return false;
+}
+
 static int keep_buffer(struct el_storage *st, uint8_t *buf)
 {
 	uint8_t **b = realloc(st->seg_bufs, (st->n_seg_bufs + 1) * sizeof *b);
@@ -202,6 +239,14 @@ static int recover_segment(struct el_storage *st, uint64_t seq, bool newest)
 	/* the file's bytes to keep: the zeros written ahead of the next batch
 	 * (el_wal.h) stay, anything else after the batches does not */
 	keep = zeros_from(buf, valid, len) ? len : valid;
+	size_t later = 0;
+	if (keep < len && newest && synced_batch_after(buf, valid, stop, len, st->batch_seq, &later)) {
+		el_log(EL_LOG_ERROR, "wal: %s is corrupt at offset %zu, and a whole batch follows at "
+		       "offset %zu: the damaged records were synced and may have been acknowledged, "
+		       "so they are not cut; refusing to start", path, stop, later);
+		free(buf);
+		return EL_ECORRUPT;
+	}
 	uint8_t *kept = realloc(buf, valid + 1); /* not the zeros: the log keeps it */
 	if (kept != NULL)
 		buf = kept;

@@ -518,6 +518,69 @@ static void test_corrupt_sealed_segment_refuses_start(void)
 	pt_rmrf(dir);
 }
 
+/* Where batch k (from 1) of a segment begins: just after the BATCH_END of
+ * batch k - 1. */
+static long batch_start(const char *path, unsigned k)
+{
+	int fd = open(path, O_RDONLY);
+	const long size = pt_file_size(path);
+	uint8_t *b = malloc((size_t)size + 1);
+	long at = -1;
+	if (fd >= 0 && b != NULL && read(fd, b, (size_t)size) == size) {
+		struct el_rec rec;
+		struct el_entry e;
+		size_t off = 0, used;
+		unsigned ends = 0;
+		while (ends + 1 < k && el_rec_decode(b + off, (size_t)size - off, &rec, &e, &used) == EL_OK) {
+			off += used;
+			ends += rec.type == EL_REC_BATCH_END;
+		}
+		at = ends + 1 == k ? (long)off : -1;
+	}
+	if (fd >= 0)
+		close(fd);
+	free(b);
+	return at;
+}
+
+/* In the newest segment, damage with a whole later batch after it is not a
+ * torn write (only the batch being written when the power went can tear):
+ * cutting there would drop synced, maybe acknowledged entries, so the node
+ * refuses to start; damage in the last batch alone is a torn tail, cut. */
+static void test_corrupt_newest_segment_before_synced_batches(void)
+{
+	const struct el_storage_options opt = { .segment_bytes = 1 << 20 };
+	struct el_storage *st;
+	struct pt_model got;
+	char path[PATH_MAX];
+	const struct el_hard_state hs = { 1, 0, 0 };
+
+	fresh_dir("newest");
+	EL_CHECK_EQ(el_storage_open(&st, dir, &opt), EL_OK);
+	for (uint64_t i = 1; i <= 40; i++)
+		EL_CHECK_EQ(put(st, i, i, 1, i == 1 ? &hs : NULL), EL_OK);
+	EL_CHECK_EQ(el_storage_segments(st), 1);
+	el_storage_close(st);
+	EL_CHECK_EQ(el_wal_segment_path(dir, 1, path, sizeof path), EL_OK);
+	const long b20 = batch_start(path, 20), b39 = batch_start(path, 39),
+		   b40 = batch_start(path, 40);
+	EL_CHECK(b20 > 0 && b39 > b20 && b40 > b39);
+	const long probes[] = { b20 + 2, b20 + 10, b39 + 10 }; /* length field, payload */
+	for (size_t i = 0; i < sizeof probes / sizeof probes[0]; i++) {
+		flip_byte(path, probes[i]);
+		EL_CHECK_EQ(pt_open_load(dir, 1 << 20, &got), EL_ECORRUPT);
+		flip_byte(path, probes[i]);
+	}
+	EL_CHECK_EQ(pt_open_load(dir, 1 << 20, &got), EL_OK);
+	EL_CHECK_EQ(got.last, 40); /* refused, nothing was cut */
+	flip_byte(path, b40 + 10);
+	unsigned long warns = el_log_count(EL_LOG_WARN);
+	EL_CHECK_EQ(pt_open_load(dir, 1 << 20, &got), EL_OK);
+	EL_CHECK_EQ(got.last, 39);
+	EL_CHECK_EQ(el_log_count(EL_LOG_WARN), warns + 1);
+	pt_rmrf(dir);
+}
+
 /* A snapshot from a leader whose history differs from our stored suffix:
  * even when the batch after the snapshot never reaches the disk, the old
  * suffix must not come back next to the new snapshot. */
@@ -614,6 +677,7 @@ int main(int argc, char **argv)
 	EL_RUN(test_one_sync_per_batch);
 	EL_RUN(test_zeros_ahead_are_not_a_torn_tail);
 	EL_RUN(test_corrupt_sealed_segment_refuses_start);
+	EL_RUN(test_corrupt_newest_segment_before_synced_batches);
 	EL_RUN(test_installed_snapshot_drops_conflicting_suffix);
 	EL_RUN(test_dir_lock);
 	EL_RUN(test_platform_services);
