@@ -37,12 +37,14 @@ $(LIBEDGELOCK_SO): $(CLIENT_PIC_OBJS)
 	$(call say,LD,$@)
 	$(Q)$(CC) -shared $^ $(CLIENT_LIBS) -o $@
 
-EDGELOCK_CLI_SRCS := $(sort $(wildcard cmd/edgelock/*.c)) net/ini_line.c
-$(EDGELOCK_CLI): $(EDGELOCK_CLI_SRCS) $(wildcard cmd/edgelock/*.h) net/el_ini_line.h $(LIBEDGELOCK) \
+EDGELOCK_CLI_SRCS := $(sort $(wildcard cmd/edgelock/*.c)) net/ini_line.c net/backup.c port/posix/crc32c.c
+EDGELOCK_CLI_HDRS = $(wildcard cmd/edgelock/*.h) net/el_ini_line.h net/el_backup.h port/posix/el_crc32c.h
+EDGELOCK_CLI_INC := -Icmd/edgelock -Iport/posix
+$(EDGELOCK_CLI): $(EDGELOCK_CLI_SRCS) $(EDGELOCK_CLI_HDRS) $(LIBEDGELOCK) \
 		$(CLIENT_HDRS)
 	@mkdir -p $(@D)
 	$(call say,LD,$@)
-	$(Q)$(CC) $(HOST_CFLAGS) $(CLIENT_FLAGS) -Icmd/edgelock $(EDGELOCK_CLI_SRCS) $(LIBEDGELOCK) \
+	$(Q)$(CC) $(HOST_CFLAGS) $(CLIENT_FLAGS) $(EDGELOCK_CLI_INC) $(EDGELOCK_CLI_SRCS) $(LIBEDGELOCK) \
 		$(CLIENT_LIBS) -linih -o $@
 
 .PHONY: libedgelock edgelock test-client

@@ -104,11 +104,11 @@ $$(BUILD)/$(1)/lib/libedgelock.so: $$$$($(1)_CLIENT_OBJS)
 	@mkdir -p $$(@D)
 	$$(call say,LD,$$@)
 	$$(Q)$$($(1)_CC) -shared $$^ $$($(1)_LDDIRS) $$(CLIENT_LIBS) -o $$@
-$$(BUILD)/$(1)/bin/edgelock: $$(EDGELOCK_CLI_SRCS) $$(wildcard cmd/edgelock/*.h) net/el_ini_line.h \
+$$(BUILD)/$(1)/bin/edgelock: $$(EDGELOCK_CLI_SRCS) $$(EDGELOCK_CLI_HDRS) \
 		$$(BUILD)/$(1)/lib/libedgelock.a $$(CLIENT_HDRS)
 	@mkdir -p $$(@D)
 	$$(call say,LD,$$@)
-	$$(Q)$$($(1)_CC) $$(HOST_CFLAGS) $$($(1)_FLAGS) $$(CLIENT_FLAGS) -Icmd/edgelock \
+	$$(Q)$$($(1)_CC) $$(HOST_CFLAGS) $$($(1)_FLAGS) $$(CLIENT_FLAGS) $$(EDGELOCK_CLI_INC) \
 		$$($(1)_INC) $$(EDGELOCK_CLI_SRCS) $$(BUILD)/$(1)/lib/libedgelock.a $$($(1)_LDDIRS) \
 		$$(CLIENT_LIBS) -linih -o $$@
 

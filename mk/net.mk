@@ -39,7 +39,7 @@ $(BUILD)/gw/net/%.o: net/%.c $$(GW_HDRS)
 
 # Fuzzing the decoders of everything a client or a peer sends: the client
 # protocol, the peer hello (Raft messages: fuzz_wire of mk/cbor.mk).
-NET_FUZZ := $(BUILD)/fuzz/fuzz_client_wire $(BUILD)/fuzz/fuzz_peer_hello
+NET_FUZZ := $(BUILD)/fuzz/fuzz_client_wire $(BUILD)/fuzz/fuzz_peer_hello $(BUILD)/fuzz/fuzz_backup
 $(BUILD)/fuzz/fuzz_client_wire: tests/fuzz/fuzz_client_wire.c core/cbor.c core/client_wire.c \
 		$(CORE_HDRS) $(TEST_LIB_SRCS)
 	@mkdir -p $(@D)
@@ -50,13 +50,19 @@ $(BUILD)/fuzz/fuzz_peer_hello: tests/fuzz/fuzz_peer_hello.c core/cbor.c net/peer
 	@mkdir -p $(@D)
 	$(call say,FUZZCC,$@)
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) $(INCLUDES) -Inet $< core/cbor.c net/peer_hello.c $(TEST_LIB_SRCS) -o $@
+# ... and the backup file's header, which `edgelockd restore` reads.
+$(BUILD)/fuzz/fuzz_backup: tests/fuzz/fuzz_backup.c net/backup.c port/posix/crc32c.c net/el_backup.h
+	@mkdir -p $(@D)
+	$(call say,FUZZCC,$@)
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) $(INCLUDES) -Inet -Iport/posix $< net/backup.c \
+		port/posix/crc32c.c -lpthread -o $@
 
 .PHONY: test-fuzz-net fuzz-net
 test-fuzz-net: $(NET_FUZZ)
-	@FUZZ_TARGETS="client_wire peer_hello" tests/run-suite.sh $(BUILD)/results fuzz-client-peer \
+	@FUZZ_TARGETS="client_wire peer_hello backup" tests/run-suite.sh $(BUILD)/results fuzz-client-peer \
 		tests/fuzz/run.sh $(BUILD)/fuzz
 fuzz-net: $(NET_FUZZ)
-	@FUZZ_TARGETS="client_wire peer_hello" tests/fuzz/run.sh $(BUILD)/fuzz $(FUZZ_SECONDS)
+	@FUZZ_TARGETS="client_wire peer_hello backup" tests/fuzz/run.sh $(BUILD)/fuzz $(FUZZ_SECONDS)
 fuzz: fuzz-net
 TESTS += test-fuzz-net
 

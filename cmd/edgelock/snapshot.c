@@ -2,9 +2,10 @@
  * snapshot.c - `edgelock snapshot save FILE`: a backup of the cluster's lock
  * table. The leader writes its table once, after a linearizable read (so the
  * backup holds every write acknowledged before the command began), and hands
- * it out in chunks (SNAPSHOT, docs/protocol.md); the file is the table's
- * snapshot bytes, written to FILE.tmp, fsynced and renamed, so FILE is never
- * half a backup. `edgelockd restore FILE` seeds a new cluster from it.
+ * it out in chunks (SNAPSHOT, docs/protocol.md); the file is a header with
+ * the bytes' CRC-32C (net/el_backup.h) and the table's snapshot bytes,
+ * written to FILE.tmp, fsynced and renamed, so FILE is never half a backup.
+ * `edgelockd restore FILE` checks it and seeds a new cluster from it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -14,8 +15,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "el_backup.h"
 #include "el_cli.h"
 #include "el_client_wire.h"
+#include "el_crc32c.h"
 #include "el_error.h"
 #include "edgelock.h"
 
@@ -35,13 +38,15 @@ static int write_all(int fd, const uint8_t *p, size_t n)
 	return 0;
 }
 
-/* Fetch the whole snapshot into fd; EL_OK, EL_ESTALE (start over) or an
- * error; *index and *total say what was fetched. */
+/* Fetch the whole snapshot into fd after the header's room; EL_OK,
+ * EL_ESTALE (start over) or an error; *index, *total and *crc say what was
+ * fetched. */
 static int fetch(struct el_cli *cli, struct el_cw_msg *m, int fd, uint64_t *index,
-		 uint32_t *total)
+		 uint32_t *total, uint32_t *crc)
 {
 	uint32_t offset = 0;
 	*index = 0;
+	*crc = 0;
 	do {
 		memset(m, 0, 2 * sizeof(*m));
 		m->type = EL_CW_SNAPSHOT;
@@ -59,6 +64,7 @@ static int fetch(struct el_cli *cli, struct el_cw_msg *m, int fd, uint64_t *inde
 		*total = m[1].total;
 		if (write_all(fd, m[1].chunk, m[1].chunk_len) != 0)
 			return EL_EIO;
+		*crc = el_crc32c(*crc, m[1].chunk, m[1].chunk_len);
 		offset += m[1].chunk_len;
 	} while (offset < *total);
 	return EL_OK;
@@ -87,8 +93,13 @@ static int save(struct el_cli *cli, const char *file)
 			free(m);
 			return EL_EXIT_FAILED;
 		}
-		rc = fetch(cli, m, fd, &index, &total);
-		if (rc == EL_OK && fsync(fd) != 0)
+		uint8_t head[EL_BACKUP_HEADER] = { 0 };
+		uint32_t crc = 0;
+		rc = write_all(fd, head, sizeof head) == 0 ? fetch(cli, m, fd, &index, &total, &crc)
+							 : EL_EIO;
+		el_backup_header(head, total, crc);
+		if (rc == EL_OK && (pwrite(fd, head, sizeof head, 0) != (ssize_t)sizeof head ||
+				    fsync(fd) != 0))
 			rc = EL_EIO;
 		close(fd);
 	}

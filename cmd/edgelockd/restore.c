@@ -6,9 +6,9 @@
  * same snapshot, elect a leader, and carry on from the backup's index, so
  * every token they grant is higher than every token in the backup.
  *
- * The backup is checked by restoring it into a lock table first (the strict
- * decoder of core/lock_snapshot.c): a damaged or foreign file changes
- * nothing. The Raft snapshot gets term 1 and the backup's last index; the
+ * The backup is checked against its header's checksum (net/el_backup.h),
+ * then by restoring it into a lock table (the strict decoder of
+ * core/lock_snapshot.c): a damaged or foreign file changes nothing. The Raft snapshot gets term 1 and the backup's last index; the
  * hard state commits it, so no node ever needs the entries before it.
  */
 #include <errno.h>
@@ -16,24 +16,27 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "el_backup.h"
 #include "el_daemon.h"
 #include "el_error.h"
 #include "el_platform.h"
 #include "el_storage.h"
 
-/* Read the whole file (at most EL_SNAPSHOT_MAX bytes) into a new buffer. */
-static int read_backup(const char *file, uint8_t **out, uint32_t *len)
+#define BACKUP_MAX ((size_t)EL_SNAPSHOT_MAX + EL_BACKUP_HEADER)
+
+/* Read the whole file (at most BACKUP_MAX bytes) into a new buffer. */
+static int read_backup(const char *file, uint8_t **out, size_t *len)
 {
 	FILE *f = fopen(file, "rb");
 	if (f == NULL) {
 		el_log(EL_LOG_ERROR, "restore: %s: %s", file, strerror(errno));
 		return EL_EINVAL;
 	}
-	uint8_t *buf = malloc((size_t)EL_SNAPSHOT_MAX + 1);
-	const size_t n = buf != NULL ? fread(buf, 1, (size_t)EL_SNAPSHOT_MAX + 1, f) : 0;
+	uint8_t *buf = malloc(BACKUP_MAX + 1);
+	const size_t n = buf != NULL ? fread(buf, 1, BACKUP_MAX + 1, f) : 0;
 	const bool bad = ferror(f) != 0;
 	fclose(f);
-	if (buf == NULL || bad || n == 0 || n > EL_SNAPSHOT_MAX) {
+	if (buf == NULL || bad || n == 0 || n > BACKUP_MAX) {
 		el_log(EL_LOG_ERROR, "restore: %s: %s", file,
 		       buf == NULL ? "out of memory" : bad ? "read error" :
 		       n == 0 ? "empty file" : "larger than a snapshot of this profile");
@@ -41,7 +44,27 @@ static int read_backup(const char *file, uint8_t **out, uint32_t *len)
 		return EL_EINVAL;
 	}
 	*out = buf;
-	*len = (uint32_t)n;
+	*len = n;
+	return EL_OK;
+}
+
+/* The snapshot bytes of the backup file's bytes, once its checksum held. */
+static int unwrap(const char *file, const uint8_t *buf, size_t n, const uint8_t **data,
+		  uint32_t *len)
+{
+	int checked = 0;
+	const char *why = NULL;
+	if (el_backup_payload(buf, n, data, len, &checked, &why) != EL_OK) {
+		el_log(EL_LOG_ERROR, "restore: %s is damaged (%s); nothing was changed", file, why);
+		return EL_EINVAL;
+	}
+	if (*len > EL_SNAPSHOT_MAX) {
+		el_log(EL_LOG_ERROR, "restore: %s: larger than a snapshot of this profile", file);
+		return EL_EINVAL;
+	}
+	if (!checked)
+		el_log(EL_LOG_WARN, "restore: %s has no checksum (a backup of an older release): "
+		       "only the snapshot's own decoder checks it", file);
 	return EL_OK;
 }
 
@@ -58,8 +81,8 @@ static int check_backup(const char *file, const uint8_t *buf, uint32_t len, uint
 	el_lock_usage(t, &u);
 	free(t);
 	if (rc != EL_OK || *index == 0) {
-		el_log(EL_LOG_ERROR, "restore: %s is not a backup of this version and profile "
-		       "(%s)", file, rc != EL_OK ? el_strerror(rc) : "an empty table");
+		el_log(EL_LOG_ERROR, "restore: %s is damaged, or not a backup of this version and "
+		       "profile (%s)", file, rc != EL_OK ? el_strerror(rc) : "an empty table");
 		return EL_EINVAL;
 	}
 	el_log(EL_LOG_INFO, "restore: %s holds the lock table at index %llu: %u sessions, "
@@ -96,13 +119,17 @@ int el_d_restore(const struct el_dcfg *cfg, const char *file)
 	}
 	struct el_snapshot_meta meta = { .term = 1 };
 	uint8_t *buf = NULL;
+	const uint8_t *data = NULL;
+	size_t n = 0;
 	int rc = el_d_conf_of(cfg, &meta.conf, "restore");
 	if (rc == EL_OK)
-		rc = read_backup(file, &buf, &meta.len);
+		rc = read_backup(file, &buf, &n);
 	if (rc == EL_OK)
-		rc = check_backup(file, buf, meta.len, &meta.index);
+		rc = unwrap(file, buf, n, &data, &meta.len);
 	if (rc == EL_OK)
-		rc = seed(cfg, &meta, buf);
+		rc = check_backup(file, data, meta.len, &meta.index);
+	if (rc == EL_OK)
+		rc = seed(cfg, &meta, data);
 	if (rc == EL_OK)
 		el_log(EL_LOG_INFO, "restore: %s seeded for node %u of a new %u-voter cluster; "
 		       "start it normally (no --bootstrap)", cfg->data_dir, cfg->id, meta.conf.n);
