@@ -12,7 +12,10 @@
  * local deadline, and SIGKILL a little before the deadline itself, so it is
  * dead before the cluster could give the lock to anyone else; the CLI then
  * exits with EL_EXIT_LOCK_LOST. The local deadline is counted on
- * CLOCK_BOOTTIME, so a CLI that was itself stopped kills at once on resume.
+ * CLOCK_BOOTTIME. A CLI that is itself stopped (SIGSTOP, a debugger) or
+ * starved cannot kill anything, so a watchdog process forked beside CMD
+ * keeps the last kill time the CLI sent it and SIGKILLs CMD's group when it
+ * passes (watchdog_start).
  *
  * SIGINT or SIGTERM while waiting for the lock ends the wait: the session is
  * closed (the cluster drops the queued request, or releases a grant that
@@ -228,6 +231,90 @@ static void stopped(pid_t child)
 	kill(-child, SIGCONT);
 }
 
+/* ---- The watchdog -------------------------------------------------------- */
+
+static uint64_t boot_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* The watchdog's loop: kill_at is the last time read from rfd; when it
+ * passes without a later one, SIGKILL CMD's group and exit 3; EOF (the CLI
+ * is done with CMD) ends it quietly. Only async-signal-safe calls: it was
+ * forked from a process with threads. */
+static _Noreturn void watchdog_main(int rfd, pid_t cmd_group)
+{
+	uint64_t kill_at = UINT64_MAX;
+	for (;;) {
+		const uint64_t now = boot_ms();
+		if (now >= kill_at) {
+			kill(-cmd_group, SIGKILL);
+			_exit(3);
+		}
+		/* poll counts on CLOCK_MONOTONIC, which stops while the machine
+		 * sleeps: wake at least every second to read CLOCK_BOOTTIME. */
+		const uint64_t wait = kill_at == UINT64_MAX ? 1000u : kill_at - now;
+		struct pollfd p = { .fd = rfd, .events = POLLIN };
+		if (poll(&p, 1, wait < 1000u ? (int)wait : 1000) <= 0)
+			continue;
+		uint64_t t;
+		const ssize_t n = read(rfd, &t, sizeof t);
+		if (n == (ssize_t)sizeof t)
+			kill_at = t;
+		else if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN))
+			_exit(0);
+	}
+}
+
+/* Fork the watchdog of CMD's group; the CLI's end of its pipe, or -1. It
+ * runs in a process group of its own, so that stopping the CLI's group does
+ * not stop it, and dies with the CLI (PDEATHSIG). */
+static int watchdog_start(pid_t cmd_group, pid_t *pid)
+{
+	int fds[2];
+	if (pipe2(fds, O_CLOEXEC) != 0)
+		return -1;
+	const pid_t parent = getpid();
+	*pid = fork();
+	if (*pid == 0) {
+		setpgid(0, 0);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(0);
+		for (int fd = 3; fd < 1024; fd++) /* not the CLI's sockets */
+			if (fd != fds[0])
+				close(fd);
+		watchdog_main(fds[0], cmd_group);
+	}
+	close(fds[0]);
+	if (*pid < 0) {
+		close(fds[1]);
+		return -1;
+	}
+	fcntl(fds[1], F_SETFL, O_NONBLOCK);
+	return fds[1];
+}
+
+/* Tell the watchdog the new kill time (the pipe never fills: 8 bytes a
+ * turn, read at once). */
+static void watchdog_set(int fd, uint64_t kill_at)
+{
+	if (fd >= 0 && write(fd, &kill_at, sizeof kill_at) != (ssize_t)sizeof kill_at)
+		fprintf(stderr, "edgelock: warning: the watchdog did not take the deadline\n");
+}
+
+static void watchdog_stop(int fd, pid_t pid)
+{
+	if (fd < 0)
+		return;
+	close(fd); /* EOF: it exits */
+	int status;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+}
+
 static void sleep_ms(unsigned ms)
 {
 	const struct timespec ts = { .tv_sec = 0, .tv_nsec = (long)ms * 1000000L };
@@ -238,10 +325,11 @@ static void sleep_ms(unsigned ms)
  * itself, 1 when the lock was being lost and the child was signalled. Every
  * signal goes to CMD's process group (-child), and on a loss SIGKILL goes
  * to it even after CMD itself ended, for the children it left behind. */
-static int supervise(el_session *s, pid_t child, const struct run_opts *o, int *status)
+static int supervise(el_session *s, pid_t child, const struct run_opts *o, int dog, int *status)
 {
 	const uint64_t kill_margin = 100u + o->ttl_ms / 100u;
 	bool termed = false, lost = false, jeopardy = false;
+	uint64_t dog_at = 0;
 	for (;;) {
 		const pid_t w = waitpid(child, status, WNOHANG | WUNTRACED);
 		if (w == child && WIFSTOPPED(*status)) {
@@ -249,12 +337,19 @@ static int supervise(el_session *s, pid_t child, const struct run_opts *o, int *
 			continue;
 		}
 		if (w == child) {
+			/* killed by the watchdog while the CLI was stopped: lost too */
+			lost |= el_session_state(s, NULL) == EL_LEASE_LOST;
 			if (lost || jeopardy)
 				kill(-child, SIGKILL);
 			return lost || jeopardy ? 1 : 0;
 		}
 		uint64_t left;
 		const enum el_lease_state st = el_session_state(s, &left);
+		const uint64_t kill_at = boot_ms() + (left > kill_margin ? left - kill_margin : 0);
+		if (st != EL_LEASE_LOST && kill_at > dog_at + 10u) { /* the lease moved on */
+			watchdog_set(dog, kill_at);
+			dog_at = kill_at;
+		}
 		if (!lost && (st == EL_LEASE_LOST || left <= kill_margin)) {
 			kill(-child, SIGKILL);
 			lost = true;
@@ -291,7 +386,13 @@ static int finish(struct el_cli *cli, el_session *s, const struct run_opts *o, b
 		  uint64_t token, pid_t child)
 {
 	int status = 0;
-	const int lost = child > 0 ? supervise(s, child, o, &status) : hold(s);
+	pid_t dog_pid = 0;
+	const int dog = child > 0 ? watchdog_start(child, &dog_pid) : -1;
+	if (child > 0 && dog < 0)
+		fprintf(stderr, "edgelock: warning: no watchdog (%s): a stopped CLI could not kill "
+			"the command in time\n", strerror(errno));
+	const int lost = child > 0 ? supervise(s, child, o, dog, &status) : hold(s);
+	watchdog_stop(dog, dog_pid);
 	if (child > 0 && cmd_has_terminal)
 		give_terminal(getpgrp());
 	if (lost) {

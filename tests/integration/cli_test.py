@@ -482,6 +482,27 @@ def test_killed_cli(e):
           "the CLI SIGKILLed: its CMD (pid %d) was killed too" % cmd)
 
 
+def test_stopped_cli(e):
+    """A CLI stopped (SIGSTOP: a debugger, an operator) while CMD runs cannot
+    kill CMD in time itself; its watchdog process does, before the lease
+    ends, so the lock can go to a waiter while the CLI is still stopped and
+    CMD is not running beside it. On resume the CLI reports the loss (76).
+    Found by testing from outside: CMD ran on 5 s past another's grant."""
+    pidf = e.path("stopped-cli.pid")
+    p = e.start("lock", "stopcli", "--ttl", "2s", "--", "sh", "-c",
+                "echo $$ > %s; exec sleep 300" % pidf)
+    cmd = pid_from(pidf)
+    os.kill(p.pid, signal.SIGSTOP)  # the CLI only: CMD is in a group of its own
+    died = cmd > 0 and gone_or_killed(cmd, 10.0)
+    r = e.run("lock", "stopcli", "--wait", "20s", "--", "true")  # the CLI still stopped
+    os.kill(p.pid, signal.SIGCONT)
+    _, err = p.communicate(timeout=30)
+    check(died and r.returncode == 0 and p.returncode == 76,
+          "a stopped CLI's CMD (pid %d) was killed by its watchdog before the lease ended "
+          "(killed %s, a waiter got the lock: exit %d, the CLI on resume: exit %d %s)"
+          % (cmd, died, r.returncode, p.returncode, err.strip()[-200:]))
+
+
 def test_cluster_restart(cluster, e):
     holder = e.start("lock", "durable", "--ttl", "30s", "--", "sh", "-c",
                      "echo $EDGELOCK_TOKEN; sleep 8")
@@ -799,7 +820,7 @@ def main():
         test_locks_json_lines(e)  # first: on a cluster without locks
         for t in (test_basics, test_json_escaped, test_args_after_command, test_fifo_handoff, test_shared, test_counter,
                   test_election_observe, test_signal_while_waiting, test_killed_client, test_granted_while_stopped,
-                  test_killed_cli, test_client_threads, test_client_safety):
+                  test_killed_cli, test_stopped_cli, test_client_threads, test_client_safety):
             t(e)
         test_leader_killed(cluster, e)
         test_cluster_stopped(cluster, e)
