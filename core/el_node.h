@@ -18,6 +18,11 @@
  * el_node_ready (so a caller always delivers them after the batch they came
  * with was persisted). Between el_node_ready and el_node_advance the caller
  * calls nothing else on the node; pointers in the batch stay valid until then.
+ * Breaking that order (a submit, step or tick inside a batch, ready twice,
+ * advance without ready or with another batch) is a bug in the caller, not
+ * bad input: it fails an assertion (el_panic), as TigerBeetle's asserts do,
+ * rather than return a code the caller's own bug might ignore. Serialise the
+ * calls (one task, or a lock) and feed messages from an ISR through a queue.
  *
  * Time: only the leader's timer table reads now_ms. Every deadline (session
  * lease, bounded wait, lock-delay) is counted on the leader's own clock, from
