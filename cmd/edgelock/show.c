@@ -249,13 +249,50 @@ static void print_query_error(const struct el_cli *cli, const char *name)
 	fflush(stdout);
 }
 
+/* The state printed last: a re-query after a reconnect that finds it
+ * again is not a change, and is not printed twice. */
+static struct el_lock_info shown;
+static bool shown_valid, gap_shown;
+
+static bool same_state(const struct el_lock_info *a, const struct el_lock_info *b)
+{
+	return a->held == b->held && a->shared == b->shared && a->delayed == b->delayed &&
+	       a->n_holders == b->n_holders && a->token == b->token &&
+	       a->holder_session == b->holder_session && a->permits == b->permits &&
+	       a->value_len == b->value_len && memcmp(a->value, b->value, a->value_len) == 0;
+}
+
+/* Events were lost (the library reconnected: a leader change, a cut): the
+ * changes in between cannot be told, only the state now. Said once per
+ * gap, so a reader knows the stream is not every change. */
+static void print_gap(const struct el_cli *cli, const char *name)
+{
+	if (gap_shown)
+		return;
+	gap_shown = true;
+	if (cli->json) {
+		fputs("{\"name\":", stdout);
+		el_cli_json_str(name, strlen(name));
+		fputs(",\"gap\":true}\n", stdout);
+	} else {
+		printf("%s: reconnected; changes in between may have been missed\n", name);
+	}
+	fflush(stdout);
+}
+
 static void print_holder(const struct el_cli *cli, const char *name, int rc,
 			 const struct el_lock_info *in)
 {
 	if (rc != EL_OK) {
 		print_query_error(cli, name);
+		shown_valid = false;
 		return;
 	}
+	if (shown_valid && same_state(in, &shown))
+		return;
+	shown = *in;
+	shown_valid = true;
+	gap_shown = false;
 	if (cli->json) {
 		fputs("{\"name\":", stdout);
 		el_cli_json_str(name, strlen(name));
@@ -282,7 +319,10 @@ int el_cli_observe(struct el_cli *cli, int argc, char **argv)
 {
 	static const char text[] = "usage: edgelock observe NAME [--json]\n"
 				   "Print who holds NAME (and an election's value), then every\n"
-				   "change, until interrupted (exit 0). A failed query is an error\n"
+				   "change, until interrupted (exit 0). After a reconnect (a leader\n"
+				   "change) it says changes may have been missed (--json: a\n"
+				   "\"gap\":true object), then prints the state if it changed.\n"
+				   "A failed query is an error\n"
 				   "(stderr; --json: an \"error\" object), not a state; exit 69 when\n"
 				   "no leader is reachable for the session's 10 s lease.\n";
 	if (help(argc, argv, text))
@@ -318,8 +358,10 @@ int el_cli_observe(struct el_cli *cli, int argc, char **argv)
 			if (ev.kind != EL_EVENT_HOLDER_CHANGED && ev.kind != EL_EVENT_VALUE_CHANGED &&
 			    ev.kind != EL_EVENT_GAP)
 				continue;
-			if (ev.kind == EL_EVENT_GAP)
+			if (ev.kind == EL_EVENT_GAP) {
 				el_watch(s, argv[1]); /* a new connection: watch again */
+				print_gap(cli, argv[1]);
+			}
 			rc = el_query(cli->client, argv[1], &info);
 			print_holder(cli, argv[1], rc, &info);
 		}

@@ -344,7 +344,8 @@ def test_observe_unreachable(cluster, e):
     if rc is None:
         obs.kill()
     out, err = obs.communicate(timeout=20)
-    check(rc == 69 and out.strip() == "watched: free" and "no leader reachable" in err,
+    states = [x for x in out.splitlines() if "changes in between may have been missed" not in x]
+    check(rc == 69 and states == ["watched: free"] and "no leader reachable" in err,
           "observe with the cluster stopped: exit %s (want 69), no state made up %r (%s)"
           % (rc, out, err.strip()))
     cluster.wait_leader()
@@ -386,6 +387,10 @@ def test_leader_killed(cluster, e):
     holder = e.start("lock", "fo", "--", "sleep", "2")
     time.sleep(0.7)
     waiter = e.start("lock", "fo", "--wait", "60s", "--", "sh", "-c", "echo $EDGELOCK_TOKEN")
+    seen_path = e.path("observe-fo.json")
+    observer = subprocess.Popen([CLI, "observe", "fo", "--json"], env=e.env,
+                                stdout=open(seen_path, "w"), stderr=subprocess.DEVNULL,
+                                start_new_session=True)
     time.sleep(0.5)
     leader = cluster.wait_leader()
     t0 = time.time()
@@ -394,6 +399,18 @@ def test_leader_killed(cluster, e):
     failover = time.time() - t0
     out, err = waiter.communicate(timeout=90)
     holder.wait(timeout=60)
+    def seen():
+        with open(seen_path) as f:
+            return f.read().splitlines()
+    # the observer notices the dead connection at its next keepalive (ttl/3)
+    eventually(lambda: any('"token":%s,' % out.strip() in x for x in seen()), 20.0)
+    os.kill(observer.pid, signal.SIGINT)
+    observer.wait(timeout=30)
+    lines = seen()
+    check(any('"gap":true' in x for x in lines) and
+          all(a != b for a, b in zip(lines, lines[1:])),
+          "observe across the leader's SIGKILL says changes may have been missed (a gap "
+          "line), and prints no state twice in a row: %r" % lines)
     print("  failover after SIGKILL of leader %d: node %d leads after %.0f ms"
           % (leader, new, failover * 1000), flush=True)
     check(waiter.returncode == 0 and out.strip().isdigit(),
