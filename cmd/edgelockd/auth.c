@@ -136,6 +136,18 @@ int el_d_client_stamp(const struct el_d_client *cl, struct el_lock_cmd *c)
 	return EL_OK;
 }
 
+/* True unless the live session names another identity than cl's. An
+ * OPEN_SESSION retried with its nonce gets the session that nonce opened
+ * (core/lock_open.c); the core knows no owners, so the nonce of another
+ * identity's open would hand over its session and its events. */
+bool el_d_client_owns(const struct el_daemon *d, const struct el_d_client *cl, uint64_t session)
+{
+	const struct el_lock_table *t = el_node_table(d->node);
+	el_slot_t slot = el_lock_session_slot(t, session);
+	return slot == EL_LOCK_NONE || t->sessions[slot].id != session ||
+	       owns(t->sessions[slot].client, t->sessions[slot].client_len, identity(cl));
+}
+
 bool el_d_client_may(const struct el_daemon *d, const struct el_d_client *cl, enum el_acl_op op,
 		     const char *name, size_t name_len)
 {

@@ -187,6 +187,7 @@ void el_d_client_prove(struct el_daemon *d, struct el_d_client *cl, const uint8_
 		       uint32_t len);
 bool el_d_client_anonymous(struct el_daemon *d, struct el_d_client *cl);
 int el_d_client_stamp(const struct el_d_client *cl, struct el_lock_cmd *c);
+bool el_d_client_owns(const struct el_daemon *d, const struct el_d_client *cl, uint64_t session);
 bool el_d_client_may(const struct el_daemon *d, const struct el_d_client *cl, enum el_acl_op op,
 		     const char *name, size_t name_len);
 int el_d_authorize(struct el_daemon *d, const struct el_d_client *cl, const struct el_cw_msg *q);
@@ -206,6 +207,9 @@ void el_d_peer_dialed(struct el_daemon *d, uint64_t conn, el_id_t peer);
 void el_d_peer_out_frame(struct el_daemon *d, uint64_t conn, el_id_t peer, const uint8_t *buf,
 			 uint32_t len);
 void el_d_peer_send(struct el_daemon *d, const struct el_msg *m);
+/* Whether node id is a member, current or previous, or in [peers]: a peer
+ * hello from any other node is refused. */
+bool el_d_peer_known(const struct el_daemon *d, el_id_t id);
 const struct el_d_book *el_d_book_find(const struct el_daemon *d, el_id_t id);
 void el_d_book_set(struct el_daemon *d, el_id_t id, const char *peer, uint32_t peer_len,
 		   const char *client, uint32_t client_len);

@@ -11,9 +11,12 @@
  * must be node and its CN node<N> where N is the id the hello claims; a
  * client certificate, another node's name, a hello from another cluster or
  * profile, a second hello, or anything before the proof and the hello
- * closes the connection with a log line saying why. Raft messages must say
- * they come from the proven node and are addressed to us; anything else is
- * dropped and counted.
+ * closes the connection with a log line saying why. So does a hello from a
+ * node this one does not know as a member (el_d_peer_known): any node
+ * certificate of the cluster CA proves a name, not membership, and a
+ * non-member's Raft messages (a higher term) would disrupt the members.
+ * Raft messages must say they come from the proven node and are addressed
+ * to us; anything else is dropped and counted.
  */
 #include <stdio.h>
 #include <string.h>
@@ -101,6 +104,40 @@ static void refuse(struct el_daemon *d, uint64_t conn, const char *why, el_id_t 
 	el_net_close(d->net, conn);
 }
 
+/* Whether id is in the configuration before the latest one in the log: a
+ * leader removing itself leads until its removal commits (thesis 4.2.2),
+ * so a follower that already appended the removal must still take it back
+ * when its link is dialed again. */
+static bool in_previous_conf(const struct el_raft *r, el_id_t id)
+{
+	const struct el_snapshot_meta *snap = el_raft_snapshot(r);
+	for (uint64_t i = r->conf_index; i > snap->index + 1; i--) {
+		const struct el_entry *e = el_raft_entry(r, i - 1);
+		struct el_conf c;
+		if (e != NULL && e->type == EL_ENTRY_CONF &&
+		    el_conf_decode(&c, e->data, e->len) == 0)
+			return el_conf_find(&c, id) != NULL;
+	}
+	return el_conf_find(&snap->conf, id) != NULL;
+}
+
+/* Whether node id may speak Raft to this node: a member (voter or learner)
+ * of its configuration or of the one before, or one of its [peers] (the
+ * operator's word: a --join node knows no configuration until the leader
+ * that dials it has sent one). A node being added is known to the leader
+ * from the append of its MEMBER_ADD and to the others from theirs; its
+ * dials before that are refused and retried with net.c's backoff. */
+bool el_d_peer_known(const struct el_daemon *d, el_id_t id)
+{
+	const struct el_raft *r = el_node_raft(d->node);
+	if (el_conf_find(el_raft_conf(r), id) != NULL || in_previous_conf(r, id))
+		return true;
+	for (uint32_t i = 0; i < d->cfg.n_peers; i++)
+		if (d->cfg.peers[i].id == id)
+			return true;
+	return false;
+}
+
 static void on_hello(struct el_daemon *d, struct el_d_inbound *in, const uint8_t *buf,
 		     uint32_t len)
 {
@@ -129,6 +166,11 @@ static void on_hello(struct el_daemon *d, struct el_d_inbound *in, const uint8_t
 		snprintf(why, sizeof why, "the certificate proven on it is %s's, the hello claims %s",
 			 in->name, want);
 		refuse(d, in->conn, why, h.node);
+		return;
+	}
+	if (!el_d_peer_known(d, h.node)) {
+		refuse(d, in->conn, "not a member of this node's configuration (current or "
+				    "previous) nor of its [peers]", h.node);
 		return;
 	}
 	in->node = h.node;

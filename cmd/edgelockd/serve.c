@@ -570,6 +570,25 @@ void el_d_client_frame(struct el_daemon *d, uint64_t conn, const uint8_t *buf, u
 	}
 }
 
+/* OPEN_SESSION applied: a new session, or the one an earlier open with the
+ * same nonce created. That one is given back only to its own identity; any
+ * other gets EPERM and nothing is attached to its connection. */
+static void opened(struct el_daemon *d, const struct el_d_pending *p, uint64_t session)
+{
+	const struct el_d_client *cl = el_d_client_of(d, p->conn);
+	if (cl != NULL && el_d_client_owns(d, cl, session)) {
+		d->rep.session = session;
+		attach(d, session, p->conn);
+		return;
+	}
+	d->rep.err = EL_EPERM;
+	d->rep.index = 0;
+	el_log(EL_LOG_WARN, "client %s conn %llu req %llu: OPEN_SESSION with the nonce of "
+	       "another client's session refused", cl != NULL && cl->name[0] != '\0' ? cl->name
+	       : "anonymous", (unsigned long long)p->conn,
+	       (unsigned long long)p->client_id);
+}
+
 void el_d_reply(struct el_daemon *d, const struct el_node_reply *r)
 {
 	struct el_d_pending *p = pend_find(d, r->req_id);
@@ -591,10 +610,8 @@ void el_d_reply(struct el_daemon *d, const struct el_node_reply *r)
 			}
 			d->rep.queued = r->queued;
 			d->rep.index = r->index;
-			if (p->type == EL_CW_OPEN_SESSION && r->err == EL_OK) {
-				d->rep.session = r->session;
-				attach(d, r->session, p->conn);
-			}
+			if (p->type == EL_CW_OPEN_SESSION && r->err == EL_OK)
+				opened(d, p, r->session);
 		}
 		el_d_send(d, p->conn, &d->rep, false);
 	}

@@ -182,6 +182,50 @@ def test_ownership(c, pems, leader, s1c, s1, ops):
     return new
 
 
+def test_nonce_owner(c, pems, leader):
+    """An OPEN_SESSION retried with its nonce gets its session back, but only
+    for the identity that opened it: sensor-1 sending the nonce of ops's open
+    gets EPERM, no session id, and none of that session's events (found by a
+    black-box test: it received ops's GRANTED with the token)."""
+    ops = c.connect(leader, cert=pems["ops"])
+    s1c = c.connect(leader, cert=pems["sensor-1"])
+    anon = c.connect(leader, cert=None)
+    hold = session(ops, "holder")
+    token = ops.call({1: 4, 4: hold, 5: 1, 6: "fleet/sensors/n"}).get(11, 0)
+    nonce = random.getrandbits(64) | 1
+    victim = ops.call({1: 1, 9: 30000, 13: "victim", 14: nonce}).get(4, 0)
+    rep = ops.call({1: 4, 4: victim, 5: 1, 6: "fleet/sensors/n", 8: 20000})
+    check("nonce: ops's second session queues behind its first", token > 0 and victim > 0 and
+          rep.get(16) is True, repr(rep))
+    rep = s1c.call({1: 1, 9: 30000, 13: "thief", 14: nonce})
+    refused_id = s1c.next_id - 1
+    check("nonce: sensor-1 opening with ops's nonce gets EPERM and no session",
+          rep.get(3) == EL_EPERM and rep.get(4, 0) == 0, repr(rep))
+    rep = anon.call({1: 1, 9: 30000, 13: "thief", 14: nonce})
+    check("nonce: an anonymous client opening with it gets EPERM too",
+          rep.get(3) == EL_EPERM and rep.get(4, 0) == 0, repr(rep))
+    ops.call({1: 5, 4: hold, 5: 2, 6: "fleet/sensors/n", 11: token})
+    try:
+        ev = ops.event(5.0)
+    except socket.timeout:
+        ev = {}
+    check("nonce: ops hears its GRANTED", ev.get(1) == 128 and ev.get(4) == victim, repr(ev))
+    for name, k in (("sensor-1", s1c), ("the anonymous client", anon)):
+        try:
+            stolen = k.event(1.0)
+        except socket.timeout:
+            stolen = None
+        check("nonce: %s hears nothing of ops's session" % name, stolen is None, repr(stolen))
+    rep = ops.call({1: 1, 9: 30000, 13: "victim", 14: nonce})
+    check("nonce: ops retrying its open gets its session back",
+          rep.get(3, 0) == 0 and rep.get(4, 0) == victim, repr(rep))
+    check("nonce: the refusal is logged",
+          re.search(r"client sensor-1 conn \d+ req %d: OPEN_SESSION with the nonce of another "
+                    "client's session refused" % refused_id, log_text(c, leader)))
+    for k in (ops, s1c, anon):
+        k.close()
+
+
 def test_anonymous(c, leader):
     anon = c.connect(leader, cert=None)
     s = session(anon, "guest")
@@ -329,6 +373,7 @@ def main():
         leader = c.wait_leader()
         s1c, s1, ops = test_acl(c, pems, leader)
         test_anonymous(c, leader)
+        test_nonce_owner(c, pems, leader)
         test_refused_certs(c, pems, leader)
         test_client_relay(c, pems, leader)
         test_client_cert_as_node(c, leader)

@@ -362,6 +362,7 @@ def test_peer_identity(c):
           and "does not verify for this connection" in text, text[-2000:])
     check("peer identity: leader unchanged", c.wait_leader() == S.leader)
     still_serving(c, "peer identity")
+    test_nonmember_peer(c)
     test_relayed_challenge(c, target, a)
     test_inbound_table_full(c, target, a)
 
@@ -390,10 +391,10 @@ def test_inbound_table_full(c, target, a, slots=64):
 
 
 def test_relayed_challenge(c, victim, other):
-    """A member M (node 4's certificate, a listener of its own) lures the
-    victim into dialing it and relays node `other`'s challenge to it: the
-    victim must not sign it (the challenge names node<other>, it dialed
-    node4), so M has nothing to present to `other`."""
+    """A member M (node 4, added as a learner at M's address, M holding its
+    certificate) is dialed by the leader and relays node `other`'s challenge
+    to it: the victim must not sign it (the challenge names node<other>, it
+    dialed node4), so M has nothing to present to `other`."""
     import threading
     (port,) = free_ports(1)
     srv = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
@@ -419,15 +420,43 @@ def test_relayed_challenge(c, victim, other):
 
     t = threading.Thread(target=relay)
     t.start()
-    lure = peer_conn(c, victim, cert="node4.pem")
-    lure.send_frame(hello(c, 4, "tls+tcp://127.0.0.1:%d" % port))
+    admin = c.connect(victim)
+    rep = admin.call({1: 14, 20: 4, 21: "tls+tcp://127.0.0.1:%d" % port, 38: True})
     t.join(15)
-    lure.close()
     lsock.close()
     check("peer identity: the victim dials the member and refuses to prove to a relayed "
-          "challenge", got.get("victim_closed") is True, repr(got))
+          "challenge", rep.get(3, 0) == 0 and got.get("victim_closed") is True,
+          repr((rep, got)))
     check("peer identity: the relayed challenge is logged",
           "the challenge is not node4's (relayed?)" in log_text(c, victim))
+    check("peer identity: the test member is removed again",
+          wait_for(lambda: admin.call({1: 15, 20: 4}).get(3, 0) == 0) and
+          wait_for(lambda: 4 not in members(c, victim)))
+    admin.close()
+
+
+def test_nonmember_peer(c):
+    """A node certificate of the cluster CA (node5's) whose id is no member:
+    its hello is refused, so the heartbeat of a far higher term it sends next
+    changes no node's term (found by a black-box test: it moved the whole
+    cluster to that term; at EL_TERM_MAX no node could campaign again)."""
+    rogue_term = max(c.status(i).get(24, 0) for i in c.peer_port) + 1000
+    conns = []
+    for i in sorted(c.peer_port):
+        conn = peer_conn(c, i, cert="node5.pem")
+        conn.send_frame(hello(c, 5, "tls+tcp://127.0.0.1:1"))
+        conn.send_frame(cbor2.dumps({0: 1, 1: 7, 3: 5, 4: i, 5: rogue_term, 8: 1}))
+        conns.append(conn)
+    check("non-member peer: its connections are closed", all(closed(k) for k in conns))
+    for k in conns:
+        k.close()
+    terms = {i: c.status(i).get(24, 0) for i in c.peer_port}
+    check("non-member peer: its heartbeat changed no node's term",
+          all(t < rogue_term for t in terms.values()), repr((rogue_term, terms)))
+    check("non-member peer: the refusal is logged",
+          all("peer connection (node 5): not a member" in log_text(c, i) for i in c.peer_port))
+    check("non-member peer: leader unchanged", c.wait_leader() == S.leader)
+    still_serving(c, "non-member peer")
 
 
 def test_many_clients(c, n=int(os.environ.get("EL_TEST_CONNS", "1000"))):
