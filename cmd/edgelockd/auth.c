@@ -5,7 +5,10 @@
  * (net/el_ident.h). Its first frame is either a PROOF, checked against this
  * connection's nonce with role client (the proven name is the certificate's
  * CN), or a request: the client chose not to prove, and is anonymous, which
- * is refused outright when [tls] client_auth = required.
+ * is refused outright when [tls] client_auth = required. A connection that
+ * sends neither within PROOF_MS of its challenge is closed: otherwise one
+ * that finished its TLS handshake and went quiet would hold a max_clients
+ * slot for ever, and max_clients of them would lock every other client out.
  *
  * Ownership: the daemon writes the opener's identity into the client field
  * of OPEN_SESSION ("<identity> <label>", or " <label>" for anonymous: a CN
@@ -24,6 +27,14 @@
 #include "el_daemon.h"
 #include "el_error.h"
 #include "el_platform.h"
+
+/* As long as a TLS handshake may take (net/el_net.h): a client that proves
+ * takes one round trip and two signatures, far less. */
+#define PROOF_MS 10000u
+/* Client slots el_d_clients_unproven looks at per turn: a turn comes at
+ * least every 100 ms, so 1024 reach the slots of the default max_clients
+ * (1024, 2048 slots) in 0.2 s and of the largest (65000) in 13 s. */
+#define PROOF_SWEEP_BATCH 1024u
 
 int el_d_clients_open(struct el_daemon *d)
 {
@@ -65,6 +76,23 @@ void el_d_client_opened(struct el_daemon *d, uint64_t conn)
 		return;
 	}
 	cl->auth = EL_D_AUTH_CHALLENGED;
+	cl->opened_ms = d->now_ms;
+}
+
+void el_d_clients_unproven(struct el_daemon *d)
+{
+	const uint32_t slots = el_net_slots(d->net);
+	for (uint32_t k = 0; k < PROOF_SWEEP_BATCH && k < slots; k++) {
+		struct el_d_client *cl = &d->clients[d->proof_cursor];
+		d->proof_cursor = (d->proof_cursor + 1) % slots;
+		if (cl->conn == 0 || cl->auth != EL_D_AUTH_CHALLENGED ||
+		    d->now_ms - cl->opened_ms < PROOF_MS)
+			continue;
+		el_log(EL_LOG_WARN, "client connection %llu: no identity proof or request in %u s; "
+		       "closed", (unsigned long long)cl->conn, PROOF_MS / 1000u);
+		cl->auth = EL_D_AUTH_REFUSED;
+		el_net_close(d->net, cl->conn);
+	}
 }
 
 void el_d_client_gone(struct el_daemon *d, uint64_t conn)

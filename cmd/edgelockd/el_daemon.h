@@ -79,6 +79,7 @@ struct el_d_client {
 	uint64_t conn; /* 0: free */
 	uint32_t pending; /* its requests in d->pending ([limits] requests_per_client) */
 	uint8_t auth;
+	uint64_t opened_ms; /* when it was challenged */
 	uint8_t nonce[EL_IDENT_NONCE_LEN];
 	char name[EL_IDENT_NAME_MAX + 1];
 };
@@ -124,6 +125,7 @@ struct el_daemon {
 	uint64_t stop_deadline_ms;
 	uint64_t role_key; /* last role/term/leader logged */
 	uint32_t expiring_cursor; /* next attach slot el_d_expiring looks at */
+	uint32_t proof_cursor;    /* next client slot el_d_clients_unproven looks at */
 	uint64_t ring_released_at; /* snapshot index of the last el_log_ring_release */
 	uint64_t trimmed_ms;       /* when give_back_memory last trimmed the heaps */
 	bool trimmed_settled;      /* trimmed once the cluster had a leader */
@@ -139,6 +141,10 @@ struct el_daemon {
 	uint64_t leader_links_lost; /* elections moved up (el_d_peer_link_lost) */
 	uint64_t client_frames_refused;
 	struct el_d_quota quota;
+	/* STATUS's lock table counts, counted at usage_applied, at usage_ms (serve.c) */
+	struct el_lock_usage usage;
+	uint64_t usage_applied, usage_ms;
+	bool usage_valid;
 	/* scratch */
 	struct el_cw_msg req, rep;
 	struct el_lock_query q;
@@ -183,6 +189,9 @@ int el_d_clients_open(struct el_daemon *d);
 struct el_d_client *el_d_client_of(struct el_daemon *d, uint64_t conn);
 void el_d_client_opened(struct el_daemon *d, uint64_t conn);
 void el_d_client_gone(struct el_daemon *d, uint64_t conn);
+/* Close the client connections that have neither proven who they are nor
+ * sent a request within PROOF_MS (looks at a batch of slots per turn). */
+void el_d_clients_unproven(struct el_daemon *d);
 void el_d_client_prove(struct el_daemon *d, struct el_d_client *cl, const uint8_t *buf,
 		       uint32_t len);
 bool el_d_client_anonymous(struct el_daemon *d, struct el_d_client *cl);

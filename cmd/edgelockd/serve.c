@@ -417,10 +417,31 @@ static void answer_read(struct el_daemon *d, const struct el_d_pending *p)
 	el_d_send(d, p->conn, &d->rep, false);
 }
 
+/* The lock table's counts for STATUS. Counting walks every pool, at the
+ * cost of the table's size, so a flood of STATUS must not count each time:
+ * the counts are kept and counted again only when the applied index has
+ * moved since (the node changes the table only when it applies an entry or
+ * installs a snapshot, and both move it) and at most every USAGE_EVERY_MS. A STATUS then costs O(1) whatever the table holds, and
+ * its counts are exact while the table is still and at most USAGE_EVERY_MS
+ * old while it changes: they are a view for operators, not a read. */
+#define USAGE_EVERY_MS 100u
+static const struct el_lock_usage *usage(struct el_daemon *d)
+{
+	const uint64_t applied = el_raft_applied(el_node_raft(d->node));
+	if (!d->usage_valid ||
+	    (applied != d->usage_applied && d->now_ms - d->usage_ms >= USAGE_EVERY_MS)) {
+		el_lock_usage(el_node_table(d->node), &d->usage);
+		d->usage_valid = true;
+		d->usage_applied = applied;
+		d->usage_ms = d->now_ms;
+	}
+	return &d->usage;
+}
+
 static void status(struct el_daemon *d, uint64_t conn, const struct el_cw_msg *q)
 {
 	const struct el_raft *r = el_node_raft(d->node);
-	struct el_lock_usage u;
+	const struct el_lock_usage *u = usage(d);
 	begin_reply(d, q->type, q->id);
 	d->rep.node = d->cfg.id;
 	d->rep.role = (uint8_t)el_raft_state(r);
@@ -429,9 +450,8 @@ static void status(struct el_daemon *d, uint64_t conn, const struct el_cw_msg *q
 	d->rep.commit = el_raft_commit(r);
 	d->rep.applied = el_raft_applied(r);
 	d->rep.last_index = el_raft_last_index(r);
-	el_lock_usage(el_node_table(d->node), &u);
-	d->rep.n_sessions = u.sessions;
-	d->rep.n_locks = u.locks;
+	d->rep.n_sessions = u->sessions;
+	d->rep.n_locks = u->locks;
 	const struct el_conf *c = el_raft_conf(r);
 	d->rep.n_members = c->n;
 	for (uint32_t i = 0; i < c->n; i++) {

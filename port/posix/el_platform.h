@@ -22,8 +22,9 @@ enum el_log_level {
 	EL_LOG_OFF = 4,
 };
 
-/* One line to stderr: "edgelock: LEVEL: message". Lines below the current
- * level (default INFO) are dropped. */
+/* One line to stderr: "edgelock: LEVEL: message", a control byte in the
+ * message written as \xHH (a name from a client stays on its line). Lines
+ * below the current level (default INFO) are dropped. */
 /* A tag on every line (the daemon: "node<ID>"); NULL or "" for none. */
 void el_log_set_tag(const char *tag);
 void el_log(enum el_log_level level, const char *fmt, ...)

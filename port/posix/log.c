@@ -8,6 +8,9 @@
  * Raft state, the term it is in ("edgelock node2 term 7: info: ..."): a line
  * is then placed in the cluster's history without the lines around it, as
  * etcd's and Consul's structured logs do with their term fields.
+ * Messages carry names that came from clients (lock names, certificate
+ * subjects), so every control byte in a message is written as \xHH: no caller
+ * can start a second, forged line ("\n<0>...") or send a terminal escape.
  */
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -55,9 +58,31 @@ unsigned long el_log_count(enum el_log_level level)
 	return level < EL_LOG_OFF ? log_counts[level] : 0;
 }
 
+/* Copies msg to out (size > 0) with each control byte (< 0x20, 0x7f) as \xHH,
+ * cut whole at the end of out: a line stays one line whatever it names. */
+static void escape_controls(char *out, size_t size, const char *msg)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t n = 0;
+	for (const unsigned char *p = (const unsigned char *)msg; *p != '\0'; p++) {
+		const int ctl = *p < 0x20 || *p == 0x7f;
+		if (n + (ctl ? 4u : 1u) >= size)
+			break;
+		if (ctl) {
+			out[n++] = '\\';
+			out[n++] = 'x';
+			out[n++] = hex[*p >> 4];
+			out[n++] = hex[*p & 0xf];
+		} else {
+			out[n++] = (char)*p;
+		}
+	}
+	out[n] = '\0';
+}
+
 void el_log(enum el_log_level level, const char *fmt, ...)
 {
-	char line[512];
+	char line[512], safe[4 * sizeof line];
 	va_list ap;
 
 	if (level >= EL_LOG_OFF)
@@ -68,6 +93,7 @@ void el_log(enum el_log_level level, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof line, fmt, ap);
 	va_end(ap);
+	escape_controls(safe, sizeof safe, line);
 	/* One fprintf per line keeps lines whole when several threads log. */
 	char prio[8] = "";
 	if (journal_stream())
@@ -77,5 +103,5 @@ void el_log(enum el_log_level level, const char *fmt, ...)
 	if (t != 0)
 		snprintf(term, sizeof term, " term %llu", t);
 	fprintf(stderr, "%sedgelock%s%s%s: %s: %s\n", prio, log_tag[0] != '\0' ? " " : "",
-		log_tag, term, level_names[level], line);
+		log_tag, term, level_names[level], safe);
 }

@@ -11,7 +11,11 @@ three-node cluster with small limits:
       operations succeed (median and max latency printed, not asserted),
       the excess connections are refused, and the leader serves after;
   (c) requests_per_client: requests pipelined on one connection past the
-      limit get EL_EFULL at once while another connection's succeed.
+      limit get EL_EFULL at once while another connection's succeed;
+  (d) connections that finish TLS but never prove nor send a request fill
+      max_clients and lock other clients out, until the leader closes them
+      10 s after their challenge (a log line each); a proven connection
+      idle as long stays open and is served.
 
 Processes are stopped by PID. FLOOD_NICE=19 runs the flood process niced,
 to tell the daemon's share of the latency from the CPU the flood generator
@@ -30,7 +34,7 @@ import time
 import cbor2
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from elcluster import Cluster, Conn, Checks  # noqa: E402
+from elcluster import Cluster, Conn, Checks, eventually  # noqa: E402
 from auth_test import mint  # noqa: E402
 
 EL_EFULL = -2
@@ -232,6 +236,61 @@ def test_requests(c, leader, conn, session):
     check("requests: the connection is served normally after", rep.get(3, 0) == 0, repr(rep))
 
 
+def closed(conn):
+    """True when the daemon has closed conn (EOF, or a reset, on reading)."""
+    try:
+        while True:
+            conn.recv_frame(0.5)  # the challenge, then nothing
+    except (EOFError, ConnectionError, ssl.SSLError):
+        return True
+    except OSError:  # a timeout: still open
+        return False
+
+
+def test_unproven(c, leader):
+    keep = c.connect(leader)  # proven, then as idle as the others
+    ping = keep.call({1: 18})
+    check("unproven: a proven connection is served", ping.get(3, 0) == 0, repr(ping))
+    t0, idle = time.time(), []
+    try:
+        for _ in range(MAX_CLIENTS + 5):  # until max_clients refuses
+            idle.append(Conn(c.client_port[leader], c.certs, "client.pem", 5.0, prove=False))
+    except (OSError, EOFError, ssl.SSLError):
+        pass
+    print("unproven: %d connections open, silent after the TLS handshake" % len(idle), flush=True)
+    try:
+        c.status(leader)
+        locked_out = False
+    except (OSError, EOFError, ssl.SSLError):
+        locked_out = True
+    check("unproven: they fill max_clients, another client is refused",
+          locked_out and 0 < len(idle) < MAX_CLIENTS, "%d open" % len(idle))
+
+    def served():
+        try:
+            return c.status(leader).get(3, 0) == 0
+        except (OSError, EOFError, ssl.SSLError):
+            return False
+    check("unproven: another client is served again within 10 s + 20 s",
+          eventually(served, 30.0, 0.5), "%.1f s" % (time.time() - t0))
+    print("unproven: served again after %.1f s" % (time.time() - t0), flush=True)
+    check("unproven: no connection cut before its 10 s", time.time() - t0 >= 10.0,
+          "%.1f s" % (time.time() - t0))
+    shut = sum(closed(x) for x in idle)
+    check("unproven: every silent connection was closed", shut == len(idle),
+          "%d of %d" % (shut, len(idle)))
+    for x in idle:
+        x.close()
+    log = open(c.log(leader)).read()
+    check("unproven: a log line for each",
+          log.count("no identity proof or request in 10 s; closed") >= len(idle),
+          log[-300:])
+    ping = keep.call({1: 18})
+    check("unproven: the proven connection, idle as long, still open and served",
+          ping.get(3, 0) == 0, repr(ping))
+    keep.close()
+
+
 OTHER = [None, 0]
 
 
@@ -251,6 +310,7 @@ def main():
         OTHER[0], OTHER[1] = other_pem, so
         test_flood(c, leader, o, so)
         test_requests(c, leader, a, sa)
+        test_unproven(c, leader)
         a.close()
         o.close()
         check("the cluster still has a leader", c.wait_leader() > 0)

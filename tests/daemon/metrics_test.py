@@ -4,7 +4,7 @@ Three real edgelockd over TLS on loopback, each with --metrics on a free
 port; through the client protocol a session, three locks acquired, one
 released and a release with a wrong token refused; then every node is
 scraped with urllib and its text parsed: one leader, one term, the leader's
-locks and sessions, applied indexes equal, the refused release counted
+locks and sessions (and STATUS's counts after each step), applied indexes equal, the refused release counted
 stale, the storage histogram cumulative and non-empty, the Content-Type,
 404 for another path, and a bad [node] metrics named with its line by
 --check-config. Every process is started and stopped by PID (elcluster.py).
@@ -22,7 +22,7 @@ import urllib.error
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from elcluster import Cluster, free_ports, Checks  # noqa: E402
+from elcluster import Cluster, free_ports, Checks, eventually  # noqa: E402
 
 check = Checks()
 SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})? (\S+)$')
@@ -70,7 +70,22 @@ def settled(res, leader):
     return val(s, "locks") == 2 and len(applied) == 1
 
 
+def status_counts(c, leader, locks, after):
+    """STATUS's lock and session counts follow the table (the daemon keeps
+    them between applied entries: they must not stay behind them)."""
+    st = {}
+
+    def counted():
+        st.update(c.status(leader))
+        return st.get(42) == locks and st.get(41, 0) >= 1
+    check("STATUS after %s: %d locks, a session" % (after, locks), eventually(counted, 5.0),
+          repr({k: st.get(k) for k in (41, 42)}))
+
+
 def do_work(c, leader):
+    st = c.status(leader)
+    check("STATUS of the new cluster: no lock, no session", st.get(42, 0) == 0 and
+          st.get(41, 0) == 0, repr(st))
     conn = c.connect(leader)
     try:
         rep = conn.call({1: 1, 9: 30000, 13: "metrics", 14: random.getrandbits(64)})
@@ -81,10 +96,12 @@ def do_work(c, leader):
             rep = conn.call({1: 4, 4: s, 5: seq, 6: name})
             tokens.append(rep.get(11, 0))
         check("work: three locks acquired", all(t > 0 for t in tokens), repr(tokens))
+        status_counts(c, leader, 3, "three locks acquired")
         rep = conn.call({1: 5, 4: s, 5: 4, 6: "m-c", 11: tokens[2]})
         check("work: one released", rep.get(3, 0) == 0, repr(rep))
         rep = conn.call({1: 5, 4: s, 5: 5, 6: "m-a", 11: tokens[0] + 1000})
         check("work: a release with a wrong token is refused ESTALE", rep.get(3) == -6, repr(rep))
+        status_counts(c, leader, 2, "one released")
     finally:
         conn.close()
 

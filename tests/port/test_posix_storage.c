@@ -2,7 +2,7 @@
  * test_posix_storage.c - unit tests of port/posix: CRC-32C vectors, WAL
  * records, snapshot files, the storage round trip, hard state, truncation,
  * segment rotation and deletion, a damaged sealed segment, the directory
- * lock, and the clock/seed/log services.
+ * lock, and the clock/seed/log services (a logged message stays one line).
  *
  * usage: test_posix_storage SCRATCH_DIR
  */
@@ -660,6 +660,31 @@ static void test_platform_services(void)
 	EL_CHECK_EQ(el_log_count(EL_LOG_DEBUG), debugs + 1);
 }
 
+/* A message naming a client's string stays one line: newlines, ESC and DEL
+ * come out as \xHH, so a name cannot forge a line ("\n<0>...") of its own. */
+static void test_log_escapes_control_bytes(void)
+{
+	char path[PATH_MAX], out[1024] = "";
+	snprintf(path, sizeof path, "%s/log-escape.txt", scratch);
+	const int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	const int saved = dup(2);
+	EL_CHECK(fd >= 0 && saved >= 0);
+	fflush(stderr);
+	EL_CHECK_EQ(dup2(fd, 2), 2);
+	el_log(EL_LOG_WARN, "refused %s", "x\n<0>edgelock node1: error: FORGED\x1b[2J\x7f\ty");
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	const ssize_t n = pread(fd, out, sizeof out - 1, 0);
+	close(fd);
+	unlink(path);
+	EL_CHECK(n > 0);
+	out[n > 0 ? n : 0] = '\0';
+	EL_CHECK(strchr(out, '\n') == out + strlen(out) - 1); /* only the line's own end */
+	EL_CHECK(strchr(out, 0x1b) == NULL && strchr(out, 0x7f) == NULL && strchr(out, '\t') == NULL);
+	EL_CHECK(strstr(out, "refused x\\x0a<0>edgelock node1: error: FORGED\\x1b[2J\\x7f\\x09y\n") != NULL);
+}
+
 int main(int argc, char **argv)
 {
 	scratch = argc > 1 ? argv[1] : "/tmp";
@@ -681,5 +706,6 @@ int main(int argc, char **argv)
 	EL_RUN(test_installed_snapshot_drops_conflicting_suffix);
 	EL_RUN(test_dir_lock);
 	EL_RUN(test_platform_services);
+	EL_RUN(test_log_escapes_control_bytes);
 	return el_test_end();
 }
