@@ -2,6 +2,7 @@
  * main.c - the edgelock CLI: global options, where the cluster is (flags,
  * environment, config file), the command table, exit codes.
  */
+#include <errno.h>
 #include <ini.h>
 #include <libgen.h>
 #include <limits.h>
@@ -148,8 +149,8 @@ static int on_ini(void *user, const char *section, const char *key, const char *
 	return 1;
 }
 
-/* One line for libinih, read whole; the first line it cannot take whole
- * (too long, a NUL byte) is remembered, and the file refused for it
+/* One line for libinih, read whole; a line it cannot take whole (too long,
+ * a NUL byte) ends the reading, and the file is refused for it
  * (el_ini_line.h). */
 struct cfg_file {
 	FILE *fp;
@@ -161,10 +162,10 @@ static char *cfg_line(char *str, int num, void *stream)
 	struct cfg_file *f = stream;
 	enum el_ini_line bad;
 	char *s = el_ini_line(str, num, f->fp, &bad);
-	if (s == NULL)
+	if (s == NULL && bad == EL_INI_LINE_OK)
 		return NULL;
 	f->line++;
-	if (bad != EL_INI_LINE_OK && f->bad_line == 0) {
+	if (bad != EL_INI_LINE_OK) {
 		f->bad_line = f->line;
 		f->max_len = num - 1;
 	}
@@ -198,17 +199,24 @@ static int load_config(struct el_cli *cli)
 		return EL_EXIT_CONFIG;
 	}
 	struct cfg_file f = { .fp = fopen(path, "r") };
-	int line = f.fp == NULL ? -1 : ini_parse_stream(cfg_line, &f, on_ini, NULL);
-	if (f.fp != NULL)
-		fclose(f.fp);
+	if (f.fp == NULL) {
+		fprintf(stderr, "edgelock: %s: cannot open the client config: %s\n", path,
+			strerror(errno));
+		return EL_EXIT_CONFIG;
+	}
+	int line = ini_parse_stream(cfg_line, &f, on_ini, NULL);
+	fclose(f.fp);
 	if (line == 0 && f.bad_line != 0) {
 		fprintf(stderr, "edgelock: %s: line %d is longer than %d characters or holds a NUL "
 			"byte\n", path, f.bad_line, f.max_len);
 		return EL_EXIT_CONFIG;
 	}
 	if (line != 0) {
-		fprintf(stderr, "edgelock: %s: %s (line %d)\n", path,
-			line < 0 ? "cannot read the file" : "not a valid client config", line);
+		if (line > 0)
+			fprintf(stderr, "edgelock: %s: not a valid client config (line %d)\n", path,
+				line);
+		else /* libinih's buffer: only when built without INI_USE_STACK */
+			fprintf(stderr, "edgelock: %s: out of memory reading it\n", path);
 		return EL_EXIT_CONFIG;
 	}
 	return 0;
