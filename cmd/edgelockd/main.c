@@ -2,7 +2,8 @@
  * main.c - edgelockd: flags, config, signals; the loop lives in daemon.c.
  *
  * Exit status: 0 a clean stop (SIGTERM/SIGINT) or --help/--check-config ok;
- * 1 usage or config errors; 2 could not start (data dir, storage, listen);
+ * 1 usage or config errors (a --bootstrap without this node among [peers]
+ * too); 2 could not start (data dir, storage, [tls] files, listen);
  * 3 stopped by a storage failure while running.
  */
 #include <signal.h>
@@ -42,11 +43,14 @@ static void usage(FILE *f)
 		"protocol (docs/protocol.md) on its client address.\n"
 		"\n"
 		"  -c, --config FILE     the config file (INI; see dist/edgelockd.conf.example)\n"
-		"  --check-config FILE   validate FILE, print what is wrong, exit (0: valid)\n"
+		"  --check-config FILE   validate FILE and its [tls] files as the start does,\n"
+		"                        print what is wrong, exit (0: valid, 1: not)\n"
 		"  --bootstrap           start a NEW cluster of the [peers] members; the data\n"
 		"                        directory must be empty\n"
 		"  --join                start with an empty data directory and wait to be\n"
-		"                        added (`edgelock members add ID ...` on the leader)\n"
+		"                        added (`edgelock members add ID ...` on the leader);\n"
+		"                        ignored, with a warning, once the directory holds\n"
+		"                        state (a restart: the node is the member it was)\n"
 		"                        without either, the data directory must hold state\n"
 		"  --force-new-cluster   LOST QUORUM ONLY: restart this node from its data\n"
 		"                        as the one voter of a new cluster (docs/operations.md)\n"
@@ -67,7 +71,7 @@ static void usage(FILE *f)
 		"Flags override the file. SIGTERM: a leader hands over leadership, then\n"
 		"the node exits 0. SIGHUP: re-read the [tls] CA, certificate and CRL files\n"
 		"for new connections' identity proofs (nothing else of the config).\n"
-		"Exit: 1 config, 2 start failure, 3 storage failure.\n");
+		"Exit: 1 usage or config error, 2 start failure, 3 storage failure.\n");
 }
 
 struct flag {
