@@ -28,7 +28,8 @@ static const char USAGE[] =
 	"  elect NAME VALUE [--ttl D] [--wait D] [--grace D] [-- CMD [ARGS]]\n"
 	"                         become the leader of NAME, publish VALUE (and run CMD)\n"
 	"  observe NAME           print the holder of NAME and every change\n"
-	"  status                 members, roles, leader, term, commit, applied per node\n"
+	"  status                 members, roles, leader, term, commit, applied, last\n"
+	"                         index per node\n"
 	"  locks                  locks and semaphores (2/3 held) with their holders,\n"
 	"                         tokens and waiters\n"
 	"  members list|add|remove|promote ...   cluster membership\n"
@@ -98,6 +99,24 @@ void el_cli_json_str(const char *s, size_t n)
 			putchar(c);
 	}
 	putchar('"');
+}
+
+const char *el_cli_text(const char *s, size_t n, char *buf, size_t cap)
+{
+	const bool utf8 = el_cbor_utf8_valid((const uint8_t *)s, (uint32_t)n);
+	size_t k = 0;
+	bool c1 = false; /* the second byte of a C1 control, U+0080..U+009F */
+	for (size_t i = 0; i < n && k + 5 <= cap; i++) {
+		const unsigned char c = (unsigned char)s[i];
+		const bool esc = c < 0x20 || c == 0x7f || c == '\\' || (c >= 0x80 && !utf8) || c1;
+		c1 = utf8 && c == 0xc2 && i + 1 < n && (unsigned char)s[i + 1] < 0xa0;
+		if (esc || c1)
+			k += (size_t)snprintf(buf + k, cap - k, "\\x%02x", c);
+		else
+			buf[k++] = (char)c;
+	}
+	buf[k] = '\0';
+	return buf;
 }
 
 int el_cli_fail(struct el_cli *cli, const char *what, int err)
