@@ -414,12 +414,13 @@ static bool node_id(const char *s, el_id_t *id)
  * EL_EINVAL, which cannot say which address is wrong, nor why. */
 static bool member_addr(const char *what, const char *a, char *dst, uint8_t *len, size_t cap)
 {
-	char host[EL_CW_ADDR_MAX + 1], port[8], shown[4 * EL_CW_ADDR_MAX + 1];
+	char host[EL_CW_ADDR_MAX + 1], port[8];
 	const size_t n = strlen(a);
 	const bool ok = n == 0 || /* empty: not known yet, as the protocol allows */
 			(n <= cap && strncmp(a, "tls+tcp://", 10) == 0 &&
 			 el_url_parse(a, host, sizeof host, port, sizeof port) == EL_OK);
 	if (!ok) {
+		char shown[4 * EL_CW_ADDR_MAX + 1];
 		fprintf(stderr, "edgelock: add member: %s %s%s: ", what,
 			el_cli_text(a, n < cap ? n : cap, shown, sizeof shown), n > cap ? "..." : "");
 		if (n > cap)
