@@ -1,6 +1,6 @@
 /*
  * el_ini_line.h - one line of a config file for libinih (ini_parse_stream),
- * read to its end (ini_line.c); edgelockd's config and the CLI's use it.
+ * read whole or refused (ini_line.c); edgelockd's config and the CLI's use it.
  */
 #ifndef EL_INI_LINE_H
 #define EL_INI_LINE_H
@@ -14,11 +14,13 @@ enum el_ini_line {
 };
 
 /* The next line of f into str (num bytes, libinih's buffer), without its
- * newline; NULL at the end of f. libinih would parse the part of a line
- * that does not fit its buffer as a line of its own (the tail of a long
- * comment could set a key), and what follows a NUL byte its string
- * functions cannot see: such a line is read to its end all the same, handed
- * on empty, and *bad says why (EL_INI_LINE_OK otherwise). */
+ * newline; NULL at the end of f, with *bad EL_INI_LINE_OK. libinih would
+ * parse the part of a line that does not fit its buffer as a line of its
+ * own (the tail of a long comment could set a key), and what follows a NUL
+ * byte its string functions cannot see: at the first byte that makes a line
+ * such, reading stops (the rest of the line may never end: /dev/zero) and
+ * NULL is returned with *bad saying why. The caller refuses the file; its
+ * NULL also ends libinih's reading. */
 char *el_ini_line(char *str, int num, FILE *f, enum el_ini_line *bad);
 
 #endif /* EL_INI_LINE_H */

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <mbedtls/ctr_drbg.h>
 #include <mbedtls/entropy.h>
@@ -130,9 +131,25 @@ static int verify_chain(struct el_ident *id, mbedtls_x509_crt *crt, char *err, s
 	return EL_EPERM;
 }
 
+/* A directory for a file: mbedtls sizes a file with ftell, which on a
+ * directory gives LONG_MAX, and asks calloc for that (a sanitizer aborts). */
+static bool is_dir(const char *path, const char *what, char *err, size_t cap)
+{
+	struct stat st;
+	if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+		return false;
+	say(err, cap, "%s: a directory, not a %s", path, what);
+	return true;
+}
+
 static int load_parts(struct el_ident *id, const char *ca_file, const char *cert_file,
 		      const char *key_file, const char *crl_file, char *err, size_t cap)
 {
+	const char *kf = key_file != NULL ? key_file : cert_file;
+	if (is_dir(ca_file, "CA certificate", err, cap) ||
+	    (crl_file != NULL && is_dir(crl_file, "CRL", err, cap)) ||
+	    is_dir(cert_file, "certificate", err, cap) || is_dir(kf, "private key", err, cap))
+		return EL_EINVAL;
 	if (mbedtls_x509_crt_parse_file(&id->ca, ca_file) != 0) {
 		say(err, cap, "%s: not a readable PEM CA certificate", ca_file);
 		return EL_EINVAL;
@@ -146,7 +163,6 @@ static int load_parts(struct el_ident *id, const char *ca_file, const char *cert
 		say(err, cap, "%s: not a readable PEM certificate", cert_file);
 		return EL_EINVAL;
 	}
-	const char *kf = key_file != NULL ? key_file : cert_file;
 	if (mbedtls_pk_parse_keyfile(&id->key, kf, NULL) != 0) {
 		say(err, cap, "%s: not a readable PEM private key", kf);
 		return EL_EINVAL;

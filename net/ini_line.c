@@ -1,5 +1,5 @@
 /*
- * ini_line.c - config lines for libinih, each read whole (el_ini_line.h).
+ * ini_line.c - config lines for libinih, each read whole or refused (el_ini_line.h).
  */
 #include "el_ini_line.h"
 
@@ -12,11 +12,12 @@ char *el_ini_line(char *str, int num, FILE *f, enum el_ini_line *bad)
 	for (; c != EOF && c != '\n'; c = getc(f)) {
 		if (c == '\0')
 			*bad = EL_INI_LINE_NUL;
-		else if (n + 1 >= num && *bad == EL_INI_LINE_OK)
+		else if (n + 1 >= num)
 			*bad = EL_INI_LINE_LONG;
-		if (n + 1 < num)
-			str[n++] = (char)c;
+		if (*bad != EL_INI_LINE_OK)
+			return NULL; /* the rest may never end (/dev/zero) */
+		str[n++] = (char)c;
 	}
-	str[*bad == EL_INI_LINE_OK ? n : 0] = '\0';
+	str[n] = '\0';
 	return str;
 }

@@ -52,6 +52,11 @@ int el_cli_bad_arg(const char *command, const char *arg);
  * characters as \uXXXX). Names are UTF-8; a value that is not has each of
  * its bytes above 0x7f written as U+FFFD, so the output stays valid JSON. */
 void el_cli_json_str(const char *s, size_t n);
+/* s[0..n) for a terminal, into buf (4 * n + 1 bytes hold any s): control
+ * bytes (C0, DEL, C1 as UTF-8), backslash, and every byte above 0x7f of a
+ * string that is not UTF-8, as \xHH, so a name from the cluster cannot
+ * drive the operator's terminal. Returns buf. */
+const char *el_cli_text(const char *s, size_t n, char *buf, size_t cap);
 /* "10s", "500ms", "2m", "1h", or plain seconds; false when malformed. */
 bool el_cli_duration(const char *s, uint32_t *ms);
 

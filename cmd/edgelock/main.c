@@ -2,6 +2,7 @@
  * main.c - the edgelock CLI: global options, where the cluster is (flags,
  * environment, config file), the command table, exit codes.
  */
+#include <errno.h>
 #include <ini.h>
 #include <libgen.h>
 #include <limits.h>
@@ -27,7 +28,8 @@ static const char USAGE[] =
 	"  elect NAME VALUE [--ttl D] [--wait D] [--grace D] [-- CMD [ARGS]]\n"
 	"                         become the leader of NAME, publish VALUE (and run CMD)\n"
 	"  observe NAME           print the holder of NAME and every change\n"
-	"  status                 members, roles, leader, term, commit, applied per node\n"
+	"  status                 members, roles, leader, term, commit, applied, last\n"
+	"                         index per node\n"
 	"  locks                  locks and semaphores (2/3 held) with their holders,\n"
 	"                         tokens and waiters\n"
 	"  members list|add|remove|promote ...   cluster membership\n"
@@ -99,6 +101,24 @@ void el_cli_json_str(const char *s, size_t n)
 	putchar('"');
 }
 
+const char *el_cli_text(const char *s, size_t n, char *buf, size_t cap)
+{
+	const bool utf8 = el_cbor_utf8_valid((const uint8_t *)s, (uint32_t)n);
+	size_t k = 0;
+	bool c1 = false; /* the second byte of a C1 control, U+0080..U+009F */
+	for (size_t i = 0; i < n && k + 5 <= cap; i++) {
+		const unsigned char c = (unsigned char)s[i];
+		const bool esc = c < 0x20 || c == 0x7f || c == '\\' || (c >= 0x80 && !utf8) || c1;
+		c1 = utf8 && c == 0xc2 && i + 1 < n && (unsigned char)s[i + 1] < 0xa0;
+		if (esc || c1)
+			k += (size_t)snprintf(buf + k, cap - k, "\\x%02x", c);
+		else
+			buf[k++] = (char)c;
+	}
+	buf[k] = '\0';
+	return buf;
+}
+
 int el_cli_fail(struct el_cli *cli, const char *what, int err)
 {
 	const char *why = cli->why != NULL      ? cli->why
@@ -148,8 +168,8 @@ static int on_ini(void *user, const char *section, const char *key, const char *
 	return 1;
 }
 
-/* One line for libinih, read whole; the first line it cannot take whole
- * (too long, a NUL byte) is remembered, and the file refused for it
+/* One line for libinih, read whole; a line it cannot take whole (too long,
+ * a NUL byte) ends the reading, and the file is refused for it
  * (el_ini_line.h). */
 struct cfg_file {
 	FILE *fp;
@@ -161,10 +181,10 @@ static char *cfg_line(char *str, int num, void *stream)
 	struct cfg_file *f = stream;
 	enum el_ini_line bad;
 	char *s = el_ini_line(str, num, f->fp, &bad);
-	if (s == NULL)
+	if (s == NULL && bad == EL_INI_LINE_OK)
 		return NULL;
 	f->line++;
-	if (bad != EL_INI_LINE_OK && f->bad_line == 0) {
+	if (bad != EL_INI_LINE_OK) {
 		f->bad_line = f->line;
 		f->max_len = num - 1;
 	}
@@ -198,17 +218,24 @@ static int load_config(struct el_cli *cli)
 		return EL_EXIT_CONFIG;
 	}
 	struct cfg_file f = { .fp = fopen(path, "r") };
-	int line = f.fp == NULL ? -1 : ini_parse_stream(cfg_line, &f, on_ini, NULL);
-	if (f.fp != NULL)
-		fclose(f.fp);
+	if (f.fp == NULL) {
+		fprintf(stderr, "edgelock: %s: cannot open the client config: %s\n", path,
+			strerror(errno));
+		return EL_EXIT_CONFIG;
+	}
+	int line = ini_parse_stream(cfg_line, &f, on_ini, NULL);
+	fclose(f.fp);
 	if (line == 0 && f.bad_line != 0) {
 		fprintf(stderr, "edgelock: %s: line %d is longer than %d characters or holds a NUL "
 			"byte\n", path, f.bad_line, f.max_len);
 		return EL_EXIT_CONFIG;
 	}
 	if (line != 0) {
-		fprintf(stderr, "edgelock: %s: %s (line %d)\n", path,
-			line < 0 ? "cannot read the file" : "not a valid client config", line);
+		if (line > 0)
+			fprintf(stderr, "edgelock: %s: not a valid client config (line %d)\n", path,
+				line);
+		else /* libinih's buffer: only when built without INI_USE_STACK */
+			fprintf(stderr, "edgelock: %s: out of memory reading it\n", path);
 		return EL_EXIT_CONFIG;
 	}
 	return 0;

@@ -16,6 +16,7 @@
 
 #include "el_cli.h"
 #include "el_client_wire.h"
+#include "el_url.h"
 
 static const char *role_name(uint8_t r)
 {
@@ -63,16 +64,27 @@ static struct el_cw_msg *two_msgs(void)
 
 /* ---- status --------------------------------------------------------------- */
 
+/* A node's log holds all it committed, so last_index < commit is a reply
+ * without it (a daemon older than the field; absent decodes as 0): unknown,
+ * not 0. The highest last index picks a lost quorum's survivor
+ * (docs/operations.md). */
+static bool last_known(const struct el_cw_msg *r)
+{
+	return r->last_index >= r->commit;
+}
+
 static void print_status(const struct el_cli *cli, const char *ep, const struct el_cw_msg *r)
 {
 	if (cli->json) {
 		fputs("{\"endpoint\":", stdout);
 		el_cli_json_str(ep, strlen(ep));
 		printf(",\"node\":%u,\"role\":\"%s\",\"term\":%" PRIu64
-		       ",\"leader\":%u,\"commit\":%" PRIu64 ",\"applied\":%" PRIu64 ",\"sessions\":%u"
-		       ",\"locks\":%u,\"members\":[",
+		       ",\"leader\":%u,\"commit\":%" PRIu64 ",\"applied\":%" PRIu64,
 		       (unsigned)r->node, role_name(r->role), r->term, (unsigned)r->leader, r->commit,
-		       r->applied, r->n_sessions, r->n_locks);
+		       r->applied);
+		if (last_known(r))
+			printf(",\"last_index\":%" PRIu64, r->last_index);
+		printf(",\"sessions\":%u,\"locks\":%u,\"members\":[", r->n_sessions, r->n_locks);
 		for (unsigned i = 0; i < r->n_members; i++)
 			printf("%s{\"node\":%u,\"role\":\"%s\",\"reachable\":%s}", i ? "," : "",
 			       (unsigned)r->members[i].node, member_role(r->members[i].role),
@@ -80,17 +92,21 @@ static void print_status(const struct el_cli *cli, const char *ep, const struct 
 		printf("]}\n");
 		return;
 	}
+	char last[24] = "?";
+	if (last_known(r))
+		snprintf(last, sizeof last, "%" PRIu64, r->last_index);
 	printf("%-28s node %-3u %-13s term %-5" PRIu64 " leader %-3u commit %-8" PRIu64
-	       " applied %-8" PRIu64 " sessions %u locks %u\n",
+	       " applied %-8" PRIu64 " last %-8s sessions %u locks %u\n",
 	       ep, (unsigned)r->node, role_name(r->role), r->term, (unsigned)r->leader, r->commit,
-	       r->applied, r->n_sessions, r->n_locks);
+	       r->applied, last, r->n_sessions, r->n_locks);
 }
 
 int el_cli_status(struct el_cli *cli, int argc, char **argv)
 {
 	if (help(argc, argv, "usage: edgelock status [--json]\n"
 			     "Ask every endpoint for its own view: node, role, term, leader,\n"
-			     "commit and applied index, sessions, locks; then the members.\n"
+			     "commit, applied and last index (the newest entry in its log; \"?\"\n"
+			     "from a daemon that does not say), sessions, locks; then the members.\n"
 			     "--json: one object per endpoint (with its members), one per line.\n"))
 		return EL_EXIT_OK;
 	if (argc > 1)
@@ -149,10 +165,13 @@ static void permit_holders(struct el_cli *cli, const struct el_cw_lock *l)
 			       i > 0 ? "," : "", h->session, h->token);
 			el_cli_json_str(h->client, h->client_len);
 			putchar('}');
-		} else
-			printf("  permit %u: %-22.*s session %-10" PRIu64 " token %" PRIu64 "\n", i + 1,
-			       h->client_len > 0 ? (int)h->client_len : 1,
-			       h->client_len > 0 ? h->client : "-", h->session, h->token);
+		} else {
+			char who[4 * EL_CLIENT_NAME_MAX + 1];
+			printf("  permit %u: %-22s session %-10" PRIu64 " token %" PRIu64 "\n", i + 1,
+			       h->client_len > 0 ? el_cli_text(h->client, h->client_len, who,
+							       sizeof who) : "-",
+			       h->session, h->token);
+		}
 	}
 	if (cli->json)
 		printf("]");
@@ -180,8 +199,10 @@ static void print_lock(struct el_cli *cli, const struct el_cw_lock *l)
 		printf("}\n");
 		return;
 	}
-	printf("%-32.*s %-9s %-7u %-10" PRIu64 " %u\n", (int)l->name_len, l->name, mode,
-	       l->n_holders, l->token, l->n_waiters);
+	char name[4 * EL_NAME_MAX + 1];
+	printf("%-32s %-9s %-7u %-10" PRIu64 " %u\n", el_cli_text(l->name, l->name_len, name,
+								   sizeof name),
+	       mode, l->n_holders, l->token, l->n_waiters);
 	if (l->permits > 0)
 		permit_holders(cli, l);
 }
@@ -392,7 +413,7 @@ static const char *admin_hint(uint8_t type, int32_t err)
 	if (err != EL_EINVAL)
 		return "";
 	switch (type) {
-	case EL_CW_MEMBER_ADD: return " (already a member)";
+	case EL_CW_MEMBER_ADD: return " (already a member, or an address the leader refuses)";
 	case EL_CW_MEMBER_PROMOTE: return " (not a learner of this cluster)";
 	case EL_CW_MEMBER_REMOVE: return " (it would leave no voter)";
 	case EL_CW_TRANSFER: return " (not another voter)";
@@ -430,11 +451,29 @@ static bool node_id(const char *s, el_id_t *id)
 	return true;
 }
 
-static void text_field(char *dst, uint8_t *len, const char *src, size_t cap)
+/* A new member's address into dst, checked as the leader checks it
+ * (member_addr_ok in cmd/edgelockd/serve.c): the leader's refusal is a bare
+ * EL_EINVAL, which cannot say which address is wrong, nor why. */
+static bool member_addr(const char *what, const char *a, char *dst, uint8_t *len, size_t cap)
 {
-	const size_t n = strlen(src);
-	*len = (uint8_t)(n < cap ? n : cap);
-	memcpy(dst, src, *len);
+	char host[EL_CW_ADDR_MAX + 1], port[8];
+	const size_t n = strlen(a);
+	const bool ok = n == 0 || /* empty: not known yet, as the protocol allows */
+			(n <= cap && strncmp(a, "tls+tcp://", 10) == 0 &&
+			 el_url_parse(a, host, sizeof host, port, sizeof port) == EL_OK);
+	if (!ok) {
+		char shown[4 * EL_CW_ADDR_MAX + 1];
+		fprintf(stderr, "edgelock: add member: %s %s%s: ", what,
+			el_cli_text(a, n < cap ? n : cap, shown, sizeof shown), n > cap ? "..." : "");
+		if (n > cap)
+			fprintf(stderr, "longer than %zu characters\n", cap);
+		else
+			fprintf(stderr, "not tls+tcp://HOST:PORT (PORT 1..65535)\n");
+		return false;
+	}
+	*len = (uint8_t)n;
+	memcpy(dst, a, n);
+	return true;
 }
 
 int el_cli_members(struct el_cli *cli, int argc, char **argv)
@@ -453,9 +492,15 @@ int el_cli_members(struct el_cli *cli, int argc, char **argv)
 	int rc = EL_EXIT_USAGE;
 	if (argc >= 5 && strcmp(argv[1], "add") == 0 && node_id(argv[2], &m->node)) {
 		m->type = EL_CW_MEMBER_ADD;
-		text_field(m->peer_addr, &m->peer_addr_len, argv[3], sizeof m->peer_addr);
-		text_field(m->client_addr, &m->client_addr_len, argv[4], sizeof m->client_addr);
 		m->learner = argc == 6 && strcmp(argv[5], "--learner") == 0;
+		if ((argc == 5 || m->learner) &&
+		    (!member_addr("PEER_ADDR", argv[3], m->peer_addr, &m->peer_addr_len,
+				  sizeof m->peer_addr) ||
+		     !member_addr("CLIENT_ADDR", argv[4], m->client_addr, &m->client_addr_len,
+				  sizeof m->client_addr))) {
+			free(m);
+			return EL_EXIT_USAGE; /* said why; the usage text would bury it */
+		}
 		if (argc == 5 || m->learner)
 			rc = admin(cli, m, "add member");
 	} else if (argc == 3 && strcmp(argv[1], "remove") == 0 && node_id(argv[2], &m->node)) {

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <ini.h>
@@ -275,13 +276,14 @@ static int handler(void *user, const char *section, const char *key, const char 
 
 /* One line for libinih, read whole: a line it cannot take whole (over
  * num - 1 = 199 characters in Debian's build, or with a NUL byte) is
- * refused, never read in parts (el_ini_line.h). */
+ * refused, never read in parts, and ends the reading (el_ini_line.h): the
+ * file is refused anyway, and /dev/zero has no next line. */
 static char *read_line(char *str, int num, void *stream)
 {
 	struct reader *r = stream;
 	enum el_ini_line why;
 	char *s = el_ini_line(str, num, r->f, &why);
-	if (s == NULL)
+	if (s == NULL && why == EL_INI_LINE_OK)
 		return NULL;
 	r->line++;
 	if (why == EL_INI_LINE_NUL)
@@ -299,7 +301,13 @@ int el_dcfg_load(struct el_dcfg *c, const char *file)
 	r.f = fopen(file, "r");
 	if (r.f == NULL) {
 		fprintf(stderr, "edgelockd: %s: cannot open: %s\n", file, strerror(errno));
-		return EL_EINVAL;
+		return EL_EIO;
+	}
+	struct stat st; /* glibc opens a directory for reading; reads then fail */
+	if (fstat(fileno(r.f), &st) == 0 && S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "edgelockd: %s: is a directory, not a config file\n", file);
+		fclose(r.f);
+		return EL_EIO;
 	}
 	int rc = ini_parse_stream(read_line, &r, handler, &r);
 	fclose(r.f);

@@ -68,6 +68,9 @@ static int check_start_mode(const struct el_daemon *d, bool bootstrap, bool join
 		       "node from the state it holds", d->cfg.data_dir);
 		return EL_EINVAL;
 	}
+	if (join && state) /* etcd, too, ignores --initial-cluster on a restart */
+		el_log(EL_LOG_WARN, "--join ignored: data_dir %s holds this node's state, so it "
+		       "restarts as the member it was", d->cfg.data_dir);
 	if (!bootstrap && !join && !state) {
 		el_log(EL_LOG_ERROR, "data_dir %s is empty: start a new cluster with --bootstrap, "
 		       "or join an existing one with --join and `edgelock members add`",
@@ -189,23 +192,24 @@ static int open_net(struct el_daemon *d)
 /* This node's identity for the challenge and proof of every connection
  * (net/el_ident.h): its certificate must say OU=node and CN=node<id>, the
  * name every other node checks, and be neither expired nor revoked by
- * [tls] crl_file. Loaded into *out; why not goes to the log at level lvl. */
-static int load_ident(const struct el_daemon *d, struct el_ident **out, enum el_log_level lvl,
-		      const char *ctx)
+ * [tls] crl_file. Loaded into *out; why not goes to the log at level lvl.
+ * The start, SIGHUP and --check-config all check the files here. */
+int el_d_load_ident(const struct el_dcfg *cfg, struct el_ident **out, enum el_log_level lvl,
+		    const char *ctx)
 {
 	char err[512], want[32];
-	const char *crl = d->cfg.crl_file[0] != '\0' ? d->cfg.crl_file : NULL;
-	int rc = el_ident_load_crl(out, d->cfg.ca_file, d->cfg.cert_key_file, NULL, crl, err,
+	const char *crl = cfg->crl_file[0] != '\0' ? cfg->crl_file : NULL;
+	int rc = el_ident_load_crl(out, cfg->ca_file, cfg->cert_key_file, NULL, crl, err,
 				   sizeof err);
 	if (rc != EL_OK) {
 		el_log(lvl, "[tls] %s%s", ctx, err);
 		return rc;
 	}
-	snprintf(want, sizeof want, "node%u", d->cfg.id);
+	snprintf(want, sizeof want, "node%u", cfg->id);
 	if (el_ident_role_of(*out) != EL_IDENT_NODE || strcmp(el_ident_name(*out), want) != 0) {
 		el_log(lvl, "[tls] %scert_key_file %s: node %u needs a certificate with "
-		       "OU=node and CN=%s, this one is CN=%s (%s)", ctx, d->cfg.cert_key_file,
-		       d->cfg.id, want, el_ident_name(*out),
+		       "OU=node and CN=%s, this one is CN=%s (%s)", ctx, cfg->cert_key_file,
+		       cfg->id, want, el_ident_name(*out),
 		       el_ident_role_of(*out) == EL_IDENT_NODE ? "OU=node" : "OU=client");
 		el_ident_free(*out);
 		*out = NULL;
@@ -216,7 +220,7 @@ static int load_ident(const struct el_daemon *d, struct el_ident **out, enum el_
 
 static int open_ident(struct el_daemon *d)
 {
-	return load_ident(d, &d->ident, EL_LOG_ERROR, "");
+	return el_d_load_ident(&d->cfg, &d->ident, EL_LOG_ERROR, "");
 }
 
 /* SIGHUP: the identity material and nng's TLS configurations, both from the
@@ -230,7 +234,7 @@ void el_d_reload(struct el_daemon *d)
 {
 	static const char kept[] = "SIGHUP: kept the old certificates: ";
 	struct el_ident *next = NULL;
-	if (load_ident(d, &next, EL_LOG_ERROR, kept) != EL_OK)
+	if (el_d_load_ident(&d->cfg, &next, EL_LOG_ERROR, kept) != EL_OK)
 		return;
 	if (el_net_reload_tls(d->net) != EL_OK) {
 		el_log(EL_LOG_ERROR, "%sthe TLS layer could not load them", kept);

@@ -22,6 +22,7 @@
 #include "el_ident.h"
 #include "el_net.h"
 #include "el_node.h"
+#include "el_platform.h" /* enum el_log_level */
 #include "el_storage.h"
 #include "el_wire.h"
 
@@ -159,6 +160,11 @@ bool el_d_has_state(const char *dir);
 /* The voters of a new cluster (--bootstrap, restore): cfg's [peers], this
  * node among them; EL_EINVAL (logged, naming what) otherwise. */
 int el_d_conf_of(const struct el_dcfg *cfg, struct el_conf *c, const char *what);
+/* This node's identity from cfg's [tls] files (CA, certificate and key, CRL),
+ * checked as the start checks it: readable, matching, in date, not revoked,
+ * OU=node and CN=node<id>. EL_OK, or an error logged at lvl after ctx. */
+int el_d_load_ident(const struct el_dcfg *cfg, struct el_ident **out, enum el_log_level lvl,
+		    const char *ctx);
 /* restore.c: seed cfg's empty data directory from a backup (edgelock
  * snapshot save) as the state of a new cluster of cfg's [peers]; EL_OK or
  * an error already logged. */

@@ -65,7 +65,8 @@ struct el_dcfg {
 /* Defaults for everything that has one, into a ZEROED c (main's static
  * struct el_daemon): the keys without a default stay zero. */
 void el_dcfg_defaults(struct el_dcfg *c);
-/* Read FILE into c; prints every problem to stderr; 0 or EL_EINVAL. */
+/* Read FILE into c; prints every problem to stderr; 0, EL_EINVAL, or EL_EIO
+ * for a FILE that cannot be opened or is a directory (nothing read). */
 int el_dcfg_load(struct el_dcfg *c, const char *file);
 /* Set one key as the file would ("node", "id", "3"); for flags. */
 int el_dcfg_set(struct el_dcfg *c, const char *section, const char *key, const char *value,

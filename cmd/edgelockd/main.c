@@ -2,7 +2,8 @@
  * main.c - edgelockd: flags, config, signals; the loop lives in daemon.c.
  *
  * Exit status: 0 a clean stop (SIGTERM/SIGINT) or --help/--check-config ok;
- * 1 usage or config errors; 2 could not start (data dir, storage, listen);
+ * 1 usage or config errors (a --bootstrap without this node among [peers]
+ * too); 2 could not start (data dir, storage, [tls] files, listen);
  * 3 stopped by a storage failure while running.
  */
 #include <signal.h>
@@ -42,11 +43,14 @@ static void usage(FILE *f)
 		"protocol (docs/protocol.md) on its client address.\n"
 		"\n"
 		"  -c, --config FILE     the config file (INI; see dist/edgelockd.conf.example)\n"
-		"  --check-config FILE   validate FILE, print what is wrong, exit (0: valid)\n"
+		"  --check-config FILE   validate FILE and its [tls] files as the start does,\n"
+		"                        print what is wrong, exit (0: valid, 1: not)\n"
 		"  --bootstrap           start a NEW cluster of the [peers] members; the data\n"
 		"                        directory must be empty\n"
 		"  --join                start with an empty data directory and wait to be\n"
-		"                        added (`edgelock members add ID ...` on the leader)\n"
+		"                        added (`edgelock members add ID ...` on the leader);\n"
+		"                        ignored, with a warning, once the directory holds\n"
+		"                        state (a restart: the node is the member it was)\n"
 		"                        without either, the data directory must hold state\n"
 		"  --force-new-cluster   LOST QUORUM ONLY: restart this node from its data\n"
 		"                        as the one voter of a new cluster (docs/operations.md)\n"
@@ -67,7 +71,7 @@ static void usage(FILE *f)
 		"Flags override the file. SIGTERM: a leader hands over leadership, then\n"
 		"the node exits 0. SIGHUP: re-read the [tls] CA, certificate and CRL files\n"
 		"for new connections' identity proofs (nothing else of the config).\n"
-		"Exit: 1 config, 2 start failure, 3 storage failure.\n");
+		"Exit: 1 usage or config error, 2 start failure, 3 storage failure.\n");
 }
 
 struct flag {
@@ -86,15 +90,16 @@ static const struct flag flags[] = {
 	{ "--log-level", "log", "level" },
 };
 
-/* Apply a flag with a value; 1 if argv[i] was one, -1 on error, 0 if not. */
+/* Apply a flag with a value; 1 if argv[i] was one, 0 if not, -1 for a bad
+ * value, -2 for a missing one (a usage error). */
 static int apply_flag(struct el_dcfg *c, int argc, char **argv, int *i)
 {
 	for (size_t k = 0; k < sizeof flags / sizeof flags[0]; k++) {
 		if (strcmp(argv[*i], flags[k].name) != 0)
 			continue;
 		if (*i + 1 >= argc) {
-			fprintf(stderr, "edgelockd: %s needs a value\n", argv[*i]);
-			return -1;
+			fprintf(stderr, "edgelockd: %s needs a value (try --help)\n", argv[*i]);
+			return -2;
 		}
 		(*i)++;
 		return el_dcfg_set(c, flags[k].section, flags[k].key, argv[*i], flags[k].name) ==
@@ -119,6 +124,29 @@ struct opts {
 	bool check, bootstrap, join, force;
 };
 
+/* The whole config, as the start will check it: the file and flags, the
+ * [tls] files under --check-config, this node among the --bootstrap voters.
+ * 0 if the config can start a node; errors are already said. */
+static int check(struct el_dcfg *c, const struct opts *o, bool loaded)
+{
+	int errors = 0;
+	if (loaded && el_dcfg_check(c, o->config != NULL ? o->config : "flags") != EL_OK)
+		errors++;
+	if ((int)o->bootstrap + (int)o->join + (int)o->force > 1) {
+		fprintf(stderr, "edgelockd: --bootstrap, --join and --force-new-cluster exclude "
+			"each other\n");
+		errors++;
+	}
+	struct el_conf voters;
+	if (errors == 0 && o->bootstrap && el_d_conf_of(c, &voters, "--bootstrap") != EL_OK)
+		errors++;
+	struct el_ident *ident = NULL;
+	if (errors == 0 && o->check && el_d_load_ident(c, &ident, EL_LOG_ERROR, "") != EL_OK)
+		errors++;
+	el_ident_free(ident);
+	return errors;
+}
+
 /* 0: go on; otherwise the exit status + 1. */
 static int parse(struct el_dcfg *c, struct opts *o, int argc, char **argv)
 {
@@ -130,10 +158,11 @@ static int parse(struct el_dcfg *c, struct opts *o, int argc, char **argv)
 			o->config = argv[++i];
 		} else if (file) {
 			fprintf(stderr, "edgelockd: %s needs a FILE (try --help)\n", argv[i]);
-			return 3; /* exit 2, as for every other bad command line */
+			return 2; /* exit 1: a usage error */
 		}
 	}
-	int errors = o->config != NULL && el_dcfg_load(c, o->config) != EL_OK;
+	const int load = o->config != NULL ? el_dcfg_load(c, o->config) : EL_OK;
+	int errors = load != EL_OK, usage_errors = 0, n_flags = 0;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			usage(stdout);
@@ -148,7 +177,10 @@ static int parse(struct el_dcfg *c, struct opts *o, int argc, char **argv)
 			return 1;
 		}
 		int f = apply_flag(c, argc, argv, &i);
-		if (f < 0)
+		n_flags += f != 0;
+		if (f == -2)
+			usage_errors++;
+		else if (f < 0)
 			errors++;
 		else if (f == 0 && !strcmp(argv[i], "--bootstrap"))
 			o->bootstrap = true;
@@ -161,16 +193,17 @@ static int parse(struct el_dcfg *c, struct opts *o, int argc, char **argv)
 			i++;
 		else if (f == 0) {
 			fprintf(stderr, "edgelockd: unknown argument %s (try --help)\n", argv[i]);
-			errors++;
+			usage_errors++;
 		}
 	}
-	if (el_dcfg_check(c, o->config != NULL ? o->config : "flags") != EL_OK)
-		errors++;
-	if ((int)o->bootstrap + (int)o->join + (int)o->force > 1) {
-		fprintf(stderr, "edgelockd: --bootstrap, --join and --force-new-cluster exclude "
-			"each other\n");
-		errors++;
+	if (usage_errors == 0 && o->config == NULL && n_flags == 0) {
+		fprintf(stderr, "edgelockd: no config: give -c FILE (try --help)\n");
+		usage_errors++;
 	}
+	if (usage_errors) /* what is missing from a config nobody meant to give */
+		return 2;
+	/* a file that could not be opened at all has nothing to check */
+	errors += check(c, o, load != EL_EIO);
 	if (errors)
 		return 2;
 	if (o->check) {

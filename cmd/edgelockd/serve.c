@@ -500,12 +500,11 @@ static void admin(struct el_daemon *d, uint64_t conn, const struct el_cw_msg *q)
 {
 	struct el_raft *r = el_node_raft(d->node);
 	uint64_t index = 0;
-	int rc = EL_OK;
-	if (q->type == EL_CW_MEMBER_ADD &&
-	    (!member_addr_ok(q->peer_addr, q->peer_addr_len) ||
-	     !member_addr_ok(q->client_addr, q->client_addr_len)))
-		rc = EL_EINVAL;
-	else if (q->type == EL_CW_MEMBER_ADD && q->peer_addr_len > 0)
+	const bool addr_bad = q->type == EL_CW_MEMBER_ADD &&
+			      (!member_addr_ok(q->peer_addr, q->peer_addr_len) ||
+			       !member_addr_ok(q->client_addr, q->client_addr_len));
+	int rc = addr_bad ? EL_EINVAL : EL_OK;
+	if (!addr_bad && q->type == EL_CW_MEMBER_ADD && q->peer_addr_len > 0)
 		el_d_book_set(d, q->node, q->peer_addr, q->peer_addr_len, q->client_addr,
 			      q->client_addr_len);
 	el_id_t target = q->node;
@@ -527,9 +526,10 @@ static void admin(struct el_daemon *d, uint64_t conn, const struct el_cw_msg *q)
 	d->rep.index = index;
 	if (rc == EL_ENOTLEADER)
 		redirect_client(d, el_raft_leader(r));
-	el_log(EL_LOG_INFO, "conn %llu req %llu: admin %s for node %u: %s",
+	el_log(EL_LOG_INFO, "conn %llu req %llu: admin %s for node %u: %s%s",
 	       (unsigned long long)conn, (unsigned long long)q->id, el_d_request_name(q->type),
-	       target, el_strerror(rc));
+	       q->type == EL_CW_TRANSFER ? target : q->node, el_strerror(rc),
+	       addr_bad ? " (an address not tls+tcp://HOST:PORT)" : "");
 	el_d_send(d, conn, &d->rep, false);
 }
 

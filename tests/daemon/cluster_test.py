@@ -712,18 +712,32 @@ def test_check_config_lines(c, cfg):
     # own: these two comments would open [node] and set its id.
     def long_comment(tail):
         return "; " + "x" * 197 + tail + "\n"
-    text = (long_comment("[node]") + long_comment("id = 77") + good +
-            "[log]\nlevel = info\x00 after a NUL\n")
+    # The first such line ends the reading: the file is refused anyway.
+    text = long_comment("[node]") + long_comment("id = 77") + good
     bad = os.path.join(c.dir, "lines.conf")
     with open(bad, "w") as f:
         f.write(text)
     out = subprocess.run([c.bin, "--check-config", bad], capture_output=True, text=True,
                          timeout=10)
-    n = text.count("\n")
     check("check-config: an over-long line is refused whole, never read in parts",
           out.returncode == 1 and "lines.conf:1: line longer than 199 characters" in out.stderr
-          and "lines.conf:2: line longer than 199" in out.stderr and "77" not in out.stderr
-          and "lines.conf:%d: a NUL byte in the line" % n in out.stderr, out.stderr)
+          and "77" not in out.stderr, out.stderr)
+    text = good + "[log]\nlevel = info\x00 after a NUL\n"
+    with open(bad, "w") as f:
+        f.write(text)
+    out = subprocess.run([c.bin, "--check-config", bad], capture_output=True, text=True,
+                         timeout=10)
+    check("check-config: a line with a NUL byte is refused",
+          out.returncode == 1 and "lines.conf:%d: a NUL byte in the line"
+          % text.count("\n") in out.stderr, out.stderr)
+    # A line that never ends: the reader stops at its first NUL byte.
+    try:
+        out = subprocess.run([c.bin, "--check-config", "/dev/zero"], capture_output=True,
+                             text=True, timeout=30)
+        check("check-config /dev/zero: refused, not read forever",
+              out.returncode == 1 and "/dev/zero:1: a NUL byte" in out.stderr, out.stderr)
+    except subprocess.TimeoutExpired:
+        check("check-config /dev/zero: refused, not read forever", False, "still reading")
     peer = re.search(r"^peer_addr = (.*)$", good, re.M).group(1)
     client = re.search(r"^client_addr = (.*)$", good, re.M).group(1)
     for name, edit, want in [
@@ -749,15 +763,99 @@ def test_check_config_lines(c, cfg):
     check("check-config: a control byte in a bad value is shown escaped, not written",
           out.returncode == 1 and "\\x1b[31mred" in out.stderr and "\x1b" not in out.stderr,
           out.stderr)
-    for flag in ["-c", "--check-config"]:
-        out = subprocess.run([c.bin, flag], capture_output=True, text=True, timeout=10)
-        check("%s without a FILE: exit 2, saying so" % flag,
-              out.returncode == 2 and "needs a FILE" in out.stderr, out.stderr)
+    # Usage errors exit 1 (docs/operations.md) with the one message that
+    # says what is wrong, not what a config nobody gave would lack.
+    for args, want in [(["-c"], "-c needs a FILE"),
+                       (["--check-config"], "--check-config needs a FILE"),
+                       ([], "no config: give -c FILE"),
+                       (["--bogus"], "unknown argument --bogus"),
+                       (["-c", cfg, "--data-dir"], "--data-dir needs a value"),
+                       (["-c", c.dir], c.dir + ": is a directory")]:
+        out = subprocess.run([c.bin] + args, capture_output=True, text=True, timeout=10)
+        check("edgelockd %s: exit 1 saying only %r" % (" ".join(args), want),
+              out.returncode == 1 and want in out.stderr and
+              len(out.stderr.strip().splitlines()) == 1, out.stderr)
+
+
+def tls_error(text):
+    """The "[tls] ..." reason in edgelockd's output, without the log prefix."""
+    m = re.search(r"error: (\[tls\] .*)$", text, re.M)
+    return m.group(1) if m else None
+
+
+def test_check_config_tls(c, some, cfg):
+    """--check-config refuses every [tls] file the start refuses, saying the
+    same; the start still exits 2 (a start failure), check-config 1."""
+    from certs_test import CA  # an `openssl ca` for certificates out of date
+    ca = CA(os.path.join(c.dir, "dated-ca"))
+    dated = {"expired": ca.mint("expired", "node%d" % some, "node", "20200101000000Z",
+                                "20210101000000Z"),
+             "future": ca.mint("future", "node%d" % some, "node", "20990101000000Z",
+                               "20991231000000Z")}
+    other = next(i for i in c.peer_port if i != some)
+    with open(os.path.join(c.certs, "node%d.crt" % some)) as f:
+        crt = f.read()
+    with open(os.path.join(c.certs, "node%d.key" % other)) as f:
+        key = f.read()
+    files = {"garbage": "garbage\n", "empty": "", "mismatch": crt + key}
+    for name, text in files.items():
+        files[name] = os.path.join(c.dir, "tls-%s.pem" % name)
+        with open(files[name], "w") as f:
+            f.write(text)
+    with open(cfg) as f:
+        good = f.read()
+    cases = [("cert garbage", "cert_key_file", files["garbage"], None),
+             ("cert empty", "cert_key_file", files["empty"], None),
+             ("cert a directory", "cert_key_file", c.dir, None),
+             ("ca garbage", "ca_file", files["garbage"], None),
+             ("ca empty", "ca_file", files["empty"], None),
+             ("ca a directory", "ca_file", c.dir, None),
+             ("expired", "cert_key_file", dated["expired"], ca.d + "/ca.pem"),
+             ("not yet valid", "cert_key_file", dated["future"], ca.d + "/ca.pem"),
+             ("another node's", "cert_key_file", "%s/node%d.pem" % (c.certs, other), None),
+             ("a client's", "cert_key_file", c.certs + "/client.pem", None),
+             ("key of another", "cert_key_file", files["mismatch"], None)]
+    for name, key, path, ca_file in cases:
+        text = re.sub(r"^%s = .*$" % key, "%s = %s" % (key, path), good, flags=re.M)
+        if ca_file:
+            text = re.sub(r"^ca_file = .*$", "ca_file = " + ca_file, text, flags=re.M)
+        conf = os.path.join(c.dir, "tls-%s.conf" % name.replace(" ", "-").replace("'", ""))
+        with open(conf, "w") as f:
+            f.write(text)
+        chk = subprocess.run([c.bin, "--check-config", conf], capture_output=True,
+                             text=True, timeout=10)
+        data = conf + ".data"
+        os.makedirs(data)
+        start = subprocess.run([c.bin, "-c", conf, "--data-dir", data, "--bootstrap"],
+                               capture_output=True, text=True, timeout=20)
+        why = tls_error(chk.stderr)
+        check("check-config: [tls] %s refused (exit 1) as the start refuses it (exit 2)"
+              % name, chk.returncode == 1 and start.returncode == 2 and why is not None
+              and why == tls_error(start.stderr),
+              "check-config rc %d: %s| start rc %d: %s" % (
+                  chk.returncode, chk.stderr, start.returncode, start.stderr[-400:]))
 
 
 def test_start_guards(c):
     some = next(iter(c.procs))
     cfg = c.config(some)
+    test_check_config_tls(c, some, cfg)
+    with open(cfg) as f:
+        alone = re.sub(r"^%d = .*\n" % some, "", f.read(), flags=re.M)
+    path = os.path.join(c.dir, "not-a-peer.conf")
+    with open(path, "w") as f:
+        f.write(alone)
+    out = subprocess.run([c.bin, "-c", path, "--data-dir", os.path.join(c.dir, "empty2"),
+                          "--bootstrap"], capture_output=True, text=True, timeout=10)
+    check("guard: --bootstrap with this node not in [peers]: a config error (exit 1)",
+          out.returncode == 1 and "[peers] must list every initial member, this node (%d)"
+          % some in out.stderr, out.stderr[-300:])
+    # The node runs on this data dir: the second start stops at its lock.
+    out = subprocess.run([c.bin, "-c", cfg, "--join"], capture_output=True, text=True,
+                         timeout=10)
+    check("guard: --join on a data dir with state says it is ignored",
+          "--join ignored: data_dir %s holds this node's state" % c.data(some) in out.stderr,
+          out.stderr[-300:])
     out = subprocess.run([c.bin, "-c", cfg, "--data-dir", os.path.join(c.dir, "empty")],
                          capture_output=True, text=True, timeout=10)
     check("guard: a plain start on an empty data dir is refused",

@@ -42,6 +42,7 @@ Ends with "N passed, N failed". Run with /usr/bin/python3 (python3-cbor2).
 """
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -179,6 +180,38 @@ def test_json_escaped(e):
                                                       o["value"] == value for o in seen),
           "observe --json: every line is JSON, with the election's value as given %r" % seen)
     check(len(status) == 3 and None not in status, "status --json: every line is JSON")
+
+
+def test_operator_output(e):
+    """What an operator reads: `locks` escapes a name's control bytes (C0,
+    DEL, C1 as UTF-8) and backslashes as \\xHH, so a name cannot drive the
+    terminal; `status` shows each node's last index (the lost-quorum
+    survivor is the highest, docs/operations.md), --json too; `members add`
+    with a bad address names it and says why, before asking the leader."""
+    name = "esc\x1b[31mred\u009bx\\y\x7f\u00e9"
+    holder = e.start("lock", name, "--", "sleep", "3")
+    time.sleep(1.0)
+    r = e.run("locks")
+    holder.wait(timeout=30)
+    check(r.returncode == 0 and "esc\\x1b[31mred\\xc2\\x9bx\\x5cy\\x7f\u00e9" in r.stdout
+          and "\x1b" not in r.stdout and "\u009b" not in r.stdout,
+          "locks: control bytes of a name shown as \\xHH (%r)" % r.stdout)
+    table, rows = e.run("status"), json_lines(e.run("status", "--json").stdout)
+    lasts = re.findall(r" commit (\d+) +applied \d+ +last (\d+) ", table.stdout)
+    check(len(lasts) == 3 and all(int(last) >= int(commit) > 0 for commit, last in lasts),
+          "status: every node's last index, at least its commit (%r)" % table.stdout)
+    check(len(rows) == 3 and all(isinstance(row, dict) and row.get("last_index", -1) >=
+                                 row["commit"] > 0 for row in rows),
+          "status --json: last_index on every node (%r)" % rows)
+    good = e.c.addr(1)
+    for args, want in ((["9", "http://x", good], "PEER_ADDR http://x: not tls+tcp://HOST:PORT"),
+                       (["9", good, "tls+tcp://h:0"],
+                        "CLIENT_ADDR tls+tcp://h:0: not tls+tcp://HOST:PORT"),
+                       (["9", "tls+tcp://" + "h" * 100 + ":1", good], "longer than 96")):
+        r = e.run("members", "add", *args)
+        check(r.returncode == 64 and want in r.stderr and "already a member" not in r.stderr,
+              "members add %s: exit 64 saying %r (%s)" % (" ".join(args)[:40], want,
+                                                         r.stderr.strip()))
 
 
 def test_args_after_command(e):
@@ -761,7 +794,16 @@ def test_help():
     check(extra.returncode == 64, "members list with a stray argument exits 64")
     nowhere = subprocess.run([CLI, "--config", "/nonexistent", "status"], capture_output=True,
                              text=True)
-    check(nowhere.returncode == 78, "an unreadable config exits 78 (%s)" % nowhere.stderr.strip())
+    check(nowhere.returncode == 78 and "/nonexistent: cannot open the client config: No such"
+          in nowhere.stderr, "a config that cannot be opened exits 78, saying why (%s)"
+          % nowhere.stderr.strip())
+    try:
+        zero = subprocess.run([CLI, "--config", "/dev/zero", "status"], capture_output=True,
+                              text=True, timeout=30)
+        check(zero.returncode == 78 and "line 1" in zero.stderr,
+              "a config line that never ends (/dev/zero) is refused (%s)" % zero.stderr.strip())
+    except subprocess.TimeoutExpired:
+        check(False, "a config line that never ends (/dev/zero) is refused: still reading")
     test_local_files()
 
 
@@ -835,7 +877,7 @@ def main():
         test_open_retry(cluster)
         e = Env(cluster)
         test_locks_json_lines(e)  # first: on a cluster without locks
-        for t in (test_basics, test_json_escaped, test_args_after_command, test_fifo_handoff, test_shared, test_counter,
+        for t in (test_basics, test_json_escaped, test_operator_output, test_args_after_command, test_fifo_handoff, test_shared, test_counter,
                   test_election_observe, test_signal_while_waiting, test_killed_client, test_granted_while_stopped,
                   test_killed_cli, test_stopped_cli, test_client_threads, test_client_safety):
             t(e)

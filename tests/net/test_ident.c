@@ -206,6 +206,14 @@ static void test_load_errors_name_the_file(void)
 	snprintf(key, sizeof(key), "%s/rogue-node1.key", dir);
 	EL_CHECK_EQ(el_ident_load(&id, ca, crt, key, err, sizeof(err)), EL_EINVAL);
 	EL_CHECK(strstr(err, "cluster CA") != NULL);
+	/* a directory: said so, never sized with ftell (LONG_MAX) for calloc */
+	snprintf(crt, sizeof(crt), "%s/node1.crt", dir);
+	snprintf(key, sizeof(key), "%s/node1.key", dir);
+	EL_CHECK_EQ(el_ident_load(&id, dir, crt, key, err, sizeof(err)), EL_EINVAL);
+	EL_CHECK(strstr(err, "a directory, not a CA certificate") != NULL);
+	EL_CHECK_EQ(el_ident_load(&id, ca, crt, dir, err, sizeof(err)), EL_EINVAL);
+	EL_CHECK(strstr(err, "a directory, not a private key") != NULL);
+	EL_CHECK(id == NULL);
 }
 
 /* Seeds for fuzz_ident: a challenge and a proof made with these identities. */
