@@ -272,7 +272,7 @@ static void print_query_error(const struct el_cli *cli, const char *name)
 
 /* The state printed last: a re-query after a reconnect that finds it
  * again is not a change, and is not printed twice. */
-static struct el_lock_info shown;
+static struct el_lock_info last_shown;
 static bool shown_valid, gap_shown;
 
 static bool same_state(const struct el_lock_info *a, const struct el_lock_info *b)
@@ -301,6 +301,27 @@ static void print_gap(const struct el_cli *cli, const char *name)
 	fflush(stdout);
 }
 
+/* The human line: names, holders and values escaped (el_cli_text), so a
+ * name cannot write to the operator's terminal. */
+static void print_holder_text(const char *name_raw, const struct el_lock_info *in)
+{
+	char name[4 * EL_NAME_MAX + 1], who[4 * sizeof in->holder + 1];
+	char value[4 * sizeof in->value + 1];
+	el_cli_text(name_raw, strlen(name_raw), name, sizeof name);
+	if (in->permits > 0) { /* a semaphore: how full, the newest grant */
+		printf("%s: %u/%u permits held (newest token %" PRIu64 ")%s\n", name, in->n_holders,
+		       in->permits, in->token, in->delayed ? ", one or more in lock-delay" : "");
+	} else if (in->held) {
+		printf("%s: held by %s (session %" PRIu64 ", token %" PRIu64 ")%s%s\n", name,
+		       in->holder[0] ? el_cli_text(in->holder, strnlen(in->holder, sizeof in->holder),
+						   who, sizeof who) : "a client",
+		       in->holder_session, in->token, in->value_len ? ", value " : "",
+		       el_cli_text((const char *)in->value, in->value_len, value, sizeof value));
+	} else {
+		printf("%s: free\n", name);
+	}
+}
+
 static void print_holder(const struct el_cli *cli, const char *name, int rc,
 			 const struct el_lock_info *in)
 {
@@ -309,9 +330,9 @@ static void print_holder(const struct el_cli *cli, const char *name, int rc,
 		shown_valid = false;
 		return;
 	}
-	if (shown_valid && same_state(in, &shown))
+	if (shown_valid && same_state(in, &last_shown))
 		return;
-	shown = *in;
+	last_shown = *in;
 	shown_valid = true;
 	gap_shown = false;
 	if (cli->json) {
@@ -323,15 +344,8 @@ static void print_holder(const struct el_cli *cli, const char *name, int rc,
 		fputs(",\"value\":", stdout);
 		el_cli_json_str((const char *)in->value, in->value_len);
 		printf(",\"permits\":%u,\"holders\":%u}\n", in->permits, in->n_holders);
-	} else if (in->permits > 0) { /* a semaphore: how full, the newest grant */
-		printf("%s: %u/%u permits held (newest token %" PRIu64 ")%s\n", name, in->n_holders,
-		       in->permits, in->token, in->delayed ? ", one or more in lock-delay" : "");
-	} else if (in->held) {
-		printf("%s: held by %s (session %" PRIu64 ", token %" PRIu64 ")%s%.*s\n", name,
-		       in->holder[0] ? in->holder : "a client", in->holder_session, in->token,
-		       in->value_len ? ", value " : "", (int)in->value_len, in->value);
 	} else {
-		printf("%s: free\n", name);
+		print_holder_text(name, in);
 	}
 	fflush(stdout);
 }
