@@ -395,8 +395,9 @@ static void log_role(struct el_daemon *d)
 /* A node removed from the configuration stops by itself once it knows the
  * removal committed (thesis 4.2.2: a removed server is no longer part of the
  * cluster). A node that was never a member (joining, not yet added) waits. A
- * removed follower the leader no longer reaches may never learn it: it stays
- * up, idle, until its operator stops it. A node removed, wiped and added
+ * removed follower learns it from the leader (notify_removed); one the
+ * leader cannot reach then may never learn it: it stays up, idle, until its
+ * operator stops it. A node removed, wiped and added
  * again replays its old removal, batches before the entry that adds it back
  * (found by tests/chaos): so a removal is final only once the log has not
  * grown for REMOVED_QUIET_ELECTIONS election timeouts, since the leader keeps
@@ -424,6 +425,48 @@ static void check_removed(struct el_daemon *d)
 	d->stopping = true;
 	d->stop_deadline_ms = d->now_ms + STOP_FLUSH_MS; /* the last replies and acks go out */
 	el_d_notify_stopping(d);
+}
+
+/* A removed follower learns that its removal committed from the leader.
+ * The leader stops replicating to a node as soon as the entry removing it
+ * is appended (the configuration applies on append, thesis 4.1), so such a
+ * node may hold neither that entry nor its commit: it kept trying to
+ * pre-campaign and never stopped. Once the removal is committed, the
+ * leader sends each node it dropped an ordinary APPEND of the current
+ * leader carrying the removal entry and a commit index that covers it. The
+ * removed node's core takes it only if its log matches up to the entry
+ * before (log matching; one further behind refuses it and keeps running,
+ * as before), and then knows it is out; check_removed stops it. Sent every
+ * heartbeat for REMOVED_QUIET_ELECTIONS election timeouts. */
+static void notify_removed(struct el_daemon *d)
+{
+	const struct el_raft *r = el_node_raft(d->node);
+	const uint64_t at = r->conf_index;
+	if (el_raft_state(r) != EL_LEADER || at == 0 || el_raft_commit(r) < at)
+		return;
+	if (d->notice_index != at) {
+		d->notice_index = at;
+		d->notice_until_ms = d->now_ms + REMOVED_QUIET_ELECTIONS * (uint64_t)d->cfg.election_ms;
+		d->notice_next_ms = 0;
+	}
+	const struct el_entry *removal = el_raft_entry(r, at);
+	const uint64_t prev_term = el_raft_term_at(r, at - 1);
+	if (d->now_ms >= d->notice_until_ms || d->now_ms < d->notice_next_ms || removal == NULL ||
+	    (prev_term == 0 && at > 1))
+		return; /* over, not yet, or compacted away: nothing to show */
+	d->notice_next_ms = d->now_ms + d->cfg.heartbeat_ms;
+	struct el_conf before;
+	el_d_previous_conf(r, &before);
+	for (uint32_t i = 0; i < before.n; i++) {
+		const el_id_t id = before.m[i].id;
+		if (id == d->cfg.id || el_conf_find(el_raft_conf(r), id) != NULL)
+			continue;
+		const struct el_msg m = { .type = EL_MSG_APPEND, .from = d->cfg.id, .to = id,
+					  .term = el_raft_term(r), .index = at - 1,
+					  .log_term = prev_term, .commit = at,
+					  .n_entries = 1, .entries = removal };
+		el_d_peer_send(d, &m);
+	}
 }
 
 /* Memory no longer used goes back to the kernel, so the resident set
@@ -488,6 +531,7 @@ int el_d_run(struct el_daemon *d, const volatile int *stop_signal,
 			return rc;
 		give_back_memory(d);
 		check_removed(d);
+		notify_removed(d);
 		el_d_metrics_turn(d);
 	}
 }

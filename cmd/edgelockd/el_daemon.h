@@ -117,6 +117,8 @@ struct el_daemon {
 	/* removed (committed): since when the log has not grown, at which index */
 	uint64_t removed_seen_ms;
 	uint64_t removed_last_index;
+	/* leader: telling the nodes a committed removal dropped (daemon.c) */
+	uint64_t notice_index, notice_until_ms, notice_next_ms;
 	bool force_new_cluster; /* --force-new-cluster: lost quorum, become the one voter */
 	/* SNAPSHOT (backup): the lock table as of a linearizable read, kept
 	 * while a client fetches it chunk by chunk (serve.c). */
@@ -225,6 +227,8 @@ void el_d_peer_send(struct el_daemon *d, const struct el_msg *m);
 /* Whether node id is a member, current or previous, or in [peers]: a peer
  * hello from any other node is refused. */
 bool el_d_peer_known(const struct el_daemon *d, el_id_t id);
+/* The configuration before the latest one in the log (or the snapshot's). */
+void el_d_previous_conf(const struct el_raft *r, struct el_conf *out);
 const struct el_d_book *el_d_book_find(const struct el_daemon *d, el_id_t id);
 void el_d_book_set(struct el_daemon *d, el_id_t id, const char *peer, uint32_t peer_len,
 		   const char *client, uint32_t client_len);

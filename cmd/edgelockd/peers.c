@@ -104,21 +104,28 @@ static void refuse(struct el_daemon *d, uint64_t conn, const char *why, el_id_t 
 	el_net_close(d->net, conn);
 }
 
+/* The configuration before the latest one in the log (the snapshot's when
+ * the log holds no earlier one). */
+void el_d_previous_conf(const struct el_raft *r, struct el_conf *out)
+{
+	const struct el_snapshot_meta *snap = el_raft_snapshot(r);
+	for (uint64_t i = r->conf_index; i > snap->index + 1; i--) {
+		const struct el_entry *e = el_raft_entry(r, i - 1);
+		if (e != NULL && e->type == EL_ENTRY_CONF && el_conf_decode(out, e->data, e->len) == 0)
+			return;
+	}
+	*out = snap->conf;
+}
+
 /* Whether id is in the configuration before the latest one in the log: a
  * leader removing itself leads until its removal commits (thesis 4.2.2),
  * so a follower that already appended the removal must still take it back
  * when its link is dialed again. */
 static bool in_previous_conf(const struct el_raft *r, el_id_t id)
 {
-	const struct el_snapshot_meta *snap = el_raft_snapshot(r);
-	for (uint64_t i = r->conf_index; i > snap->index + 1; i--) {
-		const struct el_entry *e = el_raft_entry(r, i - 1);
-		struct el_conf c;
-		if (e != NULL && e->type == EL_ENTRY_CONF &&
-		    el_conf_decode(&c, e->data, e->len) == 0)
-			return el_conf_find(&c, id) != NULL;
-	}
-	return el_conf_find(&snap->conf, id) != NULL;
+	struct el_conf c;
+	el_d_previous_conf(r, &c);
+	return el_conf_find(&c, id) != NULL;
 }
 
 /* Whether node id may speak Raft to this node: a member (voter or learner)

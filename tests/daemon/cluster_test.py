@@ -532,6 +532,15 @@ def test_membership(c):
     check("members remove: accepted", rep.get(3, 0) == 0, repr(rep))
     check("members remove: node 4 is gone from the configuration",
           wait_for(lambda: 4 not in members(c, S.leader)), repr(members(c, S.leader)))
+    # The leader stopped replicating to node 4 at the removal's append; it
+    # tells node 4 the removal committed, and node 4 stops by itself (exit 0)
+    # after five quiet election timeouts (docs/operations.md).
+    proc = c.procs[4]
+    try:
+        rc = proc.wait(20.0)
+    except subprocess.TimeoutExpired:
+        rc = None
+    check("members remove: the removed follower stops by itself, exit 0 (got %r)" % rc, rc == 0)
     c.stop(4)
     test_rejoin(c, conn)
     conn.close()
