@@ -25,9 +25,11 @@
  *     accepted only when the hook succeeded, so after a restart the resource
  *     never accepts a token it had already fenced off; a hook failure is
  *     returned (EL_EIO or the hook's own code) and nothing changes;
- *   - token 0 is never a grant's token: EL_EINVAL.
+ *   - token 0, or one above EL_INDEX_MAX (2^62, el_config.h), is never a
+ *     grant's token: EL_EINVAL, nothing changes (one bad request cannot
+ *     fence every real token off).
  * Tokens are compared as unsigned 64-bit numbers: no wrap is possible (a
- * cluster cannot reach 2^64 entries).
+ * cluster never appends past EL_INDEX_MAX).
  *
  * One struct per guarded resource; not thread-safe (a resource serialises its
  * writes anyway: call under the same mutex). Freestanding like the core:
@@ -56,7 +58,8 @@ void el_fence_init(struct el_fence *f, uint64_t restored_highest, el_fence_persi
 /* Would a request with this token be accepted? Changes nothing. */
 int el_fence_check(const struct el_fence *f, uint64_t token);
 /* Check and advance: EL_OK when the request may go ahead, EL_ESTALE for a
- * token below the highest accepted, EL_EINVAL for 0, or the hook's error. */
+ * token below the highest accepted, EL_EINVAL for 0 or a token above
+ * EL_INDEX_MAX, or the hook's error. */
 int el_fence_accept(struct el_fence *f, uint64_t token);
 /* The highest token accepted so far (0: none). */
 uint64_t el_fence_highest(const struct el_fence *f);

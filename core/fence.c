@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "el_assert.h"
+#include "el_config.h"
 #include "el_error.h"
 #include "el_fence.h"
 
@@ -21,7 +22,10 @@ void el_fence_init(struct el_fence *f, uint64_t restored_highest, el_fence_persi
 int el_fence_check(const struct el_fence *f, uint64_t token)
 {
 	EL_ASSERT(f != NULL);
-	if (token == 0)
+	/* No grant carries 0 or a token past EL_INDEX_MAX (a token is the Raft
+	 * index of its grant): accepting one would fence off every real token
+	 * for good, on the word of one bad request. */
+	if (token == 0 || token > EL_INDEX_MAX)
 		return EL_EINVAL;
 	return token < f->highest ? EL_ESTALE : EL_OK;
 }

@@ -7,6 +7,7 @@
  */
 #include <stdint.h>
 
+#include "el_config.h"
 #include "el_error.h"
 #include "el_fence.h"
 #include "el_test.h"
@@ -145,21 +146,26 @@ static void test_fence_token_zero_invalid(void)
 	EL_CHECK_EQ(el_fence_highest(&f), 0);
 }
 
-/* 64-bit tokens, compared without wrap: the top of the range fences off
- * everything below it, however far below. */
-static void test_fence_top_of_range_no_wrap(void)
+/* Tokens are Raft indexes, at most EL_INDEX_MAX: the top of that range
+ * fences off everything below it, however far below; a token above it no
+ * grant carries is refused and changes nothing (it would fence off every
+ * real token for good). */
+static void test_fence_top_of_range(void)
 {
 	struct store s = {0};
 	struct el_fence f;
-	el_fence_init(&f, UINT64_MAX - 1, save_highest, &s);
+	el_fence_init(&f, EL_INDEX_MAX - 1, save_highest, &s);
 	EL_CHECK_EQ(el_fence_accept(&f, 1), EL_ESTALE);
-	EL_CHECK_EQ(el_fence_accept(&f, (uint64_t)INT64_MAX + 1), EL_ESTALE);
-	EL_CHECK_EQ(el_fence_accept(&f, UINT64_MAX), EL_OK);
-	EL_CHECK_EQ(s.durable, UINT64_MAX);
-	EL_CHECK_EQ(el_fence_accept(&f, UINT64_MAX), EL_OK);
-	EL_CHECK_EQ(el_fence_accept(&f, UINT64_MAX - 1), EL_ESTALE);
+	EL_CHECK_EQ(el_fence_accept(&f, EL_INDEX_MAX + 1), EL_EINVAL);
+	EL_CHECK_EQ(el_fence_accept(&f, UINT64_MAX), EL_EINVAL);
+	EL_CHECK_EQ(el_fence_check(&f, UINT64_MAX), EL_EINVAL);
+	EL_CHECK_EQ(s.writes, 0);
+	EL_CHECK_EQ(el_fence_accept(&f, EL_INDEX_MAX), EL_OK);
+	EL_CHECK_EQ(s.durable, EL_INDEX_MAX);
+	EL_CHECK_EQ(el_fence_accept(&f, EL_INDEX_MAX), EL_OK);
+	EL_CHECK_EQ(el_fence_accept(&f, EL_INDEX_MAX - 1), EL_ESTALE);
 	EL_CHECK_EQ(el_fence_accept(&f, 0), EL_EINVAL);
-	EL_CHECK_EQ(el_fence_highest(&f), UINT64_MAX);
+	EL_CHECK_EQ(el_fence_highest(&f), EL_INDEX_MAX);
 }
 
 void el_suite_fence(void)
@@ -172,5 +178,5 @@ void el_suite_fence(void)
 	EL_RUN(test_fence_restart_keeps_the_fence);
 	EL_RUN(test_fence_without_persistence);
 	EL_RUN(test_fence_token_zero_invalid);
-	EL_RUN(test_fence_top_of_range_no_wrap);
+	EL_RUN(test_fence_top_of_range);
 }
