@@ -214,6 +214,11 @@ ALL_TARGETS += firmware
 run-firmware: $(BUILD)/boards/$(BOARD)/cluster.elf
 	@test -n "$($(BOARD)_QEMU)" || { echo "QEMU has no model of $(BOARD)"; exit 1; }
 	tests/target/qemu-run.sh $(call bm_qemu,$(BOARD)) $< 60
+else
+.PHONY: run-firmware
+run-firmware:
+	@echo "make run-firmware needs a board: make BOARD=NAME run-firmware, NAME one of:" \
+		"$(BM_BOARDS) (QEMU models: $(strip $(foreach b,$(BM_BOARDS),$(if $($(b)_QEMU),$(b)))))"; exit 2
 endif
 
 # ---- make size ----
