@@ -421,9 +421,10 @@ static void answer_read(struct el_daemon *d, const struct el_d_pending *p)
  * cost of the table's size, so a flood of STATUS must not count each time:
  * the counts are kept and counted again only when the applied index has
  * moved since (the node changes the table only when it applies an entry or
- * installs a snapshot, and both move it) and at most every USAGE_EVERY_MS. A STATUS then costs O(1) whatever the table holds, and
- * its counts are exact while the table is still and at most USAGE_EVERY_MS
- * old while it changes: they are a view for operators, not a read. */
+ * installs a snapshot, and both move it) and at most every USAGE_EVERY_MS.
+ * A STATUS then costs O(1) whatever the table holds, and its counts are
+ * exact while the table is still and at most USAGE_EVERY_MS old while it
+ * changes: they are a view for operators, not a read. */
 #define USAGE_EVERY_MS 100u
 static const struct el_lock_usage *usage(struct el_daemon *d)
 {
