@@ -174,6 +174,7 @@ static int set_level(int *out, const char *v)
 }
 
 #define IS(s, k) (!strcmp(section, s) && !strcmp(key, k))
+#define ADDR_WHY "must be tls+tcp://HOST:PORT, PORT 1..65535 (under 96 chars)"
 
 int el_dcfg_set(struct el_dcfg *c, const char *section, const char *key, const char *v,
 		const char *where)
@@ -185,9 +186,9 @@ int el_dcfg_set(struct el_dcfg *c, const char *section, const char *key, const c
 	else if (IS("node", "data_dir"))
 		rc = set_str(c->data_dir, sizeof c->data_dir, v), why = "must be a path";
 	else if (IS("node", "peer_addr"))
-		rc = set_addr(c->peer_addr, v), why = "must be tls+tcp://HOST:PORT, PORT 1..65535 (under 96 chars)";
+		rc = set_addr(c->peer_addr, v), why = ADDR_WHY;
 	else if (IS("node", "client_addr"))
-		rc = set_addr(c->client_addr, v), why = "must be tls+tcp://HOST:PORT, PORT 1..65535 (under 96 chars)";
+		rc = set_addr(c->client_addr, v), why = ADDR_WHY;
 	else if (IS("node", "cluster"))
 		rc = set_str(c->cluster, sizeof c->cluster, v), why = "must be a name under 64 chars";
 	else if (IS("node", "metrics"))
@@ -212,7 +213,8 @@ int el_dcfg_set(struct el_dcfg *c, const char *section, const char *key, const c
 		rc = el_acl_add(&c->acl, key, v, acl_err, sizeof acl_err);
 		why = acl_err;
 	} else if (!strcmp(section, "peers"))
-		rc = set_peer(c, key, v), why = "must be <node id> = tls+tcp://HOST:PORT (PORT 1..65535), at most 7";
+		rc = set_peer(c, key, v),
+		why = "must be <node id> = tls+tcp://HOST:PORT (PORT 1..65535), at most 7";
 	else if (IS("timing", "election_ms"))
 		rc = set_u32(&c->election_ms, v, 50, 60000), why = "must be 50..60000";
 	else if (IS("timing", "heartbeat_ms"))

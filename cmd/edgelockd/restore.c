@@ -8,8 +8,9 @@
  *
  * The backup is checked against its header's checksum (net/el_backup.h),
  * then by restoring it into a lock table (the strict decoder of
- * core/lock_snapshot.c): a damaged or foreign file changes nothing. The Raft snapshot gets term 1 and the backup's last index; the
- * hard state commits it, so no node ever needs the entries before it.
+ * core/lock_snapshot.c): a damaged or foreign file changes nothing. The
+ * Raft snapshot gets term 1 and the backup's last index; the hard state
+ * commits it, so no node ever needs the entries before it.
  */
 #include <errno.h>
 #include <stdio.h>
