@@ -909,6 +909,17 @@ def test_start_guards(c):
     check("--help exits 0", out.returncode == 0 and "--bootstrap" in out.stdout)
 
 
+def renew_b():
+    """client-b's 30 s session holds "door" through test_kill_all_restart: it
+    is renewed before every step, as a client would, so that slow steps
+    under load (a whole CI run beside them) cannot let it expire."""
+    if getattr(S, "b", None) is not None and getattr(S, "sb", 0):
+        try:
+            S.b.call({1: 2, 4: S.sb})
+        except Exception:  # noqa: BLE001 - its connection may be gone; a step reconnects
+            pass
+
+
 def main():
     build = sys.argv[1] if len(sys.argv) > 1 else "build"
     random.seed(int(os.environ.get("SEED", "1")))
@@ -923,6 +934,7 @@ def main():
                   test_kill_all_restart,
                   test_start_guards):
             try:
+                renew_b()
                 t(c)
             except Exception as e:  # a crashed step fails, the rest still run
                 check(t.__name__, False, "raised %r" % (e,))
