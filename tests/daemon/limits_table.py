@@ -17,7 +17,7 @@ import time
 import cbor2
 
 EL_EINVAL, EL_EFULL = -1, -2
-CLAIMS, WATCHES, MAX_TTL = 240, 8, 120000
+CLAIMS, WATCHES, MAX_TTL = 250, 8, 120000  # 250: waves of 16 would overshoot it
 CONFIG = """claims_per_client = %d
 watches_per_client = %d
 max_session_ttl_ms = %d
