@@ -147,7 +147,8 @@ static void rebuild(struct el_daemon *d)
 {
 	struct el_d_owners *o = &d->owners;
 	const struct el_lock_table *t = el_node_table(d->node);
-	o->gen = o->gen + 1 != 0 ? o->gen + 1 : 1;
+	if (++o->gen == 0)
+		o->gen = 1; /* 0 marks records never used */
 	o->n = 0;
 	for (uint32_t s = 0; s < EL_SESSIONS_MAX; s++) {
 		uint32_t len, i;
