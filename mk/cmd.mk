@@ -12,7 +12,8 @@
 #   make test-sd-notify, test-fuzz-sd-env  the notify client (sd_notify.c): unit
 #                         tests and a fuzz target of the environment values it reads
 #   make test-daemon-limits   [limits]: sessions per identity, a connection flood past
-#                         max_clients, requests in flight per connection (limits_test.py)
+#                         max_clients, requests in flight per connection, claims and
+#                         watches per identity, the lease bound (limits_test.py)
 #
 # (The client library and the CLI add their own fragment.)
 

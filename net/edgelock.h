@@ -94,7 +94,10 @@ enum el_lease_state {
  * The lease counts from when the request was first sent: when the reply
  * comes after it ran out (slow or silent endpoints tried first), the
  * session is closed on the cluster best-effort and the call returns
- * EL_ETIMEDOUT with *out NULL, never a session already LOST. */
+ * EL_ETIMEDOUT with *out NULL, never a session already LOST. ttl_ms is at
+ * least 200; the cluster refuses more than its [limits] max_session_ttl_ms
+ * (10 minutes unless configured otherwise) with EL_EINVAL. The library
+ * does not check that bound: it is the daemon's setting. */
 int el_session_open(el_client *c, uint32_t ttl_ms, el_session **out);
 /* Close the session (its locks are released, no lock-delay) and free it.
  * The CLOSE is sent even when the session is LOST here (the cluster may

@@ -135,6 +135,11 @@ static const char *identity(const struct el_d_client *cl)
 	return cl->auth == EL_D_AUTH_PROVEN ? cl->name : NULL;
 }
 
+const char *el_d_identity(const struct el_d_client *cl)
+{
+	return identity(cl) != NULL ? identity(cl) : "";
+}
+
 /* Does the session's client field say id (NULL: anonymous) opened it? */
 static bool owns(const char *field, uint32_t len, const char *id)
 {

@@ -51,6 +51,12 @@ void el_dcfg_defaults(struct el_dcfg *c)
 	c->peer_queue = 1024;
 	c->sessions_per_client = 64;
 	c->requests_per_client = 64;
+	/* A quarter of the table: a fleet's devices hold a few locks each,
+	 * and no one identity can take all locks or watches from the others. */
+	c->claims_per_client = EL_LOCKS_MAX / 4 > 0 ? EL_LOCKS_MAX / 4 : 1;
+	c->watches_per_client = EL_WATCHES_MAX / 4 > 0 ? EL_WATCHES_MAX / 4 : 1;
+	/* 10 minutes: how long a dead client's locks stay (docs/security.md) */
+	c->max_session_ttl_ms = 600000;
 	c->net_threads = 2; /* no effect (cmd/edgelockd/README.md) */
 	c->log_level = EL_LOG_INFO;
 }
@@ -231,6 +237,13 @@ int el_dcfg_set(struct el_dcfg *c, const char *section, const char *key, const c
 		rc = set_u32(&c->sessions_per_client, v, 0, 1000000), why = "must be 0..1000000";
 	else if (IS("limits", "requests_per_client"))
 		rc = set_u32(&c->requests_per_client, v, 1, 65000), why = "must be 1..65000";
+	else if (IS("limits", "claims_per_client"))
+		rc = set_u32(&c->claims_per_client, v, 0, 1000000), why = "must be 0..1000000";
+	else if (IS("limits", "watches_per_client"))
+		rc = set_u32(&c->watches_per_client, v, 0, 1000000), why = "must be 0..1000000";
+	else if (IS("limits", "max_session_ttl_ms"))
+		rc = set_u32(&c->max_session_ttl_ms, v, 1000, UINT32_MAX),
+		why = "must be 1000..4294967295";
 	else if (IS("limits", "net_threads"))
 		rc = set_net_threads(&c->net_threads, v),
 		why = "must be 0 (nng's default: 2 per CPU) or 2..64";

@@ -5,6 +5,7 @@
  *   serve.c    client requests -> node calls, node replies/events -> frames
  *   peers.c    peer frames (proof, hello, Raft messages) and the address book
  *   auth.c     client identities (proof or anonymous), session owners, [acl]
+ *   limits.c   [limits] claims and watches per identity, the session TTL bound
  *   metrics.c  Prometheus metrics over HTTP (el_d_metrics.h)
  *   notify.c   systemd: READY/STATUS, the watchdog from the loop, STOPPING
  *
@@ -37,6 +38,8 @@ struct el_d_pending {
 	uint64_t cursor; /* LIST */
 	uint64_t start_ns; /* read by the loop (el_d_metrics_clock), for metrics */
 	uint32_t limit;
+	uint32_t owner;     /* the identity charged ([limits], limits.c): owners.owner[] */
+	uint32_t owner_gen; /* owners.gen when charged; 0: nothing charged */
 	uint8_t type;    /* the request's el_cw_type */
 	uint8_t name_len;
 	char name[EL_NAME_MAX];
@@ -104,6 +107,48 @@ struct el_d_quota {
 	uint64_t refused;   /* refusals since then, told in the next line */
 };
 
+/* [limits] claims_per_client, watches_per_client (limits.c): the leader's
+ * view of which sessions each identity owns, so that counting an identity's
+ * claims walks its own sessions' lists, never the whole table. Rebuilt from
+ * the table when this node starts leading (a record of an older gen is
+ * free, so a rebuild clears nothing); between rebuilds a session joins its
+ * identity when a request names it. */
+#define EL_D_OWNERS (4u * EL_SESSIONS_MAX) /* identities, hashed; at most 3/4 in use */
+enum el_d_use { EL_D_CLAIMS = 0, EL_D_WATCHES = 1, EL_D_USES = 2 };
+
+struct el_d_owner {
+	uint32_t gen;        /* == owners.gen: in use */
+	uint8_t name_len;
+	char name[EL_CLIENT_NAME_MAX]; /* the identity; "" for anonymous */
+	el_slot_t first;     /* its first known session slot (owners.owned[]) */
+	uint32_t flight[EL_D_USES]; /* requested, not answered yet */
+	uint64_t counted_at; /* the table's last_index + 1 when count[] was taken; 0: never */
+	uint32_t count[EL_D_USES];
+};
+
+struct el_d_owned { /* by session slot of the lock table */
+	uint64_t session;   /* the session known there, if gen == owners.gen */
+	uint32_t gen;
+	uint32_t owner;     /* owners.owner[] */
+	el_slot_t next, prev; /* the owner's other sessions */
+};
+
+/* A refusal's log line: at most one a second per limit, with the count since. */
+struct el_d_refusals {
+	uint64_t logged_ms;
+	uint64_t refused;
+};
+
+struct el_d_owners {
+	uint32_t gen;          /* bumped by each rebuild; 0 is never current */
+	uint32_t n;            /* identities in use */
+	uint64_t term;         /* the term it was built in */
+	uint64_t settle_index; /* rebuild again once applied reaches it; 0: settled */
+	struct el_d_refusals refusals[EL_D_USES + 1]; /* claims, watches, TTL */
+	struct el_d_owned owned[EL_SESSIONS_MAX];
+	struct el_d_owner owner[EL_D_OWNERS];
+};
+
 struct el_daemon {
 	struct el_dcfg cfg;
 	struct el_node *node;
@@ -144,6 +189,7 @@ struct el_daemon {
 	uint64_t leader_links_lost; /* elections moved up (el_d_peer_link_lost) */
 	uint64_t client_frames_refused;
 	struct el_d_quota quota;
+	struct el_d_owners owners; /* untouched pages cost nothing (main's static struct) */
 	/* STATUS's lock table counts, counted at usage_applied, at usage_ms (serve.c) */
 	struct el_lock_usage usage;
 	uint64_t usage_applied, usage_ms;
@@ -209,6 +255,22 @@ bool el_d_client_may(const struct el_daemon *d, const struct el_d_client *cl, en
 		     const char *name, size_t name_len);
 int el_d_authorize(struct el_daemon *d, const struct el_d_client *cl, const struct el_cw_msg *q);
 int el_d_session_quota(struct el_daemon *d, const struct el_d_client *cl);
+/* cl's identity: the certificate's CN, "" for an anonymous client. */
+const char *el_d_identity(const struct el_d_client *cl);
+
+/* limits.c: [limits] that bound what one identity holds in the table.
+ * EL_EINVAL (logged) for an OPEN_SESSION asking a lease over
+ * max_session_ttl_ms; else EL_OK. */
+int el_d_ttl_check(struct el_daemon *d, const struct el_d_client *cl, const struct el_cw_msg *q);
+/* For ACQUIRE, CAMPAIGN and WATCH on the leader: EL_EFULL (logged) when cl's
+ * identity already holds, waits for or has requested claims_per_client
+ * claims (watches_per_client watches), else EL_OK and *charge to pass to
+ * el_d_charge once the request is in flight. Other requests: EL_OK. */
+int el_d_use_quota(struct el_daemon *d, const struct el_d_client *cl, const struct el_cw_msg *q,
+		   uint32_t *charge);
+/* p is in flight: count it for its identity until el_d_uncharge (its reply). */
+void el_d_charge(struct el_daemon *d, struct el_d_pending *p, uint32_t charge);
+void el_d_uncharge(struct el_daemon *d, struct el_d_pending *p);
 
 /* notify.c (systemd: READY, STATUS, WATCHDOG, STOPPING) */
 void el_d_notify_init(struct el_daemon *d);

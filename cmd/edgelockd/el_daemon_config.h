@@ -7,7 +7,8 @@
  *   [peers]   <id> = <peer address>    every initial member, this node too
  *   [timing]  election_ms, heartbeat_ms, check_quorum
  *   [limits]  max_clients, client_queue, peer_queue, sessions_per_client,
- *             requests_per_client, net_threads
+ *             requests_per_client, claims_per_client, watches_per_client,
+ *             max_session_ttl_ms, net_threads
  *   [log]     level = debug | info | warn | error
  *   [acl]     <identity pattern> = <operations> : <name prefixes>   (net/el_acl.h)
  *
@@ -56,6 +57,10 @@ struct el_dcfg {
 	uint32_t peer_queue;
 	uint32_t sessions_per_client; /* live sessions of one identity; 0: no limit */
 	uint32_t requests_per_client; /* requests in flight of one connection */
+	uint32_t claims_per_client;  /* locks, permits, campaigns held or waited for by
+				      * one identity; 0: no limit */
+	uint32_t watches_per_client; /* watches of one identity; 0: no limit */
+	uint32_t max_session_ttl_ms; /* longest lease an OPEN_SESSION may ask */
 	uint32_t net_threads; /* no effect since issue 14 (README.md); kept valid */
 	int log_level; /* enum el_log_level */
 	uint32_t n_peers;

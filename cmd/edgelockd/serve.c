@@ -144,6 +144,7 @@ static struct el_d_pending *pend_new(struct el_daemon *d, uint64_t conn, const s
 		p->name_len = q->name_len;
 		memcpy(p->name, q->name, q->name_len);
 		p->start_ns = d->metrics != NULL ? el_d_metrics_clock() : 0;
+		p->owner_gen = 0; /* nothing charged ([limits], el_d_charge) */
 		if (cl != NULL)
 			cl->pending++;
 		return p;
@@ -158,6 +159,7 @@ static void pend_free(struct el_daemon *d, struct el_d_pending *p)
 		cl->pending--;
 	if (p->type == EL_CW_OPEN_SESSION)
 		d->quota.valid = false; /* it counted this open; recount */
+	el_d_uncharge(d, p);
 	p->req_id = 0;
 }
 
@@ -248,7 +250,13 @@ static void command(struct el_daemon *d, uint64_t conn, const struct el_d_client
 		reply_err(d, conn, q->type, q->id, EL_EINVAL, 0);
 		return;
 	}
-	if (q->type == EL_CW_OPEN_SESSION && el_d_session_quota(d, cl) != EL_OK) {
+	if (el_d_ttl_check(d, cl, q) != EL_OK) {
+		reply_err(d, conn, q->type, q->id, EL_EINVAL, 0);
+		return;
+	}
+	uint32_t charge;
+	if ((q->type == EL_CW_OPEN_SESSION && el_d_session_quota(d, cl) != EL_OK) ||
+	    el_d_use_quota(d, cl, q, &charge) != EL_OK) {
 		reply_err(d, conn, q->type, q->id, EL_EFULL, 0);
 		return;
 	}
@@ -259,6 +267,7 @@ static void command(struct el_daemon *d, uint64_t conn, const struct el_d_client
 		reply_err(d, conn, q->type, q->id, EL_EFULL, 0);
 		return;
 	}
+	el_d_charge(d, p, charge);
 	int rc = el_node_submit(d->node, p->req_id, &c, d->now_ms, &leader);
 	if (rc != EL_OK) {
 		pend_free(d, p);

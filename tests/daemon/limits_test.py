@@ -15,7 +15,11 @@ three-node cluster with small limits:
   (d) connections that finish TLS but never prove nor send a request fill
       max_clients and lock other clients out, until the leader closes them
       10 s after their challenge (a log line each); a proven connection
-      idle as long stays open and is served.
+      idle as long stays open and is served;
+  (e) claims_per_client, watches_per_client, max_session_ttl_ms: one
+      identity stopped at its limit (also by a new leader) while releases
+      work and another identity still locks and watches; leases over the
+      bound refused (limits_table.py).
 
 Processes are stopped by PID. FLOOD_NICE=19 runs the flood process niced,
 to tell the daemon's share of the latency from the CPU the flood generator
@@ -36,6 +40,7 @@ import cbor2
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from elcluster import Cluster, Conn, Checks, eventually  # noqa: E402
 from auth_test import mint  # noqa: E402
+import limits_table  # noqa: E402
 
 EL_EFULL = -2
 SESSIONS, MAX_CLIENTS, REQUESTS = 5, 50, 16
@@ -45,7 +50,7 @@ LIMITS = """
 sessions_per_client = %d
 max_clients = %d
 requests_per_client = %d
-""" % (SESSIONS, MAX_CLIENTS, REQUESTS)
+""" % (SESSIONS, MAX_CLIENTS, REQUESTS) + limits_table.CONFIG
 check = Checks()
 
 
@@ -311,6 +316,8 @@ def main():
         test_flood(c, leader, o, so)
         test_requests(c, leader, a, sa)
         test_unproven(c, leader)
+        hog_pem = mint(d, os.path.join(c.certs, "ca.pem"), os.path.join(c.certs, "ca.key"), "hog")
+        leader = limits_table.run(check, c, leader, hog_pem, other_pem, REQUESTS)
         a.close()
         o.close()
         check("the cluster still has a leader", c.wait_leader() > 0)

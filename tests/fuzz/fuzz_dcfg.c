@@ -87,6 +87,9 @@ static void check_numbers(const struct el_dcfg *c)
 	expect_in(c->peer_queue, 16, 1000000);
 	expect_in(c->sessions_per_client, 0, 1000000);
 	expect_in(c->requests_per_client, 1, 65000);
+	expect_in(c->claims_per_client, 0, 1000000);
+	expect_in(c->watches_per_client, 0, 1000000);
+	expect_in(c->max_session_ttl_ms, 1000, UINT32_MAX);
 	expect(c->net_threads == 0 || (c->net_threads >= 2 && c->net_threads <= 64));
 	expect(c->log_level >= 0 && c->log_level <= 3);
 }
