@@ -1,7 +1,8 @@
 /*
  * target_edgelock.c - edgelock as a bench target: three (or one) edgelockd
  * on loopback over TLS with the dev certificates (make certs), configs as
- * shipped except [limits] sessions_per_client = 0 (every bench client shares
+ * shipped except [limits] sessions_per_client, claims_per_client and
+ * watches_per_client = 0 (every bench client shares
  * the one dev client identity), driven through libedgelock.
  */
 #include <stdio.h>
@@ -56,7 +57,8 @@ static int write_config(struct el_target *e, int i, int n)
 		i, e->dir, i, e->port + i, e->port + 100 + i, e->certs, e->certs, i);
 	for (int m = 1; m <= n; m++)
 		fprintf(f, "%d = tls+tcp://127.0.0.1:%d\n", m, e->port + m);
-	fprintf(f, "\n[limits]\nsessions_per_client = 0\n");
+	fprintf(f, "\n[limits]\nsessions_per_client = 0\nclaims_per_client = 0\n"
+		   "watches_per_client = 0\n");
 	return fclose(f);
 }
 
