@@ -237,9 +237,21 @@ int el_d_authorize(struct el_daemon *d, const struct el_d_client *cl, const stru
 		if ((ops & op) != 0 && el_d_client_may(d, cl, (enum el_acl_op)op,
 						       named ? q->name : NULL, q->name_len))
 			return EL_OK;
-	el_log(EL_LOG_WARN, "client %s conn %llu req %llu: %s '%.*s' refused by [acl]", who,
+	/* what was asked: the name, or an admin request's node and addresses */
+	char what[EL_NAME_MAX + 2 * EL_CW_ADDR_MAX + 64];
+	if (named)
+		snprintf(what, sizeof what, " '%.*s'", (int)q->name_len, q->name);
+	else if (q->type == EL_CW_MEMBER_ADD)
+		snprintf(what, sizeof what, " for node %u (peer '%.*s', client '%.*s')", q->node,
+			 (int)q->peer_addr_len, q->peer_addr, (int)q->client_addr_len,
+			 q->client_addr);
+	else if (q->type >= EL_CW_MEMBER_ADD && q->type <= EL_CW_TRANSFER)
+		snprintf(what, sizeof what, " for node %u", q->node);
+	else
+		what[0] = '\0';
+	el_log(EL_LOG_WARN, "client %s conn %llu req %llu: %s%s refused by [acl]", who,
 	       (unsigned long long)cl->conn, (unsigned long long)q->id,
-	       el_d_request_name(q->type), named ? (int)q->name_len : 0, q->name);
+	       el_d_request_name(q->type), what);
 	return EL_EPERM;
 }
 

@@ -86,6 +86,10 @@ struct el_d_client {
 	uint64_t opened_ms; /* when it was challenged */
 	uint8_t nonce[EL_IDENT_NONCE_LEN];
 	char name[EL_IDENT_NAME_MAX + 1];
+	/* refusals logged (serve.c): this second's count, since when, held back */
+	uint32_t refusals_logged;
+	uint64_t refusals_ms;
+	uint64_t refusals_held;
 };
 
 /* The client connection a session's events go to. */
@@ -93,6 +97,14 @@ struct el_d_attach {
 	uint64_t session;
 	uint64_t conn;
 	bool warned; /* SESSION_EXPIRING sent for the current lease */
+};
+
+/* A session's last numbered request as seen by this node (seen.c). */
+struct el_d_seen {
+	uint64_t session; /* 0: none yet */
+	uint64_t seq;
+	uint64_t name_hash;
+	uint8_t type;     /* EL_CMD_* */
 };
 
 /* [limits] sessions_per_client (auth.c): the last identity counted, its live
@@ -185,6 +197,7 @@ struct el_daemon {
 	struct el_d_metrics *metrics; /* NULL: no [node] metrics address */
 	struct el_d_client *clients; /* by el_net_slot(); allocated at start */
 	struct el_d_attach attach[EL_SESSIONS_MAX]; /* by session slot of the lock table */
+	struct el_d_seen seen[EL_SESSIONS_MAX];     /* the same */
 	uint64_t peer_frames_refused;
 	uint64_t leader_links_lost; /* elections moved up (el_d_peer_link_lost) */
 	uint64_t client_frames_refused;
@@ -237,6 +250,14 @@ void el_d_expiring(struct el_daemon *d);
 void el_d_send(struct el_daemon *d, uint64_t conn, const struct el_cw_msg *m, bool close_after);
 /* A request type's name as docs/protocol.md spells it ("acquire"), "?" if none. */
 const char *el_d_request_name(uint32_t type);
+
+/* seen.c: a session's last request, so that a retry matches what it retries */
+void el_d_seen_note(struct el_daemon *d, const struct el_lock_cmd *c);
+/* Learn from the committed entries of a ready batch (before it is applied). */
+void el_d_seen_entries(struct el_daemon *d, const struct el_ready *rd);
+/* Why c may not be proposed (a seq too far ahead, or the seq of another
+ * request), or NULL. */
+const char *el_d_seen_refusal(struct el_daemon *d, const struct el_lock_cmd *c);
 
 /* auth.c */
 int el_d_clients_open(struct el_daemon *d);

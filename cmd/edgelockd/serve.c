@@ -114,6 +114,76 @@ static void send_error(struct el_daemon *d, uint64_t conn, uint64_t id, int err,
 	el_d_send(d, conn, &d->rep, close);
 }
 
+/* ---- refusals in the log ------------------------------------------------------ */
+
+/* Every refused frame gets a line at info level, naming what was wrong, so
+ * that the operator and the client's author can tell. A flood of bad frames
+ * must not fill the log, though: at most REFUSALS_PER_S lines a second per
+ * connection; the lines held back are counted in its next one (or when it
+ * closes). */
+#define REFUSALS_PER_S 5u
+struct refusal_note {
+	char held[64]; /* "" or how many refusals before this line were not logged */
+};
+
+static bool refusal_may_log(struct el_daemon *d, struct el_d_client *cl, struct refusal_note *n)
+{
+	n->held[0] = '\0';
+	if (cl == NULL)
+		return true;
+	if (d->now_ms - cl->refusals_ms >= 1000) {
+		cl->refusals_ms = d->now_ms;
+		cl->refusals_logged = 0;
+	}
+	if (cl->refusals_logged >= REFUSALS_PER_S) {
+		cl->refusals_held++;
+		return false;
+	}
+	cl->refusals_logged++;
+	if (cl->refusals_held > 0)
+		snprintf(n->held, sizeof n->held, " (%llu refusals before not logged: too many)",
+			 (unsigned long long)cl->refusals_held);
+	cl->refusals_held = 0;
+	return true;
+}
+
+static const char *client_name(const struct el_d_client *cl)
+{
+	return cl != NULL && cl->name[0] != '\0' ? cl->name : "anonymous";
+}
+
+/* What an undecodable frame got wrong, as far as the decoder tells: it keeps
+ * the type and id it read before the fault. */
+static const char *decode_fault(int rc, const struct el_cw_msg *q)
+{
+	if (rc == EL_EVERSION)
+		return "a protocol version other than 1";
+	if (rc == EL_OK)
+		return "a type that is not a request";
+	if (q->type == 0)
+		return "no {0: version, 1: type} map head (not CBOR, or keys out of order)";
+	if (!el_cw_is_request(q->type))
+		return "an unknown or non-request type";
+	return "a field unknown to its type, out of range, out of order, or missing";
+}
+
+static void log_bad_frame(struct el_daemon *d, uint64_t conn, int rc, const struct el_cw_msg *q,
+			  const uint8_t *buf, uint32_t len)
+{
+	struct el_d_client *cl = el_d_client_of(d, conn);
+	struct refusal_note n;
+	if (!refusal_may_log(d, cl, &n))
+		return;
+	char hex[3 * 16 + 1] = "";
+	for (uint32_t i = 0; i < len && i < 16; i++)
+		snprintf(hex + 3 * i, sizeof hex - 3 * i, " %02x", buf[i]);
+	el_log(EL_LOG_INFO, "client %s conn %llu req %llu: frame of %u bytes refused, %s: "
+	       "type %u (%s), %s; it starts%s%s%s", client_name(cl), (unsigned long long)conn,
+	       (unsigned long long)q->id, len, el_strerror(rc != EL_OK ? rc : EL_EDECODE), q->type,
+	       el_d_request_name(q->type), decode_fault(rc, q), hex, len > 16 ? " ..." : "",
+	       n.held);
+}
+
 /* ---- requests in flight and attached sessions ----------------------------- */
 
 /* A slot for q, or NULL: every slot is taken, or conn already has [limits]
@@ -190,6 +260,11 @@ static uint64_t attached_conn(struct el_daemon *d, uint64_t session)
 
 void el_d_client_closed(struct el_daemon *d, uint64_t conn)
 {
+	const struct el_d_client *cl = el_d_client_of(d, conn);
+	if (cl != NULL && cl->refusals_held > 0)
+		el_log(EL_LOG_INFO, "client %s conn %llu closed: %llu more refusals not logged",
+		       client_name(cl), (unsigned long long)conn,
+		       (unsigned long long)cl->refusals_held);
 	el_d_client_gone(d, conn);
 	for (uint32_t i = 0; i < EL_SESSIONS_MAX; i++)
 		if (d->attach[i].conn == conn)
@@ -202,6 +277,12 @@ void el_d_client_closed(struct el_daemon *d, uint64_t conn)
 
 void el_d_client_bad(struct el_daemon *d, uint64_t conn)
 {
+	struct el_d_client *cl = el_d_client_of(d, conn);
+	struct refusal_note n;
+	if (refusal_may_log(d, cl, &n))
+		el_log(EL_LOG_INFO, "client %s conn %llu: a frame length of 0 or over %u bytes "
+		       "refused, %s: closing%s", client_name(cl), (unsigned long long)conn,
+		       (unsigned)EL_CW_FRAME_MAX, el_strerror(EL_EDECODE), n.held);
 	send_error(d, conn, 0, EL_EDECODE, true);
 }
 
@@ -237,6 +318,22 @@ static void to_cmd(const struct el_cw_msg *q, struct el_lock_cmd *c)
 	memcpy(c->client, q->client, q->client_len);
 }
 
+/* A request whose seq the session cannot take (seen.c): EL_EINVAL, logged,
+ * and nothing proposed, so nothing changes. */
+static void seq_refused(struct el_daemon *d, uint64_t conn, const struct el_cw_msg *q,
+			const char *why)
+{
+	struct el_d_client *cl = el_d_client_of(d, conn);
+	struct refusal_note n;
+	if (refusal_may_log(d, cl, &n))
+		el_log(EL_LOG_INFO, "client %s conn %llu req %llu: %s '%.*s' session %llu seq %llu "
+		       "refused, %s: %s%s", client_name(cl), (unsigned long long)conn,
+		       (unsigned long long)q->id, el_d_request_name(q->type), (int)q->name_len,
+		       q->name, (unsigned long long)q->session, (unsigned long long)q->seq,
+		       el_strerror(EL_EINVAL), why, n.held);
+	reply_err(d, conn, q->type, q->id, EL_EINVAL, 0);
+}
+
 static void command(struct el_daemon *d, uint64_t conn, const struct el_d_client *cl,
 		    const struct el_cw_msg *q)
 {
@@ -252,6 +349,11 @@ static void command(struct el_daemon *d, uint64_t conn, const struct el_d_client
 	}
 	if (el_d_ttl_check(d, cl, q) != EL_OK) {
 		reply_err(d, conn, q->type, q->id, EL_EINVAL, 0);
+		return;
+	}
+	const char *why = el_d_seen_refusal(d, &c);
+	if (why != NULL) {
+		seq_refused(d, conn, q, why);
 		return;
 	}
 	uint32_t charge;
@@ -272,7 +374,9 @@ static void command(struct el_daemon *d, uint64_t conn, const struct el_d_client
 	if (rc != EL_OK) {
 		pend_free(d, p);
 		reply_err(d, conn, q->type, q->id, rc, leader);
+		return;
 	}
+	el_d_seen_note(d, &c);
 }
 
 static void read_barrier(struct el_daemon *d, uint64_t conn, const struct el_cw_msg *q)
@@ -506,15 +610,48 @@ static bool member_addr_ok(const char *a, uint8_t len)
 	       el_url_parse(url, host, sizeof host, port, sizeof port) == EL_OK;
 }
 
+static bool same_addr(const char *book, const char *a, uint8_t len)
+{
+	return len > 0 && strnlen(book, EL_CW_ADDR_MAX) == len && memcmp(book, a, len) == 0;
+}
+
+/* The current member (other than the one added) that already has one of the
+ * addresses a new member is given, or 0. Two members at one address make the
+ * new one a learner that is never reached (its traffic goes to the other),
+ * so such an add is refused before anything is proposed. Addresses compare
+ * as written: another spelling of the same host is not caught. */
+static el_id_t addr_taken(struct el_daemon *d, const struct el_cw_msg *q)
+{
+	const struct el_conf *c = el_raft_conf(el_node_raft(d->node));
+	for (uint32_t i = 0; i < c->n; i++) {
+		const struct el_d_book *b =
+			c->m[i].id != q->node ? el_d_book_find(d, c->m[i].id) : NULL;
+		if (b == NULL)
+			continue;
+		if (same_addr(b->peer_addr, q->peer_addr, q->peer_addr_len) ||
+		    same_addr(b->client_addr, q->peer_addr, q->peer_addr_len) ||
+		    same_addr(b->peer_addr, q->client_addr, q->client_addr_len) ||
+		    same_addr(b->client_addr, q->client_addr, q->client_addr_len))
+			return c->m[i].id;
+	}
+	return 0;
+}
+
 static void admin(struct el_daemon *d, uint64_t conn, const struct el_cw_msg *q)
 {
 	struct el_raft *r = el_node_raft(d->node);
 	uint64_t index = 0;
-	const bool addr_bad = q->type == EL_CW_MEMBER_ADD &&
-			      (!member_addr_ok(q->peer_addr, q->peer_addr_len) ||
-			       !member_addr_ok(q->client_addr, q->client_addr_len));
+	char why[64] = "";
+	const bool add = q->type == EL_CW_MEMBER_ADD;
+	const el_id_t taken = add ? addr_taken(d, q) : 0;
+	if (add && (!member_addr_ok(q->peer_addr, q->peer_addr_len) ||
+		    !member_addr_ok(q->client_addr, q->client_addr_len)))
+		snprintf(why, sizeof why, " (an address not tls+tcp://HOST:PORT)");
+	else if (taken != 0)
+		snprintf(why, sizeof why, " (an address of member %u)", taken);
+	const bool addr_bad = why[0] != '\0';
 	int rc = addr_bad ? EL_EINVAL : EL_OK;
-	if (!addr_bad && q->type == EL_CW_MEMBER_ADD && q->peer_addr_len > 0)
+	if (!addr_bad && add && q->peer_addr_len > 0)
 		el_d_book_set(d, q->node, q->peer_addr, q->peer_addr_len, q->client_addr,
 			      q->client_addr_len);
 	el_id_t target = q->node;
@@ -538,8 +675,7 @@ static void admin(struct el_daemon *d, uint64_t conn, const struct el_cw_msg *q)
 		redirect_client(d, el_raft_leader(r));
 	el_log(EL_LOG_INFO, "conn %llu req %llu: admin %s for node %u: %s%s",
 	       (unsigned long long)conn, (unsigned long long)q->id, el_d_request_name(q->type),
-	       q->type == EL_CW_TRANSFER ? target : q->node, el_strerror(rc),
-	       addr_bad ? " (an address not tls+tcp://HOST:PORT)" : "");
+	       q->type == EL_CW_TRANSFER ? target : q->node, el_strerror(rc), why);
 	el_d_send(d, conn, &d->rep, false);
 }
 
@@ -562,6 +698,7 @@ void el_d_client_frame(struct el_daemon *d, uint64_t conn, const uint8_t *buf, u
 			return;
 	}
 	if (rc != EL_OK || !el_cw_is_request(q->type)) {
+		log_bad_frame(d, conn, rc, q, buf, len);
 		send_error(d, conn, q->id, rc != EL_OK ? rc : EL_EDECODE, false);
 		return;
 	}

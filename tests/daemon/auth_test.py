@@ -129,6 +129,9 @@ def test_acl(c, pems, leader):
     check("acl: sensor-1 querying outside its prefixes gets EPERM", rep.get(3) == EL_EPERM, repr(rep))
     rep = s1c.call({1: 17, 20: 0})
     check("acl: sensor-1 asking for an admin operation gets EPERM", rep.get(3) == EL_EPERM, repr(rep))
+    rep = s1c.call({1: 14, 20: 7, 21: "tls+tcp://127.0.0.1:1", 22: "tls+tcp://127.0.0.1:2"})
+    add_id = s1c.next_id - 1
+    check("acl: sensor-1 adding a member gets EPERM", rep.get(3) == EL_EPERM, repr(rep))
     rep = s1c.call({1: 6, 4: s1, 5: 3, 6: "fleet/leader", 12: b"me"})
     check("acl: sensor-1 campaigns on fleet/leader (elect granted)", rep.get(11, 0) > 0, repr(rep))
     rep = ops.call({1: 4, 4: session(ops, "admin"), 5: 1, 6: "secret/x"})
@@ -142,6 +145,10 @@ def test_acl(c, pems, leader):
     check("acl: refusals are logged with the connection and request id",
           re.search(r"client sensor-1 conn \d+ req %d: acquire 'fleet/other' refused by \[acl\]"
                     % refused_id, text), text[-1500:])
+    check("acl: an admin refusal logs what was asked (the node and its addresses)",
+          re.search(r"client sensor-1 conn \d+ req %d: member-add for node 7 \(peer "
+                    r"'tls\+tcp://127.0.0.1:1', client 'tls\+tcp://127.0.0.1:2'\) refused by "
+                    r"\[acl\]" % add_id, text), text[-1500:])
     return s1c, s1, ops
 
 

@@ -27,7 +27,7 @@ import cbor2
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from elcluster import Cluster, Conn, free_ports, Checks  # noqa: E402
 
-EL_ENOTLEADER, EL_EEXPIRED, EL_EDECODE, EL_EVERSION = -3, -7, -9, -10
+EL_EINVAL, EL_ENOTLEADER, EL_EEXPIRED, EL_EDECODE, EL_EVERSION = -1, -3, -7, -9, -10
 check = Checks()
 
 
@@ -74,6 +74,27 @@ def test_lock_round_trip(c):
     again = a.call({1: 4, 4: S.sa, 5: 1, 6: "door"})
     check("exactly-once: a retried seq returns the first answer",
           again.get(11) == S.t1 and again.get(15) == rep.get(15), repr(again))
+    reuse = a.call({1: 5, 4: S.sa, 5: 1, 6: "door", 11: S.t1})
+    check("exactly-once: a RELEASE with the ACQUIRE's seq is refused EINVAL, not its reply",
+          reuse.get(3) == EL_EINVAL and reuse.get(11) is None, repr(reuse))
+    reuse = a.call({1: 4, 4: S.sa, 5: 1, 6: "window"})
+    check("exactly-once: an ACQUIRE of another name with that seq is refused EINVAL",
+          reuse.get(3) == EL_EINVAL, repr(reuse))
+    far = a.call({1: 9, 4: S.sa, 5: 2 ** 64 - 1, 6: "door"})
+    check("exactly-once: seq 2^64-1 is refused EINVAL (it would leave no seq after it)",
+          far.get(3) == EL_EINVAL, repr(far))
+    far = a.call({1: 9, 4: S.sa, 5: 2 ** 32 + 2, 6: "door"})
+    check("exactly-once: a seq more than 2^32 past the last is refused EINVAL",
+          far.get(3) == EL_EINVAL, repr(far))
+    q = a.call({1: 11, 6: "door"})
+    check("exactly-once: the refusals changed nothing (door still held, no watch, no window)",
+          [h.get(11) for h in q.get(29, [])] == [S.t1] and q.get(31, 0) == 0 and
+          a.call({1: 11, 6: "window"}).get(3) == -4, repr(q))
+    text = log_text(c, S.leader)
+    check("exactly-once: the refusals are logged with their reason",
+          re.search(r"conn \d+ req \d+: release 'door' session %d seq 1 refused, [^:]*: seq "
+                    r"already used by another request" % S.sa, text) and
+          re.search(r"seq 18446744073709551615 refused, [^:]*: seq jumps", text), text[-1500:])
     rep = b.call({1: 4, 4: S.sb, 5: 1, 6: "door", 8: 20000})
     check("acquire: a second session queues", rep.get(16) is True and rep.get(3, 0) == 0,
           repr(rep))
@@ -191,6 +212,45 @@ def test_bad_client_input(c):
         check("client: ... with a log line saying why",
               "no identity proof, and [tls] client_auth = required" in f.read())
     still_serving(c, "client port")
+
+
+def test_refusal_log(c):
+    """Each refused frame of test_bad_client_input has an info line saying
+    what was wrong; a flood on one connection is logged at most 5 lines a
+    second, the rest counted when it closes."""
+    text = log_text(c, S.leader)
+    for what, pattern in [
+            ("random bytes", r"frame of 201 bytes refused, [^:]*: type 0 \(\?\), no \{0: "
+             r"version, 1: type\} map head"),
+            ("a type-confused field", r"req 9: frame of \d+ bytes refused, [^:]*: type 4 "
+             r"\(acquire\), a field unknown to its type"),
+            ("a wrong version", r"frame of \d+ bytes refused, [^:]*: type 18 \(ping\), a "
+             r"protocol version other than 1; it starts a3 00 02"),
+            ("an oversized length", r"a frame length of 0 or over 16384 bytes refused")]:
+        check("refusal log: %s is logged with its reason" % what, re.search(pattern, text),
+              text[-2000:])
+    conn = c.connect(S.leader)
+    t0 = time.time()
+    for k in range(40):
+        conn.send({0: 2, 1: 18, 2: 7000 + k})
+    got = [conn.recv(5.0).get(3) for _ in range(40)]
+    conn.close()
+    elapsed = time.time() - t0
+    check("refusal log: a flood of 40 bad frames gets 40 EVERSION errors",
+          got == [EL_EVERSION] * 40, repr(got))
+    found = []
+
+    def flood_logged():
+        text = log_text(c, S.leader)
+        lines = re.findall(r"conn (\d+) req 70\d\d: frame of", text)
+        if lines:
+            m = re.search(r"conn %s closed: (\d+) more refusals not logged" % lines[0], text)
+            found[:] = [len(lines), int(m.group(1)) if m else None]
+        return found and found[1] is not None
+    ok = wait_for(flood_logged, timeout=10)
+    check("refusal log: the flood is rate-limited (<= 5 lines a second) and the rest counted",
+          ok and found[0] <= 5 * (int(elapsed) + 2) and found[0] + found[1] == 40,
+          "%r in %.1f s" % (found, elapsed))
 
 
 def peer_conn(c, i, cert="node3.pem", prove=True):
@@ -466,7 +526,9 @@ def test_many_clients(c, n=int(os.environ.get("EL_TEST_CONNS", "1000"))):
     conns = []
     t0 = time.time()
     try:
-        for _ in range(n):
+        for k in range(n):
+            if k % 100 == 0:  # keep client-b's 30 s session (the door's holder) alive
+                S.b.call({1: 2, 4: S.sb})
             conns.append(c.connect(S.leader, timeout=10.0))
         opened = time.time() - t0
         for k, conn in enumerate(conns):
@@ -507,6 +569,10 @@ def wait_for(pred, timeout=15.0):
     return False
 
 
+def peer_addr(c, i):
+    return "tls+tcp://127.0.0.1:%d" % c.peer_port[i]
+
+
 def test_membership(c):
     c.add_node(4)
     c.start(4, "--join")
@@ -516,6 +582,15 @@ def test_membership(c):
         rep = conn.call({1: 14, 20: 9, 21: peer, 22: client})
         check("members add: refused with a bad address (%s, %s)" % (peer, client),
               rep.get(3, 0) == -1 and 9 not in members(c, S.leader), repr(rep))
+    other = 1 if S.leader != 1 else 2
+    for peer, client in [(peer_addr(c, other), c.addr(4)), (peer_addr(c, 4), c.addr(other)),
+                         (peer_addr(c, S.leader), c.addr(S.leader))]:
+        rep = conn.call({1: 14, 20: 5, 21: peer, 22: client})
+        check("members add: refused with a current member's address (%s, %s)" % (peer, client),
+              rep.get(3, 0) == EL_EINVAL and 5 not in members(c, S.leader), repr(rep))
+    check("members add: the refusal is logged with the member whose address it is",
+          re.search(r"admin member-add for node 5: [^(]*\(an address of member %d\)" % other,
+                    log_text(c, S.leader)))
     rep = conn.call({1: 14, 20: 4, 21: "tls+tcp://127.0.0.1:%d" % c.peer_port[4],
                      22: c.addr(4)})
     check("members add: accepted by the leader", rep.get(3, 0) == 0 and rep.get(27, 0) > 0,
@@ -639,6 +714,9 @@ def test_sigkill_leader_waiter_granted(c):
     check("sigkill: the waiter is granted after the failover, with a higher token",
           rel.get(3, 0) == 0 and retry.get(3, 0) == 0 and retry.get(11, 0) > ta and
           (got is None or got == retry.get(11)), "release %r retry %r event %r" % (rel, retry, got))
+    wrong = b.call({1: 5, 4: sb, 5: 1, 6: "pump", 11: retry.get(11, 0)})
+    check("sigkill: the new leader refuses a RELEASE with the seq of the old leader's ACQUIRE",
+          wrong.get(3) == EL_EINVAL, repr(wrong))
     a.call({1: 3, 4: sa})
     b.call({1: 3, 4: sb})
     a.close()
@@ -927,7 +1005,7 @@ def main():
     try:
         c.start_all(bootstrap=True)
         for t in (test_election_and_redirect, test_lock_round_trip, test_session_expiring,
-                  test_bad_client_input, test_frame_boundaries,
+                  test_bad_client_input, test_refusal_log, test_frame_boundaries,
                   test_bad_peer_input, test_peer_identity, test_many_clients, test_two_threads,
                   test_membership, test_sigterm_leader,
                   test_sigkill_leader_waiter_granted, test_no_redirect_to_dead_leader,

@@ -1,0 +1,91 @@
+/*
+ * seen.c - the last request each session made, so that a retry can be held
+ * to what it retries (docs/protocol.md, "Sessions and exactly-once").
+ *
+ * The lock table keeps a session's last seq and its reply, but not what that
+ * request was: a RELEASE sent with the seq of an earlier ACQUIRE would get
+ * the ACQUIRE's stored reply, err 0, and its client would think it released.
+ * The daemon keeps the type and name of that request beside the table
+ * (d->seen, by session slot) and refuses, before proposing anything, a
+ * request whose (session, seq) is the one seen with another type or name.
+ * The check lives here, not in core/, because the firmware's flash has no
+ * room for a name per session nor for the code comparing it, and because a
+ * refusal before the log changes nothing on any replica.
+ *
+ * Every node learns from the entries it applies (so a new leader knows the
+ * requests its predecessor committed), and the leader also from the requests
+ * it proposes (a retry may come before its first attempt commits). A session
+ * opened in the same batch as its first request is learned at that proposal
+ * only; a record lost that way makes the check fall back to the table's
+ * stored reply, as before, never refuse a true retry.
+ */
+#include <string.h>
+
+#include "el_daemon.h"
+#include "el_error.h"
+
+/* How far past its last seq a session's next seq may jump: far more than any
+ * client has in flight, yet a session can never reach 2^64 - 1, after which
+ * no seq would be new and every request would get ESTALE. */
+#define SEQ_JUMP_MAX (UINT64_C(1) << 32)
+
+/* FNV-1a: a retry names the same bytes; another name differs but for a
+ * 2^-64 chance, which only lets a misused seq through as before. */
+static uint64_t name_hash(const char *p, uint32_t n)
+{
+	uint64_t h = UINT64_C(14695981039346656037);
+	for (uint32_t i = 0; i < n; i++)
+		h = (h ^ (uint8_t)p[i]) * UINT64_C(1099511628211);
+	return h;
+}
+
+/* The commands a session numbers with seq (WAIT_TIMEOUT is the leader's). */
+static bool numbered(uint8_t type)
+{
+	return type == EL_CMD_ACQUIRE || type == EL_CMD_RELEASE || type >= EL_CMD_CAMPAIGN;
+}
+
+static struct el_d_seen *seen_of(struct el_daemon *d, uint64_t session)
+{
+	el_slot_t slot = el_lock_session_slot(el_node_table(d->node), session);
+	return slot == EL_LOCK_NONE ? NULL : &d->seen[slot];
+}
+
+void el_d_seen_note(struct el_daemon *d, const struct el_lock_cmd *c)
+{
+	struct el_d_seen *s = numbered(c->type) ? seen_of(d, c->session) : NULL;
+	if (s == NULL || (s->session == c->session && s->seq >= c->seq))
+		return; /* an older request, or the one already seen */
+	s->session = c->session;
+	s->seq = c->seq;
+	s->type = c->type;
+	s->name_hash = name_hash(c->name, c->name_len);
+}
+
+void el_d_seen_entries(struct el_daemon *d, const struct el_ready *rd)
+{
+	const struct el_raft *r = el_node_raft(d->node);
+	struct el_lock_cmd c;
+	for (uint64_t i = rd->apply_first; i <= rd->apply_last && i != 0; i++) {
+		const struct el_entry *e = el_raft_entry(r, i);
+		if (e != NULL && e->type == EL_ENTRY_NORMAL &&
+		    el_lock_cmd_decode(&c, e->data, e->len) == EL_OK &&
+		    el_lock_cmd_check(&c) == EL_OK)
+			el_d_seen_note(d, &c);
+	}
+}
+
+const char *el_d_seen_refusal(struct el_daemon *d, const struct el_lock_cmd *c)
+{
+	const struct el_d_seen *s = numbered(c->type) ? seen_of(d, c->session) : NULL;
+	if (s == NULL)
+		return NULL; /* no such session: the table answers */
+	const struct el_lock_table *t = el_node_table(d->node);
+	const uint64_t last = t->sessions[el_lock_session_slot(t, c->session)].last_seq;
+	if (c->seq > last && c->seq - last > SEQ_JUMP_MAX)
+		return "seq jumps more than 2^32 past the session's last";
+	if (s->session == c->session && s->seq == c->seq &&
+	    (s->type != c->type || s->name_hash != name_hash(c->name, c->name_len)))
+		return "seq already used by another request (type or name differ)";
+	return NULL;
+}
