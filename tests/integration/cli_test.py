@@ -17,7 +17,11 @@ the whole cluster SIGKILLed and restarted: the held lock is
 still there and the next token is higher; observe with every daemon stopped
 reports errors, not "free", and exits 69; names and values with quotes,
 backslashes and control characters keep --json output valid JSON; global options after the command count,
-other unknown options or stray arguments exit 64; --help of every command exits 0.
+other unknown options or stray arguments exit 64; --help of every command exits 0;
+`locks` leaves out a name only watched; the leader's `status` shows a
+SIGSTOPped follower unreachable (its link stays up); with two of three
+daemons killed a call exits 69 at --timeout, one line naming every endpoint
+tried, and libedgelock returns EL_ETIMEDOUT (client_safety.c, no-quorum).
 
 Membership under load (issue 11), all through the CLI while three threads
 run `edgelock lock` processes back to back, each incrementing a counter file
@@ -36,7 +40,9 @@ acquire and still sends its close; an open slower than the TTL hands out
 no session; a second call on a session in use gets EL_EBUSY at once; a
 client whose endpoints all refuse returns within its timeout; el_client_close
 closes the sessions left open (their locks free at once, nothing leaked); a
-refused certificate (none, or a node's) is EL_EPERM at once.
+refused certificate (none, or a node's) is EL_EPERM at once; one reconnect
+(the leader's connection lost, the leader found through a follower's
+redirect) is one EL_EVENT_GAP.
 
 Ends with "N passed, N failed". Run with /usr/bin/python3 (python3-cbor2).
 """
