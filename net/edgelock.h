@@ -44,7 +44,12 @@
  * call gets EL_EFULL ("too many requests in flight"), and the sessions are
  * still renewed. Blocking calls take a timeout.
  * Errors are negative EL_E* codes (el_error.h, el_strerror()); after one,
- * el_client_last_error() says what happened in words. A NULL handle, name
+ * el_client_last_error() says what happened in words. A call whose
+ * deadline passes with no leader found (none reachable, or no quorum to
+ * elect one) returns EL_ETIMEDOUT, its message "no leader reachable within
+ * N ms (tried URL: why; ...)" naming every endpoint tried with how it last
+ * failed, on one line; the library follows redirects itself and never
+ * returns EL_ENOTLEADER. A NULL handle, name
  * or result pointer is EL_EINVAL, with nothing sent; el_client_close(NULL)
  * and el_session_close(NULL) do nothing, el_session_state(NULL) is LOST.
  */
@@ -125,7 +130,9 @@ void el_session_set_lock_delay(el_session *s, uint32_t delay_ms);
 /* Take name exclusively (shared: with other shared holders), waiting up to
  * wait_ms; *token is the fencing token. EL_EBUSY: held (try), or another
  * call of this session is in progress (see the top); EL_ETIMEDOUT:
- * not granted within wait_ms (the call returns at wait_ms when the cluster
+ * not granted within wait_ms, or no leader found (see the top: the message
+ * says "no leader reachable"; before a request reached a leader, within
+ * timeout_ms) (the call returns at wait_ms when the cluster
  * answers; while it cannot be reached, a request already sent may still be
  * queued there, so the call waits up to wait_ms + 2 x timeout_ms for its
  * answer rather than leave a grant nobody knows of); EL_EDELAYED: in its
@@ -187,7 +194,8 @@ int el_watch(el_session *s, const char *name);
 int el_unwatch(el_session *s, const char *name);
 /* The next event of s's connection since the last call (or since the
  * session opened), waiting up to timeout_ms: EL_OK, or EL_ETIMEDOUT. After a
- * reconnect the library reports one EL_EVENT_GAP. */
+ * reconnect (the leader's connection lost: finding the new leader through
+ * followers is the same reconnect) the library reports one EL_EVENT_GAP. */
 int el_next_event(el_session *s, struct el_event *ev, uint32_t timeout_ms);
 
 /* A file descriptor that polls readable whenever an event has arrived since
@@ -219,9 +227,11 @@ int el_query(el_client *c, const char *name, struct el_lock_info *out);
 struct el_cw_msg;
 /* Send one request (docs/protocol.md) to the leader, following redirects and
  * retrying with the same id; *reply gets the answer. Returns EL_OK when a
- * reply came (its err field tells how the request went) or an error. */
+ * reply came (its err field tells how the request went) or an error
+ * (EL_ETIMEDOUT: no leader answered within timeout_ms, see the top). */
 int el_client_request(el_client *c, struct el_cw_msg *req, struct el_cw_msg *reply);
-/* The same to one endpoint only, no redirect (for per-node status). */
+/* The same to one endpoint only, no redirect (for per-node status);
+ * EL_ETIMEDOUT when it cannot be reached or does not answer in timeout_ms. */
 int el_client_request_at(el_client *c, const char *endpoint, struct el_cw_msg *req,
 			 struct el_cw_msg *reply);
 /* The endpoints, as given. */

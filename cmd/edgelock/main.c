@@ -126,8 +126,7 @@ int el_cli_fail(struct el_cli *cli, const char *what, int err)
 						: el_strerror(err);
 	fprintf(stderr, "edgelock: %s: %s\n", what, why);
 	switch (err) {
-	case EL_ENOTLEADER:
-	case EL_ETIMEDOUT:
+	case EL_ETIMEDOUT: /* the library's "no leader reachable" too */
 		if (strstr(why, "certificate") != NULL || strstr(why, "Crypto") != NULL ||
 		    strstr(why, "Peer") != NULL)
 			return EL_EXIT_NOPERM;

@@ -426,7 +426,7 @@ struct acquire {
 	bool election;
 	uint64_t token;
 	int rc;
-	char why[512]; /* the library's last error on the thread, when rc fails */
+	char why[1024]; /* the library's last error on the thread, when rc fails */
 	atomic_bool done;
 };
 
@@ -512,18 +512,20 @@ static int acquire_until_signal(struct el_cli *cli, struct acquire *a)
 static int not_acquired(struct el_cli *cli, const struct run_opts *o, int rc)
 {
 	struct el_lock_info info;
-	const bool busy = (rc == EL_EBUSY || rc == EL_ETIMEDOUT) &&
-			  el_query(cli->client, o->name, &info) == EL_OK && info.held;
+	const char *why = cli->why != NULL ? cli->why : el_client_last_error(cli->client);
+	/* EL_ETIMEDOUT is also the library's "no leader reachable": exit 69, not 75 */
+	const bool waited = rc == EL_EBUSY ||
+			    (rc == EL_ETIMEDOUT && strstr(why, "no leader reachable") == NULL);
+	const bool busy = waited && el_query(cli->client, o->name, &info) == EL_OK && info.held;
 	if (busy && info.permits > 0)
 		fprintf(stderr, "edgelock: %u/%u permits of %s are held (newest token %" PRIu64 ")\n",
 			info.n_holders, info.permits, o->name, info.token);
 	else if (busy)
 		fprintf(stderr, "edgelock: %s is held by %s (session %" PRIu64 ", token %" PRIu64 ")\n",
 			o->name, info.holder[0] ? info.holder : "a client", info.holder_session, info.token);
-	const bool refused = rc == EL_EBUSY || rc == EL_ETIMEDOUT || rc == EL_EDELAYED;
+	const bool refused = waited || rc == EL_EDELAYED;
 	if (refused && !busy)
-		fprintf(stderr, "edgelock: %s\n", cli->why != NULL ? cli->why
-							    : el_client_last_error(cli->client));
+		fprintf(stderr, "edgelock: %s\n", why);
 	/* any other error: el_cli_fail says it once, and picks the exit code */
 	return refused ? EL_EXIT_NOT_ACQUIRED : el_cli_fail(cli, "lock", rc);
 }

@@ -106,7 +106,11 @@ int el_cli_status(struct el_cli *cli, int argc, char **argv)
 	if (help(argc, argv, "usage: edgelock status [--json]\n"
 			     "Ask every endpoint for its own view: node, role, term, leader,\n"
 			     "commit, applied and last index (the newest entry in its log; \"?\"\n"
-			     "from a daemon that does not say), sessions, locks; then the members.\n"
+			     "from a daemon that does not say), sessions, locks; then the members\n"
+			     "as the leader sees them (else the first node that answered).\n"
+			     "reachable: that node has a live link to the member and, on the\n"
+			     "leader, heard from it within an election timeout (a member cut off\n"
+			     "or stopped is unreachable there even while its link stays up).\n"
 			     "--json: one object per endpoint (with its members), one per line.\n"))
 		return EL_EXIT_OK;
 	if (argc > 1)
@@ -213,6 +217,8 @@ int el_cli_locks(struct el_cli *cli, int argc, char **argv)
 			     "Every lock with its mode, holders, newest token and waiters; a\n"
 			     "semaphore's mode is \"2/3 held\" (holders/permits), then one line per\n"
 			     "permit with its holder and token (--json: permits, permit_holders).\n"
+			     "A lock is listed while it is held, waited for or in its lock-delay; a\n"
+			     "name only watched (observe, el_watch) is not a lock and is left out.\n"
 			     "--json: one object per lock, one per line; no line when there are none.\n"))
 		return EL_EXIT_OK;
 	if (argc > 1)
@@ -237,8 +243,14 @@ int el_cli_locks(struct el_cli *cli, int argc, char **argv)
 		if (!cli->json && cursor == 0) /* after the first answer: none on an error */
 			printf("%-32s %-9s %-7s %-10s %s\n", "NAME", "MODE", "HOLDERS", "TOKEN",
 			       "WAITERS");
-		for (unsigned i = 0; i < m[1].n_locks_listed; i++, total++)
-			print_lock(cli, &m[1].locks[i]);
+		for (unsigned i = 0; i < m[1].n_locks_listed; i++) {
+			const struct el_cw_lock *l = &m[1].locks[i];
+			/* LIST also names what is only watched: no lock (QUERY's view) */
+			if (l->n_holders == 0 && l->n_waiters == 0 && !l->delayed)
+				continue;
+			print_lock(cli, l);
+			total++;
+		}
 		cursor = m[1].cursor;
 	} while (cursor != 0);
 	if (!cli->json && total == 0)

@@ -22,7 +22,7 @@
 #include "el_client_impl.h"
 #include "el_url.h"
 
-static _Thread_local char last_error[512];
+static _Thread_local char last_error[1024];
 
 void el_client__fail(const char *fmt, ...)
 {
@@ -36,6 +36,18 @@ int el_client__null(const char *what)
 {
 	el_client__fail("%s: a NULL handle or argument", what);
 	return EL_EINVAL;
+}
+
+void el_client__context(const char *fmt, ...)
+{
+	char what[160], was[sizeof last_error - sizeof what - 2]; /* both fit */
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof what, fmt, ap);
+	va_end(ap);
+	memcpy(was, last_error, sizeof was - 1);
+	was[sizeof was - 1] = '\0';
+	snprintf(last_error, sizeof last_error, "%s: %s", what, was);
 }
 
 const char *el_client_last_error(el_client *c)
@@ -123,6 +135,7 @@ static void deliver(el_client *c, struct el_conn *k, const struct el_cw_msg *m)
 			c->ev_count++;
 			if (m->kind == EL_CW_EV_GAP)
 				c->gaps++;
+			k->served = true;
 			el_client__wake_events(c);
 		}
 	} else if (m->type == EL_CW_ERROR && m->id == 0 && m->err == EL_EPERM) {
@@ -133,6 +146,7 @@ static void deliver(el_client *c, struct el_conn *k, const struct el_cw_msg *m)
 			if (p != NULL && p->id == m->id && !p->done) {
 				*p->reply = *m;
 				p->done = true;
+				k->served |= m->err != EL_ENOTLEADER;
 			}
 		}
 	}
@@ -466,6 +480,53 @@ static void conn_put(el_client *c, struct el_conn *k)
 		conn_close(k);
 }
 
+/* ---- What a request tried -------------------------------------------------- */
+
+/* The endpoints one request tried and how each last failed, for the one
+ * line that says no leader was reachable (the CLI's exit 69 shows it): the
+ * configured ones, and a leader named by a follower. */
+#define TRIED_WHY_MAX 96
+struct tried {
+	unsigned n;
+	struct {
+		char url[EL_CW_ADDR_MAX + 1];
+		char why[TRIED_WHY_MAX];
+	} ep[EL_CLIENT_ENDPOINTS_MAX + 1];
+};
+
+/* Note why url failed (why may begin with "url: ", as conn_open's do). A
+ * full list keeps the newest in its last place. */
+static void tried_note(struct tried *t, const char *url, const char *why)
+{
+	const size_t n = strlen(url);
+	if (strncmp(why, url, n) == 0 && why[n] == ':' && why[n + 1] == ' ')
+		why += n + 2;
+	unsigned i = 0;
+	while (i < t->n && strcmp(t->ep[i].url, url) != 0)
+		i++;
+	if (i == t->n && t->n < EL_CLIENT_ENDPOINTS_MAX + 1)
+		t->n++;
+	else if (i == t->n)
+		i = t->n - 1;
+	snprintf(t->ep[i].url, sizeof t->ep[i].url, "%s", url);
+	snprintf(t->ep[i].why, sizeof t->ep[i].why, "%s", why);
+	for (char *p = t->ep[i].why; *p != '\0'; p++)
+		if (*p == '\n' || *p == '\r')
+			*p = ' '; /* one line */
+}
+
+/* The request's deadline passed and no endpoint acted as the leader. */
+static void tried_fail(const struct tried *t, uint64_t took_ms)
+{
+	char list[sizeof t->ep] = "";
+	size_t used = 0;
+	for (unsigned i = 0; i < t->n && used < sizeof list; i++)
+		used += (size_t)snprintf(list + used, sizeof list - used, "%s%s: %s",
+					 i > 0 ? "; " : "", t->ep[i].url, t->ep[i].why);
+	el_client__fail("no leader reachable within %llu ms (tried %s)",
+			(unsigned long long)took_ms, t->n > 0 ? list : "no endpoint in time");
+}
+
 /* The pause between rounds of endpoints when every one of them failed. */
 #define ALL_DOWN_PAUSE_MS 100u
 
@@ -485,7 +546,7 @@ static struct el_conn *install_conn(el_client *c, struct el_conn *k)
 	} else {
 		c->conn = k;
 		k->refs++; /* c->conn's, beside ours from conn_open */
-		if (old != NULL)
+		if (old != NULL && old->served)
 			c->reconnects++;
 	}
 	pthread_mutex_unlock(&c->mu);
@@ -493,11 +554,25 @@ static struct el_conn *install_conn(el_client *c, struct el_conn *k)
 	return k;
 }
 
+/* k, the client's connection, is gone. Events may have been lost with it
+ * only if it was the leader's (it carried an answer other than "not the
+ * leader", or an event): that is a reconnect, one EL_EVENT_GAP. A
+ * follower's, dropped to follow its redirect, carried none, so finding the
+ * leader through a follower after a reconnect is still one. Under c->mu. */
+static void lose_conn(el_client *c, const struct el_conn *k)
+{
+	c->conn = NULL;
+	if (k->served) {
+		c->reconnects++;
+		el_client__wake_events(c);
+	}
+}
+
 /* The dialing part of current_conn: the endpoints in turn until one
  * answers or deadline_ms. */
-static struct el_conn *dial_some(el_client *c, uint64_t deadline_ms, int *rv_out)
+static struct el_conn *dial_some(el_client *c, uint64_t deadline_ms, struct tried *t,
+				 int *rv_out)
 {
-	char tried[400] = "", last[300] = "";
 	for (unsigned attempt = 0; el_client__now_ms() < deadline_ms; attempt++) {
 		char url[EL_CW_ADDR_MAX + 1];
 		pthread_mutex_lock(&c->mu);
@@ -518,12 +593,7 @@ static struct el_conn *dial_some(el_client *c, uint64_t deadline_ms, int *rv_out
 		}
 		if (k != NULL)
 			return install_conn(c, k);
-		const size_t why = strnlen(last_error, sizeof last - 1); /* why this one failed */
-		memcpy(last, last_error, why);
-		last[why] = '\0';
-		if (strstr(tried, url) == NULL && strlen(tried) + strlen(url) + 3 < sizeof tried)
-			snprintf(tried + strlen(tried), sizeof tried - strlen(tried), "%s%s",
-				 tried[0] ? ", " : "", url);
+		tried_note(t, url, last_error);
 		if (attempt + 1 >= c->n_endpoints && attempt % c->n_endpoints == c->n_endpoints - 1) {
 			/* all down: pace the next round, but never past the
 			 * caller's deadline (timeout_ms is a bound, not a hint) */
@@ -533,30 +603,28 @@ static struct el_conn *dial_some(el_client *c, uint64_t deadline_ms, int *rv_out
 			pthread_mutex_unlock(&c->mu);
 		}
 	}
-	el_client__fail("no leader reachable (tried %s%s%s)", tried[0] ? tried : "nothing in time",
-			last[0] ? "; last error: " : "", last);
-	*rv_out = EL_ENOTLEADER;
+	*rv_out = EL_ETIMEDOUT; /* request_until says what was tried */
 	return NULL;
 }
 
 /* The connection requests go to: the leader hint first, then the endpoints
- * in turn. Called without c->mu; NULL when none answered by deadline, or
+ * in turn (each failure noted in t). Called without c->mu; NULL
+ * (*rv_out EL_ETIMEDOUT) when none answered by deadline, or
  * at once when one refused our certificate (*rv_out EL_EPERM: the others
  * share its CA and configuration, and waiting changes nothing). The caller
  * holds a reference on the connection returned (conn_put). One call dials
  * at a time: the others wait for its connection, or for their turn if it
  * found none, instead of each opening one (a herd of first calls from many
  * threads opened a TLS connection each, and all but one were dropped). */
-static struct el_conn *current_conn(el_client *c, uint64_t deadline_ms, int *rv_out)
+static struct el_conn *current_conn(el_client *c, uint64_t deadline_ms, struct tried *t,
+				    int *rv_out)
 {
 	pthread_mutex_lock(&c->mu);
 	struct el_conn *k = c->conn;
 	while ((k == NULL || k->dead) && c->dialing) {
-		if (!el_client__wait(c, deadline_ms)) {
+		if (!el_client__wait(c, deadline_ms)) { /* another call was still looking */
 			pthread_mutex_unlock(&c->mu);
-			el_client__fail("no leader reachable in time (another call was still "
-					"looking for one)");
-			*rv_out = EL_ENOTLEADER;
+			*rv_out = EL_ETIMEDOUT;
 			return NULL;
 		}
 		k = c->conn;
@@ -566,15 +634,12 @@ static struct el_conn *current_conn(el_client *c, uint64_t deadline_ms, int *rv_
 		pthread_mutex_unlock(&c->mu);
 		return k;
 	}
-	if (k != NULL) { /* dead: drop it, and say so to event readers */
-		c->conn = NULL;
-		c->reconnects++;
-		el_client__wake_events(c);
-	}
+	if (k != NULL) /* dead: drop it, and say so to event readers */
+		lose_conn(c, k);
 	c->dialing = true;
 	pthread_mutex_unlock(&c->mu);
 	conn_put(c, k); /* c->conn's reference */
-	k = dial_some(c, deadline_ms, rv_out);
+	k = dial_some(c, deadline_ms, t, rv_out);
 	pthread_mutex_lock(&c->mu);
 	c->dialing = false;
 	pthread_cond_broadcast(&c->cv);
@@ -588,11 +653,8 @@ static void drop_conn(el_client *c, struct el_conn *k)
 {
 	pthread_mutex_lock(&c->mu);
 	const bool mine = c->conn == k;
-	if (mine) {
-		c->conn = NULL;
-		c->reconnects++;
-		el_client__wake_events(c);
-	}
+	if (mine)
+		lose_conn(c, k);
 	pthread_mutex_unlock(&c->mu);
 	if (mine)
 		conn_put(c, k);
@@ -683,34 +745,45 @@ static int request_until(el_client *c, struct el_cw_msg *req, struct el_cw_msg *
 			 uint64_t deadline_ms)
 {
 	uint8_t *frame = malloc(EL_CW_PREFIX + EL_CW_FRAME_MAX);
-	if (frame == NULL)
+	struct tried *t = calloc(1, sizeof(*t));
+	if (frame == NULL || t == NULL) {
+		free(frame);
+		free(t);
 		return EL_EFULL;
+	}
+	const uint64_t start = el_client__now_ms();
 	pthread_mutex_lock(&c->mu);
 	if (req->id == 0)
 		req->id = ++c->next_id;
 	pthread_mutex_unlock(&c->mu);
 	const size_t len = frame_of(req, frame);
 	int rc = len == 0 ? EL_EINVAL : EL_ETIMEDOUT;
+	bool done = len == 0;
 	unsigned leaderless = 0; /* "no leader yet" answers from the node asked */
 	if (len == 0)
 		el_client__fail("request of type %u does not encode", req->type);
-	while (len > 0 && el_client__now_ms() < deadline_ms) {
-		struct el_conn *k = current_conn(c, deadline_ms, &rc);
-		if (k == NULL)
+	while (!done && el_client__now_ms() < deadline_ms) {
+		struct el_conn *k = current_conn(c, deadline_ms, t, &rc);
+		if (k == NULL) {
+			done = rc == EL_EPERM; /* refused: conn_open said why */
 			break;
+		}
 		const uint64_t try_end = el_client__now_ms() + 1500u < deadline_ms
 						 ? el_client__now_ms() + 1500u : deadline_ms;
 		const int got = try_once(c, k, frame, len, req, reply, try_end);
-		bool done = true;
+		done = true;
 		if (got < 0) {
 			rc = got;
 		} else if (got == 0) { /* broken or silent: another node, same id */
+			tried_note(t, k->url, last_error);
 			drop_conn(c, k);
 			done = false;
 		} else if (reply->type == EL_CW_ERROR || reply->err != EL_ENOTLEADER) {
 			rc = EL_OK;
 		} else { /* a follower: go to the leader it names, or ask again */
 			const bool named = reply->leader_addr_len > 0;
+			tried_note(t, k->url, named ? "not the leader (it named the leader)"
+						    : "not the leader (it knows none: no quorum?)");
 			pthread_mutex_lock(&c->mu);
 			if (named)
 				snprintf(c->leader_hint, sizeof c->leader_hint, "%.*s",
@@ -727,15 +800,16 @@ static int request_until(el_client *c, struct el_cw_msg *req, struct el_cw_msg *
 				drop_conn(c, k);
 				leaderless = 0;
 			}
-			el_client__fail("no leader yet");
-			rc = EL_ENOTLEADER;
 			done = false;
 		}
 		conn_put(c, k);
-		if (done)
-			break;
+	}
+	if (!done) { /* the deadline passed with no leader answering */
+		rc = EL_ETIMEDOUT;
+		tried_fail(t, el_client__now_ms() - start);
 	}
 	free(frame);
+	free(t);
 	return rc;
 }
 
@@ -770,10 +844,10 @@ int el_client_request_at(el_client *c, const char *endpoint, struct el_cw_msg *r
 	req->id = ++c->next_id;
 	pthread_mutex_unlock(&c->mu);
 	const size_t len = frame_of(req, frame);
-	int rc = EL_ENOTLEADER;
+	int rc = EL_ETIMEDOUT;
 	struct el_conn *k = len > 0 ? conn_open(c, endpoint, c->timeout_ms, &rc) : NULL;
 	if (rc != EL_EPERM)
-		rc = EL_ENOTLEADER;
+		rc = EL_ETIMEDOUT; /* unreachable: conn_open said why */
 	if (k != NULL) {
 		const int got = try_once(c, k, frame, len, req, reply,
 					 el_client__now_ms() + c->timeout_ms);

@@ -410,6 +410,8 @@ static int granted_in_lease(el_session *s)
 	pthread_mutex_lock(&c->mu);
 	const bool lost = lost_now(s);
 	pthread_mutex_unlock(&c->mu);
+	if (lost)
+		el_client__fail("%s", el_strerror(EL_EEXPIRED));
 	return lost ? EL_EEXPIRED : EL_OK;
 }
 
@@ -438,13 +440,14 @@ static int locked_request(el_session *s, struct el_cw_msg *req, struct el_cw_msg
 	pthread_mutex_unlock(&c->mu);
 	int rc = el_client_request(c, req, rep);
 	if (rc != EL_OK)
-		return rc;
-	if (rep->err != EL_OK)
-		return rep->err;
+		return rc; /* its message says more (no leader: the endpoints tried) */
+	rc = rep->err;
 	*token = rep->token;
-	if (!rep->queued)
-		return EL_OK;
-	return wait_grant(s, req, rep, wait_ms, token);
+	if (rc == EL_OK && rep->queued)
+		rc = wait_grant(s, req, rep, wait_ms, token);
+	if (rc != EL_OK)
+		el_client__fail("%s", el_strerror(rc));
+	return rc;
 }
 
 /* ACQUIRE of a lock (permits 0) or of one permit of a semaphore. */
@@ -474,7 +477,7 @@ static int acquire(el_session *s, const char *name, bool shared, uint32_t permit
 		el_client__fail("%s is a %s", name, permits > 0 ? "lock, not a semaphore"
 								: "semaphore, not a lock");
 	else if (rc != EL_OK)
-		el_client__fail("lock %s: %s", name, el_strerror(rc));
+		el_client__context("lock %s", name);
 	free(req);
 	return rc;
 }
@@ -542,7 +545,7 @@ static int simple(el_session *s, uint8_t type, const char *name, uint64_t token,
 	uint64_t ignored;
 	rc = locked_request(s, req, req + 1, 0, &ignored);
 	if (rc != EL_OK)
-		el_client__fail("%s %s: %s", verb(type), name, el_strerror(rc));
+		el_client__context("%s %s", verb(type), name);
 	free(req);
 	return rc;
 }
@@ -604,7 +607,7 @@ static int campaign(el_session *s, const char *name, const void *value, uint32_t
 	if (rc == EL_OK)
 		rc = granted_in_lease(s);
 	if (rc != EL_OK)
-		el_client__fail("campaign %s: %s", name, el_strerror(rc));
+		el_client__context("campaign %s", name);
 	free(req);
 	return rc;
 }

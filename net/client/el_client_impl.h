@@ -44,6 +44,8 @@ struct el_conn {
 	bool reading;      /* under c->mu: a thread holds the read role */
 	bool thread_reads; /* under c->mu: ... and it is the reader thread */
 	bool refused;      /* under c->mu: the daemon refused our identity (ERROR EPERM) */
+	bool served;       /* under c->mu: it carried an event or an answer other than
+			    * "not the leader": losing it may lose events */
 	unsigned waiters;  /* under c->mu: requests waiting for a reply on k */
 	uint64_t requests; /* under c->mu: requests sent on k so far */
 	unsigned refs; /* under c->mu: c->conn's and each request's using it */
@@ -88,7 +90,7 @@ struct el_client {
 	char leader_hint[EL_CW_ADDR_MAX + 1];
 	struct el_conn *conn;
 	uint64_t next_id;
-	uint64_t reconnects;     /* connections replaced: events may be lost */
+	uint64_t reconnects;     /* leader connections lost: events may be lost */
 	bool dialing;            /* a call is finding a connection; others wait for it */
 	uint32_t timeout_ms;
 	char name[EL_CLIENT_NAME_MAX + 1];
@@ -107,6 +109,8 @@ struct el_client {
 void el_client__fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Note that a NULL handle or pointer reached what (a public call): EL_EINVAL. */
 int el_client__null(const char *what);
+/* Put "what: " (a printf format) before the last error. */
+void el_client__context(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 uint64_t el_client__now_ms(void);
 void el_client__wake_events(el_client *c);
 bool el_client__wait(el_client *c, uint64_t deadline_ms);

@@ -17,7 +17,11 @@ the whole cluster SIGKILLed and restarted: the held lock is
 still there and the next token is higher; observe with every daemon stopped
 reports errors, not "free", and exits 69; names and values with quotes,
 backslashes and control characters keep --json output valid JSON; global options after the command count,
-other unknown options or stray arguments exit 64; --help of every command exits 0.
+other unknown options or stray arguments exit 64; --help of every command exits 0;
+`locks` leaves out a name only watched; the leader's `status` shows a
+SIGSTOPped follower unreachable (its link stays up); with two of three
+daemons killed a call exits 69 at --timeout, one line naming every endpoint
+tried, and libedgelock returns EL_ETIMEDOUT (client_safety.c, no-quorum).
 
 Membership under load (issue 11), all through the CLI while three threads
 run `edgelock lock` processes back to back, each incrementing a counter file
@@ -36,7 +40,9 @@ acquire and still sends its close; an open slower than the TTL hands out
 no session; a second call on a session in use gets EL_EBUSY at once; a
 client whose endpoints all refuse returns within its timeout; el_client_close
 closes the sessions left open (their locks free at once, nothing leaked); a
-refused certificate (none, or a node's) is EL_EPERM at once.
+refused certificate (none, or a node's) is EL_EPERM at once; one reconnect
+(the leader's connection lost, the leader found through a follower's
+redirect) is one EL_EVENT_GAP.
 
 Ends with "N passed, N failed". Run with /usr/bin/python3 (python3-cbor2).
 """
@@ -153,6 +159,22 @@ def test_locks_json_lines(e):
     check(len(rows) == 2 and all(isinstance(r, dict) for r in rows) and
           sorted(r["name"] for r in rows) == ["jl-a", "jl-b"],
           "locks --json: one object per lock per line %r" % rows)
+
+
+def test_watched_not_listed(e):
+    """A name only watched (observe: no holders, waiters or lock-delay) is no
+    lock: `locks` and `locks --json` leave it out, as they list a lock."""
+    obs = e.start("observe", "only-watched")
+    first = obs.stdout.readline()  # observe watches before its first state
+    p = e.start("lock", "listed-lock", "--", "sleep", "2")
+    listed = eventually(lambda: "listed-lock" in e.run("locks").stdout)
+    table, rows = e.run("locks").stdout, json_lines(e.run("locks", "--json").stdout)
+    obs.kill()
+    obs.communicate(timeout=20)
+    p.wait(timeout=30)
+    check(first.startswith("only-watched: free") and listed and "only-watched" not in table and
+          [r["name"] for r in rows] == ["listed-lock"],
+          "locks leaves out a name only watched: %r %r" % (table, rows))
 
 
 def test_json_escaped(e):
@@ -382,6 +404,75 @@ def test_observe_unreachable(cluster, e):
           "observe with the cluster stopped: exit %s (want 69), no state made up %r (%s)"
           % (rc, out, err.strip()))
     cluster.wait_leader()
+
+
+def status_of(e, node):
+    """node's own `status --json` object (None when it does not answer)."""
+    for row in json_lines(e.run("status", "--json").stdout):
+        if row.get("node") == node:
+            return row
+    return None
+
+
+def reachable_seen(e, leader, node):
+    row = status_of(e, leader)
+    if row is None or row["role"] != "leader":
+        return None
+    return [m["reachable"] for m in row["members"] if m["node"] == node][0]
+
+
+def test_status_silent_peer(cluster, e):
+    """A follower SIGSTOPped keeps its TCP link up, but the leader hears
+    nothing from it: after an election timeout the leader's `status` shows
+    it unreachable (it said reachable as long as the link lived), and
+    reachable again once it answers."""
+    leader = cluster.wait_leader()
+    other = [i for i in sorted(cluster.procs) if i != leader][0]
+    before = reachable_seen(e, leader, other)
+    cluster.signal(other, signal.SIGSTOP)
+    try:
+        cut = eventually(lambda: reachable_seen(e, leader, other) is False, timeout=10)
+    finally:
+        cluster.signal(other, signal.SIGCONT)
+    back = eventually(lambda: reachable_seen(e, leader, other) is True, timeout=15)
+    check(before is True and cut and back,
+          "status on the leader: a stopped follower is unreachable while stopped (%s), "
+          "reachable before (%s) and after (%s)" % (cut, before, back))
+
+
+def test_no_quorum(cluster, e):
+    """Two of three daemons killed: no leader can be elected. A call gives up
+    at its timeout with one line saying no leader was reachable and naming
+    every endpoint tried (all three: two refuse, one is not the leader), and
+    the CLI exits 69; libedgelock returns EL_ETIMEDOUT, never EL_ENOTLEADER
+    (client_safety.c, no-quorum)."""
+    dead = [i for i in sorted(cluster.procs)][:2]
+    for i in dead:
+        cluster.kill(i)
+    alone = [i for i in sorted(cluster.procs)][0]
+    try:
+        # a leader left alone steps down within an election timeout (CheckQuorum)
+        eventually(lambda: (status_of(e, alone) or {}).get("role") not in (None, "leader"))
+        t0 = time.time()
+        out = e.run("--timeout", "3s", "locks")
+        took = time.time() - t0
+        err = out.stderr.strip()
+        named = all(cluster.addr(i) in err for i in cluster.client_port)
+        check(out.returncode == 69 and "no leader reachable within" in err and named and
+              "not the leader" in err and "\n" not in err and took < 8,
+              "no quorum: locks exits 69 after %.1f s, one line naming every endpoint: %s"
+              % (took, err))
+        lk = e.run("--timeout", "2s", "lock", "nq", "--", "true")
+        check(lk.returncode == 69 and "no leader reachable" in lk.stderr,
+              "no quorum: lock exits 69 (%s)" % lk.stderr.strip())
+        r = subprocess.run([os.path.join(BUILD, "bin", "client-safety-test"), "no-quorum"],
+                           env=e.env, capture_output=True, text=True, timeout=120)
+        check(r.returncode == 0, "no quorum: libedgelock returns EL_ETIMEDOUT naming the "
+              "endpoints: %s %s" % (r.stdout.strip(), r.stderr[-600:]))
+    finally:
+        for i in dead:
+            cluster.start(i)
+        cluster.wait_leader()
 
 
 def test_killed_client(e):
@@ -877,6 +968,7 @@ def main():
         test_open_retry(cluster)
         e = Env(cluster)
         test_locks_json_lines(e)  # first: on a cluster without locks
+        test_watched_not_listed(e)
         for t in (test_basics, test_json_escaped, test_operator_output, test_args_after_command, test_fifo_handoff, test_shared, test_counter,
                   test_election_observe, test_signal_while_waiting, test_killed_client, test_granted_while_stopped,
                   test_killed_cli, test_stopped_cli, test_client_threads, test_client_safety):
@@ -886,6 +978,8 @@ def main():
         test_lost_kills_group(cluster, e)
         test_observe_unreachable(cluster, e)
         test_signal_while_unreachable(cluster, e)
+        test_status_silent_peer(cluster, e)
+        test_no_quorum(cluster, e)
         test_cluster_restart(cluster, e)
         test_membership_under_load(cluster, e)
     finally:

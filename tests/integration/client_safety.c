@@ -3,7 +3,8 @@
  * cli_test.py with EDGELOCK_ENDPOINTS / _CA / _CERT set): what the library
  * does once a session's local lease has run out, with a slow endpoint in
  * front of the real ones, and so on. Each check is one function below; the
- * arguments name the checks to run (none: all of them).
+ * arguments name the checks to run (none: all but those that need the
+ * cluster in a given state, such as no-quorum, run only when named).
  *
  * Some checks put the library behind things of their own on loopback: a
  * listener that accepts TCP and never speaks TLS, a port that refuses, and
@@ -399,8 +400,23 @@ static int check_one_call(el_client *c)
 	return bad;
 }
 
+/* Does why name every endpoint of the comma-separated list eps? */
+static bool names_all(const char *why, const char *eps)
+{
+	char url[EL_CW_ADDR_MAX + 1];
+	for (const char *p = eps; *p != '\0';) {
+		const size_t n = strcspn(p, ",");
+		snprintf(url, sizeof url, "%.*s", (int)n, p);
+		if (n > 0 && strstr(why, url) == NULL)
+			return false;
+		p += n + (p[n] == ',');
+	}
+	return true;
+}
+
 /* A client whose endpoints all refuse returns within its timeout_ms (the
- * pause between rounds of endpoints, 100 ms, is cut at the deadline). */
+ * pause between rounds of endpoints, 100 ms, is cut at the deadline) with
+ * EL_ETIMEDOUT, saying no leader was reachable at each endpoint tried. */
 static int check_deadline(el_client *unused)
 {
 	(void)unused;
@@ -415,10 +431,14 @@ static int check_deadline(el_client *unused)
 		const uint64_t t0 = now_ms();
 		const int rc = c != NULL ? el_query(c, "safety/deadline", &li) : EL_EINVAL;
 		const uint64_t took = now_ms() - t0;
-		if (rc == EL_OK || took > timeouts[i] + 40u)
+		const char *why = el_client_last_error(c);
+		if (rc != EL_ETIMEDOUT || took > timeouts[i] + 40u ||
+		    strstr(why, "no leader reachable") == NULL ||
+		    (timeouts[i] >= 50 && !names_all(why, eps)))
 			bad = failed("deadline", "timeout_ms %u, every endpoint refusing: rc %d after "
-				     "%llu ms; want an error within %u ms", (unsigned)timeouts[i], rc,
-				     (unsigned long long)took, (unsigned)timeouts[i] + 40u);
+				     "%llu ms (%s); want EL_ETIMEDOUT within %u ms, naming each endpoint "
+				     "tried", (unsigned)timeouts[i], rc, (unsigned long long)took, why,
+				     (unsigned)timeouts[i] + 40u);
 		el_client_close(c);
 	}
 	return bad;
@@ -480,11 +500,96 @@ static int check_refused_cert(el_client *unused)
 	return bad;
 }
 
+/* Run by cli_test.py with two of three daemons killed (no leader can be
+ * elected): a call gives up at its deadline with EL_ETIMEDOUT, not
+ * EL_ENOTLEADER (the API gives no leader hint to act on), saying no leader
+ * was reachable and naming every endpoint tried. */
+static int check_no_quorum(el_client *unused)
+{
+	(void)unused;
+	const char *eps = getenv("EDGELOCK_ENDPOINTS");
+	el_client *c = open_client(eps, getenv("EDGELOCK_CERT"), 3000);
+	el_session *s = NULL;
+	struct el_lock_info li;
+	int bad = c == NULL;
+	for (int i = 0; i < 2 && !bad; i++) {
+		const int rc = i == 0 ? el_session_open(c, 10000, &s) : el_query(c, "safety/nq", &li);
+		const char *why = el_client_last_error(c);
+		if (rc != EL_ETIMEDOUT || strstr(why, "no leader reachable") == NULL ||
+		    !names_all(why, eps))
+			bad = failed("no-quorum", "%s: rc %d (%s); want EL_ETIMEDOUT, no leader "
+				     "reachable, every endpoint named", i == 0 ? "open" : "query",
+				     rc, why);
+	}
+	el_session_close(s);
+	el_client_close(c);
+	return bad;
+}
+
+/* One reconnect is one EL_EVENT_GAP, also when the first node found after
+ * it is a follower that redirects to the leader (its connection, dropped
+ * for the redirect, carried no events). The client reaches the leader
+ * through a relay, then the followers; the relay stops (the leader's
+ * connection breaks) while a thread polls el_next_event all along. */
+struct gap_watch {
+	el_session *s;
+	atomic_bool stop;
+	int gaps;
+};
+
+static void *gap_main(void *arg)
+{
+	struct gap_watch *g = arg;
+	struct el_event ev;
+	while (!atomic_load(&g->stop))
+		if (el_next_event(g->s, &ev, 1) == EL_OK && ev.kind == EL_EVENT_GAP)
+			g->gaps++;
+	return NULL;
+}
+
+static int check_one_gap(el_client *main_c)
+{
+	char leader[EL_CW_ADDR_MAX + 1], eps[1024];
+	struct relay r;
+	if (!find_leader(main_c, leader, sizeof leader) || !relay_start(&r, leader))
+		return failed("one-gap", "no leader or no relay");
+	const char *list[16];
+	const unsigned n = el_client_endpoints(main_c, list, 16);
+	int used = snprintf(eps, sizeof eps, "tls+tcp://127.0.0.1:%d", r.port);
+	for (unsigned i = 0; i < n && i < 16; i++)
+		if (strcmp(list[i], leader) != 0)
+			used += snprintf(eps + used, sizeof eps - (size_t)used, ",%s", list[i]);
+	el_client *c = open_client(eps, getenv("EDGELOCK_CERT"), 10000);
+	struct gap_watch g = { .gaps = 0 };
+	pthread_t t;
+	int bad = c == NULL || el_session_open(c, 30000, &g.s) != EL_OK ||
+		  el_watch(g.s, "safety/gap") != EL_OK || pthread_create(&t, NULL, gap_main, &g) != 0;
+	if (bad) {
+		relay_stop(&r);
+		el_session_close(g.s);
+		el_client_close(c);
+		return failed("one-gap", "setup: %s", el_client_last_error(c));
+	}
+	relay_stop(&r); /* the leader's connection breaks; its port refuses */
+	struct el_lock_info li;
+	const int rc = el_query(c, "safety/gap", &li); /* reconnects: follower, then leader */
+	usleep(500 * 1000); /* the watcher polls on: a second GAP would show by now */
+	atomic_store(&g.stop, true);
+	pthread_join(t, NULL);
+	if ((rc != EL_OK && rc != EL_ENOTFOUND) || g.gaps != 1)
+		bad = failed("one-gap", "query rc %d (%s); %d EL_EVENT_GAP after one reconnect, "
+			     "want 1", rc, el_client_last_error(c), g.gaps);
+	el_session_close(g.s);
+	el_client_close(c);
+	return bad;
+}
+
 /* ---- Main ------------------------------------------------------------------ */
 
 struct check {
 	const char *name;
 	int (*run)(el_client *c);
+	bool on_demand; /* needs the cluster in a given state: run only when named */
 };
 
 static int run_open_lost(el_client *c)
@@ -740,26 +845,28 @@ static int check_proclaim(el_client *c)
 }
 
 static const struct check CHECKS[] = {
-	{ "open-lost", run_open_lost },
-	{ "lost-calls", check_lost_calls },
-	{ "one-call", check_one_call },
-	{ "deadline", check_deadline },
-	{ "client-close", check_client_close },
-	{ "refused-cert", check_refused_cert },
-	{ "urgent-slots", check_urgent_slots },
-	{ "one-dial", check_one_dial },
-	{ "bad-permits", check_bad_permits },
-	{ "null-args", check_null_args },
-	{ "proclaim", check_proclaim },
+	{ "open-lost", run_open_lost, false },
+	{ "lost-calls", check_lost_calls, false },
+	{ "one-call", check_one_call, false },
+	{ "deadline", check_deadline, false },
+	{ "client-close", check_client_close, false },
+	{ "refused-cert", check_refused_cert, false },
+	{ "urgent-slots", check_urgent_slots, false },
+	{ "one-dial", check_one_dial, false },
+	{ "bad-permits", check_bad_permits, false },
+	{ "null-args", check_null_args, false },
+	{ "proclaim", check_proclaim, false },
+	{ "one-gap", check_one_gap, false },
+	{ "no-quorum", check_no_quorum, true },
 };
 #define N_CHECKS (sizeof CHECKS / sizeof CHECKS[0])
 
-static bool wanted(const char *name, int argc, char **argv)
+static bool wanted(const struct check *k, int argc, char **argv)
 {
 	for (int i = 1; i < argc; i++)
-		if (strcmp(argv[i], name) == 0)
+		if (strcmp(argv[i], k->name) == 0)
 			return true;
-	return argc <= 1;
+	return argc <= 1 && !k->on_demand;
 }
 
 int main(int argc, char **argv)
@@ -786,7 +893,7 @@ int main(int argc, char **argv)
 		return 1;
 	int failures = 0;
 	for (size_t k = 0; k < N_CHECKS; k++)
-		if (wanted(CHECKS[k].name, argc, argv)) {
+		if (wanted(&CHECKS[k], argc, argv)) {
 			const uint64_t t0 = now_ms();
 			const int bad = CHECKS[k].run(c);
 			printf("client safety: %s: %s (%llu ms)\n", CHECKS[k].name,
