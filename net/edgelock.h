@@ -130,12 +130,16 @@ void el_session_set_lock_delay(el_session *s, uint32_t delay_ms);
 /* Take name exclusively (shared: with other shared holders), waiting up to
  * wait_ms; *token is the fencing token. EL_EBUSY: held (try), or another
  * call of this session is in progress (see the top); EL_ETIMEDOUT:
- * not granted within wait_ms, or no leader found (see the top: the message
- * says "no leader reachable"; before a request reached a leader, within
- * timeout_ms) (the call returns at wait_ms when the cluster
- * answers; while it cannot be reached, a request already sent may still be
- * queued there, so the call waits up to wait_ms + 2 x timeout_ms for its
- * answer rather than leave a grant nobody knows of); EL_EDELAYED: in its
+ * not granted within wait_ms as the cluster counts it, or no leader found
+ * before the request could reach one (see the top: the message says "no
+ * leader reachable"; within timeout_ms). A request that did leave but was
+ * never answered (a stalled leader, a cut, a failover, the whole cluster
+ * restarting) may act all the same, queued or granted: the call then asks
+ * again with the same seq (which acts at most once) until the cluster
+ * says how it ended, however long that takes, or until the session's
+ * lease runs out here (EL_EEXPIRED; the cluster then drops the session's
+ * locks and waits). So it may return after wait_ms + timeout_ms or later,
+ * but never with a grant nobody knows of left held; EL_EDELAYED: in its
  * lock-delay (try);
  * EL_EEXPIRED: the session is gone, or its lease ran out (as this client
  * sees it) before the call (then nothing was sent) or before the grant

@@ -692,7 +692,8 @@ static void remove_pending(el_client *c, const struct el_pending *p)
 /* One try on connection k: send and wait for the reply until deadline.
  * 1: a reply; 0: the connection broke or the try timed out; <0: error. */
 static int try_once(el_client *c, struct el_conn *k, const uint8_t *frame, size_t len,
-		    const struct el_cw_msg *req, struct el_cw_msg *reply, uint64_t deadline_ms)
+		    const struct el_cw_msg *req, struct el_cw_msg *reply, uint64_t deadline_ms,
+		    bool *unanswered)
 {
 	struct el_pending p = { .id = req->id, .reply = reply };
 	pthread_mutex_lock(&c->mu);
@@ -724,6 +725,8 @@ static int try_once(el_client *c, struct el_conn *k, const uint8_t *frame, size_
 	if (!done)
 		el_client__fail("%s: %s", k->url, sent ? "no reply in time"
 							: "connection lost while sending");
+	if (!done && unanswered != NULL) /* part of the frame may have left */
+		*unanswered = true;
 	return done ? 1 : 0;
 }
 
@@ -742,7 +745,7 @@ static size_t frame_of(struct el_cw_msg *req, uint8_t *frame)
 #define LEADERLESS_POLLS 5u
 
 static int request_until(el_client *c, struct el_cw_msg *req, struct el_cw_msg *reply,
-			 uint64_t deadline_ms)
+			 uint64_t deadline_ms, bool *unanswered)
 {
 	uint8_t *frame = malloc(EL_CW_PREFIX + EL_CW_FRAME_MAX);
 	struct tried *t = calloc(1, sizeof(*t));
@@ -770,7 +773,7 @@ static int request_until(el_client *c, struct el_cw_msg *req, struct el_cw_msg *
 		}
 		const uint64_t try_end = el_client__now_ms() + 1500u < deadline_ms
 						 ? el_client__now_ms() + 1500u : deadline_ms;
-		const int got = try_once(c, k, frame, len, req, reply, try_end);
+		const int got = try_once(c, k, frame, len, req, reply, try_end, unanswered);
 		done = true;
 		if (got < 0) {
 			rc = got;
@@ -817,19 +820,26 @@ int el_client_request(el_client *c, struct el_cw_msg *req, struct el_cw_msg *rep
 {
 	if (c == NULL || req == NULL || reply == NULL)
 		return el_client__null("el_client_request");
-	return request_until(c, req, reply, el_client__now_ms() + c->timeout_ms);
+	return request_until(c, req, reply, el_client__now_ms() + c->timeout_ms, NULL);
 }
 
 int el_client__request_until(el_client *c, struct el_cw_msg *req, struct el_cw_msg *reply,
 			     uint64_t deadline_ms)
 {
-	return request_until(c, req, reply, deadline_ms);
+	return request_until(c, req, reply, deadline_ms, NULL);
 }
 
 int el_client__request_within(el_client *c, struct el_cw_msg *req, struct el_cw_msg *reply,
 			      uint32_t timeout_ms)
 {
-	return request_until(c, req, reply, el_client__now_ms() + timeout_ms);
+	return request_until(c, req, reply, el_client__now_ms() + timeout_ms, NULL);
+}
+
+int el_client__request_unsure(el_client *c, struct el_cw_msg *req, struct el_cw_msg *reply,
+			      bool *unanswered)
+{
+	*unanswered = false;
+	return request_until(c, req, reply, el_client__now_ms() + c->timeout_ms, unanswered);
 }
 
 int el_client_request_at(el_client *c, const char *endpoint, struct el_cw_msg *req,
@@ -850,7 +860,7 @@ int el_client_request_at(el_client *c, const char *endpoint, struct el_cw_msg *r
 		rc = EL_ETIMEDOUT; /* unreachable: conn_open said why */
 	if (k != NULL) {
 		const int got = try_once(c, k, frame, len, req, reply,
-					 el_client__now_ms() + c->timeout_ms);
+					 el_client__now_ms() + c->timeout_ms, NULL);
 		rc = got > 0 ? EL_OK : got < 0 ? got : EL_ETIMEDOUT;
 		conn_close(k);
 	}

@@ -360,16 +360,19 @@ static const struct el_cw_msg *find_end(el_client *c, uint64_t session, uint64_t
 	return NULL;
 }
 
-/* Wait for the end of a queued request (req is it, to re-send): the event,
- * or, every second and after a reconnect or a gap in the events, the same
- * seq again, whose stored reply says how it ended. */
+/* Wait for the end of a queued request, or of one whose fate is unknown (sent,
+ * never answered: it may be queued, or granted, on the cluster), req being
+ * it, to re-send: the event, or, every second and after a reconnect or a
+ * gap in the events, the same seq again, whose stored reply says how it
+ * ended (or that it never arrived: then it acts now, once). It returns only
+ * when the cluster said how the request ended, or once the session's lease
+ * ran out here (the cluster then drops its locks and waits with it), never
+ * at a deadline of its own: a grant nobody knows of would stay held, and
+ * the same session asking again would only count it twice. */
 static int wait_grant(el_session *s, struct el_cw_msg *req, struct el_cw_msg *rep,
-		      uint32_t wait_ms, uint64_t *token)
+		      uint64_t *token)
 {
 	el_client *c = s->client;
-	const uint64_t start = el_client__now_ms();
-	const uint64_t bound = wait_ms == EL_WAIT_INFINITE ? UINT64_MAX
-				: start + wait_ms + 2u * c->timeout_ms;
 	for (;;) {
 		pthread_mutex_lock(&c->mu);
 		const uint64_t seen_gaps = c->gaps, seen_conn = c->reconnects;
@@ -390,8 +393,6 @@ static int wait_grant(el_session *s, struct el_cw_msg *req, struct el_cw_msg *re
 		pthread_mutex_unlock(&c->mu);
 		if (rc <= 0)
 			return rc;
-		if (el_client__now_ms() > bound)
-			return EL_ETIMEDOUT;
 		req->id = 0; /* a new request id, the same seq */
 		if (el_client_request(c, req, rep) == EL_OK && (rep->err != EL_OK || !rep->queued)) {
 			*token = rep->token;
@@ -431,20 +432,26 @@ static int still_leased(el_session *s, const char *what, const char *name)
 }
 
 static int locked_request(el_session *s, struct el_cw_msg *req, struct el_cw_msg *rep,
-			  uint32_t wait_ms, uint64_t *token)
+			  uint64_t *token)
 {
 	el_client *c = s->client;
 	pthread_mutex_lock(&c->mu);
 	req->session = s->id;
 	req->seq = ++s->seq;
 	pthread_mutex_unlock(&c->mu);
-	int rc = el_client_request(c, req, rep);
-	if (rc != EL_OK)
+	bool unanswered = false;
+	int rc = el_client__request_unsure(c, req, rep, &unanswered);
+	const bool takes = req->type == EL_CW_ACQUIRE || req->type == EL_CW_CAMPAIGN;
+	if (rc == EL_ETIMEDOUT && unanswered && takes) { /* it may act yet: learn how */
+		rc = wait_grant(s, req, rep, token);
+	} else if (rc != EL_OK) {
 		return rc; /* its message says more (no leader: the endpoints tried) */
-	rc = rep->err;
-	*token = rep->token;
-	if (rc == EL_OK && rep->queued)
-		rc = wait_grant(s, req, rep, wait_ms, token);
+	} else {
+		rc = rep->err;
+		*token = rep->token;
+		if (rc == EL_OK && rep->queued)
+			rc = wait_grant(s, req, rep, token);
+	}
 	if (rc != EL_OK)
 		el_client__fail("%s", el_strerror(rc));
 	return rc;
@@ -467,7 +474,7 @@ static int acquire(el_session *s, const char *name, bool shared, uint32_t permit
 	req->wait_ms = wait_ms;
 	req->delay_ms = s->lock_delay_ms;
 	*token = 0;
-	rc = locked_request(s, req, req + 1, wait_ms, token);
+	rc = locked_request(s, req, req + 1, token);
 	if (rc == EL_OK)
 		rc = granted_in_lease(s);
 	if (rc == EL_ELIMIT) /* the reply names the semaphore's own limit */
@@ -543,7 +550,7 @@ static int simple(el_session *s, uint8_t type, const char *name, uint64_t token,
 	if (len > 0)
 		memcpy(req->value, value, len);
 	uint64_t ignored;
-	rc = locked_request(s, req, req + 1, 0, &ignored);
+	rc = locked_request(s, req, req + 1, &ignored);
 	if (rc != EL_OK)
 		el_client__context("%s %s", verb(type), name);
 	free(req);
@@ -603,7 +610,7 @@ static int campaign(el_session *s, const char *name, const void *value, uint32_t
 	if (len > 0)
 		memcpy(req->value, value, len);
 	*token = 0;
-	rc = locked_request(s, req, req + 1, wait_ms, token);
+	rc = locked_request(s, req, req + 1, token);
 	if (rc == EL_OK)
 		rc = granted_in_lease(s);
 	if (rc != EL_OK)

@@ -121,6 +121,10 @@ int el_client__request_until(el_client *c, struct el_cw_msg *req, struct el_cw_m
 			     uint64_t deadline_ms);
 int el_client__request_within(el_client *c, struct el_cw_msg *req, struct el_cw_msg *reply,
 			      uint32_t timeout_ms);
+/* el_client_request, and *unanswered: whether the frame may have reached a
+ * node that never answered it (so the request may yet act). */
+int el_client__request_unsure(el_client *c, struct el_cw_msg *req, struct el_cw_msg *reply,
+			      bool *unanswered);
 
 /* client_session.c: the keepalive thread; closing the sessions left open. */
 void *el_client__keeper_main(void *arg);

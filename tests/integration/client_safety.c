@@ -844,6 +844,72 @@ static int check_proclaim(el_client *c)
 	return bad;
 }
 
+/* The holder's side of check_unanswered: after hold_ms the relay speaks
+ * again, and a second later the holder gives the lock up. */
+struct unanswered_plan {
+	struct relay *r;
+	el_session *holder;
+	uint64_t token;
+};
+
+static void *unanswered_main(void *arg)
+{
+	struct unanswered_plan *p = arg;
+	const struct timespec mute = { 1, 500000000 }, then = { 1, 0 };
+	nanosleep(&mute, NULL);
+	atomic_store(&p->r->mute, false);
+	nanosleep(&then, NULL);
+	(void)el_unlock(p->holder, "safety/unanswered", p->token);
+	return NULL;
+}
+
+/* An acquire that reached the leader but whose answer did not come within
+ * timeout_ms (the relay holds the daemon's replies back 1.5 s, timeout 500
+ * ms) may be queued there all the same: el_lock must learn how it ended,
+ * asking the same seq again, and return the grant, never a timeout for a
+ * wait the cluster later grants (a lock held that nobody knows of, found
+ * by testing from outside). */
+static int check_unanswered(el_client *main_c)
+{
+	struct relay r;
+	el_client *c = client_via_relay(main_c, &r, "unanswered", 500);
+	if (c == NULL)
+		return 1;
+	struct unanswered_plan plan = { .r = &r };
+	el_session *s = NULL;
+	uint64_t token = 0;
+	int bad = 0;
+	pthread_t th;
+	if (el_session_open(main_c, 10000, &plan.holder) != EL_OK ||
+	    el_lock(plan.holder, "safety/unanswered", false, 0, &plan.token) != EL_OK ||
+	    el_session_open(c, 10000, &s) != EL_OK) {
+		bad = failed("unanswered", "setup: %s", el_client_last_error(c));
+	} else {
+		atomic_store(&r.mute, true);
+		const bool started = pthread_create(&th, NULL, unanswered_main, &plan) == 0;
+		const uint64_t t0 = now_ms();
+		const int rc = el_lock(s, "safety/unanswered", false, 20000, &token);
+		const uint64_t took = now_ms() - t0;
+		if (started)
+			pthread_join(th, NULL);
+		if (rc != EL_OK || token <= plan.token)
+			bad = failed("unanswered", "el_lock -> %d after %llu ms (%s), token %llu; want "
+				     "the grant after the holder's unlock", rc, (unsigned long long)took,
+				     el_client_last_error(c), (unsigned long long)token);
+		else if (el_unlock(s, "safety/unanswered", token) != EL_OK ||
+			 taken(main_c, "safety/unanswered"))
+			bad = failed("unanswered", "the grant could not be given back");
+	}
+	if (bad && taken(main_c, "safety/unanswered"))
+		printf("client safety: unanswered: the lock is held by a session that was told "
+		       "it did not get it\n");
+	el_session_close(s);
+	el_session_close(plan.holder);
+	el_client_close(c);
+	relay_stop(&r);
+	return bad;
+}
+
 static const struct check CHECKS[] = {
 	{ "open-lost", run_open_lost, false },
 	{ "lost-calls", check_lost_calls, false },
@@ -857,6 +923,7 @@ static const struct check CHECKS[] = {
 	{ "null-args", check_null_args, false },
 	{ "proclaim", check_proclaim, false },
 	{ "one-gap", check_one_gap, false },
+	{ "unanswered", check_unanswered, false },
 	{ "no-quorum", check_no_quorum, true },
 };
 #define N_CHECKS (sizeof CHECKS / sizeof CHECKS[0])
