@@ -121,19 +121,28 @@ int el_cli_status(struct el_cli *cli, int argc, char **argv)
 	const char *eps[16];
 	const unsigned n = el_client_endpoints(cli->client, eps, 16);
 	struct el_cw_msg *m = two_msgs(), *members = two_msgs();
-	unsigned up = 0;
+	unsigned up = 0, refused = 0;
 	for (unsigned i = 0; i < n && i < 16; i++) {
 		memset(m, 0, 2 * sizeof(*m));
 		m->type = EL_CW_STATUS;
-		if (el_client_request_at(cli->client, eps[i], m, m + 1) == EL_OK && m[1].err == EL_OK) {
+		const int rc_at = el_client_request_at(cli->client, eps[i], m, m + 1);
+		if (rc_at == EL_OK && m[1].err == EL_OK) {
 			print_status(cli, eps[i], &m[1]);
 			if (up++ == 0 || m[1].role == EL_LEADER)
 				members[0] = m[1];
-		} else if (cli->json) {
-			json_error("endpoint", eps[i], el_client_last_error(cli->client));
-		} else {
-			printf("%-28s unreachable: %s\n", eps[i], el_client_last_error(cli->client));
+			continue;
 		}
+		/* An answer that refuses (the [acl], the certificate) is no
+		 * unreachable node: say what it said, and exit 77 for it. */
+		const int err = rc_at == EL_OK ? m[1].err : rc_at;
+		refused += err == EL_EPERM;
+		const char *why = rc_at != EL_OK ? el_client_last_error(cli->client)
+				  : err == EL_EPERM ? "refused: not allowed by the server's [acl]"
+						    : el_strerror(err);
+		if (cli->json)
+			json_error("endpoint", eps[i], why);
+		else
+			printf("%-28s %s%s\n", eps[i], err == EL_EPERM ? "" : "unreachable: ", why);
 	}
 	if (up > 0 && !cli->json) {
 		printf("members (as node %u sees them):\n", (unsigned)members->node);
@@ -145,7 +154,7 @@ int el_cli_status(struct el_cli *cli, int argc, char **argv)
 	}
 	free(m);
 	free(members);
-	return up > 0 ? EL_EXIT_OK : EL_EXIT_UNAVAILABLE;
+	return up > 0 ? EL_EXIT_OK : refused > 0 ? EL_EXIT_NOPERM : EL_EXIT_UNAVAILABLE;
 }
 
 /* ---- locks ------------------------------------------------------------------ */
@@ -234,8 +243,10 @@ int el_cli_locks(struct el_cli *cli, int argc, char **argv)
 		m->type = EL_CW_LIST;
 		m->cursor = cursor;
 		rc = el_client_request(cli->client, m, m + 1);
-		if (rc == EL_OK && m[1].err != EL_OK)
+		if (rc == EL_OK && m[1].err != EL_OK) { /* the server's answer, not the library's */
 			rc = m[1].err;
+			cli->why = rc == EL_EPERM ? "not allowed by the server's [acl]" : el_strerror(rc);
+		}
 		if (rc != EL_OK) {
 			free(m);
 			return el_cli_fail(cli, "list locks", rc);
@@ -320,7 +331,9 @@ static void print_holder_text(const char *name_raw, const struct el_lock_info *i
 	char name[4 * EL_NAME_MAX + 1], who[4 * sizeof in->holder + 1];
 	char value[4 * sizeof in->value + 1];
 	el_cli_text(name_raw, strlen(name_raw), name, sizeof name);
-	if (in->permits > 0) { /* a semaphore: how full, the newest grant */
+	if (in->permits > 0 && in->n_holders == 0 && !in->delayed) {
+		printf("%s: free (a semaphore of %u permits)\n", name, in->permits);
+	} else if (in->permits > 0) { /* a semaphore: how full, the newest grant */
 		printf("%s: %u/%u permits held (newest token %" PRIu64 ")%s\n", name, in->n_holders,
 		       in->permits, in->token, in->delayed ? ", one or more in lock-delay" : "");
 	} else if (in->held) {

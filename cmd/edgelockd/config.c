@@ -246,7 +246,7 @@ int el_dcfg_set(struct el_dcfg *c, const char *section, const char *key, const c
 		why = "must be 1000..4294967295";
 	else if (IS("limits", "net_threads"))
 		rc = set_net_threads(&c->net_threads, v),
-		why = "must be 0 (nng's default: 2 per CPU) or 2..64";
+		why = "must be 0 or 2..64 (kept for older configs; no effect)";
 	else if (IS("log", "level"))
 		rc = set_level(&c->log_level, v), why = "must be debug, info, warn or error";
 	else

@@ -141,7 +141,7 @@ static int check(struct el_dcfg *c, const struct opts *o, bool loaded)
 	if (errors == 0 && o->bootstrap && el_d_conf_of(c, &voters, "--bootstrap") != EL_OK)
 		errors++;
 	struct el_ident *ident = NULL;
-	if (errors == 0 && o->check && el_d_load_ident(c, &ident, EL_LOG_ERROR, "") != EL_OK)
+	if (errors == 0 && loaded && o->check && el_d_load_ident(c, &ident, EL_LOG_ERROR, "") != EL_OK)
 		errors++;
 	el_ident_free(ident);
 	return errors;

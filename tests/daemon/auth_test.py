@@ -369,6 +369,24 @@ def test_client_cert_as_node(c, leader):
           "not a node's" in p.stdout + p.stderr, "rc %d: %r" % (p.returncode, p.stderr[-300:]))
 
 
+def test_cli_refused(c):
+    """A client the [acl] gives nothing: `status` and `locks` say the server
+    refused it (exit 77, documented for "not allowed"), not that every node
+    is unreachable (69) or "no error" (found by testing from outside)."""
+    d = os.path.join(c.dir, "certs")
+    stranger = mint(d, os.path.join(c.certs, "ca.pem"), os.path.join(c.certs, "ca.key"),
+                    "stranger")
+    eps = ",".join(c.addr(i) for i in sorted(c.procs))
+    for cmd in ("status", "locks"):
+        p = subprocess.run([os.path.join(c.build, "bin", "edgelock"), "--ca",
+                            os.path.join(c.certs, "ca.pem"), "--cert", stranger, "--timeout", "3s",
+                            "--endpoints", eps, cmd], capture_output=True, text=True, timeout=30)
+        out = p.stdout + p.stderr
+        check("cli refused by [acl]: %s exits 77 and says [acl] (rc %d)" % (cmd, p.returncode),
+              p.returncode == 77 and "[acl]" in out and "no error" not in out and
+              "unreachable" not in out, out[-300:])
+
+
 def main():
     build = sys.argv[1] if len(sys.argv) > 1 else "build"
     random.seed(int(os.environ.get("SEED", "1")))
@@ -384,6 +402,7 @@ def main():
         test_refused_certs(c, pems, leader)
         test_client_relay(c, pems, leader)
         test_client_cert_as_node(c, leader)
+        test_cli_refused(c)
         leader = test_ownership(c, pems, leader, s1c, s1, ops)
         check("the cluster still has a leader", c.wait_leader() > 0)
     except Exception as e:  # a crashed step fails the suite

@@ -793,6 +793,11 @@ def test_two_threads(c):
 
 def test_check_config_lines(c, cfg):
     """Lines libinih would misread, and values the daemon could not start with."""
+    out = subprocess.run([c.bin, "--check-config", os.path.join(c.dir, "no-such.conf")],
+                         capture_output=True, text=True, timeout=10)
+    check("check-config: a missing file is named, alone (no [tls] error after it)",
+          out.returncode == 1 and "cannot open" in out.stderr and
+          len(out.stderr.strip().splitlines()) == 1, out.stderr)
     with open(cfg) as f:
         good = f.read()
     # libinih reads 199 characters of a line and the rest as a line of its
