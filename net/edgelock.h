@@ -72,10 +72,12 @@ struct el_client_options {
 	const char *name;          /* shown to others as the holder (<= 8 bytes); NULL: none */
 	uint32_t timeout_ms;       /* a request's overall bound; 0: 5000 */
 };
-/* A certificate the cluster refuses (none where the daemons require one,
- * another CA's, expired, a node's) fails a call at once with EL_EPERM,
- * el_client_last_error saying so, rather than after timeout_ms: every
- * endpoint would refuse it alike. */
+/* A certificate this library can tell is bad by itself (expired or not yet
+ * valid, not signed by ca_file, a key that does not match) is refused by
+ * el_client_open: EL_EINVAL, el_client_last_error saying why. One the
+ * cluster refuses (none where the daemons require one, a node's, one its CRL
+ * revokes) fails a call at once with EL_EPERM, saying so, rather than after
+ * timeout_ms: every endpoint would refuse it alike. */
 
 int el_client_open(el_client **out, const struct el_client_options *o);
 /* Close the client. Sessions still open are closed first (as by
