@@ -190,6 +190,7 @@ static void child_setup(pid_t parent)
 		raise(SIGKILL);
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
+	signal(SIGPIPE, SIG_DFL); /* CMD gets the default, whatever the CLI has */
 }
 
 static pid_t start(char **cmd, const char *name, uint64_t token, uint64_t session)
@@ -297,22 +298,39 @@ static int watchdog_start(pid_t cmd_group, pid_t *pid)
 	return fds[1];
 }
 
-/* Tell the watchdog the new kill time (the pipe never fills: 8 bytes a
- * turn, read at once). */
-static void watchdog_set(int fd, uint64_t kill_at)
-{
-	if (fd >= 0 && write(fd, &kill_at, sizeof kill_at) != (ssize_t)sizeof kill_at)
-		fprintf(stderr, "edgelock: warning: the watchdog did not take the deadline\n");
-}
-
 static void watchdog_stop(int fd, pid_t pid)
 {
 	if (fd < 0)
 		return;
 	close(fd); /* EOF: it exits */
 	int status;
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+	while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
+}
+
+/* The watchdog of CMD's group (fd < 0: none could be started). */
+struct watchdog {
+	int fd;
+	pid_t pid;
+	pid_t cmd_group;
+};
+
+/* Tell the watchdog the new kill time (the pipe never fills: 8 bytes a
+ * turn, read at once). One that is gone (killed by someone: the write
+ * fails with EPIPE, SIGPIPE being ignored) is replaced at once, so CMD
+ * never runs unwatched while the CLI cannot act. */
+static void watchdog_set(struct watchdog *w, uint64_t kill_at)
+{
+	if (w->fd >= 0 && w->pid > 0 &&
+	    write(w->fd, &kill_at, sizeof kill_at) == (ssize_t)sizeof kill_at)
+		return;
+	fprintf(stderr, "edgelock: warning: the watchdog is gone; starting another\n");
+	watchdog_stop(w->fd, w->pid);
+	w->fd = watchdog_start(w->cmd_group, &w->pid);
+	if (w->fd >= 0 && write(w->fd, &kill_at, sizeof kill_at) == (ssize_t)sizeof kill_at)
+		return;
+	fprintf(stderr, "edgelock: warning: no watchdog (%s): a stopped CLI could not kill the "
+		"command in time\n", strerror(errno));
 }
 
 static void sleep_ms(unsigned ms)
@@ -325,7 +343,8 @@ static void sleep_ms(unsigned ms)
  * itself, 1 when the lock was being lost and the child was signalled. Every
  * signal goes to CMD's process group (-child), and on a loss SIGKILL goes
  * to it even after CMD itself ended, for the children it left behind. */
-static int supervise(el_session *s, pid_t child, const struct run_opts *o, int dog, int *status)
+static int supervise(el_session *s, pid_t child, const struct run_opts *o, struct watchdog *dog,
+		     int *status)
 {
 	const uint64_t kill_margin = 100u + o->ttl_ms / 100u;
 	bool termed = false, lost = false, jeopardy = false;
@@ -346,8 +365,13 @@ static int supervise(el_session *s, pid_t child, const struct run_opts *o, int d
 		uint64_t left;
 		const enum el_lease_state st = el_session_state(s, &left);
 		const uint64_t kill_at = boot_ms() + (left > kill_margin ? left - kill_margin : 0);
-		if (st != EL_LEASE_LOST && kill_at > dog_at + 10u) { /* the lease moved on */
-			watchdog_set(dog, kill_at);
+		int dog_status;
+		if (dog->fd >= 0 && waitpid(dog->pid, &dog_status, WNOHANG) == dog->pid) {
+			dog->pid = 0; /* killed by someone: watchdog_set replaces it now */
+			dog_at = 0;
+		}
+		if (st != EL_LEASE_LOST && (kill_at > dog_at + 10u || dog_at == 0)) {
+			watchdog_set(dog, kill_at); /* the lease moved on, or a new watchdog */
 			dog_at = kill_at;
 		}
 		if (!lost && (st == EL_LEASE_LOST || left <= kill_margin)) {
@@ -386,13 +410,12 @@ static int finish(struct el_cli *cli, el_session *s, const struct run_opts *o, b
 		  uint64_t token, pid_t child)
 {
 	int status = 0;
-	pid_t dog_pid = 0;
-	const int dog = child > 0 ? watchdog_start(child, &dog_pid) : -1;
-	if (child > 0 && dog < 0)
-		fprintf(stderr, "edgelock: warning: no watchdog (%s): a stopped CLI could not kill "
-			"the command in time\n", strerror(errno));
-	const int lost = child > 0 ? supervise(s, child, o, dog, &status) : hold(s);
-	watchdog_stop(dog, dog_pid);
+	struct watchdog dog = { .fd = -1, .cmd_group = child };
+	signal(SIGPIPE, SIG_IGN); /* a killed watchdog is an EPIPE, then replaced */
+	if (child > 0)
+		dog.fd = watchdog_start(child, &dog.pid); /* no fd: the first set says so */
+	const int lost = child > 0 ? supervise(s, child, o, &dog, &status) : hold(s);
+	watchdog_stop(dog.fd, dog.pid);
 	if (child > 0 && cmd_has_terminal)
 		give_terminal(getpgrp());
 	if (lost) {

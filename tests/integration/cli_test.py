@@ -642,6 +642,40 @@ def test_stopped_cli(e):
           "a stopped CLI's CMD (pid %d) was killed by its watchdog before the lease ended "
           "(killed %s, a waiter got the lock: exit %d, the CLI on resume: exit %d %s)"
           % (cmd, died, r.returncode, p.returncode, err.strip()[-200:]))
+    # The watchdog killed first (by anyone): the CLI must not die of SIGPIPE
+    # at its next write, and a new watchdog must cover the stopped CLI.
+    pidf = e.path("stopped-cli-2.pid")
+    p = e.start("lock", "stopcli", "--ttl", "2s", "--", "sh", "-c",
+                "echo $$ > %s; exec sleep 300" % pidf)
+    cmd = pid_from(pidf)
+    dog = watchdog_of(p.pid, cmd)
+    if dog > 0:
+        os.kill(dog, signal.SIGKILL)
+    time.sleep(0.5)  # the CLI replaces it within a turn
+    os.kill(p.pid, signal.SIGSTOP)
+    died = cmd > 0 and gone_or_killed(cmd, 10.0)
+    r = e.run("lock", "stopcli", "--wait", "20s", "--", "true")
+    os.kill(p.pid, signal.SIGCONT)
+    _, err = p.communicate(timeout=30)
+    check(dog > 0 and died and r.returncode == 0 and p.returncode == 76 and
+          "starting another" in err,
+          "the watchdog SIGKILLed, then the CLI stopped: a new watchdog killed CMD in time "
+          "(watchdog %d, killed %s, waiter exit %d, CLI exit %d: %s)"
+          % (dog, died, r.returncode, p.returncode, err.strip()[-200:]))
+
+
+def watchdog_of(cli, cmd):
+    """The CLI's child that is not CMD: its watchdog (0 when not found)."""
+    for _ in range(50):
+        try:
+            with open("/proc/%d/task/%d/children" % (cli, cli)) as f:
+                kids = [int(x) for x in f.read().split() if int(x) != cmd]
+            if kids:
+                return kids[0]
+        except OSError:
+            pass
+        time.sleep(0.1)
+    return 0
 
 
 def test_cluster_restart(cluster, e):
