@@ -7,7 +7,8 @@
  * the ACQUIRE's stored reply, err 0, and its client would think it released.
  * The daemon keeps the type and name of that request beside the table
  * (d->seen, by session slot) and refuses, before proposing anything, a
- * request whose (session, seq) is the one seen with another type or name.
+ * request whose (session, seq) is the one seen with another type or with
+ * another name, mode, permits, token or value (name_hash).
  * The check lives here, not in core/, because the firmware's flash has no
  * room for a name per session nor for the code comparing it, and because a
  * refusal before the log changes nothing on any replica.
@@ -29,14 +30,24 @@
  * no seq would be new and every request would get ESTALE. */
 #define SEQ_JUMP_MAX (UINT64_C(1) << 32)
 
-/* FNV-1a: a retry names the same bytes; another name differs but for a
- * 2^-64 chance, which only lets a misused seq through as before. */
-static uint64_t name_hash(const char *p, uint32_t n)
+static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
 {
-	uint64_t h = UINT64_C(14695981039346656037);
-	for (uint32_t i = 0; i < n; i++)
-		h = (h ^ (uint8_t)p[i]) * UINT64_C(1099511628211);
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ ((const uint8_t *)p)[i]) * UINT64_C(1099511628211);
 	return h;
+}
+
+/* What a request asks, as FNV-1a over its name, mode, permits, token and
+ * value: a retry sends the same; another request differs but for a 2^-64
+ * chance, which only lets a misused seq through as before. Its wait and
+ * lock-delay are left out: a client may send what is left of its wait. */
+static uint64_t name_hash(const struct el_lock_cmd *c)
+{
+	uint64_t h = fnv1a(UINT64_C(14695981039346656037), c->name, c->name_len);
+	const uint8_t how[2] = { c->mode, c->limit };
+	h = fnv1a(h, how, sizeof how);
+	h = fnv1a(h, &c->token, sizeof c->token);
+	return fnv1a(h, c->value, c->value_len);
 }
 
 /* The commands a session numbers with seq (WAIT_TIMEOUT is the leader's). */
@@ -59,7 +70,7 @@ void el_d_seen_note(struct el_daemon *d, const struct el_lock_cmd *c)
 	s->session = c->session;
 	s->seq = c->seq;
 	s->type = c->type;
-	s->name_hash = name_hash(c->name, c->name_len);
+	s->name_hash = name_hash(c);
 }
 
 void el_d_seen_entries(struct el_daemon *d, const struct el_ready *rd)
@@ -85,7 +96,8 @@ const char *el_d_seen_refusal(struct el_daemon *d, const struct el_lock_cmd *c)
 	if (c->seq > last && c->seq - last > SEQ_JUMP_MAX)
 		return "seq jumps more than 2^32 past the session's last";
 	if (s->session == c->session && s->seq == c->seq &&
-	    (s->type != c->type || s->name_hash != name_hash(c->name, c->name_len)))
-		return "seq already used by another request (type or name differ)";
+	    (s->type != c->type || s->name_hash != name_hash(c)))
+		return "seq already used by another request (its type, name, mode, permits, "
+		       "token or value differ)";
 	return NULL;
 }

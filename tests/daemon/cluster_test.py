@@ -80,6 +80,9 @@ def test_lock_round_trip(c):
     reuse = a.call({1: 4, 4: S.sa, 5: 1, 6: "window"})
     check("exactly-once: an ACQUIRE of another name with that seq is refused EINVAL",
           reuse.get(3) == EL_EINVAL, repr(reuse))
+    reuse = a.call({1: 4, 4: S.sa, 5: 1, 6: "door", 7: 1})
+    check("exactly-once: a shared ACQUIRE with the exclusive one's seq is refused EINVAL "
+          "(its client would think it shares the lock)", reuse.get(3) == EL_EINVAL, repr(reuse))
     far = a.call({1: 9, 4: S.sa, 5: 2 ** 64 - 1, 6: "door"})
     check("exactly-once: seq 2^64-1 is refused EINVAL (it would leave no seq after it)",
           far.get(3) == EL_EINVAL, repr(far))
