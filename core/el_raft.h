@@ -227,7 +227,6 @@ struct el_progress {
 	uint8_t state;
 	bool probe_sent;     /* probe state: one append in flight, wait */
 	bool active;         /* heard from since the last quorum check */
-	uint64_t heard_ms;   /* its last answer (or when it got a progress entry) */
 	uint8_t inflight_n;
 	uint8_t inflight_head;
 	uint64_t match;
@@ -348,11 +347,6 @@ void el_raft_tick(struct el_raft *r, uint64_t now_ms);
  * pre-vote, since the voters still hearing the leader stay in its lease.
  * True when it moved the election up. */
 bool el_raft_peer_lost(struct el_raft *r, el_id_t id, uint64_t now_ms);
-/* Leader only: true when peer id has not answered for a minimum election
- * timeout (its link may still be up: a cut-off or stopped node, as
- * CheckQuorum sees it); false on any other node, and for the leader itself.
- * STATUS reports such a peer unreachable. */
-bool el_raft_peer_silent(const struct el_raft *r, el_id_t id);
 /* Leader only: append a command; index_out and term_out identify it.
  * EL_EFULL once EL_UNCOMMITTED_MAX entries stand uncommitted or the window
  * is full (the no-op room rule of el_config.h). */

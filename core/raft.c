@@ -510,16 +510,6 @@ uint64_t el_raft_deadline(const struct el_raft *r)
 	return el_raft__can_campaign(r) ? r->election_deadline_ms : UINT64_MAX;
 }
 
-bool el_raft_peer_silent(const struct el_raft *r, el_id_t id)
-{
-	if (r->state != EL_LEADER || id == r->cfg.id)
-		return false;
-	for (uint32_t i = 0; i < r->conf.n; i++)
-		if (r->pr[i].id == id)
-			return r->now_ms - r->pr[i].heard_ms >= r->cfg.election_ms_min;
-	return false;
-}
-
 /* CheckQuorum (Raft thesis 6.2): a leader that has not heard from a quorum
  * within an election timeout steps down, so that a leader cut off from its
  * quorum stops serving; it is also what makes a leader's lease sound

@@ -38,7 +38,6 @@ void el_raft__remap_progress(struct el_raft *r)
 		pr->id = id;
 		pr->state = EL_PR_PROBE;
 		pr->next = r->last_index + 1;
-		pr->heard_ms = r->now_ms; /* a new leader or member: silent only from now */
 	}
 	for (uint32_t i = r->conf.n; i < EL_NODES_MAX; i++)
 		memset(&r->pr[i], 0, sizeof(r->pr[i]));

@@ -348,7 +348,6 @@ void el_raft__handle_append_resp(struct el_raft *r, const struct el_msg *m)
 	if (m->index > r->last_index)
 		return; /* acknowledges what we never sent: refuse */
 	pr->active = true;
-	pr->heard_ms = r->now_ms;
 	if (m->flags & EL_MSG_REJECT) {
 		if (maybe_decrease(r, pr, m))
 			el_raft__send_append(r, pr, true);
@@ -388,7 +387,6 @@ void el_raft__handle_heartbeat_resp(struct el_raft *r, const struct el_msg *m)
 	if (r->state != EL_LEADER || (pr = el_raft__progress(r, m->from)) == NULL)
 		return;
 	pr->active = true;
-	pr->heard_ms = r->now_ms;
 	if (m->ctx > pr->read_acked && m->ctx <= r->read_round)
 		pr->read_acked = m->ctx;
 	confirm_reads(r);

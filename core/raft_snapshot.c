@@ -218,7 +218,6 @@ void el_raft__handle_snapshot_resp(struct el_raft *r, const struct el_msg *m)
 	if (r->state != EL_LEADER || (pr = el_raft__progress(r, m->from)) == NULL)
 		return;
 	pr->active = true;
-	pr->heard_ms = r->now_ms;
 	if (pr->state != EL_PR_SNAPSHOT || m->index != pr->snap_index)
 		return; /* stale */
 	if ((m->flags & EL_MSG_REJECT) || m->offset > r->snap.len) {

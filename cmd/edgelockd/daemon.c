@@ -388,6 +388,8 @@ static void log_role(struct el_daemon *d)
 	if (key == d->role_key)
 		return;
 	d->role_key = key;
+	if (el_raft_state(r) == EL_LEADER)
+		d->leader_since_ms = d->now_ms; /* el_d_peer_silent counts from here */
 	el_log_set_term(el_raft_term(r));
 	el_log(EL_LOG_INFO, "node %u: %s, term %llu, leader %u", d->cfg.id,
 	       names[el_raft_state(r) & 3], (unsigned long long)el_raft_term(r), el_raft_leader(r));

@@ -50,6 +50,7 @@ struct el_d_book {
 	el_id_t id;
 	char peer_addr[EL_CW_ADDR_MAX];
 	char client_addr[EL_CW_ADDR_MAX];
+	uint64_t heard_ms; /* its last Raft message to this node (STATUS "reachable") */
 };
 
 /* An accepted peer connection: challenged on opening, then its PROOF
@@ -176,6 +177,7 @@ struct el_daemon {
 	uint64_t removed_last_index;
 	/* leader: telling the nodes a committed removal dropped (daemon.c) */
 	uint64_t notice_index, notice_until_ms, notice_next_ms;
+	uint64_t leader_since_ms; /* when this node last became leader */
 	bool force_new_cluster; /* --force-new-cluster: lost quorum, become the one voter */
 	/* SNAPSHOT (backup): the lock table as of a linearizable read, kept
 	 * while a client fetches it chunk by chunk (serve.c). */
@@ -313,6 +315,10 @@ bool el_d_peer_known(const struct el_daemon *d, el_id_t id);
 /* The configuration before the latest one in the log (or the snapshot's). */
 void el_d_previous_conf(const struct el_raft *r, struct el_conf *out);
 const struct el_d_book *el_d_book_find(const struct el_daemon *d, el_id_t id);
+/* Whether this node, as leader, has heard nothing from member id for an
+ * election timeout, its link up or not (a cut-off or stopped node, as
+ * CheckQuorum sees it). False on a follower, which has no such view. */
+bool el_d_peer_silent(const struct el_daemon *d, el_id_t id);
 void el_d_book_set(struct el_daemon *d, el_id_t id, const char *peer, uint32_t peer_len,
 		   const char *client, uint32_t client_len);
 int el_d_hello(const struct el_daemon *d, uint8_t *buf, uint32_t cap);

@@ -36,6 +36,18 @@ const struct el_d_book *el_d_book_find(const struct el_daemon *d, el_id_t id)
 	return NULL;
 }
 
+bool el_d_peer_silent(const struct el_daemon *d, el_id_t id)
+{
+	const struct el_d_book *b = el_d_book_find(d, id);
+	if (el_raft_state(el_node_raft(d->node)) != EL_LEADER || id == d->cfg.id)
+		return false;
+	/* a new leader counts from its start, not from what it heard before */
+	uint64_t since = b != NULL ? b->heard_ms : 0;
+	if (since < d->leader_since_ms)
+		since = d->leader_since_ms;
+	return d->now_ms - since >= d->cfg.election_ms;
+}
+
 static void copy_addr(char *dst, const char *src, uint32_t len)
 {
 	if (len >= EL_CW_ADDR_MAX)
@@ -274,6 +286,9 @@ void el_d_peer_frame(struct el_daemon *d, uint64_t conn, const uint8_t *buf, uin
 		return;
 	}
 	el_d_metrics_peer_heard(d, &m);
+	struct el_d_book *b = (struct el_d_book *)el_d_book_find(d, in->node);
+	if (b != NULL)
+		b->heard_ms = d->now_ms;
 	rc = el_node_step(d->node, &m, d->now_ms);
 	if (rc != EL_OK && rc != EL_ESTOPPED)
 		d->peer_frames_refused++;

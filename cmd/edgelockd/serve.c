@@ -574,7 +574,7 @@ static void status(struct el_daemon *d, uint64_t conn, const struct el_cw_msg *q
 		m->node = c->m[i].id;
 		m->role = c->m[i].role;
 		m->reachable = m->node == d->cfg.id || (el_net_peer_up(d->net, m->node) &&
-							 !el_raft_peer_silent(r, m->node));
+							 !el_d_peer_silent(d, m->node));
 		if (b != NULL) {
 			m->peer_addr_len = (uint8_t)strlen(b->peer_addr);
 			memcpy(m->peer_addr, b->peer_addr, m->peer_addr_len);

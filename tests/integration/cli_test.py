@@ -458,8 +458,11 @@ def test_no_quorum(cluster, e):
         took = time.time() - t0
         err = out.stderr.strip()
         named = all(cluster.addr(i) in err for i in cluster.client_port)
+        # the survivor answers "not the leader", unless its handshake alone
+        # outlasts the 3 s under load: either way it is named with its error
         check(out.returncode == 69 and "no leader reachable within" in err and named and
-              "not the leader" in err and "\n" not in err and took < 8,
+              ("not the leader" in err or "no answer in time" in err) and "\n" not in err and
+              took < 8,
               "no quorum: locks exits 69 after %.1f s, one line naming every endpoint: %s"
               % (took, err))
         lk = e.run("--timeout", "2s", "lock", "nq", "--", "true")

@@ -228,25 +228,6 @@ static void test_check_quorum_steps_down_isolated_leader(void)
 	EL_CHECK(other != 0 && other != l);
 }
 
-/* STATUS's "reachable" on the leader: a follower cut off for an election
- * timeout is silent (its link may stay up), and no longer once it answers;
- * followers have no such view, and the leader is never silent to itself. */
-static void test_leader_sees_cut_off_follower_silent(void)
-{
-	el_id_t l = start_three();
-	el_id_t f = l == 3 ? 2 : 3;
-	EL_CHECK(!el_raft_peer_silent(node(l), f));
-	EL_CHECK(!el_raft_peer_silent(node(l), l));
-	isolate(f, true);
-	tick_all(2 * ELECTION_MS);
-	EL_CHECK_EQ(leader_id(), l);
-	EL_CHECK(el_raft_peer_silent(node(l), f));
-	EL_CHECK(!el_raft_peer_silent(node(f), l)); /* not a leader: no view */
-	isolate(f, false);
-	tick_all(ELECTION_MS);
-	EL_CHECK(!el_raft_peer_silent(node(l), f));
-}
-
 static void test_leader_steps_down_on_higher_term(void)
 {
 	el_id_t l = start_three();
@@ -1197,7 +1178,6 @@ void el_suite_raft(void)
 	EL_RUN(test_prevote_keeps_partitioned_node_term);
 	EL_RUN(test_without_prevote_partitioned_node_inflates_term);
 	EL_RUN(test_check_quorum_steps_down_isolated_leader);
-	EL_RUN(test_leader_sees_cut_off_follower_silent);
 	EL_RUN(test_leader_steps_down_on_higher_term);
 	EL_RUN(test_stale_term_append_is_refused);
 	EL_RUN(test_follower_truncates_conflicting_suffix);
