@@ -188,6 +188,7 @@ struct el_daemon {
 	uint64_t role_key; /* last role/term/leader logged */
 	uint32_t expiring_cursor; /* next attach slot el_d_expiring looks at */
 	uint32_t proof_cursor;    /* next client slot el_d_clients_unproven looks at */
+	uint64_t proof_sweep_ms;  /* when it looks next (auth.c) */
 	uint64_t ring_released_at; /* snapshot index of the last el_log_ring_release */
 	uint64_t trimmed_ms;       /* when give_back_memory last trimmed the heaps */
 	bool trimmed_settled;      /* trimmed once the cluster had a leader */
