@@ -418,17 +418,29 @@ static void flip_byte(const char *path, long off)
 	close(fd);
 }
 
+/* A segment's bytes (free them), *size of them; NULL when unreadable. */
+static uint8_t *read_segment(const char *path, size_t *size)
+{
+	int fd = open(path, O_RDONLY);
+	const long n = pt_file_size(path);
+	uint8_t *b = fd >= 0 && n >= 0 ? malloc((size_t)n + 1) : NULL;
+	if (b != NULL && read(fd, b, (size_t)n) != n) {
+		free(b);
+		b = NULL;
+	}
+	if (fd >= 0)
+		close(fd);
+	*size = b != NULL ? (size_t)n : 0;
+	return b;
+}
+
 /* Where a segment's whole batches end; the zeros written ahead follow. */
 static long data_end(const char *path)
 {
-	int fd = open(path, O_RDONLY);
-	const long size = pt_file_size(path);
-	uint8_t *b = malloc((size_t)size + 1);
-	size_t stop = 0, end = 0;
-	if (fd >= 0 && b != NULL && read(fd, b, (size_t)size) == size)
-		end = el_wal_valid_end(b, (size_t)size, &stop);
-	if (fd >= 0)
-		close(fd);
+	size_t size, stop = 0, end = 0;
+	uint8_t *b = read_segment(path, &size);
+	if (b != NULL)
+		end = el_wal_valid_end(b, size, &stop);
 	free(b);
 	return (long)end;
 }
@@ -522,23 +534,17 @@ static void test_corrupt_sealed_segment_refuses_start(void)
  * batch k - 1. */
 static long batch_start(const char *path, unsigned k)
 {
-	int fd = open(path, O_RDONLY);
-	const long size = pt_file_size(path);
-	uint8_t *b = malloc((size_t)size + 1);
-	long at = -1;
-	if (fd >= 0 && b != NULL && read(fd, b, (size_t)size) == size) {
-		struct el_rec rec;
-		struct el_entry e;
-		size_t off = 0, used;
-		unsigned ends = 0;
-		while (ends + 1 < k && el_rec_decode(b + off, (size_t)size - off, &rec, &e, &used) == EL_OK) {
-			off += used;
-			ends += rec.type == EL_REC_BATCH_END;
-		}
-		at = ends + 1 == k ? (long)off : -1;
+	size_t size, off = 0, used;
+	uint8_t *b = read_segment(path, &size);
+	struct el_rec rec;
+	struct el_entry e;
+	unsigned ends = 0;
+	while (b != NULL && ends + 1 < k &&
+	       el_rec_decode(b + off, size - off, &rec, &e, &used) == EL_OK) {
+		off += used;
+		ends += rec.type == EL_REC_BATCH_END;
 	}
-	if (fd >= 0)
-		close(fd);
+	const long at = b != NULL && ends + 1 == k ? (long)off : -1;
 	free(b);
 	return at;
 }
