@@ -166,6 +166,10 @@ int el_semaphore_acquire(el_session *s, const char *name, uint32_t permits, uint
 /* Elections: campaign = take the election's lock and publish value. */
 int el_campaign(el_session *s, const char *name, const void *value, uint32_t len,
 		uint32_t wait_ms, uint64_t *token);
+/* el_resign gives the hold of token up whole, however often this session
+ * took it: the next campaigner leads at once. On a plain lock or a
+ * semaphore's permit it does the same (el_unlock as many times as the lock
+ * was taken), like etcd's Resign, which deletes the key whatever it is. */
 int el_resign(el_session *s, const char *name, uint64_t token);
 /* The leader (the holder of token) publishes a new value (len <= 64) to the
  * election, as etcd's Proclaim: watchers get EL_EVENT_VALUE_CHANGED.

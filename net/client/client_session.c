@@ -101,7 +101,16 @@ static int open_on_server(el_client *c, el_session *s)
 	int rc = el_client_request(c, req, rep);
 	if (rc == EL_OK && rep->err != EL_OK) {
 		rc = rep->err;
-		el_client__fail("open session: %s", el_strerror(rc));
+		if (rc == EL_EFULL) /* the leader's log says which */
+			el_client__fail("open session: %s: the cluster's session table is full, or "
+					"this client's identity has reached its [limits] "
+					"sessions_per_client; close a session or retry later",
+					el_strerror(rc));
+		else if (rc == EL_EINVAL)
+			el_client__fail("open session: %s: is the ttl over the cluster's [limits] "
+					"max_session_ttl_ms?", el_strerror(rc));
+		else
+			el_client__fail("open session: %s", el_strerror(rc));
 	}
 	if (rc == EL_OK) {
 		s->id = rep->session;
@@ -452,7 +461,13 @@ static int locked_request(el_session *s, struct el_cw_msg *req, struct el_cw_msg
 		if (rc == EL_OK && rep->queued)
 			rc = wait_grant(s, req, rep, token);
 	}
-	if (rc != EL_OK)
+	if (rc == EL_EFULL && (req->type == EL_CW_ACQUIRE || req->type == EL_CW_CAMPAIGN ||
+			       req->type == EL_CW_WATCH)) /* the leader's log says which */
+		el_client__fail("%s: the cluster's lock table is full, or this client's identity "
+				"has reached its [limits] %s; release something or retry later",
+				el_strerror(rc), req->type == EL_CW_WATCH ? "watches_per_client"
+									  : "claims_per_client");
+	else if (rc != EL_OK)
 		el_client__fail("%s", el_strerror(rc));
 	return rc;
 }

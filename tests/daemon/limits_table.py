@@ -10,8 +10,10 @@ keepalives and closes still work and another identity still locks and
 watches. The same for watches. After a leadership transfer the new leader
 still refuses it. An OPEN_SESSION over the TTL bound gets EL_EINVAL.
 """
+import os
 import random
 import struct
+import subprocess
 import time
 
 import cbor2
@@ -81,7 +83,19 @@ def fill_claims(check, s, width):
           "held %d, stopped %s, %r" % (held, stopped, sorted(set(errs))))
 
 
-def at_limit(check, c, leader, hog, hog2, other):
+def cli_names_limit(check, c, leader, pem):
+    """libedgelock (through the CLI) tells the user which limit refused it."""
+    cli = os.path.join(c.build, "bin", "edgelock")
+    r = subprocess.run([cli, "--endpoints", "tls+tcp://127.0.0.1:%d" % c.client_port[leader],
+                        "--ca", os.path.join(c.certs, "ca.pem"), "--cert", pem,
+                        "lock", "hog-cli", "--", "true"],
+                       capture_output=True, text=True, timeout=30)
+    check("claims: the library's error names [limits] claims_per_client",
+          r.returncode != 0 and "claims_per_client" in r.stderr,
+          "exit %d: %s" % (r.returncode, r.stderr.strip()))
+
+
+def at_limit(check, c, leader, hog, hog2, other, hog_pem):
     rep = hog.call(4, "hog-new")
     check("claims: at the limit a new acquire gets EL_EFULL", rep.get(3) == EL_EFULL, repr(rep))
     rep = hog2.call(4, "hog2-new")
@@ -93,6 +107,7 @@ def at_limit(check, c, leader, hog, hog2, other):
     check("claims: the leader logs the identity and the limit",
           "client hog: acquire '" in log and "refused (EL_EFULL)" in log and
           "[limits] claims_per_client = %d" % CLAIMS in log, log[-400:])
+    cli_names_limit(check, c, leader, hog_pem)
     again = hog.call(4, "hog0")
     check("claims: re-acquiring a lock it holds is not refused (count 2)",
           again.get(3, 0) == 0 and again.get(15) == 2, repr(again))
@@ -185,7 +200,7 @@ def run(check, c, leader, hog_pem, other_pem, width):
     other = Sess(c.connect(leader, cert=other_pem), "other-table")
     check("claims: sessions open", hog.id and hog2.id and other.id)
     fill_claims(check, hog, width)
-    at_limit(check, c, leader, hog, hog2, other)
+    at_limit(check, c, leader, hog, hog2, other, hog_pem)
     room_and_waits(check, hog)
     watches(check, hog, other)
     new = after_transfer(check, c, leader, hog_pem, hog.id, hog2.id)
