@@ -16,6 +16,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 
 #include "el_platform.h"
@@ -58,23 +59,52 @@ unsigned long el_log_count(enum el_log_level level)
 	return level < EL_LOG_OFF ? log_counts[level] : 0;
 }
 
-/* Copies msg to out (size > 0) with each control byte (< 0x20, 0x7f) as \xHH,
- * cut whole at the end of out: a line stays one line whatever it names. */
+/* The length of the printable UTF-8 character at p (1-4), or 0 when p
+ * starts a control character (C0, DEL, C1 U+0080..U+009F), a line or
+ * paragraph separator (U+2028, U+2029: a new line to some log viewers), or
+ * bytes that are not well-formed UTF-8 (RFC 3629: no overlong forms, no
+ * surrogates, nothing above U+10FFFF). */
+static size_t printable_utf8(const unsigned char *p)
+{
+	if (*p < 0x80)
+		return *p >= 0x20 && *p != 0x7f ? 1u : 0u;
+	const size_t len = *p >= 0xf0 ? 4u : *p >= 0xe0 ? 3u : *p >= 0xc0 ? 2u : 0u;
+	if (len == 0 || *p > 0xf4)
+		return 0;
+	uint32_t cp = *p & (0x7fu >> len);
+	for (size_t i = 1; i < len; i++) {
+		if ((p[i] & 0xc0) != 0x80) /* also stops at the string's end */
+			return 0;
+		cp = cp << 6 | (p[i] & 0x3fu);
+	}
+	static const uint32_t least[5] = { 0, 0, 0x80, 0x800, 0x10000 };
+	if (cp < least[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) ||
+	    cp <= 0x9f || cp == 0x2028 || cp == 0x2029)
+		return 0;
+	return len;
+}
+
+/* Copies msg to out (size > 0) with each byte of a character that could
+ * break or dress up the line (printable_utf8) as \xHH, cut whole at the end
+ * of out: a line stays one line whatever it names. */
 static void escape_controls(char *out, size_t size, const char *msg)
 {
 	static const char hex[] = "0123456789abcdef";
 	size_t n = 0;
-	for (const unsigned char *p = (const unsigned char *)msg; *p != '\0'; p++) {
-		const int ctl = *p < 0x20 || *p == 0x7f;
-		if (n + (ctl ? 4u : 1u) >= size)
+	for (const unsigned char *p = (const unsigned char *)msg; *p != '\0';) {
+		const size_t len = printable_utf8(p);
+		if (n + (len == 0 ? 4u : len) >= size)
 			break;
-		if (ctl) {
+		if (len == 0) {
 			out[n++] = '\\';
 			out[n++] = 'x';
 			out[n++] = hex[*p >> 4];
 			out[n++] = hex[*p & 0xf];
+			p++;
 		} else {
-			out[n++] = (char)*p;
+			memcpy(out + n, p, len);
+			n += len;
+			p += len;
 		}
 	}
 	out[n] = '\0';

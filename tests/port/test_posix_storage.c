@@ -667,7 +667,10 @@ static void test_platform_services(void)
 }
 
 /* A message naming a client's string stays one line: newlines, ESC and DEL
- * come out as \xHH, so a name cannot forge a line ("\n<0>...") of its own. */
+ * come out as \xHH, so a name cannot forge a line ("\n<0>...") of its own;
+ * so do C1 controls (NEL), U+2028/U+2029 and bytes that are not UTF-8,
+ * while well-formed UTF-8 text stays as it is. */
+static void log_escaped_utf8(void);
 static void test_log_escapes_control_bytes(void)
 {
 	char path[PATH_MAX], out[1024] = "";
@@ -689,6 +692,53 @@ static void test_log_escapes_control_bytes(void)
 	EL_CHECK(strchr(out, '\n') == out + strlen(out) - 1); /* only the line's own end */
 	EL_CHECK(strchr(out, 0x1b) == NULL && strchr(out, 0x7f) == NULL && strchr(out, '\t') == NULL);
 	EL_CHECK(strstr(out, "refused x\\x0a<0>edgelock node1: error: FORGED\\x1b[2J\\x7f\\x09y\n") != NULL);
+	log_escaped_utf8();
+}
+
+/* What el_log writes of msg, into out (size bytes). */
+static void log_line(const char *msg, char *out, size_t size)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof path, "%s/log-escape-utf8.txt", scratch);
+	const int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	const int saved = dup(2);
+	EL_CHECK(fd >= 0 && saved >= 0);
+	fflush(stderr);
+	EL_CHECK_EQ(dup2(fd, 2), 2);
+	el_log(EL_LOG_WARN, "name %s", msg);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	const ssize_t n = pread(fd, out, size - 1, 0);
+	close(fd);
+	unlink(path);
+	out[n > 0 ? n : 0] = '\0';
+}
+
+static void log_escaped_utf8(void)
+{
+	static const struct {
+		const char *in, *want;
+	} cases[] = {
+		{ "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x94\x92", "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x94\x92" },
+		{ "a\xc2\x85" "b", "a\\xc2\\x85b" },            /* NEL, a C1 newline */
+		{ "a\xc2\x9b" "2J", "a\\xc2\\x9b2J" },          /* CSI, a C1 escape */
+		{ "a\xe2\x80\xa8" "b", "a\\xe2\\x80\\xa8b" }, /* LINE SEPARATOR */
+		{ "a\xe2\x80\xa9" "b", "a\\xe2\\x80\\xa9b" }, /* PARAGRAPH SEPARATOR */
+		{ "a\xc0\x8a" "b", "a\\xc0\\x8ab" },            /* overlong newline */
+		{ "a\xed\xa0\x80" "b", "a\\xed\\xa0\\x80b" }, /* a surrogate */
+		{ "a\xff\xfe" "b", "a\\xff\\xfeb" },
+		{ "a\xe2\x82", "a\\xe2\\x82" },                /* cut short at the end */
+		{ "\xc2\xa0ok", "\xc2\xa0ok" },                  /* U+00A0 is printable */
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char out[512], want[256];
+		log_line(cases[i].in, out, sizeof out);
+		snprintf(want, sizeof want, ": name %s\n", cases[i].want);
+		if (strstr(out, want) == NULL)
+			printf("case %zu: got [%s] want [%s]\n", i, out, want);
+		EL_CHECK(strstr(out, want) != NULL);
+	}
 }
 
 int main(int argc, char **argv)
