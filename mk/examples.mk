@@ -10,15 +10,17 @@ FLEET_DEVICE := $(BUILD)/bin/fleet-device
 FENCED_RESOURCE := $(BUILD)/bin/fenced-resource
 FENCED_CLIENT := $(BUILD)/bin/fenced-client
 
-# An example program: one C file, the fence kit, libedgelock.
+# An example program: its C files, the fence kit, libedgelock; the fence
+# file (examples/common/fence_file.c) for the two that keep a fence.
 define example_prog
-$(1): $(2) $$(LIBEDGELOCK) $$(CLIENT_HDRS) core/fence.c core/el_fence.h
+$(1): $(2) $$(LIBEDGELOCK) $$(CLIENT_HDRS) core/fence.c core/el_fence.h examples/common/fence_file.h
 	@mkdir -p $$(@D)
 	$$(call say,LD,$$@)
-	$$(Q)$$(CC) $$(HOST_CFLAGS) $$(CLIENT_FLAGS) $$< core/fence.c $$(LIBEDGELOCK) $$(CLIENT_LIBS) -o $$@
+	$$(Q)$$(CC) $$(HOST_CFLAGS) $$(CLIENT_FLAGS) -Iexamples/common $(2) core/fence.c \
+		$$(LIBEDGELOCK) $$(CLIENT_LIBS) -o $$@
 endef
-$(eval $(call example_prog,$(FLEET_DEVICE),examples/fleet-election/device.c))
-$(eval $(call example_prog,$(FENCED_RESOURCE),examples/fenced-resource/resource.c))
+$(eval $(call example_prog,$(FLEET_DEVICE),examples/fleet-election/device.c examples/common/fence_file.c))
+$(eval $(call example_prog,$(FENCED_RESOURCE),examples/fenced-resource/resource.c examples/common/fence_file.c))
 $(eval $(call example_prog,$(FENCED_CLIENT),examples/fenced-resource/client.c))
 
 EXAMPLE_DAEMON := $(BUILD)/bin/edgelockd certs

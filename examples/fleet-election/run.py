@@ -4,11 +4,18 @@ loopback over TLS, five device processes campaigning for "fleet/leader"
 2 s lease and resumed. Prints a timeline (who led when, with which token,
 the failover gaps) and checks it: the resource accepted writes only in token
 order, the paused leader's late write was refused, and each failover fit in
-the session TTL plus the election bound.
+the session TTL plus the election bound. Also: the fence file is replaced by
+a rename (never rewritten in place), a device on a damaged fence file writes
+nothing, and a device that cannot reach the cluster keeps trying and says
+why on stderr.
+
+State goes to BUILD/tmp/cluster-PID (removed when every check passed); the
+daemons listen on free ports of 127.0.0.1 picked at start.
 
 Ends with "N passed, N failed". Run with /usr/bin/python3.
 """
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -16,7 +23,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "tests", "daemon"))
-from elcluster import Cluster  # noqa: E402
+from elcluster import Cluster, free_ports  # noqa: E402
 
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
 TTL_S, ELECTION_BOUND_S = 2.0, 3.0
@@ -65,22 +72,48 @@ def timeline(rows):
     return spans
 
 
+def device(devices, name, log, env, **kw):
+    devices[name] = subprocess.Popen([os.path.join(BUILD, "bin", "fleet-device"), name, log],
+                                     env=env, **kw)
+
+
+def damaged_fence(devices, log, env):
+    """One device on a resource whose fence file is empty (what a crash
+    between truncating and writing it leaves): its log lines, its stderr."""
+    open(log + ".fence", "w").close()
+    err = log + ".err"
+    device(devices, "dev6", log, env, stderr=open(err, "w"))
+    end = time.time() + 15.0
+    while time.time() < end and len(read_log(log)) < 3:
+        time.sleep(0.1)
+    p = devices.pop("dev6")
+    p.kill()
+    p.wait()
+    return read_log(log), open(err).read()
+
+
 def main():
     cluster = Cluster(BUILD, 3, election_ms=600, heartbeat_ms=60)
     cluster.start_all(bootstrap=True)
     devices = {}
     log = os.path.join(cluster.dir, "resource.log")
+    lost_err = os.path.join(cluster.dir, "lost.err")
     try:
         cluster.wait_leader()
         env = dict(os.environ,
                    EDGELOCK_ENDPOINTS=",".join(cluster.addr(i) for i in sorted(cluster.client_port)),
                    EDGELOCK_CA=cluster.certs + "/ca.pem", EDGELOCK_CERT=cluster.certs + "/client.pem")
+        # A device whose cluster is a port nobody listens on: it keeps
+        # trying all along the run and must say why.
+        t_lost = time.time()
+        device(devices, "lost", os.path.join(cluster.dir, "lost.log"),
+               dict(env, EDGELOCK_ENDPOINTS="tls+tcp://127.0.0.1:%d" % free_ports(1)[0]),
+               stderr=open(lost_err, "w"))
         for n in range(1, 6):
-            name = "dev%d" % n
-            devices[name] = subprocess.Popen([os.path.join(BUILD, "bin", "fleet-device"), name, log],
-                                             env=env)
+            device(devices, "dev%d" % n, log, env)
         time.sleep(2.0)
         first = current_leader(log)
+        fence_inode = os.stat(log + ".fence").st_ino
         t_kill = time.time()
         devices[first].send_signal(signal.SIGKILL)
         second, t2 = wait_new_leader(log, first, t_kill)
@@ -92,6 +125,11 @@ def main():
         time.sleep(max(0.0, t_stop + 2 * TTL_S - time.time()))
         devices[paused].send_signal(signal.SIGCONT)
         time.sleep(1.5)
+        replaced = os.stat(log + ".fence").st_ino != fence_inode
+        lost_running, lost_s = devices["lost"].poll() is None, time.time() - t_lost
+        for n in range(1, 6):
+            devices["dev%d" % n].kill()
+        damaged, damaged_err = damaged_fence(devices, os.path.join(cluster.dir, "damaged.log"), env)
     finally:
         for p in devices.values():
             if p.poll() is None:
@@ -123,9 +161,22 @@ def main():
           "failover after SIGSTOP within TTL + election bound")
     late = [r for r in rows if r[3] == "refused" and r[1] == paused]
     check(len(late) >= 1, "the paused leader's late write was refused by the fence")
+    check(replaced, "the fence file was replaced by a rename, never rewritten in place")
+    verdicts = sorted({r[3] for r in damaged})
+    check(verdicts == ["failed"] and "fence: stored data corrupt: write refused" in damaged_err,
+          "on an empty fence file a leader's writes all failed closed (%s)" % verdicts)
+    said = open(lost_err).read().splitlines()
+    print("the device without a cluster, %.0f s: %s" % (lost_s, said[:1]))
+    check(lost_running and 1 <= len(said) <= lost_s / 5 + 1
+          and all("cannot open a session: no leader reachable" in ln for ln in said),
+          "a device without a cluster kept trying and said why %d times in %.0f s" % (len(said), lost_s))
     n_ok = sum(results)
     print("%d passed, %d failed" % (n_ok, len(results) - n_ok))
-    return 0 if n_ok == len(results) else 1
+    if n_ok < len(results):
+        print("state kept in %s" % cluster.dir)
+        return 1
+    shutil.rmtree(cluster.dir)
+    return 0
 
 
 if __name__ == "__main__":
