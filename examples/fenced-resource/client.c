@@ -1,16 +1,18 @@
 /*
  * client.c - the fenced-resource example's client: it takes the lock
- * "example/resource" through libedgelock, writes a value to the resource
- * server (resource.c) with the lock's fencing token, then writes once more
- * with the same token for every line it reads on stdin. It does not check
- * its lease before those writes, as a client paused (SIGSTOP, a long GC, a
- * suspended VM) between its check and its write would not: the resource's
- * fence is what refuses the late write.
+ * "example/resource" through libedgelock (waiting up to 30 s), writes a value
+ * to the resource server (resource.c) with the lock's fencing token, then
+ * writes once more with the same token for every line it reads on stdin,
+ * until EOF or the first write that is not accepted. It does not check its
+ * lease before those writes (it only prints the lease state it sees), as a
+ * client paused (SIGSTOP, a long GC, a suspended VM) between its check and
+ * its write would not: the resource's fence is what refuses the late write.
  *
  *   fenced-client NAME SOCKET VALUE    (EDGELOCK_ENDPOINTS, EDGELOCK_CA, EDGELOCK_CERT)
  *
- * Prints one line per step. Exits 0 when every write was accepted, 3 when the
- * last one was refused by the fence (a stale token), 1 on other errors.
+ * Prints one line per step. Exits 0 when every write was accepted, 3 when one
+ * was refused by the fence (a stale token), 1 on any other error (no
+ * cluster, no lock within 30 s, the resource did not answer or answered ERR).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -35,7 +37,7 @@ static int request(const char *sock, const char *line, char *reply, size_t cap)
 	snprintf(a.sun_path, sizeof a.sun_path, "%s", sock);
 	const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a) != 0 ||
-	    write(fd, line, strlen(line)) < 0) {
+	    send(fd, line, strlen(line), MSG_NOSIGNAL) < 0) { /* closed: no SIGPIPE */
 		if (fd >= 0)
 			close(fd);
 		return -1;
@@ -99,12 +101,13 @@ static el_client *open_client(void)
 	return c;
 }
 
-/* Write once per stdin line with the same token, until EOF. */
+/* Write once per stdin line with the same token, until EOF or the first
+ * write not accepted (a later one with the same token would fare no better). */
 static int write_loop(el_session *s, const char *sock, uint64_t token, const char *first)
 {
 	int rc = write_value(s, sock, token, first);
 	char line[80];
-	while (fgets(line, sizeof line, stdin) != NULL) {
+	while (rc == 0 && fgets(line, sizeof line, stdin) != NULL) {
 		line[strcspn(line, "\r\n")] = '\0';
 		if (line[0] != '\0')
 			rc = write_value(s, sock, token, line);
@@ -116,9 +119,14 @@ int main(int argc, char **argv)
 {
 	static const char usage[] =
 		"usage: fenced-client NAME SOCKET VALUE\n"
-		"  takes the lock and writes VALUE with its fencing token to the resource\n"
-		"  server at SOCKET until the lock is lost (EDGELOCK_ENDPOINTS, EDGELOCK_CA,\n"
-		"  EDGELOCK_CERT name the cluster). exit: 0 done; 1 refused or lost; 64 usage\n";
+		"  takes the lock example/resource (waits up to 30 s), writes VALUE with its\n"
+		"  fencing token to the resource server at SOCKET, then one more write with\n"
+		"  the same token per line of stdin, until EOF or a write is not accepted.\n"
+		"  It never checks its lease before writing: the resource's fence refuses a\n"
+		"  stale token. EDGELOCK_ENDPOINTS, EDGELOCK_CA, EDGELOCK_CERT name the cluster.\n"
+		"  exit: 0 every write accepted; 3 a write refused by the fence (stale token);\n"
+		"  1 other errors (no cluster, no lock, the resource did not answer or said ERR);\n"
+		"  64 usage\n";
 	if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
 		fputs(usage, stdout);
 		return 0;

@@ -3,16 +3,21 @@
  * value and accepts a write only when the fence kit (core/el_fence.h) accepts
  * the write's fencing token, so a lock holder that lost its lock (paused past
  * its lease) cannot overwrite what a newer holder wrote. The highest token
- * is made durable through the kit's persistence hook (DIR/fence, written and
- * fsynced before the kit accepts a higher token), so a restarted server still
- * refuses every token it had fenced off.
+ * is made durable through the kit's persistence hook (DIR/fence, written,
+ * fsynced and renamed before the kit accepts a higher token,
+ * examples/common/fence_file.h), so a restarted server still refuses every
+ * token it had fenced off. A DIR/fence or DIR/value that is there but
+ * damaged stops it at start (exit 65): it never falls back to 0.
  *
  *   fenced-resource DIR [--no-fence]   serves DIR/sock; keeps DIR/fence and DIR/value
  *
- * A line protocol on the Unix socket, one request per connection:
+ * A line protocol on the Unix socket, one request per connection, served
+ * one at a time; a connection that sends no line within RECV_TIMEOUT_S is
+ * closed unanswered, so a silent client cannot hold the others off:
  *   WRITE <token> <value> [CLIENT]  ->  OK <token> | STALE <highest> | ERR <why>
  *   READ                            ->  VALUE <token> <value>   (token 0: none yet)
- *   READ <token>                    ->  the same, once the fence accepted token
+ *   READ <token>                    ->  the same, once the fence accepted token,
+ *                                       else STALE <highest> | ERR <why>
  * STALE is the fence's refusal: a token lower than one already accepted. A
  * fenced READ advances the fence too, so a read-modify-write holds together:
  * a writer whose token is older than a read since is refused.
@@ -29,17 +34,21 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "el_error.h"
 #include "el_fence.h"
+#include "fence_file.h"
 
 #define VALUE_MAX 64
+#define RECV_TIMEOUT_S 2 /* for a connection to send its request line */
 
 struct resource {
 	char dir[200];
+	char fence_path[256]; /* DIR/fence: the highest token */
 	struct el_fence fence;
 	uint64_t value_token; /* the token of the write that stored value */
 	char value[VALUE_MAX];
@@ -47,51 +56,45 @@ struct resource {
 	FILE *writes;  /* DIR/writes.jsonl: every accepted write */
 };
 
-/* Write text to DIR/name durably: a temporary file, fsync, rename. */
-static int save_file(const char *dir, const char *name, const char *text)
+/* The value and its token from DIR/value: EL_OK (no file: none yet, "-"
+ * with token 0), EL_EIO or EL_ECORRUPT. */
+static int load_value(struct resource *r, const char *path)
 {
-	char tmp[256], path[256];
-	snprintf(tmp, sizeof tmp, "%s/%s.tmp", dir, name);
-	snprintf(path, sizeof path, "%s/%s", dir, name);
-	FILE *f = fopen(tmp, "w");
-	if (f == NULL)
-		return EL_EIO;
-	const int ok = fputs(text, f) >= 0 && fflush(f) == 0 && fsync(fileno(f)) == 0;
-	if (fclose(f) != 0 || !ok || rename(tmp, path) != 0)
-		return EL_EIO;
-	return EL_OK;
-}
-
-/* The fence kit's persistence hook: the highest token, durable. */
-static int persist_highest(void *ctx, uint64_t highest)
-{
-	const struct resource *r = ctx;
-	char text[32];
-	snprintf(text, sizeof text, "%" PRIu64 "\n", highest);
-	return save_file(r->dir, "fence", text);
-}
-
-/* Restore the highest token and the value a previous run left (none: 0). */
-static void load_state(struct resource *r)
-{
-	char path[256];
-	uint64_t highest = 0;
-	snprintf(path, sizeof path, "%s/fence", r->dir);
+	r->value_token = 0;
+	strcpy(r->value, "-");
 	FILE *f = fopen(path, "r");
-	if (f != NULL) {
-		if (fscanf(f, "%" SCNu64, &highest) != 1)
-			highest = 0;
-		fclose(f);
+	if (f == NULL)
+		return errno == ENOENT ? EL_OK : EL_EIO;
+	const bool ok = fscanf(f, "%" SCNu64 " %63s", &r->value_token, r->value) == 2;
+	fclose(f);
+	return ok ? EL_OK : EL_ECORRUPT;
+}
+
+/* Restore what a previous run left: the highest token (DIR/fence) and the
+ * value with its token (DIR/value); no files: a new resource. A file that
+ * is there but cannot be read or parsed stops the server, since starting
+ * at 0 would accept every stale token. The fence starts at the higher of
+ * the two tokens: the value's token was accepted too. */
+static int load_state(struct resource *r)
+{
+	char value_path[256];
+	snprintf(value_path, sizeof value_path, "%s/value", r->dir);
+	uint64_t highest;
+	const char *bad = r->fence_path;
+	int rc = fence_file_load(r->fence_path, &highest);
+	if (rc == EL_OK) {
+		bad = value_path;
+		rc = load_value(r, value_path);
 	}
-	el_fence_init(&r->fence, highest, persist_highest, r);
-	snprintf(path, sizeof path, "%s/value", r->dir);
-	f = fopen(path, "r");
-	if (f == NULL || fscanf(f, "%" SCNu64 " %63s", &r->value_token, r->value) != 2) {
-		r->value_token = 0;
-		strcpy(r->value, "-");
+	if (rc != EL_OK) {
+		fprintf(stderr, "fenced-resource: %s: %s: refusing to start (a fence read as 0 "
+				"would accept stale tokens; write the highest token accepted into %s)\n",
+			bad, el_strerror(rc), r->fence_path);
+		return rc;
 	}
-	if (f != NULL)
-		fclose(f);
+	el_fence_init(&r->fence, highest > r->value_token ? highest : r->value_token,
+		      fence_file_persist, r->fence_path);
+	return EL_OK;
 }
 
 /* The fence's verdict on token (every token passes with --no-fence). */
@@ -111,20 +114,27 @@ static void record_write(const struct resource *r, uint64_t token, const char *c
 	fflush(r->writes);
 }
 
+/* A refusal's reply (STALE for a stale token, ERR naming any other
+ * reason) when rc is not EL_OK; false when there is none. */
+static bool refused(const struct resource *r, int rc, char *reply, size_t cap)
+{
+	if (rc == EL_ESTALE)
+		snprintf(reply, cap, "STALE %" PRIu64 "\n", el_fence_highest(&r->fence));
+	else if (rc != EL_OK)
+		snprintf(reply, cap, "ERR %s\n", el_strerror(rc));
+	return rc != EL_OK;
+}
+
 /* WRITE: the fence first (which records a higher token durably), then the
  * value. */
 static void do_write(struct resource *r, uint64_t token, const char *value, const char *client,
 		     char *reply, size_t cap)
 {
-	const int rc = fence(r, token);
-	if (rc == EL_ESTALE) {
-		snprintf(reply, cap, "STALE %" PRIu64 "\n", el_fence_highest(&r->fence));
-	} else if (rc != EL_OK) {
-		snprintf(reply, cap, "ERR %s\n", el_strerror(rc));
-	} else {
-		char text[VALUE_MAX + 32];
+	if (!refused(r, fence(r, token), reply, cap)) {
+		char text[VALUE_MAX + 32], path[256];
 		snprintf(text, sizeof text, "%" PRIu64 " %s\n", token, value);
-		if (save_file(r->dir, "value", text) != EL_OK) {
+		snprintf(path, sizeof path, "%s/value", r->dir);
+		if (durable_write(path, text) != EL_OK) {
 			snprintf(reply, cap, "ERR storage\n");
 			return;
 		}
@@ -141,19 +151,18 @@ static void handle(struct resource *r, const char *line, char *reply, size_t cap
 {
 	uint64_t token;
 	char value[VALUE_MAX], client[VALUE_MAX] = "-";
-	int rc;
-	if (sscanf(line, "WRITE %" SCNu64 " %63s %63s", &token, value, client) >= 2)
+	if (sscanf(line, "WRITE %" SCNu64 " %63s %63s", &token, value, client) >= 2) {
 		do_write(r, token, value, client, reply, cap);
-	else if (sscanf(line, "READ %" SCNu64, &token) == 1 && (rc = fence(r, token)) != EL_OK)
-		snprintf(reply, cap, rc == EL_ESTALE ? "STALE %" PRIu64 "\n" : "ERR %" PRIu64 "\n",
-			 el_fence_highest(&r->fence));
-	else if (strncmp(line, "READ", 4) == 0)
-		snprintf(reply, cap, "VALUE %" PRIu64 " %s\n", r->value_token, r->value);
-	else
+	} else if (strncmp(line, "READ", 4) != 0) {
 		snprintf(reply, cap, "ERR bad request\n");
+	} else if (sscanf(line, "READ %" SCNu64, &token) != 1 ||
+		   !refused(r, fence(r, token), reply, cap)) { /* READ <token>: fenced */
+		snprintf(reply, cap, "VALUE %" PRIu64 " %s\n", r->value_token, r->value);
+	}
 }
 
-/* Read one line (up to cap - 1 bytes, or until the peer stops sending). */
+/* Read one line (up to cap - 1 bytes, or until the peer stops sending);
+ * -1 when the read fails or the connection's receive timeout passes. */
 static ssize_t read_line(int fd, char *buf, size_t cap)
 {
 	size_t n = 0;
@@ -161,7 +170,9 @@ static ssize_t read_line(int fd, char *buf, size_t cap)
 		const ssize_t got = read(fd, buf + n, 1);
 		if (got < 0 && errno == EINTR)
 			continue;
-		if (got <= 0 || buf[n] == '\n')
+		if (got < 0)
+			return -1;
+		if (got == 0 || buf[n] == '\n')
 			break;
 		n++;
 	}
@@ -189,20 +200,25 @@ int main(int argc, char **argv)
 		"  a resource server on the fence kit: serves DIR/sock, keeps the value and\n"
 		"  the highest token in DIR, logs accepted writes to DIR/writes.jsonl;\n"
 		"  --no-fence accepts every token (the chaos suite's control).\n"
-		"  exit: 64 usage; 73 cannot open or listen in DIR\n";
+		"  A connection has %d s to send its line, then it is closed.\n"
+		"  exit: 64 usage; 65 DIR/fence or DIR/value is there but damaged or\n"
+		"  unreadable (it says which; it never starts from 0); 71 cannot listen on\n"
+		"  DIR/sock; 73 cannot open DIR/writes.jsonl\n";
 	static struct resource r;
 	if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-		fputs(usage, stdout);
+		printf(usage, RECV_TIMEOUT_S);
 		return 0;
 	}
 	r.no_fence = argc == 3 && strcmp(argv[2], "--no-fence") == 0;
 	if ((argc != 2 && !r.no_fence) || strlen(argv[1]) >= sizeof r.dir - 16) {
-		fputs(usage, stderr);
+		fprintf(stderr, usage, RECV_TIMEOUT_S);
 		return 64;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	snprintf(r.dir, sizeof r.dir, "%s", argv[1]);
-	load_state(&r);
+	snprintf(r.fence_path, sizeof r.fence_path, "%s/fence", r.dir);
+	if (load_state(&r) != EL_OK)
+		return 65;
 	char path[256];
 	snprintf(path, sizeof path, "%s/writes.jsonl", r.dir);
 	r.writes = fopen(path, "a");
@@ -219,12 +235,17 @@ int main(int argc, char **argv)
 	}
 	printf("resource: serving %s, highest token %" PRIu64 ", value %s (token %" PRIu64 ")\n",
 	       sock, el_fence_highest(&r.fence), r.value, r.value_token);
-	for (;;) { /* one request per connection, one at a time: writes are serialised */
+	/* One request per connection, one at a time: writes are serialised. A
+	 * client that connects and stays silent (stopped, hung) would hold every
+	 * other one off; the receive timeout drops it after RECV_TIMEOUT_S. */
+	const struct timeval recv_timeout = { .tv_sec = RECV_TIMEOUT_S };
+	for (;;) {
 		const int fd = accept(lfd, NULL, NULL);
 		if (fd < 0)
 			continue;
 		char line[256];
-		if (read_line(fd, line, sizeof line) > 0) {
+		if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &recv_timeout, sizeof recv_timeout) == 0 &&
+		    read_line(fd, line, sizeof line) > 0) {
 			char reply[128];
 			handle(&r, line, reply, sizeof reply);
 			if (send(fd, reply, strlen(reply), MSG_NOSIGNAL) < 0)

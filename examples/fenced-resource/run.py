@@ -5,11 +5,19 @@ A is SIGSTOPped past its 2 s session TTL; the cluster expires A's session and
 B takes the lock (a higher token) and writes; A is resumed and its late write
 with the old token is refused by the resource's fence; the server is
 restarted and still refuses A's token (the highest token was persisted).
+Then the server's edges: a client that connects and stays silent holds the
+others off for at most 2 s; a damaged DIR/fence stops the server at start
+(never read as 0); a DIR/value with a higher token than DIR/fence raises the
+fence; READ 0 is answered with the reason, like WRITE 0.
+
+State goes to BUILD/tmp/cluster-PID (removed when every check passed); the
+daemons listen on free ports of 127.0.0.1 picked at start.
 
 Ends with "N passed, N failed". Run with /usr/bin/python3.
 """
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -43,9 +51,9 @@ def wait_line(path, pattern, timeout=20.0):
     return None
 
 
-def resource_call(sock, line):
+def resource_call(sock, line, timeout=5.0):
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.settimeout(5.0)
+    s.settimeout(timeout)
     s.connect(sock)
     s.sendall(line.encode() + b"\n")
     reply = s.recv(256).decode().strip()
@@ -91,6 +99,72 @@ def client(name, value, env, d):
     return p, out
 
 
+def silent_client(sock):
+    """A client connects and never writes (as a SIGSTOPped one would), then
+    another one READs: (seconds the READ took, None if unanswered in 10 s;
+    whether the server closed the silent connection)."""
+    silent = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    silent.connect(sock)
+    t0 = time.time()
+    try:
+        took = time.time() - t0 if resource_call(sock, "READ", 10.0).startswith("VALUE") else None
+    except OSError:
+        took = None
+    silent.settimeout(1.0)
+    try:
+        closed = silent.recv(16) == b""
+    except OSError:
+        closed = False
+    silent.close()
+    return took, closed
+
+
+def damaged_start(d, files):
+    """Start a server on a new DIR holding files {name: text}: (its exit
+    status, None while it runs; its output; its answer to WRITE 3 if it runs)."""
+    os.makedirs(d)
+    for name, text in files.items():
+        with open(os.path.join(d, name), "w") as f:
+            f.write(text)
+    out = os.path.join(d, "out")
+    p = start([os.path.join(BUILD, "bin", "fenced-resource"), d], out)
+    try:
+        rc = p.wait(3.0)
+    except subprocess.TimeoutExpired:
+        rc = None
+    answer = resource_call(os.path.join(d, "sock"), "WRITE 3 late") if rc is None else None
+    stop(p)
+    return rc, open(out).read().strip(), answer
+
+
+def edges(d):
+    """The server's edges, on the restarted server and on new DIRs."""
+    sock = os.path.join(d, "sock")
+    r = dict(read0=resource_call(sock, "READ 0"), write0=resource_call(sock, "WRITE 0 x"))
+    r["silent"] = silent_client(sock)
+    r["garbled"] = damaged_start(d + "-garbled", {"fence": "x78\n"})
+    r["empty"] = damaged_start(d + "-empty", {"fence": ""})  # what a torn rewrite leaves
+    r["value"] = damaged_start(d + "-value", {"fence": "3\n", "value": "78 from-B\n"})
+    for what in ("silent", "garbled", "empty", "value"):
+        print("%s: %s" % (what, r[what]), flush=True)
+    return r
+
+
+def check_edges(e):
+    took, closed = e["silent"]
+    check(took is not None and took < 4.0 and closed,
+          "a silent client held the others off %s, then was closed (%s)" % (
+              "%.1f s" % took if took is not None else "for good", closed))
+    for what in ("garbled", "empty"):
+        rc, out, answer = e[what]
+        check(rc == 65 and "fence: stored data corrupt: refusing to start" in out and answer is None,
+              "a DIR/fence %s stops the server at start (exit %s; WRITE 3: %s)" % (what, rc, answer))
+    check(e["value"][2] == "STALE 78",
+          "DIR/value's higher token raises the fence: WRITE 3 answered %s" % e["value"][2])
+    check(e["read0"].startswith("ERR ") and e["read0"] == e["write0"],
+          "READ 0 says what is wrong, like WRITE 0: %s / %s" % (e["read0"], e["write0"]))
+
+
 def scenario(cluster, d, env):
     """The steps; returns what the checks need."""
     res_out = os.path.join(d, "resource.out")
@@ -121,7 +195,8 @@ def scenario(cluster, d, env):
           % (restored, after_a, value_after), flush=True)
     b.stdin.close()
     b_rc = b.wait(20.0)
-    return dict(tok_a=tok_a, tok_b=tok_b, t_b=t_b, t_stop=t_stop, a_rc=a_rc, late=late, b_rc=b_rc,
+    e = edges(d)
+    return dict(edges=e, tok_a=tok_a, tok_b=tok_b, t_b=t_b, t_stop=t_stop, a_rc=a_rc, late=late, b_rc=b_rc,
                 value=value, restored=restored, after_a=after_a, value_after=value_after)
 
 
@@ -160,9 +235,14 @@ def main():
           "after the restart A's token is still refused: %s" % r["after_a"])
     check(ok_tokens and r["value_after"] == r["value"], "the value survived the restart")
     check(r["b_rc"] == 0, "B's writes were all accepted (exit %s)" % r["b_rc"])
+    check_edges(r["edges"])
     n_ok = sum(results)
     print("%d passed, %d failed" % (n_ok, len(results) - n_ok))
-    return 0 if n_ok == len(results) else 1
+    if n_ok < len(results):
+        print("state kept in %s" % cluster.dir)
+        return 1
+    shutil.rmtree(cluster.dir)
+    return 0
 
 
 if __name__ == "__main__":

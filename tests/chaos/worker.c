@@ -85,7 +85,10 @@ static int request(const char *line, char *reply, size_t cap)
 	if (fd < 0)
 		return -1;
 	ssize_t n = -1;
-	if (connect(fd, (struct sockaddr *)&a, sizeof a) == 0 && write(fd, line, strlen(line)) > 0)
+	/* MSG_NOSIGNAL: the resource closes a connection silent for 2 s (this
+	 * worker paused after connect), and a SIGPIPE would kill the worker. */
+	if (connect(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
+	    send(fd, line, strlen(line), MSG_NOSIGNAL) > 0)
 		n = read(fd, reply, cap - 1);
 	close(fd);
 	if (n <= 0)
