@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # job.sh - the lock-run example's job, run by a board's scheduler as
-#     edgelock lock job/backup --wait 0 -- job.sh PERIOD
+#     edgelock lock job/backup --wait 0 --ttl 1500ms -- job.sh PERIOD
 # so it runs holding the lock, with the grant's fencing token in
 # $EDGELOCK_TOKEN. It does the period's work once, whichever board runs it
 # and however often it is run:
@@ -13,7 +13,9 @@
 #      lock while working (a newer holder has committed since): exit 3, no
 #      commit. Else, unless the marker appeared meanwhile, append
 #      "period N by scheduler X token T" to STORE/job.log, write the marker
-#      and record the token as the highest.
+#      and record the token as the highest (written, synced, renamed). A
+#      STORE/highest that is there but holds no token refuses the commit
+#      (exit 1): read as 0, it would let a stale holder through.
 # (SCHEDULER, JOB_STORE: set by scheduler.sh; JOB_SECONDS: the work, 0.3.)
 set -u
 period=$1
@@ -31,7 +33,14 @@ sleep "${JOB_SECONDS:-0.3}"
 
 exec 9>>"$store/commit.lock"
 flock 9
-highest=$(cat "$store/highest" 2>/dev/null || echo 0)
+highest=0 # only a missing file is 0
+if [ -e "$store/highest" ]; then highest=$(cat "$store/highest"); fi
+case $highest in
+'' | *[!0-9]*)
+	echo "job: period $period token $token REFUSED: $store/highest holds no token"
+	exit 1
+	;;
+esac
 if [ "$token" -lt "$highest" ]; then
 	echo "job: period $period token $token REFUSED: below the highest committed $highest"
 	exit 3
@@ -42,5 +51,6 @@ if [ -e "$marker" ]; then
 fi
 echo "period $period by scheduler $who token $token" >>"$store/job.log"
 echo "scheduler $who token $token" >"$marker.tmp" && mv "$marker.tmp" "$marker"
-echo "$token" >"$store/highest.tmp" && mv "$store/highest.tmp" "$store/highest"
+echo "$token" >"$store/highest.tmp" && sync "$store/highest.tmp" &&
+	mv "$store/highest.tmp" "$store/highest" && sync "$store"
 echo "job: period $period committed by scheduler $who token $token"

@@ -8,11 +8,16 @@ lock's TTL, so the other board takes over that period, and then resumed.
 Checks that every period's job ran exactly once, that fencing tokens rise
 period by period, that the lock turned boards away (exit 75), that the
 done-marker turned later holders away, and that the paused board's late
-commit was refused by the fence or its job killed by the CLI.
+commit was refused by the fence or its job killed by the CLI; and that a
+damaged STORE/highest refuses a commit rather than reading as 0.
 Ends with "N passed, N failed". Run with /usr/bin/python3.
+
+State goes to BUILD/tmp/cluster-PID (removed when every check passed); the
+daemons listen on free ports of 127.0.0.1 picked at start.
 """
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -129,6 +134,25 @@ def run(cluster, store):
     return paused
 
 
+def run_job(store, token, period):
+    """job.sh alone, as a holder of token would run it: (exit status, output)."""
+    env = dict(os.environ, EDGELOCK_TOKEN=str(token), JOB_STORE=store, SCHEDULER="stale", JOB_SECONDS="0")
+    p = subprocess.run([os.path.join(HERE, "job.sh"), str(period)], env=env,
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=10)
+    return p.returncode, p.stdout.decode().strip().splitlines()
+
+
+def damaged_highest(store):
+    """A store whose STORE/highest holds no token: a commit with token 3 must
+    be refused, job.log left unwritten. Returns (exit status, job.log grew)."""
+    os.makedirs(store)
+    with open(os.path.join(store, "highest"), "w") as f:
+        f.write("x78\n")
+    rc, out = run_job(store, 3, 0)
+    print("a commit on a damaged STORE/highest: %s (exit %d)" % (out[-1] if out else "", rc))
+    return rc, os.path.exists(os.path.join(store, "job.log"))
+
+
 def stale_commit(store, rows):
     """A holder that lost the lock mid-job and resumes past its marker check,
     played directly: job.sh for a period with no marker yet (the next one),
@@ -136,13 +160,9 @@ def stale_commit(store, rows):
     if not rows:
         return None, "", False
     before = len(rows)
-    env = dict(os.environ, EDGELOCK_TOKEN=str(min(r[2] for r in rows)), JOB_STORE=store,
-               SCHEDULER="stale", JOB_SECONDS="0")
-    p = subprocess.run([os.path.join(HERE, "job.sh"), str(PERIODS)], env=env,
-                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=10)
-    out = p.stdout.decode().strip().splitlines()
-    print("a stale holder's commit, played: %s (exit %d)" % (out[-1] if out else "", p.returncode))
-    return p.returncode, out, len(job_lines(store)) > before
+    rc, out = run_job(store, min(r[2] for r in rows), PERIODS)
+    print("a stale holder's commit, played: %s (exit %d)" % (out[-1] if out else "", rc))
+    return rc, out, len(job_lines(store)) > before
 
 
 def report(store, paused):
@@ -182,6 +202,8 @@ def report(store, paused):
           "a job with an older token past its marker check is refused by the fence (exit 3)")
     check(all(c in (0, 3, 75, 76) for _, _, c in tries),
           "no attempt failed otherwise (exit 0, 75, or 3/76 for a lost lock)")
+    rc, grew = damaged_highest(store + "-damaged")
+    check(rc == 1 and not grew, "a damaged STORE/highest refuses the commit (exit %d), never reads as 0" % rc)
 
 
 def main():
@@ -198,7 +220,11 @@ def main():
     report(store, paused)
     n_ok = sum(results)
     print("%d passed, %d failed" % (n_ok, len(results) - n_ok))
-    return 0 if n_ok == len(results) else 1
+    if n_ok < len(results):
+        print("state kept in %s" % cluster.dir)
+        return 1
+    shutil.rmtree(cluster.dir)
+    return 0
 
 
 if __name__ == "__main__":

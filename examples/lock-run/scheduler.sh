@@ -8,7 +8,7 @@
 #
 #   scheduler.sh NAME EPOCH_MS PERIOD_MS N_PERIODS STORE
 #   (EDGELOCK: the CLI; EDGELOCK_ENDPOINTS, EDGELOCK_CA, EDGELOCK_CERT: the
-#   cluster; ATTEMPTS: per period, default 4; LOCK_TTL: default 1s)
+#   cluster; ATTEMPTS: per period, default 4; LOCK_TTL: default 1500ms)
 # Every attempt appends the job's output and "period N attempt K exit E" to
 # STORE/sched-NAME.log. SIGTERM: stop after the current attempt.
 set -u
@@ -27,7 +27,7 @@ sleep_until() { # EPOCH_MS
 
 attempt() { # PERIOD K
 	SCHEDULER=$name JOB_STORE=$store "$EDGELOCK" lock job/backup --wait 0 \
-		--ttl "${LOCK_TTL:-1s}" -- "$here/job.sh" "$1" >>"$store/sched-$name.log" 2>&1
+		--ttl "${LOCK_TTL:-1500ms}" -- "$here/job.sh" "$1" >>"$store/sched-$name.log" 2>&1
 	echo "period $1 attempt $2 exit $? at $(now_ms)" >>"$store/sched-$name.log"
 }
 
