@@ -389,12 +389,10 @@ int el_cli_observe(struct el_cli *cli, int argc, char **argv)
 		return EL_EXIT_OK;
 	if (argc > 1 && (argc > 2 || argv[1][0] == '-'))
 		return el_cli_bad_arg("observe", argv[argc > 2 && argv[1][0] != '-' ? 2 : 1]);
-	if (argc != 2) {
-		fputs(text, stderr);
-		return EL_EXIT_USAGE;
-	}
-	int rc = el_cli_connect(cli);
-	if (rc != 0)
+	if (argc != 2)
+		return el_cli_usage("observe", "NAME is missing", NULL, text);
+	int rc = el_cli_name_ok("observe", argv[1]);
+	if (rc != 0 || (rc = el_cli_connect(cli)) != 0)
 		return rc;
 	signal(SIGINT, on_stop);
 	signal(SIGTERM, on_stop);
@@ -517,42 +515,98 @@ static bool member_addr(const char *what, const char *a, char *dst, uint8_t *len
 	return true;
 }
 
+static const char MEMBERS_USAGE[] =
+	"usage: edgelock members list\n"
+	"       edgelock members add ID PEER_ADDR CLIENT_ADDR [--learner]\n"
+	"       edgelock members remove ID | promote ID\n"
+	"Show or change the cluster's members (one change at a time). A new\n"
+	"member catches up as a learner and is promoted unless --learner.\n";
+
+/* An option, not an argument: "-1" is a (bad) ID, named as such. */
+static bool is_option(const char *a)
+{
+	return a[0] == '-' && a[1] != '\0' && (a[1] < '0' || a[1] > '9');
+}
+
+/* "unknown option A" or "unexpected argument A", then the usage: EL_EXIT_USAGE. */
+static int stray(const char *command, const char *a, const char *usage)
+{
+	return el_cli_usage(command, is_option(a) ? "unknown option" : "unexpected argument", a,
+			    usage);
+}
+
+/* ID of `members SUB ID` or `transfer-leader ID` into *id: 0, or a usage
+ * error naming the argument. */
+static int id_arg(const char *command, const char *a, el_id_t *id, const char *usage)
+{
+	if (is_option(a))
+		return stray(command, a, usage);
+	return node_id(a, id) ? 0 : el_cli_usage(command, "ID must be a node id, 1 to 4294967294, "
+						 "not", a, usage);
+}
+
+/* members add ID PEER_ADDR CLIENT_ADDR [--learner] into m: 0, or the usage
+ * error naming what is wrong (or missing). */
+static int add_args(int argc, char **argv, struct el_cw_msg *m)
+{
+	const char *c = "members add";
+	int pos = 0, rc = 0;
+	const char *at[3] = {NULL, NULL, NULL}; /* ID, PEER_ADDR, CLIENT_ADDR */
+	for (int i = 2; i < argc; i++) {
+		if (strcmp(argv[i], "--learner") == 0)
+			m->learner = true;
+		else if (is_option(argv[i]) || pos == 3)
+			return stray(c, argv[i], MEMBERS_USAGE);
+		else
+			at[pos++] = argv[i];
+	}
+	if (pos < 3)
+		return el_cli_usage(c, pos == 0   ? "ID, PEER_ADDR and CLIENT_ADDR are missing"
+				       : pos == 1 ? "PEER_ADDR and CLIENT_ADDR are missing"
+						  : "CLIENT_ADDR is missing", NULL, MEMBERS_USAGE);
+	if ((rc = id_arg(c, at[0], &m->node, MEMBERS_USAGE)) != 0)
+		return rc;
+	/* an address says why itself; the usage text would bury it */
+	if (!member_addr("PEER_ADDR", at[1], m->peer_addr, &m->peer_addr_len, sizeof m->peer_addr) ||
+	    !member_addr("CLIENT_ADDR", at[2], m->client_addr, &m->client_addr_len,
+			 sizeof m->client_addr))
+		return EL_EXIT_USAGE;
+	m->type = EL_CW_MEMBER_ADD;
+	return 0;
+}
+
+/* members remove|promote ID into m: 0, or the usage error. */
+static int id_command(int argc, char **argv, struct el_cw_msg *m)
+{
+	const bool remove = strcmp(argv[1], "remove") == 0;
+	const char *c = remove ? "members remove" : "members promote";
+	if (argc < 3)
+		return el_cli_usage(c, "ID is missing", NULL, MEMBERS_USAGE);
+	if (argc > 3)
+		return stray(c, argv[3], MEMBERS_USAGE);
+	m->type = remove ? EL_CW_MEMBER_REMOVE : EL_CW_MEMBER_PROMOTE;
+	return id_arg(c, argv[2], &m->node, MEMBERS_USAGE);
+}
+
 int el_cli_members(struct el_cli *cli, int argc, char **argv)
 {
-	static const char text[] =
-		"usage: edgelock members list\n"
-		"       edgelock members add ID PEER_ADDR CLIENT_ADDR [--learner]\n"
-		"       edgelock members remove ID | promote ID\n"
-		"Show or change the cluster's members (one change at a time). A new\n"
-		"member catches up as a learner and is promoted unless --learner.\n";
-	if (help(argc, argv, text))
+	if (help(argc, argv, MEMBERS_USAGE))
 		return EL_EXIT_OK;
-	if (argc == 2 && strcmp(argv[1], "list") == 0)
-		return el_cli_status(cli, 1, argv);
+	if (argc < 2)
+		return el_cli_usage("members", "list, add, remove or promote is missing", NULL,
+				    MEMBERS_USAGE);
+	if (strcmp(argv[1], "list") == 0)
+		return argc == 2 ? el_cli_status(cli, 1, argv)
+				 : stray("members list", argv[2], MEMBERS_USAGE);
+	const bool add = strcmp(argv[1], "add") == 0;
+	if (!add && strcmp(argv[1], "remove") != 0 && strcmp(argv[1], "promote") != 0)
+		return el_cli_usage("members", "unknown subcommand (list, add, remove, promote):",
+				    argv[1], MEMBERS_USAGE);
 	struct el_cw_msg *m = two_msgs();
-	int rc = EL_EXIT_USAGE;
-	if (argc >= 5 && strcmp(argv[1], "add") == 0 && node_id(argv[2], &m->node)) {
-		m->type = EL_CW_MEMBER_ADD;
-		m->learner = argc == 6 && strcmp(argv[5], "--learner") == 0;
-		if ((argc == 5 || m->learner) &&
-		    (!member_addr("PEER_ADDR", argv[3], m->peer_addr, &m->peer_addr_len,
-				  sizeof m->peer_addr) ||
-		     !member_addr("CLIENT_ADDR", argv[4], m->client_addr, &m->client_addr_len,
-				  sizeof m->client_addr))) {
-			free(m);
-			return EL_EXIT_USAGE; /* said why; the usage text would bury it */
-		}
-		if (argc == 5 || m->learner)
-			rc = admin(cli, m, "add member");
-	} else if (argc == 3 && strcmp(argv[1], "remove") == 0 && node_id(argv[2], &m->node)) {
-		m->type = EL_CW_MEMBER_REMOVE;
-		rc = admin(cli, m, "remove member");
-	} else if (argc == 3 && strcmp(argv[1], "promote") == 0 && node_id(argv[2], &m->node)) {
-		m->type = EL_CW_MEMBER_PROMOTE;
-		rc = admin(cli, m, "promote member");
-	}
-	if (rc == EL_EXIT_USAGE)
-		fputs(text, stderr);
+	int rc = add ? add_args(argc, argv, m) : id_command(argc, argv, m);
+	if (rc == 0)
+		rc = admin(cli, m, m->type == EL_CW_MEMBER_ADD ? "add member"
+				   : m->type == EL_CW_MEMBER_REMOVE ? "remove member" : "promote member");
 	free(m);
 	return rc;
 }
@@ -563,13 +617,13 @@ int el_cli_transfer(struct el_cli *cli, int argc, char **argv)
 				   "Hand leadership to node ID, or to the most caught-up voter.\n";
 	if (help(argc, argv, text))
 		return EL_EXIT_OK;
+	if (argc > 2)
+		return stray("transfer-leader", argv[2], text);
 	struct el_cw_msg *m = two_msgs();
-	int rc = EL_EXIT_USAGE;
 	m->type = EL_CW_TRANSFER;
-	if (argc == 1 || (argc == 2 && node_id(argv[1], &m->node)))
+	int rc = argc == 2 ? id_arg("transfer-leader", argv[1], &m->node, text) : 0;
+	if (rc == 0)
 		rc = admin(cli, m, "transfer leadership");
-	else
-		fputs(text, stderr);
 	free(m);
 	return rc;
 }

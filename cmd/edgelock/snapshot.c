@@ -139,10 +139,15 @@ int el_cli_snapshot(struct el_cli *cli, int argc, char **argv)
 			return EL_EXIT_OK;
 		}
 	}
-	if (argc != 3 || strcmp(argv[1], "save") != 0) {
-		fputs(text, stderr);
-		return EL_EXIT_USAGE;
-	}
+	if (argc < 2)
+		return el_cli_usage("snapshot", "save FILE is missing", NULL, text);
+	if (strcmp(argv[1], "save") != 0)
+		return el_cli_usage("snapshot", "unknown subcommand (only save):", argv[1], text);
+	if (argc < 3)
+		return el_cli_usage("snapshot save", "FILE is missing", NULL, text);
+	if (argc > 3)
+		return el_cli_usage("snapshot save", argv[3][0] == '-' ? "unknown option"
+				    : "unexpected argument", argv[3], text);
 	const int rc = el_cli_connect(cli);
 	return rc != 0 ? rc : save(cli, argv[2]);
 }

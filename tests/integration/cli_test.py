@@ -933,6 +933,8 @@ def test_help():
     except subprocess.TimeoutExpired:
         check(False, "a config line that never ends (/dev/zero) is refused: still reading")
     test_local_files()
+    test_usage_named()
+    test_client_config()
 
 
 def test_local_files():
@@ -991,6 +993,74 @@ def test_local_files():
     out = subprocess.run([CLI, "elect", "x", "v", "--shared"], capture_output=True, text=True)
     check(out.returncode == 64 and "--shared" in out.stderr,
           "elect refuses --shared (%s)" % out.stderr.strip())
+
+
+def test_usage_named():
+    """A usage error names what is wrong on its first line, then the usage;
+    a lock name that is not UTF-8 is refused before anything is asked (the
+    endpoint here answers nothing: asking would be 69, not 64); a duration
+    too long says the maximum."""
+    nowhere = ["--endpoints", "tls+tcp://127.0.0.1:1", "--ca",
+               os.path.join(BUILD, "certs", "ca.pem"), "--timeout", "300ms"]
+    for args, named in ((["members", "frob"], "frob"), (["members"], "missing"),
+                        (["members", "add", "0", "a", "b"], "not 0"),
+                        (["members", "add", "-1", "a", "b"], "not -1"),
+                        (["members", "add", "4x", "a", "b"], "not 4x"),
+                        (["members", "add", "99999999999999999999", "a", "b"],
+                         "not 99999999999999999999"),
+                        (["members", "add", "4", "a"], "CLIENT_ADDR is missing"),
+                        (["members", "add", "4", "tls+tcp://a:1", "tls+tcp://a:2", "--bogus"],
+                         "unknown option --bogus"),
+                        (["members", "remove", "x"], "not x"),
+                        (["members", "promote"], "ID is missing"),
+                        (["transfer-leader", "x"], "not x"),
+                        (["transfer-leader", "1", "2"], "unexpected argument 2"),
+                        (["snapshot", "load", "f"], "load"), (["snapshot", "save"], "missing"),
+                        (["snapshot", "save", "a", "b"], "unexpected argument b"),
+                        (["observe"], "NAME is missing"),
+                        (["observe", "bad\udcff"], "NAME must be UTF-8 text, not \"bad\\xff\""),
+                        (["--timeout", "10000h", "status"], "too long (a duration is at most "
+                         "1193h)")):
+        r = subprocess.run([CLI] + nowhere + args, capture_output=True, text=True,
+                           errors="replace", timeout=30)
+        first = (r.stderr.splitlines() or [""])[0]
+        check(r.returncode == 64 and named in first,
+              "%s: exit %d (want 64), the first line names it: %r"
+              % (" ".join(args), r.returncode, first))
+
+
+def test_client_config():
+    """Where the cluster is: the endpoints without a CA say the CA is
+    missing; EDGELOCK_CONFIG= (empty) is unset; a [client] key given twice
+    is refused naming both lines, as the daemon's config does."""
+    tmp = tempfile.mkdtemp(prefix="cli-conf-")
+    try:
+        empty = os.path.join(tmp, "empty.conf")
+        with open(empty, "w") as f:
+            f.write("[client]\n")
+        env = dict(os.environ, EDGELOCK_ENDPOINTS="tls+tcp://127.0.0.1:1")
+        env.pop("EDGELOCK_CA", None)
+        r = subprocess.run([CLI, "--config", empty, "status"], env=env, capture_output=True,
+                           text=True)
+        check(r.returncode == 78 and "no CA file" in r.stderr,
+              "endpoints without a CA: says the CA is missing (%s)" % r.stderr.strip())
+        env = dict(os.environ, EDGELOCK_CONFIG="")
+        r = subprocess.run([CLI, "--endpoints", "tls+tcp://127.0.0.1:1", "--ca",
+                            os.path.join(BUILD, "certs", "ca.pem"), "--timeout", "300ms",
+                            "status"], env=env, capture_output=True, text=True)
+        check(r.returncode == 69 and "cannot open" not in r.stderr,
+              "EDGELOCK_CONFIG= (empty) acts as unset: exit %d (%s)"
+              % (r.returncode, r.stderr.strip()))
+        twice = os.path.join(tmp, "twice.conf")
+        with open(twice, "w") as f:
+            f.write("[client]\nendpoints = tls+tcp://127.0.0.1:1\nca_file = /x\n"
+                    "endpoints = tls+tcp://127.0.0.1:2\n")
+        r = subprocess.run([CLI, "--config", twice, "status"], capture_output=True, text=True)
+        check(r.returncode == 78 and "twice.conf:4: [client] endpoints given twice (first on "
+              "line 2)" in r.stderr, "a [client] key given twice is refused (%s)"
+              % r.stderr.strip())
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def main():
