@@ -26,8 +26,10 @@ enum {
 	EL_EXIT_LOCK_LOST = 76,   /* the lock was lost while the command ran; it was killed */
 	EL_EXIT_NOPERM = 77,      /* not allowed, or the certificate was rejected */
 	EL_EXIT_CONFIG = 78,      /* bad configuration or certificate files */
+	EL_EXIT_IOERR = 74,       /* writing the output (stdout) failed */
 	EL_EXIT_LIMIT = 79,       /* `lock -n N`: the semaphore exists with another limit */
-	EL_EXIT_EXEC = 127,       /* the command could not be run */
+	EL_EXIT_NOEXEC = 126,     /* the command exists but could not be executed */
+	EL_EXIT_EXEC = 127,       /* the command was not found */
 };
 
 struct el_cli {
@@ -57,6 +59,11 @@ int el_cli_usage(const char *command, const char *why, const char *arg, const ch
  * UTF-8 text", the name escaped) and returns EL_EXIT_USAGE. Checked before
  * anything is opened: the wire could not carry it. */
 int el_cli_name_ok(const char *command, const char *name);
+/* Flush stdout: rc when it was written whole; else (a full disk, a closed
+ * pipe's EIO) "edgelock: writing the output: WHY" on stderr, once, and
+ * EL_EXIT_IOERR (or rc, when rc already says a failure). Empty output must
+ * not pass for "no locks". */
+int el_cli_flush(int rc);
 /* s[0..n) as a JSON string on stdout, quoted and escaped (", \\, control
  * characters as \uXXXX). Names are UTF-8; a value that is not has each of
  * its bytes above 0x7f written as U+FFFD, so the output stays valid JSON. */

@@ -53,13 +53,15 @@ static const char USAGE[] =
 	"durations: 500ms, 10s, 2m, 1h (a plain number is seconds), at most 1193h\n"
 	"\n"
 	"exit codes: 0 ok; 1 refused (message says why); 64 usage; 69 no leader\n"
-	"reachable; 70 internal error; 75 lock held or not granted within --wait;\n"
-	"76 lock lost while CMD ran (CMD was killed); 77 permission denied or\n"
-	"certificate rejected; 78 bad configuration or certificate files; 79 `lock\n"
-	"-n N` on a semaphore that has another limit; 127 CMD could not be run;\n"
-	"130 (SIGINT), 143 (SIGTERM): `lock` or `elect` interrupted while waiting\n"
-	"for the lock (the wait is given up, CMD not run); otherwise `lock` and\n"
-	"`elect` exit with CMD's status.\n";
+	"reachable (`status`: none of the nodes that answered is or knows the\n"
+	"leader); 70 internal error; 74 writing the output (stdout) failed, e.g.\n"
+	"a full disk; 75 lock held or not granted within --wait; 76 lock\n"
+	"lost while CMD ran (CMD was killed); 77 permission denied or certificate\n"
+	"rejected; 78 bad configuration or certificate files; 79 `lock -n N` on a\n"
+	"semaphore that has another limit; 126 CMD found but not executable; 127\n"
+	"CMD not found; 130 (SIGINT), 143 (SIGTERM): `lock` or `elect` interrupted\n"
+	"while waiting for the lock (the wait is given up, CMD not run); otherwise\n"
+	"`lock` and `elect` exit with CMD's status.\n";
 
 /* A duration's parse: DUR_LONG for one well formed but over
  * EL_CLI_DURATION_MAX ms, so the message can say so and give the bound. */
@@ -167,7 +169,11 @@ int el_cli_fail(struct el_cli *cli, const char *what, int err)
 	case EL_EDELAYED:
 		return EL_EXIT_NOT_ACQUIRED;
 	case EL_EINVAL:
-		return EL_EXIT_USAGE;
+		/* the library's own checks are the command line's fault; a
+		 * cluster's [limits] refusing it (a TTL over max_session_ttl_ms)
+		 * is a refusal, and the library's message names the key */
+		return strstr(why, "the cluster's [limits]") != NULL ? EL_EXIT_FAILED
+								       : EL_EXIT_USAGE;
 	case EL_ELIMIT:
 		return EL_EXIT_LIMIT;
 	default:
@@ -429,6 +435,27 @@ int el_cli_name_ok(const char *command, const char *name)
 	return EL_EXIT_USAGE;
 }
 
+int el_cli_flush(int rc)
+{
+	static bool said;
+	errno = 0;
+	const bool flushed = fflush(stdout) == 0;
+	if (flushed && !ferror(stdout))
+		return rc;
+	const int err = !flushed && errno != 0 ? errno : EIO; /* an earlier write's errno is gone */
+	if (!said)
+		fprintf(stderr, "edgelock: writing the output: %s\n", strerror(err));
+	said = true;
+	return rc != EL_EXIT_OK ? rc : EL_EXIT_IOERR;
+}
+
+/* lock and elect exit with CMD's status, and CMD shares their stdout: what
+ * it could not write is its own failure. */
+static bool output_is_result(const char *command)
+{
+	return strcmp(command, "lock") != 0 && strcmp(command, "elect") != 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct el_cli cli = { .timeout_ms = 5000 };
@@ -436,7 +463,7 @@ int main(int argc, char **argv)
 	for (; i < argc && argv[i][0] == '-'; i++) {
 		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
 			fputs(USAGE, stdout);
-			return EL_EXIT_OK;
+			return el_cli_flush(EL_EXIT_OK);
 		}
 		const int rc = global_option(&cli, argc, argv, &i);
 		if (rc != 0)
@@ -453,7 +480,7 @@ int main(int argc, char **argv)
 			if (rc == 0)
 				rc = COMMANDS[k].run(&cli, n, argv + i);
 			el_client_close(cli.client);
-			return rc;
+			return output_is_result(argv[i]) ? el_cli_flush(rc) : rc;
 		}
 	fprintf(stderr, "edgelock: unknown command '%s' (try edgelock --help)\n", argv[i]);
 	return EL_EXIT_USAGE;

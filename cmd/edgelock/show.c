@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "el_cli.h"
@@ -101,6 +102,17 @@ static void print_status(const struct el_cli *cli, const char *ep, const struct 
 	       r->applied, last, r->n_sessions, r->n_locks);
 }
 
+/* The members as r's node sees them (the leader's view when it answered). */
+static void print_members(const struct el_cw_msg *r)
+{
+	printf("members (as node %u sees them):\n", (unsigned)r->node);
+	for (unsigned i = 0; i < r->n_members; i++)
+		printf("  node %-3u %-20s %s%s\n", (unsigned)r->members[i].node,
+		       member_role(r->members[i].role),
+		       r->members[i].reachable ? "reachable" : "unreachable",
+		       r->members[i].node == r->leader ? ", leader" : "");
+}
+
 int el_cli_status(struct el_cli *cli, int argc, char **argv)
 {
 	if (help(argc, argv, "usage: edgelock status [--json]\n"
@@ -111,7 +123,10 @@ int el_cli_status(struct el_cli *cli, int argc, char **argv)
 			     "reachable: that node has a live link to the member and, on the\n"
 			     "leader, heard from it within an election timeout (a member cut off\n"
 			     "or stopped is unreachable there even while its link stays up).\n"
-			     "--json: one object per endpoint (with its members), one per line.\n"))
+			     "--json: one object per endpoint (with its members), one per line.\n"
+			     "Exit 0 when a node that answered is the leader or names one (its\n"
+			     "followers do, while they hear from it); 69 when none does (no\n"
+			     "quorum, an election under way) or none answered; 77 when refused.\n"))
 		return EL_EXIT_OK;
 	if (argc > 1)
 		return el_cli_bad_arg("status", argv[1]);
@@ -122,12 +137,14 @@ int el_cli_status(struct el_cli *cli, int argc, char **argv)
 	const unsigned n = el_client_endpoints(cli->client, eps, 16);
 	struct el_cw_msg *m = two_msgs(), *members = two_msgs();
 	unsigned up = 0, refused = 0;
+	bool led = false; /* an answer from the leader, or naming one */
 	for (unsigned i = 0; i < n && i < 16; i++) {
 		memset(m, 0, 2 * sizeof(*m));
 		m->type = EL_CW_STATUS;
 		const int rc_at = el_client_request_at(cli->client, eps[i], m, m + 1);
 		if (rc_at == EL_OK && m[1].err == EL_OK) {
 			print_status(cli, eps[i], &m[1]);
+			led |= m[1].role == EL_LEADER || m[1].leader != 0;
 			if (up++ == 0 || m[1].role == EL_LEADER)
 				members[0] = m[1];
 			continue;
@@ -144,16 +161,21 @@ int el_cli_status(struct el_cli *cli, int argc, char **argv)
 		else
 			printf("%-28s %s%s\n", eps[i], err == EL_EPERM ? "" : "unreachable: ", why);
 	}
-	if (up > 0 && !cli->json) {
-		printf("members (as node %u sees them):\n", (unsigned)members->node);
-		for (unsigned i = 0; i < members->n_members; i++)
-			printf("  node %-3u %-20s %s%s\n", (unsigned)members->members[i].node,
-			       member_role(members->members[i].role),
-			       members->members[i].reachable ? "reachable" : "unreachable",
-			       members->members[i].node == members->leader ? ", leader" : "");
-	}
+	if (up > 0 && !cli->json)
+		print_members(members);
 	free(m);
 	free(members);
+	/* A health check: nodes that answer without a leader among them (two
+	 * of three down: the survivor a pre-candidate) serve no lock, and
+	 * `locks` would exit 69 now. A follower naming its leader is enough:
+	 * the leader may be missing from the endpoint list, and requests
+	 * follow the follower's redirect. */
+	if (up > 0 && !led) {
+		fprintf(stderr, "edgelock: status: no leader: none of the %u node%s that answered "
+			"is the leader or knows one (no quorum, or an election under way)\n", up,
+			up == 1 ? "" : "s");
+		return EL_EXIT_UNAVAILABLE;
+	}
 	return up > 0 ? EL_EXIT_OK : refused > 0 ? EL_EXIT_NOPERM : EL_EXIT_UNAVAILABLE;
 }
 
@@ -290,7 +312,7 @@ static void print_query_error(const struct el_cli *cli, const char *name)
 	} else {
 		fprintf(stderr, "edgelock: observe: %s\n", why);
 	}
-	fflush(stdout);
+	(void)el_cli_flush(EL_EXIT_OK); /* a failure: said once, ends the loop */
 }
 
 /* The state printed last: a re-query after a reconnect that finds it
@@ -306,9 +328,11 @@ static bool same_state(const struct el_lock_info *a, const struct el_lock_info *
 	       a->value_len == b->value_len && memcmp(a->value, b->value, a->value_len) == 0;
 }
 
-/* Events were lost (the library reconnected: a leader change, a cut): the
- * changes in between cannot be told, only the state now. Said once per
- * gap, so a reader knows the stream is not every change. */
+/* Events were lost: the library reports the gap when the connection to the
+ * leader is lost (a leader change, a cut), before any node answers again,
+ * or when events came faster than they were read. The changes until the
+ * watch is back cannot be told, only the state then. Said once per gap, so
+ * a reader knows the stream is not every change. */
 static void print_gap(const struct el_cli *cli, const char *name)
 {
 	if (gap_shown)
@@ -319,9 +343,12 @@ static void print_gap(const struct el_cli *cli, const char *name)
 		el_cli_json_str(name, strlen(name));
 		fputs(",\"gap\":true}\n", stdout);
 	} else {
-		printf("%s: reconnected; changes in between may have been missed\n", name);
+		char shown[4 * EL_NAME_MAX + 1];
+		printf("%s: connection to the leader lost (or events came too fast); changes "
+		       "may be missed until the watch is back\n",
+		       el_cli_text(name, strlen(name), shown, sizeof shown));
 	}
-	fflush(stdout);
+	(void)el_cli_flush(EL_EXIT_OK); /* a failure: said once, ends the loop */
 }
 
 /* The human line: names, holders and values escaped (el_cli_text), so a
@@ -372,19 +399,71 @@ static void print_holder(const struct el_cli *cli, const char *name, int rc,
 	} else {
 		print_holder_text(name, in);
 	}
-	fflush(stdout);
+	(void)el_cli_flush(EL_EXIT_OK); /* a failure: said once, ends the loop */
+}
+
+/* After a gap: watch NAME again (the watch may have been refused or gone
+ * unanswered while the connection was down) and print its state now. false
+ * when either failed (said on stderr or as an error object): the caller
+ * tries again, or the stream would stay silent for good. */
+static bool catch_up(struct el_cli *cli, el_session *s, const char *name)
+{
+	struct el_lock_info info;
+	if (el_watch(s, name) != EL_OK) {
+		print_query_error(cli, name);
+		return false;
+	}
+	const int rc = el_query(cli->client, name, &info);
+	print_holder(cli, name, rc, &info);
+	return rc == EL_OK;
+}
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* The events of s until interrupted, the lease lost or stdout failing. */
+static void observe_loop(struct el_cli *cli, el_session *s, const char *name)
+{
+	struct pollfd pfd = { .fd = el_client_event_fd(cli->client), .events = POLLIN };
+	uint64_t retry_at = 0; /* catch_up failed: when to try again; 0 none */
+	while (!stop_observing && !ferror(stdout) && el_session_state(s, NULL) != EL_LEASE_LOST) {
+		if (retry_at != 0 && mono_ms() >= retry_at)
+			retry_at = catch_up(cli, s, name) ? 0 : mono_ms() + 1000u;
+		if (poll(&pfd, 1, 200) <= 0)
+			continue;
+		uint64_t drained;
+		if (read(pfd.fd, &drained, sizeof drained) < 0)
+			continue;
+		struct el_event ev;
+		while (el_next_event(s, &ev, 0) == EL_OK) {
+			if (ev.kind == EL_EVENT_GAP) {
+				print_gap(cli, name);
+				retry_at = catch_up(cli, s, name) ? 0 : mono_ms() + 1000u;
+			} else if (ev.kind == EL_EVENT_HOLDER_CHANGED ||
+				   ev.kind == EL_EVENT_VALUE_CHANGED) {
+				struct el_lock_info info;
+				const int rc = el_query(cli->client, name, &info);
+				print_holder(cli, name, rc, &info);
+			}
+		}
+	}
 }
 
 int el_cli_observe(struct el_cli *cli, int argc, char **argv)
 {
 	static const char text[] = "usage: edgelock observe NAME [--json]\n"
 				   "Print who holds NAME (and an election's value), then every\n"
-				   "change, until interrupted (exit 0). After a reconnect (a leader\n"
-				   "change) it says changes may have been missed (--json: a\n"
-				   "\"gap\":true object), then prints the state if it changed.\n"
-				   "A failed query is an error\n"
-				   "(stderr; --json: an \"error\" object), not a state; exit 69 when\n"
-				   "no leader is reachable for the session's 10 s lease.\n";
+				   "change, until interrupted (exit 0). When the connection to the\n"
+				   "leader is lost (or events came faster than read) it says changes\n"
+				   "may be missed (--json: a \"gap\":true object), watches again\n"
+				   "once a node answers and prints the state if it changed. A failed\n"
+				   "query is an error (stderr; --json: an \"error\" object), not a\n"
+				   "state. Exit 69 when no leader is reachable for the session's\n"
+				   "10 s lease, 74 when writing the output fails.\n";
 	if (help(argc, argv, text))
 		return EL_EXIT_OK;
 	if (argc > 1 && (argc > 2 || argv[1][0] == '-'))
@@ -403,28 +482,10 @@ int el_cli_observe(struct el_cli *cli, int argc, char **argv)
 	struct el_lock_info info;
 	rc = el_query(cli->client, argv[1], &info);
 	print_holder(cli, argv[1], rc, &info);
-	/* A poll loop on the library's event fd, as an application's would be. */
-	struct pollfd pfd = { .fd = el_client_event_fd(cli->client), .events = POLLIN };
-	while (!stop_observing && el_session_state(s, NULL) != EL_LEASE_LOST) {
-		if (poll(&pfd, 1, 200) <= 0)
-			continue;
-		uint64_t drained;
-		if (read(pfd.fd, &drained, sizeof drained) < 0)
-			continue;
-		struct el_event ev;
-		while (el_next_event(s, &ev, 0) == EL_OK) {
-			if (ev.kind != EL_EVENT_HOLDER_CHANGED && ev.kind != EL_EVENT_VALUE_CHANGED &&
-			    ev.kind != EL_EVENT_GAP)
-				continue;
-			if (ev.kind == EL_EVENT_GAP) {
-				el_watch(s, argv[1]); /* a new connection: watch again */
-				print_gap(cli, argv[1]);
-			}
-			rc = el_query(cli->client, argv[1], &info);
-			print_holder(cli, argv[1], rc, &info);
-		}
-	}
+	observe_loop(cli, s, argv[1]);
 	el_session_close(s);
+	if (ferror(stdout))
+		return el_cli_flush(EL_EXIT_OK);
 	if (stop_observing)
 		return EL_EXIT_OK;
 	/* The lease ran out: no leader answered a renewal for a whole TTL. */
