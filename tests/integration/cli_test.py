@@ -51,6 +51,7 @@ import os
 import re
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -530,6 +531,42 @@ def test_output_full(e):
     check(rc == 74 and "writing the output" in err,
           "observe > /dev/full: exits %s (want 74) instead of running on (%s)"
           % (rc, err.strip()))
+
+
+def test_snapshot_files(e):
+    """snapshot save writes a new file of its own (mkstemp), never through a
+    symlink planted at FILE.tmp; FILE itself must be a regular file or
+    absent: a FIFO or a symlink there is refused (exit 1) and left as it
+    was."""
+    e.run("lock", "snap-seed", "--", "true")  # a lock table that has had an entry
+    tmp = tempfile.mkdtemp(prefix="cli-snap-", dir=e.tmp)
+    victim = os.path.join(tmp, "victim")
+    with open(victim, "w") as f:
+        f.write("precious\n")
+    backup = os.path.join(tmp, "backup")
+    os.symlink(victim, backup + ".tmp")
+    r = e.run("snapshot", "save", backup)
+    with open(victim, "rb") as f:
+        kept = f.read() == b"precious\n"
+    check(r.returncode == 0 and kept and os.path.islink(backup + ".tmp") and
+          os.path.isfile(backup) and not os.path.islink(backup) and
+          os.stat(backup).st_mode & 0o777 == 0o600,
+          "snapshot save: a symlink at FILE.tmp is not written through, FILE is a new "
+          "0600 file (exit %d: %s)" % (r.returncode, r.stderr.strip()))
+    fifo, link = os.path.join(tmp, "fifo"), os.path.join(tmp, "link")
+    os.mkfifo(fifo)
+    os.symlink(victim, link)
+    for path, what, still in ((fifo, "a FIFO", lambda: stat.S_ISFIFO(os.lstat(fifo).st_mode)),
+                              (link, "a symbolic link", lambda: os.path.islink(link))):
+        r = e.run("snapshot", "save", path)
+        with open(victim, "rb") as f:
+            kept = f.read() == b"precious\n"
+        check(r.returncode == 1 and what in r.stderr and still() and kept,
+              "snapshot save onto %s: refused (exit %d), left as it was (%s)"
+              % (what, r.returncode, r.stderr.strip()))
+    left = sorted(n for n in os.listdir(tmp) if ".tmp-" in n)
+    check(left == [], "snapshot save leaves no temporary file behind (%r)" % left)
+    shutil.rmtree(tmp, ignore_errors=True)
 
 
 def test_ttl_over_limit(e):
@@ -1161,7 +1198,7 @@ def main():
         for t in (test_basics, test_json_escaped, test_operator_output, test_args_after_command, test_fifo_handoff, test_shared, test_counter,
                   test_election_observe, test_signal_while_waiting, test_killed_client, test_granted_while_stopped,
                   test_killed_cli, test_stopped_cli, test_client_threads, test_client_safety,
-                  test_output_full, test_ttl_over_limit):
+                  test_output_full, test_snapshot_files, test_ttl_over_limit):
             t(e)
         test_leader_killed(cluster, e)
         test_cluster_stopped(cluster, e)
