@@ -26,8 +26,10 @@ enum {
 	EL_EXIT_LOCK_LOST = 76,   /* the lock was lost while the command ran; it was killed */
 	EL_EXIT_NOPERM = 77,      /* not allowed, or the certificate was rejected */
 	EL_EXIT_CONFIG = 78,      /* bad configuration or certificate files */
+	EL_EXIT_IOERR = 74,       /* writing the output (stdout) failed */
 	EL_EXIT_LIMIT = 79,       /* `lock -n N`: the semaphore exists with another limit */
-	EL_EXIT_EXEC = 127,       /* the command could not be run */
+	EL_EXIT_NOEXEC = 126,     /* the command exists but could not be executed */
+	EL_EXIT_EXEC = 127,       /* the command was not found */
 };
 
 struct el_cli {
@@ -48,6 +50,20 @@ int el_cli_fail(struct el_cli *cli, const char *what, int err);
 /* "edgelock COMMAND: unknown option/unexpected argument ARG (try ...)" on
  * stderr; EL_EXIT_USAGE. */
 int el_cli_bad_arg(const char *command, const char *arg);
+/* "edgelock COMMAND: WHY ARG" (ARG escaped, el_cli_text; NULL: none), then
+ * the usage text, on stderr; EL_EXIT_USAGE. For what is wrong beyond an
+ * unknown option or a stray argument: a missing or malformed one. */
+int el_cli_usage(const char *command, const char *why, const char *arg, const char *usage);
+/* 0 when name can be a lock or election name (1 to EL_NAME_MAX bytes of
+ * UTF-8 text); else says why on stderr ("edgelock COMMAND: NAME must be
+ * UTF-8 text", the name escaped) and returns EL_EXIT_USAGE. Checked before
+ * anything is opened: the wire could not carry it. */
+int el_cli_name_ok(const char *command, const char *name);
+/* Flush stdout: rc when it was written whole; else (a full disk, a closed
+ * pipe's EIO) "edgelock: writing the output: WHY" on stderr, once, and
+ * EL_EXIT_IOERR (or rc, when rc already says a failure). Empty output must
+ * not pass for "no locks". */
+int el_cli_flush(int rc);
 /* s[0..n) as a JSON string on stdout, quoted and escaped (", \\, control
  * characters as \uXXXX). Names are UTF-8; a value that is not has each of
  * its bytes above 0x7f written as U+FFFD, so the output stays valid JSON. */
@@ -57,8 +73,14 @@ void el_cli_json_str(const char *s, size_t n);
  * string that is not UTF-8, as \xHH, so a name from the cluster cannot
  * drive the operator's terminal. Returns buf. */
 const char *el_cli_text(const char *s, size_t n, char *buf, size_t cap);
-/* "10s", "500ms", "2m", "1h", or plain seconds; false when malformed. */
+/* "10s", "500ms", "2m", "1h", or plain seconds; false when malformed or
+ * over EL_CLI_DURATION_MAX ms. */
 bool el_cli_duration(const char *s, uint32_t *ms);
+#define EL_CLI_DURATION_MAX 0xFFFFFFFEu /* ms: about 1193 h */
+/* The value v of option opt (e.g. "--ttl") as a duration into *ms: 0, or
+ * EL_EXIT_USAGE after saying on stderr what is wrong with it (not a
+ * duration; too long, with the maximum; for --ttl also the cluster's bound). */
+int el_cli_duration_arg(const char *opt, const char *v, uint32_t *ms);
 
 int el_cli_lock(struct el_cli *cli, int argc, char **argv);
 int el_cli_elect(struct el_cli *cli, int argc, char **argv);

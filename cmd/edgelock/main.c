@@ -14,6 +14,7 @@
 
 #include "el_cbor.h"
 #include "el_cli.h"
+#include "el_config.h"
 #include "el_ini_line.h"
 
 static const char USAGE[] =
@@ -49,24 +50,30 @@ static const char USAGE[] =
 	"                         change); no line for no locks\n"
 	"  -h, --help             this text; COMMAND --help for a command's\n"
 	"\n"
-	"durations: 500ms, 10s, 2m, 1h (a plain number is seconds)\n"
+	"durations: 500ms, 10s, 2m, 1h (a plain number is seconds), at most 1193h\n"
 	"\n"
 	"exit codes: 0 ok; 1 refused (message says why); 64 usage; 69 no leader\n"
-	"reachable; 70 internal error; 75 lock held or not granted within --wait;\n"
-	"76 lock lost while CMD ran (CMD was killed); 77 permission denied or\n"
-	"certificate rejected; 78 bad configuration or certificate files; 79 `lock\n"
-	"-n N` on a semaphore that has another limit; 127 CMD could not be run;\n"
-	"130 (SIGINT), 143 (SIGTERM): `lock` or `elect` interrupted while waiting\n"
-	"for the lock (the wait is given up, CMD not run); otherwise `lock` and\n"
-	"`elect` exit with CMD's status.\n";
+	"reachable (`status`: none of the nodes that answered is or knows the\n"
+	"leader); 70 internal error; 74 writing the output (stdout) failed, e.g.\n"
+	"a full disk; 75 lock held or not granted within --wait; 76 lock\n"
+	"lost while CMD ran (CMD was killed); 77 permission denied or certificate\n"
+	"rejected; 78 bad configuration or certificate files; 79 `lock -n N` on a\n"
+	"semaphore that has another limit; 126 CMD found but not executable; 127\n"
+	"CMD not found; 130 (SIGINT), 143 (SIGTERM): `lock` or `elect` interrupted\n"
+	"while waiting for the lock (the wait is given up, CMD not run); otherwise\n"
+	"`lock` and `elect` exit with CMD's status.\n";
 
-bool el_cli_duration(const char *s, uint32_t *ms)
+/* A duration's parse: DUR_LONG for one well formed but over
+ * EL_CLI_DURATION_MAX ms, so the message can say so and give the bound. */
+enum dur { DUR_OK, DUR_BAD, DUR_LONG };
+
+static enum dur duration(const char *s, uint32_t *ms)
 {
 	char *end;
-	const unsigned long long v = strtoull(s, &end, 10);
+	if (*s < '0' || *s > '9') /* strtoull would take " 5", "+5" and "-5" */
+		return DUR_BAD;
+	const unsigned long long v = strtoull(s, &end, 10); /* ULLONG_MAX: too long */
 	unsigned long long mul = 1000;
-	if (end == s)
-		return false;
 	if (strcmp(end, "ms") == 0)
 		mul = 1;
 	else if (strcmp(end, "s") == 0 || *end == '\0')
@@ -76,11 +83,36 @@ bool el_cli_duration(const char *s, uint32_t *ms)
 	else if (strcmp(end, "h") == 0)
 		mul = 3600000;
 	else
-		return false;
-	if (v > 0xFFFFFFFEull / mul)
-		return false;
+		return DUR_BAD;
+	if (v > EL_CLI_DURATION_MAX / mul)
+		return DUR_LONG;
 	*ms = (uint32_t)(v * mul);
-	return true;
+	return DUR_OK;
+}
+
+bool el_cli_duration(const char *s, uint32_t *ms)
+{
+	return duration(s, ms) == DUR_OK;
+}
+
+int el_cli_duration_arg(const char *opt, const char *v, uint32_t *ms)
+{
+	const enum dur d = v != NULL ? duration(v, ms) : DUR_BAD;
+	if (d == DUR_OK)
+		return 0;
+	char shown[4 * 32 + 1];
+	if (v == NULL)
+		fprintf(stderr, "edgelock: %s needs a duration (e.g. 10s)\n", opt);
+	else if (d == DUR_BAD)
+		fprintf(stderr, "edgelock: %s %s%s: not a duration (e.g. 10s)\n", opt,
+			el_cli_text(v, strnlen(v, 32), shown, sizeof shown), strlen(v) > 32 ? "..." : "");
+	else /* the cluster's own bound on a TTL is lower: say that too */
+		fprintf(stderr, "edgelock: %s %s%s: too long (a duration is at most %luh)%s\n", opt,
+			el_cli_text(v, strnlen(v, 32), shown, sizeof shown), strlen(v) > 32 ? "..." : "",
+			(unsigned long)(EL_CLI_DURATION_MAX / 3600000u),
+			strcmp(opt, "--ttl") == 0 ? "; the cluster allows a session's TTL up to its "
+						    "[limits] max_session_ttl_ms, 10m by default" : "");
+	return EL_EXIT_USAGE;
 }
 
 void el_cli_json_str(const char *s, size_t n)
@@ -137,7 +169,11 @@ int el_cli_fail(struct el_cli *cli, const char *what, int err)
 	case EL_EDELAYED:
 		return EL_EXIT_NOT_ACQUIRED;
 	case EL_EINVAL:
-		return EL_EXIT_USAGE;
+		/* the library's own checks are the command line's fault; a
+		 * cluster's [limits] refusing it (a TTL over max_session_ttl_ms)
+		 * is a refusal, and the library's message names the key */
+		return strstr(why, "the cluster's [limits]") != NULL ? EL_EXIT_FAILED
+								       : EL_EXIT_USAGE;
 	case EL_ELIMIT:
 		return EL_EXIT_LIMIT;
 	default:
@@ -149,32 +185,44 @@ int el_cli_fail(struct el_cli *cli, const char *what, int err)
 
 static char cfg_endpoints[1024], cfg_ca[PATH_MAX], cfg_cert[PATH_MAX];
 
+/* The file being read: libinih's line source (cfg_line) counts its lines,
+ * so a key given twice can name both. */
+struct cfg_file {
+	FILE *fp;
+	const char *path;
+	int line, bad_line, max_len;
+	int seen[3]; /* the line each [client] key was set on; 0: not yet */
+};
+
 static int on_ini(void *user, const char *section, const char *key, const char *value)
 {
-	(void)user;
+	static const char *const keys[3] = {"endpoints", "ca_file", "cert_key_file"};
+	static char *const slots[3] = {cfg_endpoints, cfg_ca, cfg_cert};
+	static const size_t caps[3] = {sizeof cfg_endpoints, sizeof cfg_ca, sizeof cfg_cert};
+	struct cfg_file *f = user;
 	if (strcmp(section, "client") != 0)
 		return 1;
-	if (strcmp(key, "endpoints") == 0)
-		snprintf(cfg_endpoints, sizeof cfg_endpoints, "%s", value);
-	else if (strcmp(key, "ca_file") == 0)
-		snprintf(cfg_ca, sizeof cfg_ca, "%s", value);
-	else if (strcmp(key, "cert_key_file") == 0)
-		snprintf(cfg_cert, sizeof cfg_cert, "%s", value);
-	else {
-		fprintf(stderr, "edgelock: unknown key '%s' in [client]\n", key);
-		return 0;
+	for (unsigned k = 0; k < 3; k++) {
+		if (strcmp(key, keys[k]) != 0)
+			continue;
+		/* As the daemon's config: two values for one setting are a
+		 * mistake, and which one wins should not depend on order. */
+		if (f->seen[k] != 0) {
+			fprintf(stderr, "edgelock: %s:%d: [client] %s given twice (first on line "
+				"%d)\n", f->path, f->line, key, f->seen[k]);
+			return 0;
+		}
+		f->seen[k] = f->line;
+		snprintf(slots[k], caps[k], "%s", value);
+		return 1;
 	}
-	return 1;
+	fprintf(stderr, "edgelock: unknown key '%s' in [client]\n", key);
+	return 0;
 }
 
 /* One line for libinih, read whole; a line it cannot take whole (too long,
  * a NUL byte) ends the reading, and the file is refused for it
  * (el_ini_line.h). */
-struct cfg_file {
-	FILE *fp;
-	int line, bad_line, max_len;
-};
-
 static char *cfg_line(char *str, int num, void *stream)
 {
 	struct cfg_file *f = stream;
@@ -205,6 +253,8 @@ static const char *default_config(char *buf, size_t cap)
 static int load_config(struct el_cli *cli)
 {
 	const char *path = cli->config != NULL ? cli->config : getenv("EDGELOCK_CONFIG");
+	if (path != NULL && path[0] == '\0' && cli->config == NULL)
+		path = NULL; /* EDGELOCK_CONFIG= (empty) is unset, as a shell user means it */
 	if (path == NULL) {
 		static char def[PATH_MAX + 32];
 		path = default_config(def, sizeof def);
@@ -216,13 +266,13 @@ static int load_config(struct el_cli *cli)
 		fprintf(stderr, "edgelock: %s: is a directory, not a client config file\n", path);
 		return EL_EXIT_CONFIG;
 	}
-	struct cfg_file f = { .fp = fopen(path, "r") };
+	struct cfg_file f = { .fp = fopen(path, "r"), .path = path };
 	if (f.fp == NULL) {
 		fprintf(stderr, "edgelock: %s: cannot open the client config: %s\n", path,
 			strerror(errno));
 		return EL_EXIT_CONFIG;
 	}
-	int line = ini_parse_stream(cfg_line, &f, on_ini, NULL);
+	int line = ini_parse_stream(cfg_line, &f, on_ini, &f);
 	fclose(f.fp);
 	if (line == 0 && f.bad_line != 0) {
 		fprintf(stderr, "edgelock: %s: line %d is longer than %d characters or holds a NUL "
@@ -252,9 +302,19 @@ int el_cli_connect(struct el_cli *cli)
 		cli->ca_file = (env = getenv("EDGELOCK_CA")) ? env : cfg_ca;
 	if (cli->cert_key_file == NULL)
 		cli->cert_key_file = (env = getenv("EDGELOCK_CERT")) ? env : (cfg_cert[0] ? cfg_cert : NULL);
-	if (cli->endpoints[0] == '\0' || cli->ca_file[0] == '\0') {
+	if (cli->endpoints[0] == '\0' && cli->ca_file[0] == '\0') {
 		fprintf(stderr, "edgelock: where is the cluster? give --endpoints and --ca, set "
 				"EDGELOCK_ENDPOINTS and EDGELOCK_CA, or run `make run` first\n");
+		return EL_EXIT_CONFIG;
+	}
+	if (cli->ca_file[0] == '\0') { /* the endpoints alone: say which is missing */
+		fprintf(stderr, "edgelock: no CA file (the cluster's CA certificate): give --ca, set "
+				"EDGELOCK_CA, or ca_file in the [client] config\n");
+		return EL_EXIT_CONFIG;
+	}
+	if (cli->endpoints[0] == '\0') {
+		fprintf(stderr, "edgelock: no endpoints: give --endpoints, set EDGELOCK_ENDPOINTS, "
+				"or endpoints in the [client] config\n");
 		return EL_EXIT_CONFIG;
 	}
 	char name[16];
@@ -304,10 +364,8 @@ static int global_option(struct el_cli *cli, int argc, char **argv, int *i)
 	const char *v = argv[++*i];
 	if (slot != NULL)
 		*slot = v;
-	else if (!el_cli_duration(v, &cli->timeout_ms)) {
-		fprintf(stderr, "edgelock: --timeout %s: not a duration (e.g. 5s)\n", v);
-		return EL_EXIT_USAGE;
-	}
+	else
+		return el_cli_duration_arg(o, v, &cli->timeout_ms);
 	return 0;
 }
 
@@ -351,6 +409,53 @@ int el_cli_bad_arg(const char *command, const char *arg)
 	return EL_EXIT_USAGE;
 }
 
+int el_cli_usage(const char *command, const char *why, const char *arg, const char *usage)
+{
+	char shown[4 * 64 + 1];
+	if (arg != NULL)
+		el_cli_text(arg, strnlen(arg, 64), shown, sizeof shown);
+	fprintf(stderr, "edgelock %s: %s%s%s%s\n", command, why, arg != NULL ? " " : "",
+		arg != NULL ? shown : "", arg != NULL && strlen(arg) > 64 ? "..." : "");
+	fputs(usage, stderr);
+	return EL_EXIT_USAGE;
+}
+
+int el_cli_name_ok(const char *command, const char *name)
+{
+	const size_t n = strlen(name);
+	char shown[4 * EL_NAME_MAX + 1];
+	el_cli_text(name, n < EL_NAME_MAX ? n : EL_NAME_MAX, shown, sizeof shown);
+	if (n == 0 || n > EL_NAME_MAX)
+		fprintf(stderr, "edgelock %s: NAME is 1 to %d bytes, not %zu%s%s%s\n", command,
+			EL_NAME_MAX, n, n > 0 ? " (\"" : "", shown, n > 0 ? "...\")" : "");
+	else if (!el_cbor_utf8_valid((const uint8_t *)name, (uint32_t)n))
+		fprintf(stderr, "edgelock %s: NAME must be UTF-8 text, not \"%s\"\n", command, shown);
+	else
+		return 0;
+	return EL_EXIT_USAGE;
+}
+
+int el_cli_flush(int rc)
+{
+	static bool said;
+	errno = 0;
+	const bool flushed = fflush(stdout) == 0;
+	if (flushed && !ferror(stdout))
+		return rc;
+	const int err = !flushed && errno != 0 ? errno : EIO; /* an earlier write's errno is gone */
+	if (!said)
+		fprintf(stderr, "edgelock: writing the output: %s\n", strerror(err));
+	said = true;
+	return rc != EL_EXIT_OK ? rc : EL_EXIT_IOERR;
+}
+
+/* lock and elect exit with CMD's status, and CMD shares their stdout: what
+ * it could not write is its own failure. */
+static bool output_is_result(const char *command)
+{
+	return strcmp(command, "lock") != 0 && strcmp(command, "elect") != 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct el_cli cli = { .timeout_ms = 5000 };
@@ -358,7 +463,7 @@ int main(int argc, char **argv)
 	for (; i < argc && argv[i][0] == '-'; i++) {
 		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
 			fputs(USAGE, stdout);
-			return EL_EXIT_OK;
+			return el_cli_flush(EL_EXIT_OK);
 		}
 		const int rc = global_option(&cli, argc, argv, &i);
 		if (rc != 0)
@@ -375,7 +480,7 @@ int main(int argc, char **argv)
 			if (rc == 0)
 				rc = COMMANDS[k].run(&cli, n, argv + i);
 			el_client_close(cli.client);
-			return rc;
+			return output_is_result(argv[i]) ? el_cli_flush(rc) : rc;
 		}
 	fprintf(stderr, "edgelock: unknown command '%s' (try edgelock --help)\n", argv[i]);
 	return EL_EXIT_USAGE;

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "el_cli.h"
@@ -101,6 +102,17 @@ static void print_status(const struct el_cli *cli, const char *ep, const struct 
 	       r->applied, last, r->n_sessions, r->n_locks);
 }
 
+/* The members as r's node sees them (the leader's view when it answered). */
+static void print_members(const struct el_cw_msg *r)
+{
+	printf("members (as node %u sees them):\n", (unsigned)r->node);
+	for (unsigned i = 0; i < r->n_members; i++)
+		printf("  node %-3u %-20s %s%s\n", (unsigned)r->members[i].node,
+		       member_role(r->members[i].role),
+		       r->members[i].reachable ? "reachable" : "unreachable",
+		       r->members[i].node == r->leader ? ", leader" : "");
+}
+
 int el_cli_status(struct el_cli *cli, int argc, char **argv)
 {
 	if (help(argc, argv, "usage: edgelock status [--json]\n"
@@ -111,7 +123,10 @@ int el_cli_status(struct el_cli *cli, int argc, char **argv)
 			     "reachable: that node has a live link to the member and, on the\n"
 			     "leader, heard from it within an election timeout (a member cut off\n"
 			     "or stopped is unreachable there even while its link stays up).\n"
-			     "--json: one object per endpoint (with its members), one per line.\n"))
+			     "--json: one object per endpoint (with its members), one per line.\n"
+			     "Exit 0 when a node that answered is the leader or names one (its\n"
+			     "followers do, while they hear from it); 69 when none does (no\n"
+			     "quorum, an election under way) or none answered; 77 when refused.\n"))
 		return EL_EXIT_OK;
 	if (argc > 1)
 		return el_cli_bad_arg("status", argv[1]);
@@ -122,12 +137,14 @@ int el_cli_status(struct el_cli *cli, int argc, char **argv)
 	const unsigned n = el_client_endpoints(cli->client, eps, 16);
 	struct el_cw_msg *m = two_msgs(), *members = two_msgs();
 	unsigned up = 0, refused = 0;
+	bool led = false; /* an answer from the leader, or naming one */
 	for (unsigned i = 0; i < n && i < 16; i++) {
 		memset(m, 0, 2 * sizeof(*m));
 		m->type = EL_CW_STATUS;
 		const int rc_at = el_client_request_at(cli->client, eps[i], m, m + 1);
 		if (rc_at == EL_OK && m[1].err == EL_OK) {
 			print_status(cli, eps[i], &m[1]);
+			led |= m[1].role == EL_LEADER || m[1].leader != 0;
 			if (up++ == 0 || m[1].role == EL_LEADER)
 				members[0] = m[1];
 			continue;
@@ -144,16 +161,21 @@ int el_cli_status(struct el_cli *cli, int argc, char **argv)
 		else
 			printf("%-28s %s%s\n", eps[i], err == EL_EPERM ? "" : "unreachable: ", why);
 	}
-	if (up > 0 && !cli->json) {
-		printf("members (as node %u sees them):\n", (unsigned)members->node);
-		for (unsigned i = 0; i < members->n_members; i++)
-			printf("  node %-3u %-20s %s%s\n", (unsigned)members->members[i].node,
-			       member_role(members->members[i].role),
-			       members->members[i].reachable ? "reachable" : "unreachable",
-			       members->members[i].node == members->leader ? ", leader" : "");
-	}
+	if (up > 0 && !cli->json)
+		print_members(members);
 	free(m);
 	free(members);
+	/* A health check: nodes that answer without a leader among them (two
+	 * of three down: the survivor a pre-candidate) serve no lock, and
+	 * `locks` would exit 69 now. A follower naming its leader is enough:
+	 * the leader may be missing from the endpoint list, and requests
+	 * follow the follower's redirect. */
+	if (up > 0 && !led) {
+		fprintf(stderr, "edgelock: status: no leader: none of the %u node%s that answered "
+			"is the leader or knows one (no quorum, or an election under way)\n", up,
+			up == 1 ? "" : "s");
+		return EL_EXIT_UNAVAILABLE;
+	}
 	return up > 0 ? EL_EXIT_OK : refused > 0 ? EL_EXIT_NOPERM : EL_EXIT_UNAVAILABLE;
 }
 
@@ -290,7 +312,7 @@ static void print_query_error(const struct el_cli *cli, const char *name)
 	} else {
 		fprintf(stderr, "edgelock: observe: %s\n", why);
 	}
-	fflush(stdout);
+	(void)el_cli_flush(EL_EXIT_OK); /* a failure: said once, ends the loop */
 }
 
 /* The state printed last: a re-query after a reconnect that finds it
@@ -306,9 +328,11 @@ static bool same_state(const struct el_lock_info *a, const struct el_lock_info *
 	       a->value_len == b->value_len && memcmp(a->value, b->value, a->value_len) == 0;
 }
 
-/* Events were lost (the library reconnected: a leader change, a cut): the
- * changes in between cannot be told, only the state now. Said once per
- * gap, so a reader knows the stream is not every change. */
+/* Events were lost: the library reports the gap when the connection to the
+ * leader is lost (a leader change, a cut), before any node answers again,
+ * or when events came faster than they were read. The changes until the
+ * watch is back cannot be told, only the state then. Said once per gap, so
+ * a reader knows the stream is not every change. */
 static void print_gap(const struct el_cli *cli, const char *name)
 {
 	if (gap_shown)
@@ -319,9 +343,12 @@ static void print_gap(const struct el_cli *cli, const char *name)
 		el_cli_json_str(name, strlen(name));
 		fputs(",\"gap\":true}\n", stdout);
 	} else {
-		printf("%s: reconnected; changes in between may have been missed\n", name);
+		char shown[4 * EL_NAME_MAX + 1];
+		printf("%s: connection to the leader lost (or events came too fast); changes "
+		       "may be missed until the watch is back\n",
+		       el_cli_text(name, strlen(name), shown, sizeof shown));
 	}
-	fflush(stdout);
+	(void)el_cli_flush(EL_EXIT_OK); /* a failure: said once, ends the loop */
 }
 
 /* The human line: names, holders and values escaped (el_cli_text), so a
@@ -372,29 +399,79 @@ static void print_holder(const struct el_cli *cli, const char *name, int rc,
 	} else {
 		print_holder_text(name, in);
 	}
-	fflush(stdout);
+	(void)el_cli_flush(EL_EXIT_OK); /* a failure: said once, ends the loop */
+}
+
+/* After a gap: watch NAME again (the watch may have been refused or gone
+ * unanswered while the connection was down) and print its state now. false
+ * when either failed (said on stderr or as an error object): the caller
+ * tries again, or the stream would stay silent for good. */
+static bool catch_up(struct el_cli *cli, el_session *s, const char *name)
+{
+	struct el_lock_info info;
+	if (el_watch(s, name) != EL_OK) {
+		print_query_error(cli, name);
+		return false;
+	}
+	const int rc = el_query(cli->client, name, &info);
+	print_holder(cli, name, rc, &info);
+	return rc == EL_OK;
+}
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* The events of s until interrupted, the lease lost or stdout failing. */
+static void observe_loop(struct el_cli *cli, el_session *s, const char *name)
+{
+	struct pollfd pfd = { .fd = el_client_event_fd(cli->client), .events = POLLIN };
+	uint64_t retry_at = 0; /* catch_up failed: when to try again; 0 none */
+	while (!stop_observing && !ferror(stdout) && el_session_state(s, NULL) != EL_LEASE_LOST) {
+		if (retry_at != 0 && mono_ms() >= retry_at)
+			retry_at = catch_up(cli, s, name) ? 0 : mono_ms() + 1000u;
+		if (poll(&pfd, 1, 200) <= 0)
+			continue;
+		uint64_t drained;
+		if (read(pfd.fd, &drained, sizeof drained) < 0)
+			continue;
+		struct el_event ev;
+		while (el_next_event(s, &ev, 0) == EL_OK) {
+			if (ev.kind == EL_EVENT_GAP) {
+				print_gap(cli, name);
+				retry_at = catch_up(cli, s, name) ? 0 : mono_ms() + 1000u;
+			} else if (ev.kind == EL_EVENT_HOLDER_CHANGED ||
+				   ev.kind == EL_EVENT_VALUE_CHANGED) {
+				struct el_lock_info info;
+				const int rc = el_query(cli->client, name, &info);
+				print_holder(cli, name, rc, &info);
+			}
+		}
+	}
 }
 
 int el_cli_observe(struct el_cli *cli, int argc, char **argv)
 {
 	static const char text[] = "usage: edgelock observe NAME [--json]\n"
 				   "Print who holds NAME (and an election's value), then every\n"
-				   "change, until interrupted (exit 0). After a reconnect (a leader\n"
-				   "change) it says changes may have been missed (--json: a\n"
-				   "\"gap\":true object), then prints the state if it changed.\n"
-				   "A failed query is an error\n"
-				   "(stderr; --json: an \"error\" object), not a state; exit 69 when\n"
-				   "no leader is reachable for the session's 10 s lease.\n";
+				   "change, until interrupted (exit 0). When the connection to the\n"
+				   "leader is lost (or events came faster than read) it says changes\n"
+				   "may be missed (--json: a \"gap\":true object), watches again\n"
+				   "once a node answers and prints the state if it changed. A failed\n"
+				   "query is an error (stderr; --json: an \"error\" object), not a\n"
+				   "state. Exit 69 when no leader is reachable for the session's\n"
+				   "10 s lease, 74 when writing the output fails.\n";
 	if (help(argc, argv, text))
 		return EL_EXIT_OK;
 	if (argc > 1 && (argc > 2 || argv[1][0] == '-'))
 		return el_cli_bad_arg("observe", argv[argc > 2 && argv[1][0] != '-' ? 2 : 1]);
-	if (argc != 2) {
-		fputs(text, stderr);
-		return EL_EXIT_USAGE;
-	}
-	int rc = el_cli_connect(cli);
-	if (rc != 0)
+	if (argc != 2)
+		return el_cli_usage("observe", "NAME is missing", NULL, text);
+	int rc = el_cli_name_ok("observe", argv[1]);
+	if (rc != 0 || (rc = el_cli_connect(cli)) != 0)
 		return rc;
 	signal(SIGINT, on_stop);
 	signal(SIGTERM, on_stop);
@@ -405,28 +482,10 @@ int el_cli_observe(struct el_cli *cli, int argc, char **argv)
 	struct el_lock_info info;
 	rc = el_query(cli->client, argv[1], &info);
 	print_holder(cli, argv[1], rc, &info);
-	/* A poll loop on the library's event fd, as an application's would be. */
-	struct pollfd pfd = { .fd = el_client_event_fd(cli->client), .events = POLLIN };
-	while (!stop_observing && el_session_state(s, NULL) != EL_LEASE_LOST) {
-		if (poll(&pfd, 1, 200) <= 0)
-			continue;
-		uint64_t drained;
-		if (read(pfd.fd, &drained, sizeof drained) < 0)
-			continue;
-		struct el_event ev;
-		while (el_next_event(s, &ev, 0) == EL_OK) {
-			if (ev.kind != EL_EVENT_HOLDER_CHANGED && ev.kind != EL_EVENT_VALUE_CHANGED &&
-			    ev.kind != EL_EVENT_GAP)
-				continue;
-			if (ev.kind == EL_EVENT_GAP) {
-				el_watch(s, argv[1]); /* a new connection: watch again */
-				print_gap(cli, argv[1]);
-			}
-			rc = el_query(cli->client, argv[1], &info);
-			print_holder(cli, argv[1], rc, &info);
-		}
-	}
+	observe_loop(cli, s, argv[1]);
 	el_session_close(s);
+	if (ferror(stdout))
+		return el_cli_flush(EL_EXIT_OK);
 	if (stop_observing)
 		return EL_EXIT_OK;
 	/* The lease ran out: no leader answered a renewal for a whole TTL. */
@@ -517,42 +576,98 @@ static bool member_addr(const char *what, const char *a, char *dst, uint8_t *len
 	return true;
 }
 
+static const char MEMBERS_USAGE[] =
+	"usage: edgelock members list\n"
+	"       edgelock members add ID PEER_ADDR CLIENT_ADDR [--learner]\n"
+	"       edgelock members remove ID | promote ID\n"
+	"Show or change the cluster's members (one change at a time). A new\n"
+	"member catches up as a learner and is promoted unless --learner.\n";
+
+/* An option, not an argument: "-1" is a (bad) ID, named as such. */
+static bool is_option(const char *a)
+{
+	return a[0] == '-' && a[1] != '\0' && (a[1] < '0' || a[1] > '9');
+}
+
+/* "unknown option A" or "unexpected argument A", then the usage: EL_EXIT_USAGE. */
+static int stray(const char *command, const char *a, const char *usage)
+{
+	return el_cli_usage(command, is_option(a) ? "unknown option" : "unexpected argument", a,
+			    usage);
+}
+
+/* ID of `members SUB ID` or `transfer-leader ID` into *id: 0, or a usage
+ * error naming the argument. */
+static int id_arg(const char *command, const char *a, el_id_t *id, const char *usage)
+{
+	if (is_option(a))
+		return stray(command, a, usage);
+	return node_id(a, id) ? 0 : el_cli_usage(command, "ID must be a node id, 1 to 4294967294, "
+						 "not", a, usage);
+}
+
+/* members add ID PEER_ADDR CLIENT_ADDR [--learner] into m: 0, or the usage
+ * error naming what is wrong (or missing). */
+static int add_args(int argc, char **argv, struct el_cw_msg *m)
+{
+	const char *c = "members add";
+	int pos = 0, rc = 0;
+	const char *at[3] = {NULL, NULL, NULL}; /* ID, PEER_ADDR, CLIENT_ADDR */
+	for (int i = 2; i < argc; i++) {
+		if (strcmp(argv[i], "--learner") == 0)
+			m->learner = true;
+		else if (is_option(argv[i]) || pos == 3)
+			return stray(c, argv[i], MEMBERS_USAGE);
+		else
+			at[pos++] = argv[i];
+	}
+	if (pos < 3)
+		return el_cli_usage(c, pos == 0   ? "ID, PEER_ADDR and CLIENT_ADDR are missing"
+				       : pos == 1 ? "PEER_ADDR and CLIENT_ADDR are missing"
+						  : "CLIENT_ADDR is missing", NULL, MEMBERS_USAGE);
+	if ((rc = id_arg(c, at[0], &m->node, MEMBERS_USAGE)) != 0)
+		return rc;
+	/* an address says why itself; the usage text would bury it */
+	if (!member_addr("PEER_ADDR", at[1], m->peer_addr, &m->peer_addr_len, sizeof m->peer_addr) ||
+	    !member_addr("CLIENT_ADDR", at[2], m->client_addr, &m->client_addr_len,
+			 sizeof m->client_addr))
+		return EL_EXIT_USAGE;
+	m->type = EL_CW_MEMBER_ADD;
+	return 0;
+}
+
+/* members remove|promote ID into m: 0, or the usage error. */
+static int id_command(int argc, char **argv, struct el_cw_msg *m)
+{
+	const bool remove = strcmp(argv[1], "remove") == 0;
+	const char *c = remove ? "members remove" : "members promote";
+	if (argc < 3)
+		return el_cli_usage(c, "ID is missing", NULL, MEMBERS_USAGE);
+	if (argc > 3)
+		return stray(c, argv[3], MEMBERS_USAGE);
+	m->type = remove ? EL_CW_MEMBER_REMOVE : EL_CW_MEMBER_PROMOTE;
+	return id_arg(c, argv[2], &m->node, MEMBERS_USAGE);
+}
+
 int el_cli_members(struct el_cli *cli, int argc, char **argv)
 {
-	static const char text[] =
-		"usage: edgelock members list\n"
-		"       edgelock members add ID PEER_ADDR CLIENT_ADDR [--learner]\n"
-		"       edgelock members remove ID | promote ID\n"
-		"Show or change the cluster's members (one change at a time). A new\n"
-		"member catches up as a learner and is promoted unless --learner.\n";
-	if (help(argc, argv, text))
+	if (help(argc, argv, MEMBERS_USAGE))
 		return EL_EXIT_OK;
-	if (argc == 2 && strcmp(argv[1], "list") == 0)
-		return el_cli_status(cli, 1, argv);
+	if (argc < 2)
+		return el_cli_usage("members", "list, add, remove or promote is missing", NULL,
+				    MEMBERS_USAGE);
+	if (strcmp(argv[1], "list") == 0)
+		return argc == 2 ? el_cli_status(cli, 1, argv)
+				 : stray("members list", argv[2], MEMBERS_USAGE);
+	const bool add = strcmp(argv[1], "add") == 0;
+	if (!add && strcmp(argv[1], "remove") != 0 && strcmp(argv[1], "promote") != 0)
+		return el_cli_usage("members", "unknown subcommand (list, add, remove, promote):",
+				    argv[1], MEMBERS_USAGE);
 	struct el_cw_msg *m = two_msgs();
-	int rc = EL_EXIT_USAGE;
-	if (argc >= 5 && strcmp(argv[1], "add") == 0 && node_id(argv[2], &m->node)) {
-		m->type = EL_CW_MEMBER_ADD;
-		m->learner = argc == 6 && strcmp(argv[5], "--learner") == 0;
-		if ((argc == 5 || m->learner) &&
-		    (!member_addr("PEER_ADDR", argv[3], m->peer_addr, &m->peer_addr_len,
-				  sizeof m->peer_addr) ||
-		     !member_addr("CLIENT_ADDR", argv[4], m->client_addr, &m->client_addr_len,
-				  sizeof m->client_addr))) {
-			free(m);
-			return EL_EXIT_USAGE; /* said why; the usage text would bury it */
-		}
-		if (argc == 5 || m->learner)
-			rc = admin(cli, m, "add member");
-	} else if (argc == 3 && strcmp(argv[1], "remove") == 0 && node_id(argv[2], &m->node)) {
-		m->type = EL_CW_MEMBER_REMOVE;
-		rc = admin(cli, m, "remove member");
-	} else if (argc == 3 && strcmp(argv[1], "promote") == 0 && node_id(argv[2], &m->node)) {
-		m->type = EL_CW_MEMBER_PROMOTE;
-		rc = admin(cli, m, "promote member");
-	}
-	if (rc == EL_EXIT_USAGE)
-		fputs(text, stderr);
+	int rc = add ? add_args(argc, argv, m) : id_command(argc, argv, m);
+	if (rc == 0)
+		rc = admin(cli, m, m->type == EL_CW_MEMBER_ADD ? "add member"
+				   : m->type == EL_CW_MEMBER_REMOVE ? "remove member" : "promote member");
 	free(m);
 	return rc;
 }
@@ -563,13 +678,13 @@ int el_cli_transfer(struct el_cli *cli, int argc, char **argv)
 				   "Hand leadership to node ID, or to the most caught-up voter.\n";
 	if (help(argc, argv, text))
 		return EL_EXIT_OK;
+	if (argc > 2)
+		return stray("transfer-leader", argv[2], text);
 	struct el_cw_msg *m = two_msgs();
-	int rc = EL_EXIT_USAGE;
 	m->type = EL_CW_TRANSFER;
-	if (argc == 1 || (argc == 2 && node_id(argv[1], &m->node)))
+	int rc = argc == 2 ? id_arg("transfer-leader", argv[1], &m->node, text) : 0;
+	if (rc == 0)
 		rc = admin(cli, m, "transfer leadership");
-	else
-		fputs(text, stderr);
 	free(m);
 	return rc;
 }

@@ -51,6 +51,7 @@ import os
 import re
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -399,7 +400,7 @@ def test_observe_unreachable(cluster, e):
     if rc is None:
         obs.kill()
     out, err = obs.communicate(timeout=20)
-    states = [x for x in out.splitlines() if "changes in between may have been missed" not in x]
+    states = [x for x in out.splitlines() if "connection to the leader lost" not in x]
     check(rc == 69 and states == ["watched: free"] and "no leader reachable" in err,
           "observe with the cluster stopped: exit %s (want 69), no state made up %r (%s)"
           % (rc, out, err.strip()))
@@ -478,6 +479,106 @@ def test_no_quorum(cluster, e):
         cluster.wait_leader()
 
 
+def test_status_no_leader(cluster, e):
+    """status is a health check: with two of three daemons SIGSTOPped the
+    survivor answers (it says what it is) but no node is or knows the
+    leader: exit 69 with a line saying so, as `locks` exits 69 then; 0
+    again once they are resumed."""
+    cluster.wait_leader()
+    stopped = sorted(cluster.procs)[:2]
+    alone = sorted(cluster.procs)[2]
+    for i in stopped:
+        cluster.signal(i, signal.SIGSTOP)
+    try:
+        # the survivor loses its leader (or, leading, steps down: CheckQuorum)
+        eventually(lambda: (status_of(e, alone) or {}).get("leader", -1) == 0, timeout=15)
+        r = e.run("--timeout", "2s", "status")
+    finally:
+        for i in stopped:
+            cluster.signal(i, signal.SIGCONT)
+    check(r.returncode == 69 and "no leader" in r.stderr and
+          re.search(r"node %d " % alone, r.stdout) is not None,
+          "status with two of three daemons stopped: exit %d (want 69), each node's answer "
+          "still printed (%r, %s)" % (r.returncode, r.stdout, r.stderr.strip()))
+    cluster.wait_leader()
+    ok = eventually(lambda: e.run("status").returncode == 0, timeout=15)
+    check(ok, "status exits 0 again once a leader is back")
+
+
+def test_output_full(e):
+    """A command whose output cannot be written (stdout on /dev/full) fails
+    with exit 74 and says so: an empty `locks --json` would otherwise pass
+    for "no locks", and observe would run on, printing nowhere."""
+    holder = e.start("lock", "full-out", "--", "sleep", "3")
+    time.sleep(1.0)
+    for args in (["locks", "--json"], ["status", "--json"], ["locks"], ["members", "list"]):
+        with open("/dev/full", "w") as full:
+            r = subprocess.run([CLI] + args, env=e.env, stdout=full, stderr=subprocess.PIPE,
+                               text=True, timeout=60)
+        check(r.returncode == 74 and "writing the output" in r.stderr,
+              "%s > /dev/full: exit %d (want 74), saying why (%s)"
+              % (" ".join(args), r.returncode, r.stderr.strip()))
+    holder.wait(timeout=30)
+    with open("/dev/full", "w") as full:
+        obs = subprocess.Popen([CLI, "observe", "full-out"], env=e.env, stdout=full,
+                               stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        rc = obs.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        obs.kill()
+        rc = None
+    err = obs.communicate(timeout=20)[1]
+    check(rc == 74 and "writing the output" in err,
+          "observe > /dev/full: exits %s (want 74) instead of running on (%s)"
+          % (rc, err.strip()))
+
+
+def test_snapshot_files(e):
+    """snapshot save writes a new file of its own (mkstemp), never through a
+    symlink planted at FILE.tmp; FILE itself must be a regular file or
+    absent: a FIFO or a symlink there is refused (exit 1) and left as it
+    was."""
+    e.run("lock", "snap-seed", "--", "true")  # a lock table that has had an entry
+    tmp = tempfile.mkdtemp(prefix="cli-snap-", dir=e.tmp)
+    victim = os.path.join(tmp, "victim")
+    with open(victim, "w") as f:
+        f.write("precious\n")
+    backup = os.path.join(tmp, "backup")
+    os.symlink(victim, backup + ".tmp")
+    r = e.run("snapshot", "save", backup)
+    with open(victim, "rb") as f:
+        kept = f.read() == b"precious\n"
+    check(r.returncode == 0 and kept and os.path.islink(backup + ".tmp") and
+          os.path.isfile(backup) and not os.path.islink(backup) and
+          os.stat(backup).st_mode & 0o777 == 0o600,
+          "snapshot save: a symlink at FILE.tmp is not written through, FILE is a new "
+          "0600 file (exit %d: %s)" % (r.returncode, r.stderr.strip()))
+    fifo, link = os.path.join(tmp, "fifo"), os.path.join(tmp, "link")
+    os.mkfifo(fifo)
+    os.symlink(victim, link)
+    for path, what, still in ((fifo, "a FIFO", lambda: stat.S_ISFIFO(os.lstat(fifo).st_mode)),
+                              (link, "a symbolic link", lambda: os.path.islink(link))):
+        r = e.run("snapshot", "save", path)
+        with open(victim, "rb") as f:
+            kept = f.read() == b"precious\n"
+        check(r.returncode == 1 and what in r.stderr and still() and kept,
+              "snapshot save onto %s: refused (exit %d), left as it was (%s)"
+              % (what, r.returncode, r.stderr.strip()))
+    left = sorted(n for n in os.listdir(tmp) if ".tmp-" in n)
+    check(left == [], "snapshot save leaves no temporary file behind (%r)" % left)
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+def test_ttl_over_limit(e):
+    """A --ttl over the cluster's [limits] max_session_ttl_ms (10 min by
+    default) is the cluster's refusal (exit 1) naming the limit, not a
+    usage error."""
+    r = e.run("lock", "ttl-over", "--ttl", "11m", "--", "true")
+    check(r.returncode == 1 and "max_session_ttl_ms" in r.stderr,
+          "lock --ttl 11m: exit %d (want 1), naming the server's limit (%s)"
+          % (r.returncode, r.stderr.strip()))
+
+
 def test_killed_client(e):
     holder = e.start("lock", "k", "--ttl", "2s", "--lock-delay", "1s", "--", "sleep", "60")
     time.sleep(1.0)
@@ -518,6 +619,10 @@ def test_leader_killed(cluster, e):
     observer = subprocess.Popen([CLI, "observe", "fo", "--json"], env=e.env,
                                 stdout=open(seen_path, "w"), stderr=subprocess.DEVNULL,
                                 start_new_session=True)
+    text_path = e.path("observe-fo.txt")
+    text_observer = subprocess.Popen([CLI, "observe", "fo"], env=e.env,
+                                     stdout=open(text_path, "w"), stderr=subprocess.DEVNULL,
+                                     start_new_session=True)
     time.sleep(0.5)
     leader = cluster.wait_leader()
     t0 = time.time()
@@ -538,6 +643,16 @@ def test_leader_killed(cluster, e):
           all(a != b for a, b in zip(lines, lines[1:])),
           "observe across the leader's SIGKILL says changes may have been missed (a gap "
           "line), and prints no state twice in a row: %r" % lines)
+    # the gap is reported when the leader's connection is lost, before any
+    # node answers again: the text says so, not "reconnected"
+    os.kill(text_observer.pid, signal.SIGINT)
+    text_observer.wait(timeout=30)
+    with open(text_path) as f:
+        text = f.read()
+    check("fo: connection to the leader lost (or events came too fast); changes may be missed "
+          "until the watch is back" in text
+          and "reconnected" not in text,
+          "observe (text) across the leader's SIGKILL says the connection was lost: %r" % text)
     print("  failover after SIGKILL of leader %d: node %d leads after %.0f ms"
           % (leader, new, failover * 1000), flush=True)
     check(waiter.returncode == 0 and out.strip().isdigit(),
@@ -933,6 +1048,8 @@ def test_help():
     except subprocess.TimeoutExpired:
         check(False, "a config line that never ends (/dev/zero) is refused: still reading")
     test_local_files()
+    test_usage_named()
+    test_client_config()
 
 
 def test_local_files():
@@ -993,6 +1110,78 @@ def test_local_files():
           "elect refuses --shared (%s)" % out.stderr.strip())
 
 
+def test_usage_named():
+    """A usage error names what is wrong on its first line, then the usage;
+    a lock name that is not UTF-8 is refused before anything is asked (the
+    endpoint here answers nothing: asking would be 69, not 64); a duration
+    too long says the maximum."""
+    nowhere = ["--endpoints", "tls+tcp://127.0.0.1:1", "--ca",
+               os.path.join(BUILD, "certs", "ca.pem"), "--timeout", "300ms"]
+    for args, named in ((["members", "frob"], "frob"), (["members"], "missing"),
+                        (["members", "add", "0", "a", "b"], "not 0"),
+                        (["members", "add", "-1", "a", "b"], "not -1"),
+                        (["members", "add", "4x", "a", "b"], "not 4x"),
+                        (["members", "add", "99999999999999999999", "a", "b"],
+                         "not 99999999999999999999"),
+                        (["members", "add", "4", "a"], "CLIENT_ADDR is missing"),
+                        (["members", "add", "4", "tls+tcp://a:1", "tls+tcp://a:2", "--bogus"],
+                         "unknown option --bogus"),
+                        (["members", "remove", "x"], "not x"),
+                        (["members", "promote"], "ID is missing"),
+                        (["transfer-leader", "x"], "not x"),
+                        (["transfer-leader", "1", "2"], "unexpected argument 2"),
+                        (["snapshot", "load", "f"], "load"), (["snapshot", "save"], "missing"),
+                        (["snapshot", "save", "a", "b"], "unexpected argument b"),
+                        (["observe"], "NAME is missing"),
+                        (["observe", "bad\udcff"], "NAME must be UTF-8 text, not \"bad\\xff\""),
+                        (["--timeout", "10000h", "status"], "too long (a duration is at most "
+                         "1193h)")):
+        r = subprocess.run([CLI] + nowhere + args, capture_output=True, text=True,
+                           errors="replace", timeout=30)
+        first = (r.stderr.splitlines() or [""])[0]
+        check(r.returncode == 64 and named in first,
+              "%s: exit %d (want 64), the first line names it: %r"
+              % (" ".join(args), r.returncode, first))
+
+
+def test_client_config():
+    """Where the cluster is: the endpoints without a CA say the CA is
+    missing; EDGELOCK_CONFIG= (empty) is unset; a [client] key given twice
+    is refused naming both lines, as the daemon's config does."""
+    tmp = tempfile.mkdtemp(prefix="cli-conf-")
+    try:
+        empty = os.path.join(tmp, "empty.conf")
+        with open(empty, "w") as f:
+            f.write("[client]\n")
+        env = dict(os.environ, EDGELOCK_ENDPOINTS="tls+tcp://127.0.0.1:1")
+        env.pop("EDGELOCK_CA", None)
+        r = subprocess.run([CLI, "--config", empty, "status"], env=env, capture_output=True,
+                           text=True)
+        check(r.returncode == 78 and "no CA file" in r.stderr,
+              "endpoints without a CA: says the CA is missing (%s)" % r.stderr.strip())
+        env = dict(os.environ, EDGELOCK_CONFIG="")
+        r = subprocess.run([CLI, "--endpoints", "tls+tcp://127.0.0.1:1", "--ca",
+                            os.path.join(BUILD, "certs", "ca.pem"), "--timeout", "300ms",
+                            "status"], env=env, capture_output=True, text=True)
+        check(r.returncode == 69 and "cannot open" not in r.stderr,
+              "EDGELOCK_CONFIG= (empty) acts as unset: exit %d (%s)"
+              % (r.returncode, r.stderr.strip()))
+        twice = os.path.join(tmp, "twice.conf")
+        with open(twice, "w") as f:
+            f.write("[client]\nendpoints = tls+tcp://127.0.0.1:1\nca_file = /x\n"
+                    "endpoints = tls+tcp://127.0.0.1:2\n")
+        r = subprocess.run([CLI, "--config", twice, "status"], capture_output=True, text=True)
+        check(r.returncode == 78 and "twice.conf:4: [client] endpoints given twice (first on "
+              "line 2)" in r.stderr, "a [client] key given twice is refused (%s)"
+              % r.stderr.strip())
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    r = subprocess.run([CLI, "--help"], capture_output=True, text=True)
+    check(all(x in r.stdout for x in ("74 writing the output", "126 CMD found but not executable",
+                                      "127\nCMD not found")),
+          "--help documents exit 74, 126 and 127")
+
+
 def main():
     test_help()
     # no per-identity session bound: client_safety's urgent-slots check opens
@@ -1008,7 +1197,8 @@ def main():
         test_watched_not_listed(e)
         for t in (test_basics, test_json_escaped, test_operator_output, test_args_after_command, test_fifo_handoff, test_shared, test_counter,
                   test_election_observe, test_signal_while_waiting, test_killed_client, test_granted_while_stopped,
-                  test_killed_cli, test_stopped_cli, test_client_threads, test_client_safety):
+                  test_killed_cli, test_stopped_cli, test_client_threads, test_client_safety,
+                  test_output_full, test_snapshot_files, test_ttl_over_limit):
             t(e)
         test_leader_killed(cluster, e)
         test_cluster_stopped(cluster, e)
@@ -1016,6 +1206,7 @@ def main():
         test_observe_unreachable(cluster, e)
         test_signal_while_unreachable(cluster, e)
         test_status_silent_peer(cluster, e)
+        test_status_no_leader(cluster, e)
         test_no_quorum(cluster, e)
         test_cluster_restart(cluster, e)
         test_membership_under_load(cluster, e)
