@@ -12,10 +12,13 @@
  * local deadline, and SIGKILL a little before the deadline itself, so it is
  * dead before the cluster could give the lock to anyone else; the CLI then
  * exits with EL_EXIT_LOCK_LOST. The local deadline is counted on
- * CLOCK_BOOTTIME. A CLI that is itself stopped (SIGSTOP, a debugger) or
- * starved cannot kill anything, so a watchdog process forked beside CMD
- * keeps the last kill time the CLI sent it and SIGKILLs CMD's group when it
- * passes (watchdog_start).
+ * CLOCK_BOOTTIME.
+ *
+ * A CLI that is itself stopped (SIGSTOP, a debugger) or starved cannot kill
+ * anything, nor can one killed by SIGKILL. So a watchdog process, forked
+ * before CMD may run and outliving the CLI, keeps the last kill time the CLI
+ * sent it and SIGKILLs CMD's whole group when that passes, or at once when
+ * the CLI dies without having told it it is done with CMD (watchdog_main).
  *
  * SIGINT or SIGTERM while waiting for the lock ends the wait: the session is
  * closed (the cluster drops the queued request, or releases a grant that
@@ -162,6 +165,157 @@ static int parse(int argc, char **argv, bool with_value, struct run_opts *o, con
 	return 0;
 }
 
+/* ---- The watchdog -------------------------------------------------------- */
+
+/* The watchdog of CMD's group (fd < 0: none could be started). */
+struct watchdog {
+	int fd;          /* the CLI's end of its pipe */
+	pid_t pid;       /* 0 once reaped */
+	pid_t cmd_group; /* CMD's pid and process group; 0: no CMD */
+	uint64_t at;     /* the last kill time sent to it; 0: none yet */
+};
+
+/* How the watchdog ended (its exit status). */
+enum {
+	DOG_QUIET = 0,     /* the CLI said it is done with CMD */
+	DOG_KILLED = 3,    /* its kill time passed while CMD ran: CMD's group killed */
+	DOG_CLI_GONE = 5,  /* the CLI died: CMD's group killed */
+};
+/* The kill time that says: the CLI is done with CMD (the watchdog exits
+ * quietly). A real one is a CLOCK_BOOTTIME reading, never 0. */
+#define DOG_DONE 0u
+
+static uint64_t boot_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* Kill CMD's whole group and exit with why. */
+static _Noreturn void watchdog_kill(pid_t cmd_group, int why)
+{
+	kill(-cmd_group, SIGKILL);
+	_exit(why);
+}
+
+/* The watchdog's loop: kill_at is the last time read from rfd; when it
+ * passes without a later one, SIGKILL CMD's group (DOG_KILLED). DOG_DONE ends it
+ * quietly; the CLI gone (EOF without DONE, or another parent) kills CMD's
+ * group, which the kernel's PDEATHSIG would only partly do (CMD, not its
+ * children). Only async-signal-safe calls: it was forked from a process
+ * with threads. */
+static _Noreturn void watchdog_main(int rfd, pid_t cmd_group, pid_t parent)
+{
+	uint64_t kill_at = UINT64_MAX;
+	for (;;) {
+		const uint64_t now = boot_ms();
+		if (now >= kill_at)
+			watchdog_kill(cmd_group, DOG_KILLED);
+		if (getppid() != parent)
+			watchdog_kill(cmd_group, DOG_CLI_GONE);
+		/* poll counts on CLOCK_MONOTONIC, which stops while the machine
+		 * sleeps: wake at least every second to read CLOCK_BOOTTIME. */
+		const uint64_t wait = kill_at == UINT64_MAX ? 1000u : kill_at - now;
+		struct pollfd p = { .fd = rfd, .events = POLLIN };
+		if (poll(&p, 1, wait < 1000u ? (int)wait : 1000) <= 0)
+			continue;
+		uint64_t t;
+		const ssize_t n = read(rfd, &t, sizeof t);
+		if (n == (ssize_t)sizeof t && t == DOG_DONE)
+			_exit(DOG_QUIET);
+		if (n == (ssize_t)sizeof t)
+			kill_at = t;
+		else if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN))
+			watchdog_kill(cmd_group, DOG_CLI_GONE);
+	}
+}
+
+/* Fork the watchdog of CMD's group; the CLI's end of its pipe, or -1. It
+ * runs in a process group of its own, so that stopping the CLI's group does
+ * not stop it, and outlives the CLI (no PDEATHSIG) to kill CMD's group when
+ * the CLI dies. */
+static int watchdog_start(pid_t cmd_group, pid_t *pid)
+{
+	int fds[2];
+	if (pipe2(fds, O_CLOEXEC) != 0)
+		return -1;
+	const pid_t parent = getpid();
+	*pid = fork();
+	if (*pid == 0) {
+		setpgid(0, 0);
+		if (getppid() != parent)
+			watchdog_kill(cmd_group, DOG_CLI_GONE);
+		for (int fd = 3; fd < 1024; fd++) /* not the CLI's sockets */
+			if (fd != fds[0])
+				close(fd);
+		watchdog_main(fds[0], cmd_group, parent);
+	}
+	close(fds[0]);
+	if (*pid < 0) {
+		*pid = 0;
+		close(fds[1]);
+		return -1;
+	}
+	fcntl(fds[1], F_SETFL, O_NONBLOCK);
+	return fds[1];
+}
+
+static void sleep_ms(unsigned ms)
+{
+	const struct timespec ts = { .tv_sec = 0, .tv_nsec = (long)ms * 1000000L };
+	nanosleep(&ts, NULL);
+}
+
+/* Reap the watchdog if it has ended (killed by someone): it is to be
+ * replaced (w->at = 0). */
+static void watchdog_reap(struct watchdog *w)
+{
+	int st;
+	if (w->pid > 0 && waitpid(w->pid, &st, WNOHANG) == w->pid) {
+		w->pid = 0;
+		w->at = 0;
+	}
+}
+
+/* Tell the watchdog the CLI is done with CMD (it exits quietly), and reap it. */
+static void watchdog_stop(struct watchdog *w)
+{
+	if (w->fd < 0)
+		return;
+	const uint64_t done = DOG_DONE;
+	if (write(w->fd, &done, sizeof done) != (ssize_t)sizeof done) {
+		/* gone already (EPIPE): reaped below */
+	}
+	close(w->fd);
+	w->fd = -1;
+	int status;
+	while (w->pid > 0 && waitpid(w->pid, &status, 0) < 0 && errno == EINTR)
+		;
+	w->pid = 0;
+}
+
+/* Tell the watchdog the new kill time (the pipe never fills: 8 bytes a
+ * turn, read at once). One that is gone (killed by someone: the write
+ * fails with EPIPE, SIGPIPE being ignored) is replaced at once, so CMD
+ * never runs unwatched while the CLI cannot act. */
+static void watchdog_set(struct watchdog *w, uint64_t kill_at)
+{
+	w->at = kill_at;
+	if (w->fd >= 0 && w->pid > 0 &&
+	    write(w->fd, &kill_at, sizeof kill_at) == (ssize_t)sizeof kill_at)
+		return;
+	fprintf(stderr, "edgelock: warning: the watchdog is gone; starting another\n");
+	watchdog_stop(w);
+	w->fd = watchdog_start(w->cmd_group, &w->pid);
+	if (w->fd >= 0 && write(w->fd, &kill_at, sizeof kill_at) == (ssize_t)sizeof kill_at)
+		return;
+	fprintf(stderr, "edgelock: warning: no watchdog (%s): a stopped or killed CLI could not "
+		"kill the command in time\n", strerror(errno));
+}
+
+/* ---- Running CMD ---------------------------------------------------------- */
+
 /* Whether CMD is to get the terminal: stdin is one and the CLI's group is
  * its foreground group (not when the CLI itself runs in the background). */
 static bool cmd_has_terminal;
@@ -177,9 +331,10 @@ static void give_terminal(pid_t pgrp)
 
 /* In the child, before exec: CMD's own process group (and the terminal);
  * the kernel kills CMD when the CLI dies, even by SIGKILL, which the CLI
- * cannot catch. That covers CMD itself, not its children: only a
- * supervisor that tracks them (a cgroup) can. */
-static void child_setup(pid_t parent)
+ * cannot catch (its watchdog then kills the rest of CMD's group). CMD does
+ * not run until the CLI has started that watchdog and writes a byte to
+ * gate: a CLI killed before then leaves no command unwatched. */
+static void child_setup(pid_t parent, int gate)
 {
 	setpgid(0, 0);
 	if (cmd_has_terminal)
@@ -188,12 +343,21 @@ static void child_setup(pid_t parent)
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != parent) /* the CLI died before prctl took effect */
 		raise(SIGKILL);
+	char go;
+	ssize_t n;
+	while ((n = read(gate, &go, 1)) < 0 && errno == EINTR)
+		;
+	if (n != 1) /* EOF: the CLI died before its watchdog ran */
+		_exit(EL_EXIT_SOFTWARE);
+	close(gate);
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
 	signal(SIGPIPE, SIG_DFL); /* CMD gets the default, whatever the CLI has */
 }
 
-static pid_t start(char **cmd, const char *name, uint64_t token, uint64_t session)
+/* Fork CMD, then its watchdog (dog), then let CMD run; CMD's pid, or -1. */
+static pid_t start(char **cmd, const char *name, uint64_t token, uint64_t session,
+		   struct watchdog *dog)
 {
 	char buf[32];
 	setenv("EDGELOCK_LOCK", name, 1);
@@ -202,21 +366,33 @@ static pid_t start(char **cmd, const char *name, uint64_t token, uint64_t sessio
 	snprintf(buf, sizeof buf, "%" PRIu64, session);
 	setenv("EDGELOCK_SESSION", buf, 1);
 	cmd_has_terminal = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
+	int gate[2];
+	if (pipe2(gate, O_CLOEXEC) != 0)
+		return -1;
 	const pid_t parent = getpid();
 	const pid_t pid = fork();
 	if (pid == 0) {
-		child_setup(parent);
+		close(gate[1]);
+		child_setup(parent, gate[0]);
 		execvp(cmd[0], cmd);
 		fprintf(stderr, "edgelock: cannot run %s: %s\n", cmd[0], strerror(errno));
 		_exit(errno == ENOENT ? EL_EXIT_EXEC : 126);
 	}
+	close(gate[0]);
 	if (pid > 0) {
-		/* Here too, so the group exists before the CLI signals it, whichever
-		 * of the two runs first (EACCES once the child has exec'd: done). */
+		/* Here too, so the group exists before the CLI (or the watchdog)
+		 * signals it, whichever of the two runs first. */
 		setpgid(pid, pid);
 		if (cmd_has_terminal)
 			give_terminal(pid);
+		signal(SIGPIPE, SIG_IGN); /* a killed watchdog is an EPIPE, then replaced */
+		dog->cmd_group = pid;
+		dog->fd = watchdog_start(pid, &dog->pid); /* no fd: the first set says so */
+		if (write(gate[1], "", 1) != 1) {
+			/* CMD was killed meanwhile: its wait status says so */
+		}
 	}
+	close(gate[1]);
 	return pid;
 }
 
@@ -232,113 +408,6 @@ static void stopped(pid_t child)
 	kill(-child, SIGCONT);
 }
 
-/* ---- The watchdog -------------------------------------------------------- */
-
-static uint64_t boot_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_BOOTTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
-/* The watchdog's loop: kill_at is the last time read from rfd; when it
- * passes without a later one, SIGKILL CMD's group and exit 3; EOF (the CLI
- * is done with CMD) ends it quietly. Only async-signal-safe calls: it was
- * forked from a process with threads. */
-static _Noreturn void watchdog_main(int rfd, pid_t cmd_group)
-{
-	uint64_t kill_at = UINT64_MAX;
-	for (;;) {
-		const uint64_t now = boot_ms();
-		if (now >= kill_at) {
-			kill(-cmd_group, SIGKILL);
-			_exit(3);
-		}
-		/* poll counts on CLOCK_MONOTONIC, which stops while the machine
-		 * sleeps: wake at least every second to read CLOCK_BOOTTIME. */
-		const uint64_t wait = kill_at == UINT64_MAX ? 1000u : kill_at - now;
-		struct pollfd p = { .fd = rfd, .events = POLLIN };
-		if (poll(&p, 1, wait < 1000u ? (int)wait : 1000) <= 0)
-			continue;
-		uint64_t t;
-		const ssize_t n = read(rfd, &t, sizeof t);
-		if (n == (ssize_t)sizeof t)
-			kill_at = t;
-		else if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN))
-			_exit(0);
-	}
-}
-
-/* Fork the watchdog of CMD's group; the CLI's end of its pipe, or -1. It
- * runs in a process group of its own, so that stopping the CLI's group does
- * not stop it, and dies with the CLI (PDEATHSIG). */
-static int watchdog_start(pid_t cmd_group, pid_t *pid)
-{
-	int fds[2];
-	if (pipe2(fds, O_CLOEXEC) != 0)
-		return -1;
-	const pid_t parent = getpid();
-	*pid = fork();
-	if (*pid == 0) {
-		setpgid(0, 0);
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() != parent)
-			_exit(0);
-		for (int fd = 3; fd < 1024; fd++) /* not the CLI's sockets */
-			if (fd != fds[0])
-				close(fd);
-		watchdog_main(fds[0], cmd_group);
-	}
-	close(fds[0]);
-	if (*pid < 0) {
-		close(fds[1]);
-		return -1;
-	}
-	fcntl(fds[1], F_SETFL, O_NONBLOCK);
-	return fds[1];
-}
-
-static void watchdog_stop(int fd, pid_t pid)
-{
-	if (fd < 0)
-		return;
-	close(fd); /* EOF: it exits */
-	int status;
-	while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-}
-
-/* The watchdog of CMD's group (fd < 0: none could be started). */
-struct watchdog {
-	int fd;
-	pid_t pid;
-	pid_t cmd_group;
-};
-
-/* Tell the watchdog the new kill time (the pipe never fills: 8 bytes a
- * turn, read at once). One that is gone (killed by someone: the write
- * fails with EPIPE, SIGPIPE being ignored) is replaced at once, so CMD
- * never runs unwatched while the CLI cannot act. */
-static void watchdog_set(struct watchdog *w, uint64_t kill_at)
-{
-	if (w->fd >= 0 && w->pid > 0 &&
-	    write(w->fd, &kill_at, sizeof kill_at) == (ssize_t)sizeof kill_at)
-		return;
-	fprintf(stderr, "edgelock: warning: the watchdog is gone; starting another\n");
-	watchdog_stop(w->fd, w->pid);
-	w->fd = watchdog_start(w->cmd_group, &w->pid);
-	if (w->fd >= 0 && write(w->fd, &kill_at, sizeof kill_at) == (ssize_t)sizeof kill_at)
-		return;
-	fprintf(stderr, "edgelock: warning: no watchdog (%s): a stopped CLI could not kill the "
-		"command in time\n", strerror(errno));
-}
-
-static void sleep_ms(unsigned ms)
-{
-	const struct timespec ts = { .tv_sec = 0, .tv_nsec = (long)ms * 1000000L };
-	nanosleep(&ts, NULL);
-}
-
 /* Watch the child and the lease: 0 and *status when the child ended by
  * itself, 1 when the lock was being lost and the child was signalled. Every
  * signal goes to CMD's process group (-child), and on a loss SIGKILL goes
@@ -348,7 +417,6 @@ static int supervise(el_session *s, pid_t child, const struct run_opts *o, struc
 {
 	const uint64_t kill_margin = 100u + o->ttl_ms / 100u;
 	bool termed = false, lost = false, jeopardy = false;
-	uint64_t dog_at = 0;
 	for (;;) {
 		const pid_t w = waitpid(child, status, WNOHANG | WUNTRACED);
 		if (w == child && WIFSTOPPED(*status)) {
@@ -365,15 +433,9 @@ static int supervise(el_session *s, pid_t child, const struct run_opts *o, struc
 		uint64_t left;
 		const enum el_lease_state st = el_session_state(s, &left);
 		const uint64_t kill_at = boot_ms() + (left > kill_margin ? left - kill_margin : 0);
-		int dog_status;
-		if (dog->fd >= 0 && waitpid(dog->pid, &dog_status, WNOHANG) == dog->pid) {
-			dog->pid = 0; /* killed by someone: watchdog_set replaces it now */
-			dog_at = 0;
-		}
-		if (st != EL_LEASE_LOST && (kill_at > dog_at + 10u || dog_at == 0)) {
+		watchdog_reap(dog); /* killed by someone: replaced now */
+		if (st != EL_LEASE_LOST && (dog->at == 0 || kill_at > dog->at + 10u))
 			watchdog_set(dog, kill_at); /* the lease moved on, or a new watchdog */
-			dog_at = kill_at;
-		}
 		if (!lost && (st == EL_LEASE_LOST || left <= kill_margin)) {
 			kill(-child, SIGKILL);
 			lost = true;
@@ -406,16 +468,15 @@ static int hold(el_session *s)
 	}
 }
 
+/* Supervise CMD (dog->cmd_group; 0: none, hold the lock instead), then
+ * release the lock; the CLI's exit code. */
 static int finish(struct el_cli *cli, el_session *s, const struct run_opts *o, bool election,
-		  uint64_t token, pid_t child)
+		  uint64_t token, struct watchdog *dog)
 {
 	int status = 0;
-	struct watchdog dog = { .fd = -1, .cmd_group = child };
-	signal(SIGPIPE, SIG_IGN); /* a killed watchdog is an EPIPE, then replaced */
-	if (child > 0)
-		dog.fd = watchdog_start(child, &dog.pid); /* no fd: the first set says so */
-	const int lost = child > 0 ? supervise(s, child, o, &dog, &status) : hold(s);
-	watchdog_stop(dog.fd, dog.pid);
+	const pid_t child = dog->cmd_group;
+	const int lost = child > 0 ? supervise(s, child, o, dog, &status) : hold(s);
+	watchdog_stop(dog);
 	if (child > 0 && cmd_has_terminal)
 		give_terminal(getpgrp());
 	if (lost) {
@@ -586,12 +647,12 @@ static int run(struct el_cli *cli, int argc, char **argv, bool election)
 	if (election || o.cmd == NULL)
 		printf("%s %s: token %" PRIu64 "\n", election ? "elected" : "locked", o.name, a.token);
 	fflush(stdout);
-	const pid_t child = o.cmd != NULL ? start(o.cmd, o.name, a.token, el_session_id(s)) : 0;
-	if (child < 0) {
+	struct watchdog dog = { .fd = -1 };
+	if (o.cmd != NULL && start(o.cmd, o.name, a.token, el_session_id(s), &dog) < 0) {
 		el_session_close(s);
 		return el_cli_fail(cli, "fork", EL_EIO);
 	}
-	return finish(cli, s, &o, election, a.token, child);
+	return finish(cli, s, &o, election, a.token, &dog);
 }
 
 int el_cli_lock(struct el_cli *cli, int argc, char **argv)

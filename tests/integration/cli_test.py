@@ -11,7 +11,8 @@ time printed); every daemon SIGSTOPed longer than the TTL while
 `lock -- CMD` runs: CMD is dead before the CLI's local lease deadline and the
 CLI exits 76, and CMD's own children are dead too (it runs in a process
 group of its own); a SIGKILLed CLI's CMD is killed by the kernel
-(PR_SET_PDEATHSIG); SIGINT or SIGTERM to a CLI still waiting for the lock
+(PR_SET_PDEATHSIG) and CMD's children by the CLI's watchdog, which outlives
+it; SIGINT or SIGTERM to a CLI still waiting for the lock
 ends the wait (exit 130/143), drops it on the cluster and CMD never runs;
 the whole cluster SIGKILLed and restarted: the held lock is
 still there and the next token is higher; observe with every daemon stopped
@@ -626,6 +627,38 @@ def test_killed_cli(e):
           "the CLI SIGKILLed: its CMD (pid %d) was killed too" % cmd)
 
 
+def test_killed_cli_group(e):
+    """A SIGKILLed CLI's watchdog outlives it and kills CMD's whole group at
+    once, CMD's children too: PDEATHSIG alone killed only CMD, and a shell
+    script's `sleep` ran on while the session expired and another client was
+    granted the lock. A CMD that ends normally leaves its background
+    children alone: the CLI tells the watchdog it is done."""
+    pidf, cmdf = e.path("killed-cli-child.pid"), e.path("killed-cli-cmd.pid")
+    p = e.start("lock", "killedgroup", "--ttl", "2s", "--", "sh", "-c",
+                "echo $$ > %s; sleep 30 & echo $! > %s; wait" % (cmdf, pidf))
+    child, cmd = pid_from(pidf), pid_from(cmdf)
+    dog = watchdog_of(p.pid, cmd)
+    p.kill()  # the CLI's PID only: CMD and the watchdog are in groups of their own
+    p.wait()
+    gone = child > 0 and gone_or_killed(child, 1.5)
+    dog_gone = dog > 0 and gone_or_killed(dog, 1.5)
+    check(gone and dog_gone,
+          "the CLI SIGKILLed: CMD's child (pid %d) was killed at once, not left to outlive "
+          "the lease (killed %s), and the watchdog (pid %d) exited (%s)"
+          % (child, gone, dog, dog_gone))
+    pidf = e.path("left-child.pid")
+    r = e.run("lock", "killedgroup", "--wait", "20s", "--", "sh", "-c",
+              "sleep 30 >/dev/null 2>&1 & echo $! > %s" % pidf)
+    left = pid_from(pidf)
+    time.sleep(0.5)
+    kept = left > 0 and alive(left)
+    if left > 0 and kept:
+        os.kill(left, signal.SIGKILL)
+    check(r.returncode == 0 and kept,
+          "CMD ended normally: the child it left in the background runs on (exit %d, alive %s)"
+          % (r.returncode, kept))
+
+
 def test_stopped_cli(e):
     """A CLI stopped (SIGSTOP: a debugger, an operator) while CMD runs cannot
     kill CMD in time itself; its watchdog process does, before the lease
@@ -1008,7 +1041,8 @@ def main():
         test_watched_not_listed(e)
         for t in (test_basics, test_json_escaped, test_operator_output, test_args_after_command, test_fifo_handoff, test_shared, test_counter,
                   test_election_observe, test_signal_while_waiting, test_killed_client, test_granted_while_stopped,
-                  test_killed_cli, test_stopped_cli, test_client_threads, test_client_safety):
+                  test_killed_cli, test_killed_cli_group, test_stopped_cli,
+                  test_client_threads, test_client_safety):
             t(e)
         test_leader_killed(cluster, e)
         test_cluster_stopped(cluster, e)
