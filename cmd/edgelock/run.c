@@ -12,10 +12,17 @@
  * local deadline, and SIGKILL a little before the deadline itself, so it is
  * dead before the cluster could give the lock to anyone else; the CLI then
  * exits with EL_EXIT_LOCK_LOST. The local deadline is counted on
- * CLOCK_BOOTTIME. A CLI that is itself stopped (SIGSTOP, a debugger) or
- * starved cannot kill anything, so a watchdog process forked beside CMD
- * keeps the last kill time the CLI sent it and SIGKILLs CMD's group when it
- * passes (watchdog_start).
+ * CLOCK_BOOTTIME.
+ *
+ * A CLI that is itself stopped (SIGSTOP, a debugger) or starved cannot kill
+ * anything, nor can one killed by SIGKILL. So a watchdog process, forked
+ * before CMD may run and outliving the CLI, keeps the last kill time the CLI
+ * sent it and SIGKILLs CMD's whole group when that passes, or at once when
+ * the CLI dies without having told it it is done with CMD (watchdog_main).
+ * At the kill time it also notes whether CMD had already ended by itself
+ * (a zombie the stopped CLI had not reaped): the resumed CLI then exits
+ * with CMD's own status and a warning that the lease ran out before the
+ * lock was released, not 76, since CMD did finish within its lease.
  *
  * SIGINT or SIGTERM while waiting for the lock ends the wait: the session is
  * closed (the cluster drops the queued request, or releases a grant that
@@ -162,6 +169,199 @@ static int parse(int argc, char **argv, bool with_value, struct run_opts *o, con
 	return 0;
 }
 
+/* ---- The watchdog -------------------------------------------------------- */
+
+/* The watchdog of CMD's group (fd < 0: none could be started). */
+struct watchdog {
+	int fd;          /* the CLI's end of its pipe */
+	pid_t pid;       /* 0 once reaped */
+	pid_t cmd_group; /* CMD's pid and process group; 0: no CMD */
+	uint64_t at;     /* the last kill time sent to it; 0: none yet */
+	int fired;       /* DOG_KILLED or DOG_CMD_ENDED once it acted, else 0 */
+};
+
+/* How the watchdog ended (its exit status). */
+enum {
+	DOG_QUIET = 0,     /* the CLI said it is done with CMD */
+	DOG_KILLED = 3,    /* its kill time passed while CMD ran: CMD's group killed */
+	DOG_CMD_ENDED = 4, /* its kill time passed with CMD already ended (a zombie
+			    * the stopped CLI had not reaped): the group killed,
+			    * for the children CMD left */
+	DOG_CLI_GONE = 5,  /* the CLI died: CMD's group killed */
+};
+/* The kill time that says: the CLI is done with CMD (the watchdog exits
+ * quietly). A real one is a CLOCK_BOOTTIME reading, never 0. */
+#define DOG_DONE 0u
+
+static uint64_t boot_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* Whether process pid is known to have ended but not been reaped (a
+ * zombie): its state in /proc/PID/stat, "PID (COMM) S ...". Only open and
+ * read (async-signal-safe); any doubt is "no". */
+static bool is_zombie(pid_t pid)
+{
+	char path[40] = "/proc/", digits[16];
+	size_t len = sizeof "/proc/" - 1, n = 0;
+	for (unsigned long v = (unsigned long)pid; n == 0 || v > 0; v /= 10)
+		digits[n++] = (char)('0' + v % 10);
+	while (n > 0)
+		path[len++] = digits[--n];
+	memcpy(path + len, "/stat", sizeof "/stat");
+	const int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	char buf[128]; /* COMM is 15 bytes at most: the state is well within */
+	const ssize_t got = read(fd, buf, sizeof buf);
+	close(fd);
+	ssize_t i = got - 1;
+	while (i >= 0 && buf[i] != ')') /* COMM may hold ')': the last one ends it */
+		i--;
+	return i >= 0 && i + 2 < got && (buf[i + 2] == 'Z' || buf[i + 2] == 'X');
+}
+
+/* Kill CMD's whole group and exit with why. */
+static _Noreturn void watchdog_kill(pid_t cmd_group, int why)
+{
+	kill(-cmd_group, SIGKILL);
+	_exit(why);
+}
+
+/* The watchdog's loop: kill_at is the last time read from rfd; when it
+ * passes without a later one, SIGKILL CMD's group (DOG_KILLED, or
+ * DOG_CMD_ENDED when CMD had ended by itself before: the CLI tells a loss
+ * from a lease that ran out after CMD's end by it). DOG_DONE ends it
+ * quietly; the CLI gone (EOF without DONE, or another parent) kills CMD's
+ * group, which the kernel's PDEATHSIG would only partly do (CMD, not its
+ * children). Only async-signal-safe calls: it was forked from a process
+ * with threads. */
+static _Noreturn void watchdog_main(int rfd, pid_t cmd_group, pid_t parent)
+{
+	uint64_t kill_at = UINT64_MAX;
+	for (;;) {
+		const uint64_t now = boot_ms();
+		if (now >= kill_at)
+			watchdog_kill(cmd_group, is_zombie(cmd_group) ? DOG_CMD_ENDED : DOG_KILLED);
+		if (getppid() != parent)
+			watchdog_kill(cmd_group, DOG_CLI_GONE);
+		/* poll counts on CLOCK_MONOTONIC, which stops while the machine
+		 * sleeps: wake at least every second to read CLOCK_BOOTTIME. */
+		const uint64_t wait = kill_at == UINT64_MAX ? 1000u : kill_at - now;
+		struct pollfd p = { .fd = rfd, .events = POLLIN };
+		if (poll(&p, 1, wait < 1000u ? (int)wait : 1000) <= 0)
+			continue;
+		uint64_t t;
+		const ssize_t n = read(rfd, &t, sizeof t);
+		if (n == (ssize_t)sizeof t && t == DOG_DONE)
+			_exit(DOG_QUIET);
+		if (n == (ssize_t)sizeof t)
+			kill_at = t;
+		else if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN))
+			watchdog_kill(cmd_group, DOG_CLI_GONE);
+	}
+}
+
+/* Fork the watchdog of CMD's group; the CLI's end of its pipe, or -1. It
+ * runs in a process group of its own, so that stopping the CLI's group does
+ * not stop it, and outlives the CLI (no PDEATHSIG) to kill CMD's group when
+ * the CLI dies. */
+static int watchdog_start(pid_t cmd_group, pid_t *pid)
+{
+	int fds[2];
+	if (pipe2(fds, O_CLOEXEC) != 0)
+		return -1;
+	const pid_t parent = getpid();
+	*pid = fork();
+	if (*pid == 0) {
+		setpgid(0, 0);
+		if (getppid() != parent)
+			watchdog_kill(cmd_group, DOG_CLI_GONE);
+		for (int fd = 3; fd < 1024; fd++) /* not the CLI's sockets */
+			if (fd != fds[0])
+				close(fd);
+		watchdog_main(fds[0], cmd_group, parent);
+	}
+	close(fds[0]);
+	if (*pid < 0) {
+		*pid = 0;
+		close(fds[1]);
+		return -1;
+	}
+	fcntl(fds[1], F_SETFL, O_NONBLOCK);
+	return fds[1];
+}
+
+static void sleep_ms(unsigned ms)
+{
+	const struct timespec ts = { .tv_sec = 0, .tv_nsec = (long)ms * 1000000L };
+	nanosleep(&ts, NULL);
+}
+
+/* Reap the watchdog if it has ended, waiting up to wait_ms for it; note
+ * whether it acted (w->fired). One gone otherwise (killed by someone) is to
+ * be replaced (w->at = 0), one that acted is not: its verdict stands. */
+static void watchdog_reap(struct watchdog *w, unsigned wait_ms)
+{
+	for (unsigned waited = 0; w->pid > 0; waited += 5) {
+		int st;
+		const pid_t r = waitpid(w->pid, &st, WNOHANG);
+		if (r == w->pid || (r < 0 && errno == ECHILD)) {
+			const int code = r == w->pid && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+			w->pid = 0;
+			if (code == DOG_KILLED || code == DOG_CMD_ENDED)
+				w->fired = code;
+			else
+				w->at = 0;
+			return;
+		}
+		if (waited >= wait_ms)
+			return;
+		sleep_ms(5);
+	}
+}
+
+/* Tell the watchdog the CLI is done with CMD (it exits quietly), and reap it. */
+static void watchdog_stop(struct watchdog *w)
+{
+	if (w->fd < 0)
+		return;
+	const uint64_t done = DOG_DONE;
+	if (write(w->fd, &done, sizeof done) != (ssize_t)sizeof done) {
+		/* gone already (EPIPE): reaped below */
+	}
+	close(w->fd);
+	w->fd = -1;
+	int status;
+	while (w->pid > 0 && waitpid(w->pid, &status, 0) < 0 && errno == EINTR)
+		;
+	w->pid = 0;
+}
+
+/* Tell the watchdog the new kill time (the pipe never fills: 8 bytes a
+ * turn, read at once). One that is gone (killed by someone: the write
+ * fails with EPIPE, SIGPIPE being ignored) is replaced at once, so CMD
+ * never runs unwatched while the CLI cannot act. */
+static void watchdog_set(struct watchdog *w, uint64_t kill_at)
+{
+	w->at = kill_at;
+	if (w->fd >= 0 && w->pid > 0 &&
+	    write(w->fd, &kill_at, sizeof kill_at) == (ssize_t)sizeof kill_at)
+		return;
+	fprintf(stderr, "edgelock: warning: the watchdog is gone; starting another\n");
+	watchdog_stop(w);
+	w->fd = watchdog_start(w->cmd_group, &w->pid);
+	if (w->fd >= 0 && write(w->fd, &kill_at, sizeof kill_at) == (ssize_t)sizeof kill_at)
+		return;
+	fprintf(stderr, "edgelock: warning: no watchdog (%s): a stopped or killed CLI could not "
+		"kill the command in time\n", strerror(errno));
+}
+
+/* ---- Running CMD ---------------------------------------------------------- */
+
 /* Whether CMD is to get the terminal: stdin is one and the CLI's group is
  * its foreground group (not when the CLI itself runs in the background). */
 static bool cmd_has_terminal;
@@ -177,9 +377,10 @@ static void give_terminal(pid_t pgrp)
 
 /* In the child, before exec: CMD's own process group (and the terminal);
  * the kernel kills CMD when the CLI dies, even by SIGKILL, which the CLI
- * cannot catch. That covers CMD itself, not its children: only a
- * supervisor that tracks them (a cgroup) can. */
-static void child_setup(pid_t parent)
+ * cannot catch (its watchdog then kills the rest of CMD's group). CMD does
+ * not run until the CLI has started that watchdog and writes a byte to
+ * gate: a CLI killed before then leaves no command unwatched. */
+static void child_setup(pid_t parent, int gate)
 {
 	setpgid(0, 0);
 	if (cmd_has_terminal)
@@ -188,12 +389,21 @@ static void child_setup(pid_t parent)
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != parent) /* the CLI died before prctl took effect */
 		raise(SIGKILL);
+	char go;
+	ssize_t n;
+	while ((n = read(gate, &go, 1)) < 0 && errno == EINTR)
+		;
+	if (n != 1) /* EOF: the CLI died before its watchdog ran */
+		_exit(EL_EXIT_SOFTWARE);
+	close(gate);
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
 	signal(SIGPIPE, SIG_DFL); /* CMD gets the default, whatever the CLI has */
 }
 
-static pid_t start(char **cmd, const char *name, uint64_t token, uint64_t session)
+/* Fork CMD, then its watchdog (dog), then let CMD run; CMD's pid, or -1. */
+static pid_t start(char **cmd, const char *name, uint64_t token, uint64_t session,
+		   struct watchdog *dog)
 {
 	char buf[32];
 	setenv("EDGELOCK_LOCK", name, 1);
@@ -202,21 +412,33 @@ static pid_t start(char **cmd, const char *name, uint64_t token, uint64_t sessio
 	snprintf(buf, sizeof buf, "%" PRIu64, session);
 	setenv("EDGELOCK_SESSION", buf, 1);
 	cmd_has_terminal = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
+	int gate[2];
+	if (pipe2(gate, O_CLOEXEC) != 0)
+		return -1;
 	const pid_t parent = getpid();
 	const pid_t pid = fork();
 	if (pid == 0) {
-		child_setup(parent);
+		close(gate[1]);
+		child_setup(parent, gate[0]);
 		execvp(cmd[0], cmd);
 		fprintf(stderr, "edgelock: cannot run %s: %s\n", cmd[0], strerror(errno));
 		_exit(errno == ENOENT ? EL_EXIT_EXEC : 126);
 	}
+	close(gate[0]);
 	if (pid > 0) {
-		/* Here too, so the group exists before the CLI signals it, whichever
-		 * of the two runs first (EACCES once the child has exec'd: done). */
+		/* Here too, so the group exists before the CLI (or the watchdog)
+		 * signals it, whichever of the two runs first. */
 		setpgid(pid, pid);
 		if (cmd_has_terminal)
 			give_terminal(pid);
+		signal(SIGPIPE, SIG_IGN); /* a killed watchdog is an EPIPE, then replaced */
+		dog->cmd_group = pid;
+		dog->fd = watchdog_start(pid, &dog->pid); /* no fd: the first set says so */
+		if (write(gate[1], "", 1) != 1) {
+			/* CMD was killed meanwhile: its wait status says so */
+		}
 	}
+	close(gate[1]);
 	return pid;
 }
 
@@ -232,123 +454,46 @@ static void stopped(pid_t child)
 	kill(-child, SIGCONT);
 }
 
-/* ---- The watchdog -------------------------------------------------------- */
-
-static uint64_t boot_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_BOOTTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
-/* The watchdog's loop: kill_at is the last time read from rfd; when it
- * passes without a later one, SIGKILL CMD's group and exit 3; EOF (the CLI
- * is done with CMD) ends it quietly. Only async-signal-safe calls: it was
- * forked from a process with threads. */
-static _Noreturn void watchdog_main(int rfd, pid_t cmd_group)
-{
-	uint64_t kill_at = UINT64_MAX;
-	for (;;) {
-		const uint64_t now = boot_ms();
-		if (now >= kill_at) {
-			kill(-cmd_group, SIGKILL);
-			_exit(3);
-		}
-		/* poll counts on CLOCK_MONOTONIC, which stops while the machine
-		 * sleeps: wake at least every second to read CLOCK_BOOTTIME. */
-		const uint64_t wait = kill_at == UINT64_MAX ? 1000u : kill_at - now;
-		struct pollfd p = { .fd = rfd, .events = POLLIN };
-		if (poll(&p, 1, wait < 1000u ? (int)wait : 1000) <= 0)
-			continue;
-		uint64_t t;
-		const ssize_t n = read(rfd, &t, sizeof t);
-		if (n == (ssize_t)sizeof t)
-			kill_at = t;
-		else if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN))
-			_exit(0);
-	}
-}
-
-/* Fork the watchdog of CMD's group; the CLI's end of its pipe, or -1. It
- * runs in a process group of its own, so that stopping the CLI's group does
- * not stop it, and dies with the CLI (PDEATHSIG). */
-static int watchdog_start(pid_t cmd_group, pid_t *pid)
-{
-	int fds[2];
-	if (pipe2(fds, O_CLOEXEC) != 0)
-		return -1;
-	const pid_t parent = getpid();
-	*pid = fork();
-	if (*pid == 0) {
-		setpgid(0, 0);
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() != parent)
-			_exit(0);
-		for (int fd = 3; fd < 1024; fd++) /* not the CLI's sockets */
-			if (fd != fds[0])
-				close(fd);
-		watchdog_main(fds[0], cmd_group);
-	}
-	close(fds[0]);
-	if (*pid < 0) {
-		close(fds[1]);
-		return -1;
-	}
-	fcntl(fds[1], F_SETFL, O_NONBLOCK);
-	return fds[1];
-}
-
-static void watchdog_stop(int fd, pid_t pid)
-{
-	if (fd < 0)
-		return;
-	close(fd); /* EOF: it exits */
-	int status;
-	while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-}
-
-/* The watchdog of CMD's group (fd < 0: none could be started). */
-struct watchdog {
-	int fd;
-	pid_t pid;
-	pid_t cmd_group;
+/* How CMD's run ended, as far as the lease goes: what the CLI says and
+ * exits with (finish). */
+enum outcome {
+	RUN_ENDED,       /* CMD ended (or the hold was interrupted) with the lease held */
+	RUN_ENDED_LATE,  /* CMD ended by itself in time, but the lease ran out before
+			  * the CLI could release the lock: CMD's status, a warning */
+	RUN_KILLED,      /* the CLI signalled CMD as renewals failed, before the deadline */
+	RUN_DOG_KILLED,  /* the watchdog killed CMD before the deadline */
+	RUN_KILLED_LATE, /* the CLI killed CMD only once the lease was over */
+	RUN_LOST_UNSURE, /* CMD ended by itself, the lease lost, not shown to be in time */
+	RUN_HOLD_LOST,   /* elect without CMD: leadership lost */
 };
 
-/* Tell the watchdog the new kill time (the pipe never fills: 8 bytes a
- * turn, read at once). One that is gone (killed by someone: the write
- * fails with EPIPE, SIGPIPE being ignored) is replaced at once, so CMD
- * never runs unwatched while the CLI cannot act. */
-static void watchdog_set(struct watchdog *w, uint64_t kill_at)
+/* CMD ended and the CLI had not signalled it before the deadline: did the
+ * lease hold until then? The watchdog knows when it acted (once its kill
+ * time passed it has acted or is about to: hear which, allowing it a moment
+ * if it lags); late: the CLI itself SIGKILLed CMD once the lease was over. */
+static enum outcome cmd_ended(el_session *s, struct watchdog *dog, bool late)
 {
-	if (w->fd >= 0 && w->pid > 0 &&
-	    write(w->fd, &kill_at, sizeof kill_at) == (ssize_t)sizeof kill_at)
-		return;
-	fprintf(stderr, "edgelock: warning: the watchdog is gone; starting another\n");
-	watchdog_stop(w->fd, w->pid);
-	w->fd = watchdog_start(w->cmd_group, &w->pid);
-	if (w->fd >= 0 && write(w->fd, &kill_at, sizeof kill_at) == (ssize_t)sizeof kill_at)
-		return;
-	fprintf(stderr, "edgelock: warning: no watchdog (%s): a stopped CLI could not kill the "
-		"command in time\n", strerror(errno));
+	if (dog->at != 0 && boot_ms() >= dog->at)
+		watchdog_reap(dog, 1000);
+	const bool lost = el_session_state(s, NULL) == EL_LEASE_LOST;
+	if (dog->fired == DOG_KILLED)
+		return RUN_DOG_KILLED;
+	if (dog->fired == DOG_CMD_ENDED) /* it was a zombie at the kill time */
+		return lost ? RUN_ENDED_LATE : RUN_ENDED;
+	if (late)
+		return RUN_KILLED_LATE;
+	return lost ? RUN_LOST_UNSURE : RUN_ENDED;
 }
 
-static void sleep_ms(unsigned ms)
-{
-	const struct timespec ts = { .tv_sec = 0, .tv_nsec = (long)ms * 1000000L };
-	nanosleep(&ts, NULL);
-}
-
-/* Watch the child and the lease: 0 and *status when the child ended by
- * itself, 1 when the lock was being lost and the child was signalled. Every
- * signal goes to CMD's process group (-child), and on a loss SIGKILL goes
- * to it even after CMD itself ended, for the children it left behind. */
-static int supervise(el_session *s, pid_t child, const struct run_opts *o, struct watchdog *dog,
-		     int *status)
+/* Watch the child and the lease until the child ends (*status): how it
+ * ended. Every signal goes to CMD's process group (-child), and when the
+ * lease was not kept SIGKILL goes to it even after CMD itself ended, for
+ * the children it left behind. */
+static enum outcome supervise(el_session *s, pid_t child, const struct run_opts *o,
+			      struct watchdog *dog, int *status)
 {
 	const uint64_t kill_margin = 100u + o->ttl_ms / 100u;
-	bool termed = false, lost = false, jeopardy = false;
-	uint64_t dog_at = 0;
+	bool termed = false, lost = false, late = false, jeopardy = false;
 	for (;;) {
 		const pid_t w = waitpid(child, status, WNOHANG | WUNTRACED);
 		if (w == child && WIFSTOPPED(*status)) {
@@ -356,27 +501,22 @@ static int supervise(el_session *s, pid_t child, const struct run_opts *o, struc
 			continue;
 		}
 		if (w == child) {
-			/* killed by the watchdog while the CLI was stopped: lost too */
-			lost |= el_session_state(s, NULL) == EL_LEASE_LOST;
-			if (lost || jeopardy)
+			const enum outcome out = (lost && !late) || jeopardy ? RUN_KILLED
+									      : cmd_ended(s, dog, late);
+			if (out != RUN_ENDED)
 				kill(-child, SIGKILL);
-			return lost || jeopardy ? 1 : 0;
+			return out;
 		}
 		uint64_t left;
 		const enum el_lease_state st = el_session_state(s, &left);
 		const uint64_t kill_at = boot_ms() + (left > kill_margin ? left - kill_margin : 0);
-		int dog_status;
-		if (dog->fd >= 0 && waitpid(dog->pid, &dog_status, WNOHANG) == dog->pid) {
-			dog->pid = 0; /* killed by someone: watchdog_set replaces it now */
-			dog_at = 0;
-		}
-		if (st != EL_LEASE_LOST && (kill_at > dog_at + 10u || dog_at == 0)) {
+		watchdog_reap(dog, 0); /* killed by someone: replaced now */
+		if (st != EL_LEASE_LOST && dog->fired == 0 && (dog->at == 0 || kill_at > dog->at + 10u))
 			watchdog_set(dog, kill_at); /* the lease moved on, or a new watchdog */
-			dog_at = kill_at;
-		}
 		if (!lost && (st == EL_LEASE_LOST || left <= kill_margin)) {
 			kill(-child, SIGKILL);
 			lost = true;
+			late = st == EL_LEASE_LOST; /* stopped or starved, and no watchdog acted */
 		} else if (!termed && st != EL_LEASE_OK && left <= kill_margin + o->grace_ms) {
 			kill(-child, SIGTERM);
 			termed = jeopardy = true;
@@ -394,39 +534,63 @@ static int exit_of(int status)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-/* Hold until interrupted or lost: 0 interrupted, 1 lost. */
-static int hold(el_session *s)
+/* Hold until interrupted or lost. */
+static enum outcome hold(el_session *s)
 {
 	for (;;) {
 		if (el_session_state(s, NULL) == EL_LEASE_LOST)
-			return 1;
+			return RUN_HOLD_LOST;
 		if (got_signal != 0)
-			return 0;
+			return RUN_ENDED;
 		sleep_ms(50);
 	}
 }
 
+/* Why the lock was lost, by outcome: what the CLI knows of when CMD ended. */
+static const char *const LOST_WHY[] = {
+	[RUN_KILLED] = "(renewals failed and the lease was running out); the command was killed "
+		       "before the lease ended",
+	[RUN_DOG_KILLED] = "(the lease ran out while the CLI was stopped or the cluster was "
+			   "unreachable); its watchdog killed the command before the lease ended",
+	[RUN_KILLED_LATE] = "(the lease ended before the CLI could act: it was stopped, or the "
+			    "cluster expired the session); the command was killed only then, and "
+			    "may have run past the lease",
+	[RUN_LOST_UNSURE] = "(the CLI was stopped, or the cluster expired the session); the "
+			    "command ended by itself, perhaps after the lease did",
+	[RUN_HOLD_LOST] = "(the lease ran out: renewals failed, or the CLI was stopped)",
+};
+
+/* The lease was not kept to the end: say so, and exit at once (nothing to
+ * give back: the cluster is unreachable or has already expired the session,
+ * and a CLI that waited on it could be stopped again). */
+static _Noreturn void lease_not_kept(const struct run_opts *o, bool election, enum outcome out,
+				     int status)
+{
+	const char *what = election ? "leadership of" : "lock";
+	if (out == RUN_ENDED_LATE)
+		fprintf(stderr, "edgelock: warning: %s %s: the command ended (status %d) before the "
+			"lease ran out, but the lease ran out before the lock could be released (the "
+			"CLI was stopped or the cluster was unreachable)\n", what, o->name,
+			exit_of(status));
+	else
+		fprintf(stderr, "edgelock: %s %s lost %s\n", what, o->name, LOST_WHY[out]);
+	fflush(NULL);
+	_exit(out == RUN_ENDED_LATE ? exit_of(status) : EL_EXIT_LOCK_LOST);
+}
+
+/* Supervise CMD (dog->cmd_group; 0: none, hold the lock instead), then
+ * release the lock; the CLI's exit code. */
 static int finish(struct el_cli *cli, el_session *s, const struct run_opts *o, bool election,
-		  uint64_t token, pid_t child)
+		  uint64_t token, struct watchdog *dog)
 {
 	int status = 0;
-	struct watchdog dog = { .fd = -1, .cmd_group = child };
-	signal(SIGPIPE, SIG_IGN); /* a killed watchdog is an EPIPE, then replaced */
-	if (child > 0)
-		dog.fd = watchdog_start(child, &dog.pid); /* no fd: the first set says so */
-	const int lost = child > 0 ? supervise(s, child, o, &dog, &status) : hold(s);
-	watchdog_stop(dog.fd, dog.pid);
+	const pid_t child = dog->cmd_group;
+	const enum outcome out = child > 0 ? supervise(s, child, o, dog, &status) : hold(s);
+	watchdog_stop(dog);
 	if (child > 0 && cmd_has_terminal)
 		give_terminal(getpgrp());
-	if (lost) {
-		/* Nothing to give back: the cluster is unreachable or has already
-		 * expired the session. Exit now rather than wait on it. */
-		fprintf(stderr, "edgelock: %s %s lost (renewals failed and the lease ran out)%s\n",
-			election ? "leadership of" : "lock", o->name,
-			child > 0 ? "; the command was killed before the lease ended" : "");
-		fflush(NULL);
-		_exit(EL_EXIT_LOCK_LOST);
-	}
+	if (out != RUN_ENDED)
+		lease_not_kept(o, election, out, status);
 	const int rc = election ? el_resign(s, o->name, token) : el_unlock(s, o->name, token);
 	if (rc != EL_OK)
 		fprintf(stderr, "edgelock: %s\n", el_client_last_error(cli->client));
@@ -586,12 +750,12 @@ static int run(struct el_cli *cli, int argc, char **argv, bool election)
 	if (election || o.cmd == NULL)
 		printf("%s %s: token %" PRIu64 "\n", election ? "elected" : "locked", o.name, a.token);
 	fflush(stdout);
-	const pid_t child = o.cmd != NULL ? start(o.cmd, o.name, a.token, el_session_id(s)) : 0;
-	if (child < 0) {
+	struct watchdog dog = { .fd = -1 };
+	if (o.cmd != NULL && start(o.cmd, o.name, a.token, el_session_id(s), &dog) < 0) {
 		el_session_close(s);
 		return el_cli_fail(cli, "fork", EL_EIO);
 	}
-	return finish(cli, s, &o, election, a.token, child);
+	return finish(cli, s, &o, election, a.token, &dog);
 }
 
 int el_cli_lock(struct el_cli *cli, int argc, char **argv)

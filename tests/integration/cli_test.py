@@ -11,7 +11,10 @@ time printed); every daemon SIGSTOPed longer than the TTL while
 `lock -- CMD` runs: CMD is dead before the CLI's local lease deadline and the
 CLI exits 76, and CMD's own children are dead too (it runs in a process
 group of its own); a SIGKILLed CLI's CMD is killed by the kernel
-(PR_SET_PDEATHSIG); SIGINT or SIGTERM to a CLI still waiting for the lock
+(PR_SET_PDEATHSIG) and CMD's children by the CLI's watchdog, which outlives
+it; a CLI stopped past its lease: the watchdog kills CMD in time (exit 76),
+or, when CMD had ended by itself within the lease, the CLI exits with CMD's
+status and a warning; SIGINT or SIGTERM to a CLI still waiting for the lock
 ends the wait (exit 130/143), drops it on the cluster and CMD never runs;
 the whole cluster SIGKILLed and restarted: the held lock is
 still there and the next token is higher; observe with every daemon stopped
@@ -741,6 +744,59 @@ def test_killed_cli(e):
           "the CLI SIGKILLed: its CMD (pid %d) was killed too" % cmd)
 
 
+def test_killed_cli_group(e):
+    """A SIGKILLed CLI's watchdog outlives it and kills CMD's whole group at
+    once, CMD's children too: PDEATHSIG alone killed only CMD, and a shell
+    script's `sleep` ran on while the session expired and another client was
+    granted the lock. A CMD that ends normally leaves its background
+    children alone: the CLI tells the watchdog it is done."""
+    pidf, cmdf = e.path("killed-cli-child.pid"), e.path("killed-cli-cmd.pid")
+    p = e.start("lock", "killedgroup", "--ttl", "2s", "--", "sh", "-c",
+                "echo $$ > %s; sleep 30 & echo $! > %s; wait" % (cmdf, pidf))
+    child, cmd = pid_from(pidf), pid_from(cmdf)
+    dog = watchdog_of(p.pid, cmd)
+    p.kill()  # the CLI's PID only: CMD and the watchdog are in groups of their own
+    p.wait()
+    gone = child > 0 and gone_or_killed(child, 1.5)
+    dog_gone = dog > 0 and gone_or_killed(dog, 1.5)
+    check(gone and dog_gone,
+          "the CLI SIGKILLed: CMD's child (pid %d) was killed at once, not left to outlive "
+          "the lease (killed %s), and the watchdog (pid %d) exited (%s)"
+          % (child, gone, dog, dog_gone))
+    pidf = e.path("left-child.pid")
+    r = e.run("lock", "killedgroup", "--wait", "20s", "--", "sh", "-c",
+              "sleep 30 >/dev/null 2>&1 & echo $! > %s" % pidf)
+    left = pid_from(pidf)
+    time.sleep(0.5)
+    kept = left > 0 and alive(left)
+    if left > 0 and kept:
+        os.kill(left, signal.SIGKILL)
+    check(r.returncode == 0 and kept,
+          "CMD ended normally: the child it left in the background runs on (exit %d, alive %s)"
+          % (r.returncode, kept))
+
+
+def test_stopped_cli_done(e):
+    """CMD ended by itself within its lease while the CLI was stopped (a
+    zombie it had not reaped), and the CLI was resumed past the lease: the
+    CLI exits with CMD's status (0) and warns that the lease ran out before
+    the lock was released. Before, it said CMD was killed and exited 76,
+    which a cron wrapper reads as "not done" and runs the job again."""
+    pidf = e.path("stopped-done.pid")
+    p = e.start("lock", "stopdone", "--ttl", "3s", "--", "sh", "-c",
+                "echo $$ > %s; sleep 0.5; echo done" % pidf)
+    cmd = pid_from(pidf)
+    os.kill(p.pid, signal.SIGSTOP)  # the CLI only: CMD runs on and ends in 0.5 s
+    r = e.run("lock", "stopdone", "--wait", "20s", "--", "true")  # once the lease ran out
+    os.kill(p.pid, signal.SIGCONT)
+    out, err = p.communicate(timeout=30)
+    check(cmd > 0 and r.returncode == 0 and p.returncode == 0 and out.strip() == "done" and
+          "ran out before the lock could be released" in err and "killed" not in err,
+          "CMD ended within its lease while the CLI was stopped past it: the CLI exits with "
+          "CMD's status (waiter exit %d, CLI exit %d, out %r: %s)"
+          % (r.returncode, p.returncode, out.strip(), err.strip()[-300:]))
+
+
 def test_stopped_cli(e):
     """A CLI stopped (SIGSTOP: a debugger, an operator) while CMD runs cannot
     kill CMD in time itself; its watchdog process does, before the lease
@@ -756,7 +812,7 @@ def test_stopped_cli(e):
     r = e.run("lock", "stopcli", "--wait", "20s", "--", "true")  # the CLI still stopped
     os.kill(p.pid, signal.SIGCONT)
     _, err = p.communicate(timeout=30)
-    check(died and r.returncode == 0 and p.returncode == 76,
+    check(died and r.returncode == 0 and p.returncode == 76 and "watchdog killed" in err,
           "a stopped CLI's CMD (pid %d) was killed by its watchdog before the lease ended "
           "(killed %s, a waiter got the lock: exit %d, the CLI on resume: exit %d %s)"
           % (cmd, died, r.returncode, p.returncode, err.strip()[-200:]))
@@ -1197,7 +1253,8 @@ def main():
         test_watched_not_listed(e)
         for t in (test_basics, test_json_escaped, test_operator_output, test_args_after_command, test_fifo_handoff, test_shared, test_counter,
                   test_election_observe, test_signal_while_waiting, test_killed_client, test_granted_while_stopped,
-                  test_killed_cli, test_stopped_cli, test_client_threads, test_client_safety,
+                  test_killed_cli, test_killed_cli_group, test_stopped_cli, test_stopped_cli_done,
+                  test_client_threads, test_client_safety,
                   test_output_full, test_snapshot_files, test_ttl_over_limit):
             t(e)
         test_leader_killed(cluster, e)
