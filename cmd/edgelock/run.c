@@ -77,32 +77,57 @@ static void wake(void)
 	errno = saved;
 }
 
+/* The signals the CLI catches: each ends a wait for the lock, and once CMD
+ * runs, is passed on to CMD's group. Left at their default, they would kill
+ * the CLI without releasing the lock or telling CMD (a terminal hang-up, a
+ * `kill -HUP`), and CMD would run on past the lease. */
+static const int caught[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGALRM };
+#define N_CAUGHT (sizeof caught / sizeof caught[0])
+/* Bit i: caught[i] arrived and is not yet passed on to CMD. */
+static atomic_uint to_pass;
+
 static void on_signal(int sig)
 {
 	got_signal = sig;
+	for (unsigned i = 0; i < N_CAUGHT; i++)
+		if (caught[i] == sig)
+			atomic_fetch_or(&to_pass, 1u << i);
 	wake();
 }
 
-static int usage(const char *text)
+/* handler: on_signal in the CLI, SIG_DFL in CMD. */
+static void catch_signals(void (*handler)(int))
 {
-	fputs(text, stderr);
-	return EL_EXIT_USAGE;
+	for (unsigned i = 0; i < N_CAUGHT; i++)
+		signal(caught[i], handler);
+}
+
+/* Pass each signal caught since the last call on to CMD's group. */
+static void pass_signals(pid_t child)
+{
+	const unsigned bits = atomic_exchange(&to_pass, 0u);
+	for (unsigned i = 0; i < N_CAUGHT; i++)
+		if (bits & (1u << i))
+			kill(-child, caught[i]);
 }
 
 static const char LOCK_USAGE[] =
 	"usage: edgelock lock [-n N] NAME [--ttl D] [--wait D] [--shared] [--lock-delay D]\n"
 	"                     [--grace D] -- CMD [ARGS...]\n"
-	"Run CMD while holding the lock NAME (EDGELOCK_TOKEN, EDGELOCK_LOCK in its\n"
-	"environment); release it when CMD ends. -n N: hold one of the N permits of\n"
-	"the semaphore NAME instead (at most N holders at once; N from 1 to 8; the\n"
-	"first acquire sets N). --ttl: the session lease (10s);\n"
+	"Run CMD while holding the lock NAME (EDGELOCK_LOCK, EDGELOCK_TOKEN and\n"
+	"EDGELOCK_SESSION in its environment); release it when CMD ends. -n N:\n"
+	"hold one of the N permits of the semaphore NAME instead (at most N holders\n"
+	"at once; N from 1 to 8; the first acquire sets N). --ttl: the session\n"
+	"lease (10s; the cluster's [limits] max_session_ttl_ms bounds it);\n"
 	"--wait: how long to wait for the lock (default: forever; 0: try once);\n"
 	"--shared: with other shared holders; --lock-delay: keep the lock from others\n"
 	"that long after this session expires (0); --grace: SIGTERM this long before\n"
 	"the SIGKILL when the lock is being lost (a fifth of the TTL).\n"
 	"Exit: CMD's status; 75 not acquired; 76 lost while CMD ran (CMD killed);\n"
-	"79 NAME is a semaphore with another N (the message names both); 130/143\n"
-	"SIGINT/SIGTERM while waiting for the lock (the wait given up, CMD not run).\n";
+	"126 CMD found but not executable; 127 CMD not found;\n"
+	"79 NAME is a semaphore with another N (the message names both); 128+N:\n"
+	"signal N (INT, TERM, HUP, QUIT, USR1, USR2, ALRM) while waiting for the lock\n"
+	"(the wait given up, CMD not run); once CMD runs, they are passed on to it.\n";
 
 static const char ELECT_USAGE[] =
 	"usage: edgelock elect NAME VALUE [--ttl D] [--wait D] [--grace D] [-- CMD [ARGS...]]\n"
@@ -143,10 +168,9 @@ static int parse(int argc, char **argv, bool with_value, struct run_opts *o, con
 			      : strcmp(a, "--lock-delay") == 0 ? &o->delay_ms
 			      : strcmp(a, "--grace") == 0 ? &o->grace_ms : NULL;
 		if (d != NULL) {
-			if (i + 1 >= argc || !el_cli_duration(argv[++i], d)) {
-				fprintf(stderr, "edgelock: %s needs a duration (e.g. 10s)\n", a);
-				return EL_EXIT_USAGE;
-			}
+			const int rc = el_cli_duration_arg(a, i + 1 < argc ? argv[++i] : NULL, d);
+			if (rc != 0)
+				return rc;
 			continue;
 		}
 		if (a[0] == '-' || pos > (with_value ? 1 : 0))
@@ -162,8 +186,16 @@ static int parse(int argc, char **argv, bool with_value, struct run_opts *o, con
 			"permits are each exclusive)\n");
 		return EL_EXIT_USAGE;
 	}
-	if (o->name == NULL || (with_value && o->value == NULL))
-		return usage(text);
+	const char *command = with_value ? "elect" : "lock";
+	if (o->name == NULL)
+		return el_cli_usage(command, "NAME is missing", NULL, text);
+	if (with_value && o->value == NULL)
+		return el_cli_usage(command, "VALUE is missing", NULL, text);
+	if (!with_value && o->cmd == NULL)
+		return el_cli_usage(command, "CMD is missing (after --)", NULL, text);
+	const int rc = el_cli_name_ok(command, o->name); /* before anything is opened */
+	if (rc != 0)
+		return rc;
 	if (o->grace_ms == 0)
 		o->grace_ms = o->ttl_ms / 5;
 	return 0;
@@ -396,8 +428,7 @@ static void child_setup(pid_t parent, int gate)
 	if (n != 1) /* EOF: the CLI died before its watchdog ran */
 		_exit(EL_EXIT_SOFTWARE);
 	close(gate);
-	signal(SIGINT, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);
+	catch_signals(SIG_DFL);
 	signal(SIGPIPE, SIG_DFL); /* CMD gets the default, whatever the CLI has */
 }
 
@@ -422,7 +453,7 @@ static pid_t start(char **cmd, const char *name, uint64_t token, uint64_t sessio
 		child_setup(parent, gate[0]);
 		execvp(cmd[0], cmd);
 		fprintf(stderr, "edgelock: cannot run %s: %s\n", cmd[0], strerror(errno));
-		_exit(errno == ENOENT ? EL_EXIT_EXEC : 126);
+		_exit(errno == ENOENT ? EL_EXIT_EXEC : EL_EXIT_NOEXEC);
 	}
 	close(gate[0]);
 	if (pid > 0) {
@@ -521,10 +552,7 @@ static enum outcome supervise(el_session *s, pid_t child, const struct run_opts 
 			kill(-child, SIGTERM);
 			termed = jeopardy = true;
 		}
-		if (got_signal != 0 && !termed) { /* pass ^C / SIGTERM on */
-			kill(-child, got_signal);
-			termed = true;
-		}
+		pass_signals(child); /* ^C, SIGTERM, a hang-up, ...: CMD decides */
 		sleep_ms(lost ? 5 : 20);
 	}
 }
@@ -696,7 +724,7 @@ static int acquire_until_signal(struct el_cli *cli, struct acquire *a)
 }
 
 /* Why the lock was not acquired, on stderr; the exit code. */
-static int not_acquired(struct el_cli *cli, const struct run_opts *o, int rc)
+static int not_acquired(struct el_cli *cli, const struct run_opts *o, bool election, int rc)
 {
 	struct el_lock_info info;
 	const char *why = cli->why != NULL ? cli->why : el_client_last_error(cli->client);
@@ -714,7 +742,7 @@ static int not_acquired(struct el_cli *cli, const struct run_opts *o, int rc)
 	if (refused && !busy)
 		fprintf(stderr, "edgelock: %s\n", why);
 	/* any other error: el_cli_fail says it once, and picks the exit code */
-	return refused ? EL_EXIT_NOT_ACQUIRED : el_cli_fail(cli, "lock", rc);
+	return refused ? EL_EXIT_NOT_ACQUIRED : el_cli_fail(cli, election ? "elect" : "lock", rc);
 }
 
 static int run(struct el_cli *cli, int argc, char **argv, bool election)
@@ -723,12 +751,9 @@ static int run(struct el_cli *cli, int argc, char **argv, bool election)
 	int rc = parse(argc, argv, election, &o, election ? ELECT_USAGE : LOCK_USAGE);
 	if (rc != 0)
 		return rc;
-	if (!election && o.cmd == NULL)
-		return usage(LOCK_USAGE);
 	if ((rc = el_cli_connect(cli)) != 0)
 		return rc;
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
+	catch_signals(on_signal);
 	el_session *s;
 	if ((rc = el_session_open(cli->client, o.ttl_ms, &s)) != EL_OK)
 		return el_cli_fail(cli, "open a session", rc);
@@ -743,12 +768,15 @@ static int run(struct el_cli *cli, int argc, char **argv, bool election)
 	}
 	if (rc != EL_OK) {
 		cli->why = a.why; /* set on the acquire's thread */
-		const int code = not_acquired(cli, &o, rc);
+		const int code = not_acquired(cli, &o, election, rc);
 		el_session_close(s);
 		return code;
 	}
-	if (election || o.cmd == NULL)
-		printf("%s %s: token %" PRIu64 "\n", election ? "elected" : "locked", o.name, a.token);
+	if (election || o.cmd == NULL) { /* the name escaped, as locks and observe show it */
+		char name[4 * EL_NAME_MAX + 1];
+		printf("%s %s: token %" PRIu64 "\n", election ? "elected" : "locked",
+		       el_cli_text(o.name, strlen(o.name), name, sizeof name), a.token);
+	}
 	fflush(stdout);
 	struct watchdog dog = { .fd = -1 };
 	if (o.cmd != NULL && start(o.cmd, o.name, a.token, el_session_id(s), &dog) < 0) {

@@ -572,6 +572,14 @@ def test_snapshot_files(e):
     shutil.rmtree(tmp, ignore_errors=True)
 
 
+def test_elected_escaped(e):
+    """elect prints the name it won escaped, as locks and observe show it: a
+    newline in the name does not split the line."""
+    r = e.run("elect", "el\nx", "v", "--", "true")
+    check(r.returncode == 0 and re.fullmatch(r"elected el\\x0ax: token \d+\n", r.stdout),
+          "elect: the name in 'elected NAME' is escaped (%r)" % r.stdout)
+
+
 def test_ttl_over_limit(e):
     """A --ttl over the cluster's [limits] max_session_ttl_ms (10 min by
     default) is the cluster's refusal (exit 1) naming the limit, not a
@@ -774,6 +782,26 @@ def test_killed_cli_group(e):
     check(r.returncode == 0 and kept,
           "CMD ended normally: the child it left in the background runs on (exit %d, alive %s)"
           % (r.returncode, kept))
+
+
+def test_hangup_passed_on(e):
+    """A SIGHUP (a terminal hang-up, `kill -HUP`) or SIGUSR1 to the CLI is
+    passed on to CMD's group, and the lock is released when CMD ends, as for
+    SIGTERM. Before, the default action killed the CLI alone: CMD's children
+    ran on, nothing was released, and the next client waited for the TTL."""
+    for sig, name in ((signal.SIGHUP, "HUP"), (signal.SIGUSR1, "USR1")):
+        pidf = e.path("hup-%s.pid" % name)
+        p = e.start("lock", "hangup", "--ttl", "30s", "--", "sh", "-c",
+                    "trap 'echo got-%s; exit 7' %s; echo $$ > %s; "
+                    "while :; do sleep 0.1; done" % (name, name, pidf))
+        pid_from(pidf)
+        os.kill(p.pid, sig)
+        out, err = p.communicate(timeout=30)
+        r = e.run("lock", "hangup", "--wait", "0", "--", "true")
+        check(p.returncode == 7 and "got-%s" % name in out and r.returncode == 0,
+              "SIG%s to the CLI: passed on to CMD (it exits 7), the lock released at once "
+              "(exit %d, %r; the next lock --wait 0 exits %d)"
+              % (name, p.returncode, out.strip(), r.returncode))
 
 
 def test_stopped_cli_done(e):
@@ -1189,6 +1217,12 @@ def test_usage_named():
                         (["snapshot", "load", "f"], "load"), (["snapshot", "save"], "missing"),
                         (["snapshot", "save", "a", "b"], "unexpected argument b"),
                         (["observe"], "NAME is missing"),
+                        (["lock", "x"], "CMD is missing"), (["lock", "--", "ls"], "NAME is missing"),
+                        (["elect", "x"], "VALUE is missing"),
+                        (["lock", "bad\udcff", "--", "true"], "NAME must be UTF-8 text"),
+                        (["elect", "bad\udcff", "v"], "NAME must be UTF-8 text"),
+                        (["lock", "x", "--ttl", "10000h", "--", "true"],
+                         "--ttl 10000h: too long (a duration is at most 1193h); the cluster"),
                         (["observe", "bad\udcff"], "NAME must be UTF-8 text, not \"bad\\xff\""),
                         (["--timeout", "10000h", "status"], "too long (a duration is at most "
                          "1193h)")):
@@ -1236,6 +1270,9 @@ def test_client_config():
     check(all(x in r.stdout for x in ("74 writing the output", "126 CMD found but not executable",
                                       "127\nCMD not found")),
           "--help documents exit 74, 126 and 127")
+    r = subprocess.run([CLI, "lock", "--help"], capture_output=True, text=True)
+    check(r.returncode == 0 and "EDGELOCK_SESSION" in r.stdout and "126" in r.stdout,
+          "lock --help names EDGELOCK_SESSION and exit 126/127")
 
 
 def main():
@@ -1253,9 +1290,11 @@ def main():
         test_watched_not_listed(e)
         for t in (test_basics, test_json_escaped, test_operator_output, test_args_after_command, test_fifo_handoff, test_shared, test_counter,
                   test_election_observe, test_signal_while_waiting, test_killed_client, test_granted_while_stopped,
-                  test_killed_cli, test_killed_cli_group, test_stopped_cli, test_stopped_cli_done,
+                  test_killed_cli, test_killed_cli_group, test_hangup_passed_on, test_stopped_cli,
+                  test_stopped_cli_done,
                   test_client_threads, test_client_safety,
-                  test_output_full, test_snapshot_files, test_ttl_over_limit):
+                  test_output_full, test_snapshot_files, test_ttl_over_limit,
+                  test_elected_escaped):
             t(e)
         test_leader_killed(cluster, e)
         test_cluster_stopped(cluster, e)
