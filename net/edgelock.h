@@ -187,7 +187,9 @@ enum el_event_kind {
 	EL_EVENT_WAIT_TIMEOUT = 2,
 	EL_EVENT_CANCELED = 3,
 	EL_EVENT_HOLDER_CHANGED = 4, /* a watched name: its holders changed */
-	EL_EVENT_VALUE_CHANGED = 5,  /* a watched election: its value changed */
+	EL_EVENT_VALUE_CHANGED = 5,  /* a watched election: its leader proclaimed a
+				      * new value (a new leader and its value come
+				      * as HOLDER_CHANGED: el_query for the value) */
 	EL_EVENT_GAP = 6,            /* events were lost: query what matters again */
 	EL_EVENT_SESSION_EXPIRING = 7,
 };

@@ -156,12 +156,18 @@ int el_cli_fail(struct el_cli *cli, const char *what, int err)
 	const char *why = cli->why != NULL      ? cli->why
 			  : cli->client != NULL ? el_client_last_error(cli->client)
 						: el_strerror(err);
-	fprintf(stderr, "edgelock: %s: %s\n", what, why);
+	const size_t n = strlen(what);
+	if (strncmp(why, what, n) == 0 && why[n] == ' ') /* "lock NAME: ...": said once */
+		fprintf(stderr, "edgelock: %s\n", why);
+	else
+		fprintf(stderr, "edgelock: %s: %s\n", what, why);
 	switch (err) {
 	case EL_ETIMEDOUT: /* the library's "no leader reachable" too */
 		if (strstr(why, "certificate") != NULL || strstr(why, "Crypto") != NULL ||
 		    strstr(why, "Peer") != NULL)
 			return EL_EXIT_NOPERM;
+		return EL_EXIT_UNAVAILABLE;
+	case EL_EEXPIRED: /* the lease ran out: no leader answered for it */
 		return EL_EXIT_UNAVAILABLE;
 	case EL_EPERM:
 		return EL_EXIT_NOPERM;

@@ -462,8 +462,9 @@ int el_cli_observe(struct el_cli *cli, int argc, char **argv)
 				   "may be missed (--json: a \"gap\":true object), watches again\n"
 				   "once a node answers and prints the state if it changed. A failed\n"
 				   "query is an error (stderr; --json: an \"error\" object), not a\n"
-				   "state. Exit 69 when no leader is reachable for the session's\n"
-				   "10 s lease, 74 when writing the output fails.\n";
+				   "state. Exit 69 when no leader answered for the session's 10 s\n"
+				   "lease (10-20 s after the last answer, with --timeout), 74 when\n"
+				   "writing the output fails.\n";
 	if (help(argc, argv, text))
 		return EL_EXIT_OK;
 	if (argc > 1 && (argc > 2 || argv[1][0] == '-'))

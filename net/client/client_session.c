@@ -493,8 +493,9 @@ static int acquire(el_session *s, const char *name, bool shared, uint32_t permit
 	if (rc == EL_OK)
 		rc = granted_in_lease(s);
 	if (rc == EL_ELIMIT) /* the reply names the semaphore's own limit */
-		el_client__fail("semaphore %s has %u permits, not %u", name,
-				(unsigned)req[1].permits, (unsigned)permits);
+		el_client__fail("semaphore %s has %u permit%s, not %u", name,
+				(unsigned)req[1].permits, req[1].permits == 1 ? "" : "s",
+				(unsigned)permits);
 	else if (rc == EL_EKIND)
 		el_client__fail("%s is a %s", name, permits > 0 ? "lock, not a semaphore"
 								: "semaphore, not a lock");
@@ -628,7 +629,9 @@ static int campaign(el_session *s, const char *name, const void *value, uint32_t
 	rc = locked_request(s, req, req + 1, token);
 	if (rc == EL_OK)
 		rc = granted_in_lease(s);
-	if (rc != EL_OK)
+	if (rc == EL_EKIND)
+		el_client__fail("campaign %s: %s is a semaphore, not an election", name, name);
+	else if (rc != EL_OK)
 		el_client__context("campaign %s", name);
 	free(req);
 	return rc;

@@ -676,16 +676,23 @@ def test_cluster_stopped(cluster, e):
     beat = e.path("beats")
     cmd = "while true; do date +%s.%N >> " + beat + "; sleep 0.05; done"
     p = e.start("lock", "stopme", "--ttl", "3s", "--", "sh", "-c", cmd)
-    time.sleep(1.5)
+    time.sleep(1.0)
+    waiter = e.start("lock", "stopme", "--ttl", "3s", "--wait", "60s", "--", "true")
+    time.sleep(0.5)
     t_stop = time.time()
     for i in list(cluster.procs):
         cluster.signal(i, signal.SIGSTOP)
     try:
         rc = p.wait(timeout=30)
         t_exit = time.time()
+        _, werr = waiter.communicate(timeout=30)
     finally:
         for i in list(cluster.procs):
             cluster.signal(i, signal.SIGCONT)
+    check(waiter.returncode == 69 and "edgelock: lock: lock" not in werr,
+          "a waiter whose lease ran out with every daemon stopped exits 69 (no leader "
+          "answered), not 1 (refused), saying 'lock' once (exit %d: %s)"
+          % (waiter.returncode, werr.strip()))
     with open(beat) as f:
         last = float(f.read().split()[-1])
     check(rc == 76, "all daemons stopped past the TTL: the CLI exits 76 (lock lost), got %d" % rc)
