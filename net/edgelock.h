@@ -141,8 +141,14 @@ void el_session_set_lock_delay(el_session *s, uint32_t delay_ms);
  * says how it ended, however long that takes, or until the session's
  * lease runs out here (EL_EEXPIRED; the cluster then drops the session's
  * locks and waits). So it may return after wait_ms + timeout_ms or later,
- * but never with a grant nobody knows of left held; EL_EDELAYED: in its
- * lock-delay (try);
+ * but never with a grant nobody knows of left held. When the seq of a
+ * queued or unanswered request can no longer be asked about (a request
+ * numbered in the session outside this library, through
+ * el_client_request, acted since), the lock's holders and waiters tell
+ * how it ended (a QUERY of name each second; without the ACL's observe on
+ * name: EL_EPERM, the outcome unknown): the session holds it, EL_OK; it
+ * neither holds nor waits, EL_ETIMEDOUT ("it will never be granted");
+ * EL_EDELAYED: in its lock-delay (try);
  * EL_EEXPIRED: the session is gone, or its lease ran out (as this client
  * sees it) before the call (then nothing was sent) or before the grant
  * reached the caller: a process stopped while it waited may not act on a
@@ -240,7 +246,10 @@ struct el_cw_msg;
 /* Send one request (docs/protocol.md) to the leader, following redirects and
  * retrying with the same id; *reply gets the answer. Returns EL_OK when a
  * reply came (its err field tells how the request went) or an error
- * (EL_ETIMEDOUT: no leader answered within timeout_ms, see the top). */
+ * (EL_ETIMEDOUT: no leader answered within timeout_ms, see the top).
+ * A request numbered (seq) in a session of el_session_open makes every
+ * older seq of it stale: the session's next calls get EL_ESTALE, and a
+ * call waiting in el_lock or el_campaign learns its end by QUERY. */
 int el_client_request(el_client *c, struct el_cw_msg *req, struct el_cw_msg *reply);
 /* The same to one endpoint only, no redirect (for per-node status);
  * EL_ETIMEDOUT when it cannot be reached or does not answer in timeout_ms. */

@@ -327,8 +327,10 @@ void el_client__close_sessions(el_client *c)
  * One call at a time per session. The cluster keeps only the last seq of a
  * session, to answer a re-sent request from its stored reply: two calls in
  * flight at once on one session would make a re-send of the first one
- * stale (a false EL_ESTALE) while its wait stays queued on the cluster, to
- * be granted to the session with nobody knowing the token. Serializing the
+ * stale while its wait stays queued on the cluster (wait_grant then has to
+ * learn its end from the lock's holders and waiters), and a request
+ * overtaken on the wire by a newer seq gets EL_ESTALE without acting, a
+ * false failure. Serializing the
  * calls could deadlock (a call waiting for a lock that only a later call of
  * the same session frees, through another session's wait), so a second
  * call fails at once. Keepalives are the keeper's and carry no seq.
@@ -369,19 +371,71 @@ static const struct el_cw_msg *find_end(el_client *c, uint64_t session, uint64_t
 	return NULL;
 }
 
+/* How req's wait ended, asked by QUERY of its name (linearizable: the
+ * leader answers after a read barrier) once its seq can no longer be asked:
+ * a newer seq of the session has acted, so req can never act again and
+ * the lock's holders and waiters hold its outcome. EL_OK with *token: the
+ * session holds it (req's grant; a session has one claim per lock);
+ * EL_ETIMEDOUT: neither holding nor waiting with req's seq, never to be
+ * granted now; 1: still waiting, or not known yet (no leader, or the
+ * session may wait beyond the listed first waiters): ask again later;
+ * EL_EPERM: the ACL allows no QUERY of the name (observe). */
+static int settle_by_query(el_session *s, const struct el_cw_msg *req, uint64_t *token)
+{
+	struct el_cw_msg *q = calloc(2, sizeof(*q));
+	if (q == NULL)
+		return 1;
+	const struct el_cw_msg *rep = q + 1;
+	q->type = EL_CW_QUERY;
+	q->name_len = req->name_len;
+	memcpy(q->name, req->name, req->name_len);
+	int rc = el_client_request(s->client, q, q + 1);
+	if (rc == EL_OK && rep->err != EL_ENOTFOUND) /* ENOTFOUND: nobody holds or waits */
+		rc = rep->err;
+	if (rc == EL_OK) {
+		rc = rep->n_waiters > rep->n_waiters_listed ? 1 : EL_ETIMEDOUT;
+		for (unsigned i = 0; i < rep->n_waiters_listed; i++)
+			if (rep->waiters[i].session == s->id && rep->waiters[i].seq == req->seq)
+				rc = 1;
+		for (unsigned i = 0; i < rep->n_holders; i++)
+			if (rep->holders[i].session == s->id) {
+				*token = rep->holders[i].token;
+				rc = EL_OK;
+			}
+	} else if (rc != EL_EPERM) {
+		rc = 1;
+	}
+	free(q);
+	if (rc == EL_ETIMEDOUT || rc == EL_EPERM)
+		el_client__fail("%s: request seq %llu of session %llu can no longer be asked about "
+				"(a newer seq of the session acted meanwhile) and %s", el_strerror(rc),
+				(unsigned long long)req->seq, (unsigned long long)s->id,
+				rc == EL_EPERM ? "the ACL allows no query of the name: its outcome is "
+						 "unknown, the session may hold it (close it to be sure)"
+					       : "the session neither holds nor waits for it: it will "
+						 "never be granted");
+	return rc;
+}
+
 /* Wait for the end of a queued request, or of one whose fate is unknown (sent,
  * never answered: it may be queued, or granted, on the cluster), req being
  * it, to re-send: the event, or, every second and after a reconnect or a
  * gap in the events, the same seq again, whose stored reply says how it
- * ended (or that it never arrived: then it acts now, once). It returns only
- * when the cluster said how the request ended, or once the session's lease
- * ran out here (the cluster then drops its locks and waits with it), never
- * at a deadline of its own: a grant nobody knows of would stay held, and
- * the same session asking again would only count it twice. */
+ * ended (or that it never arrived: then it acts now, once). A re-send that
+ * finds a newer seq of the session (EL_ESTALE; the library makes one call
+ * at a time per session, so only a request numbered outside it, through
+ * el_client_request) asks no more by seq: from then on the lock's holders
+ * and waiters say how it ended (settle_by_query), on the same beats, and an
+ * event still ends it. It returns only when the cluster said how the
+ * request ended, or once the session's lease ran out here (the cluster then
+ * drops its locks and waits with it), never at a deadline of its own: a
+ * grant nobody knows of would stay held, and the same session asking again
+ * would only count it twice. */
 static int wait_grant(el_session *s, struct el_cw_msg *req, struct el_cw_msg *rep,
-		      uint64_t *token)
+		      uint64_t *token, bool *told)
 {
 	el_client *c = s->client;
+	bool by_seq = true;
 	for (;;) {
 		pthread_mutex_lock(&c->mu);
 		const uint64_t seen_gaps = c->gaps, seen_conn = c->reconnects;
@@ -402,10 +456,18 @@ static int wait_grant(el_session *s, struct el_cw_msg *req, struct el_cw_msg *re
 		pthread_mutex_unlock(&c->mu);
 		if (rc <= 0)
 			return rc;
-		req->id = 0; /* a new request id, the same seq */
-		if (el_client_request(c, req, rep) == EL_OK && (rep->err != EL_OK || !rep->queued)) {
-			*token = rep->token;
-			return rep->err;
+		if (by_seq) {
+			req->id = 0; /* a new request id, the same seq */
+			const bool got = el_client_request(c, req, rep) == EL_OK;
+			if (got && rep->err != EL_ESTALE && (rep->err != EL_OK || !rep->queued)) {
+				*token = rep->token;
+				return rep->err;
+			}
+			by_seq = !(got && rep->err == EL_ESTALE);
+		}
+		if (!by_seq && (rc = settle_by_query(s, req, token)) <= 0) {
+			*told = true; /* how it learned the end is in the message */
+			return rc;
 		}
 	}
 }
@@ -448,18 +510,18 @@ static int locked_request(el_session *s, struct el_cw_msg *req, struct el_cw_msg
 	req->session = s->id;
 	req->seq = ++s->seq;
 	pthread_mutex_unlock(&c->mu);
-	bool unanswered = false;
+	bool unanswered = false, told = false; /* told: wait_grant said why itself */
 	int rc = el_client__request_unsure(c, req, rep, &unanswered);
 	const bool takes = req->type == EL_CW_ACQUIRE || req->type == EL_CW_CAMPAIGN;
 	if (rc == EL_ETIMEDOUT && unanswered && takes) { /* it may act yet: learn how */
-		rc = wait_grant(s, req, rep, token);
+		rc = wait_grant(s, req, rep, token, &told);
 	} else if (rc != EL_OK) {
 		return rc; /* its message says more (no leader: the endpoints tried) */
 	} else {
 		rc = rep->err;
 		*token = rep->token;
 		if (rc == EL_OK && rep->queued)
-			rc = wait_grant(s, req, rep, token);
+			rc = wait_grant(s, req, rep, token, &told);
 	}
 	if (rc == EL_EFULL && (req->type == EL_CW_ACQUIRE || req->type == EL_CW_CAMPAIGN ||
 			       req->type == EL_CW_WATCH)) /* the leader's log says which */
@@ -467,7 +529,7 @@ static int locked_request(el_session *s, struct el_cw_msg *req, struct el_cw_msg
 				"has reached its [limits] %s; release something or retry later",
 				el_strerror(rc), req->type == EL_CW_WATCH ? "watches_per_client"
 									  : "claims_per_client");
-	else if (rc != EL_OK)
+	else if (rc != EL_OK && !told)
 		el_client__fail("%s", el_strerror(rc));
 	return rc;
 }

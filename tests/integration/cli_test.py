@@ -41,6 +41,8 @@ throughout kept its token; the remaining three nodes grant a higher token.
 libedgelock's edges (client_safety.c): a session lost locally sends no
 acquire and still sends its close; an open slower than the TTL hands out
 no session; a second call on a session in use gets EL_EBUSY at once; a
+wait whose seq a newer request of its session made stale still returns its
+grant, or EL_ETIMEDOUT once it will never be granted; a
 client whose endpoints all refuse returns within its timeout; el_client_close
 closes the sessions left open (their locks free at once, nothing leaked); a
 refused certificate (none, or a node's) is EL_EPERM at once; one reconnect

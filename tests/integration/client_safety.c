@@ -339,15 +339,50 @@ out:
 struct waiter {
 	el_session *s;
 	const char *name;
+	uint32_t wait_ms;
 	int rc;
 	uint64_t token;
+	char why[256]; /* el_client_last_error is the thread's own */
+	atomic_bool done;
 };
 
 static void *wait_for_lock(void *arg)
 {
 	struct waiter *w = arg;
-	w->rc = el_lock(w->s, w->name, false, 5000, &w->token);
+	w->rc = el_lock(w->s, w->name, false, w->wait_ms, &w->token);
+	snprintf(w->why, sizeof w->why, "%s", w->rc != EL_OK ? el_client_last_error(NULL) : "");
+	atomic_store(&w->done, true);
 	return NULL;
+}
+
+/* A waiter w (thread t) in el_lock on session s, behind other's hold. */
+struct queued {
+	el_session *s, *other;
+	uint64_t held;
+	struct waiter w;
+	pthread_t t;
+};
+
+/* Open s and other on c, take name in other, start q->w waiting for it in s
+ * (wait_ms): 0, or 1 when any of it failed (said why, nothing left open). */
+static int queue_behind(el_client *c, const char *check, const char *name, uint32_t wait_ms,
+			struct queued *q)
+{
+	memset(q, 0, sizeof *q);
+	q->w.name = name;
+	q->w.wait_ms = wait_ms;
+	q->w.rc = 1;
+	if (el_session_open(c, 30000, &q->s) == EL_OK &&
+	    el_session_open(c, 30000, &q->other) == EL_OK &&
+	    el_lock(q->other, name, false, EL_WAIT_NONE, &q->held) == EL_OK) {
+		q->w.s = q->s;
+		if (pthread_create(&q->t, NULL, wait_for_lock, &q->w) == 0)
+			return 0;
+	}
+	failed(check, "setup: %s", el_client_last_error(c));
+	el_session_close(q->s);
+	el_session_close(q->other);
+	return 1;
 }
 
 /* Two threads on one session: while thread A waits in el_lock, thread B's
@@ -356,20 +391,13 @@ static void *wait_for_lock(void *arg)
  * re-send a false EL_ESTALE, its wait left queued), and A is granted. */
 static int check_one_call(el_client *c)
 {
-	el_session *s = NULL, *other = NULL;
 	char name[40];
 	snprintf(name, sizeof name, "safety/busy-%d", (int)getpid());
-	uint64_t held = 0, token = 0;
-	pthread_t t;
-	struct waiter w = { .name = name, .rc = 1 };
-	if (el_session_open(c, 30000, &s) != EL_OK || el_session_open(c, 30000, &other) != EL_OK ||
-	    el_lock(other, name, false, EL_WAIT_NONE, &held) != EL_OK) {
-		el_session_close(s);
-		el_session_close(other);
-		return failed("one-call", "setup: %s", el_client_last_error(c));
-	}
-	w.s = s;
-	int bad = pthread_create(&t, NULL, wait_for_lock, &w) != 0;
+	uint64_t token = 0;
+	struct queued q;
+	if (queue_behind(c, "one-call", name, 5000, &q) != 0)
+		return 1;
+	el_session *s = q.s;
 	usleep(1200 * 1000); /* A queued, and past its first re-send (1 s) */
 	const uint64_t t0 = now_ms();
 	const int second = el_lock(s, "safety/busy-second", false, EL_WAIT_NONE, &token);
@@ -378,26 +406,139 @@ static int check_one_call(el_client *c)
 	/* only with the rule in place: without, close would free s under A */
 	const int closing = second == EL_EBUSY ? el_session_close(s) : EL_EBUSY;
 	usleep(1200 * 1000); /* ... and past another re-send */
-	el_unlock(other, name, held);
-	if (!bad)
-		pthread_join(t, NULL);
-	if (bad || second != EL_EBUSY || took > 200 || !said || closing != EL_EBUSY)
+	el_unlock(q.other, name, q.held);
+	pthread_join(q.t, NULL);
+	int bad = 0;
+	if (second != EL_EBUSY || took > 200 || !said || closing != EL_EBUSY)
 		bad = failed("one-call", "a second call on a session in use: rc %d after %llu ms "
 			     "(%s), close %d; want EL_EBUSY at once and that message", second,
 			     (unsigned long long)took, el_client_last_error(c), closing);
-	if (w.rc != EL_OK || w.token <= held)
+	if (q.w.rc != EL_OK || q.w.token <= q.held)
 		bad = failed("one-call", "the waiting call: rc %d token %llu (held %llu); want "
-			     "EL_OK and a larger token", w.rc, (unsigned long long)w.token,
-			     (unsigned long long)held);
+			     "EL_OK and a larger token", q.w.rc, (unsigned long long)q.w.token,
+			     (unsigned long long)q.held);
 	if (closing == EL_OK) /* freed: nothing more on s */
 		s = NULL;
 	if (second == EL_OK)
 		el_unlock(s, "safety/busy-second", token);
-	if (s != NULL && w.rc == EL_OK)
-		el_unlock(s, name, w.token);
+	if (s != NULL && q.w.rc == EL_OK)
+		el_unlock(s, name, q.w.token);
 	el_session_close(s);
-	el_session_close(other);
+	el_session_close(q.other);
 	return bad;
+}
+
+/* A request numbered in s's session from outside the library (a raw
+ * el_client_request on via; the library's own calls are one at a time, see
+ * one-call) with seq far past the library's: from then on the cluster
+ * answers s's older seqs EL_ESTALE. A RELEASE of a name s does not hold:
+ * EL_ENOTFOUND, nothing else done. */
+static int bump_seq(el_client *via, el_session *s, uint64_t seq)
+{
+	static const char bump[] = "safety/stale-bump";
+	struct el_cw_msg *m = calloc(2, sizeof *m);
+	if (m == NULL)
+		return EL_EFULL;
+	m->type = EL_CW_RELEASE;
+	m->session = el_session_id(s);
+	m->seq = seq;
+	m->token = 1;
+	m->name_len = sizeof bump - 1;
+	memcpy(m->name, bump, sizeof bump - 1);
+	int rc = el_client_request(via, m, m + 1);
+	if (rc == EL_OK)
+		rc = m[1].err;
+	free(m);
+	return rc;
+}
+
+/* The token s holds name with, as the cluster shows it; 0: not s's. */
+static uint64_t held_by(el_client *c, const char *name, el_session *s)
+{
+	struct el_lock_info li;
+	return el_query(c, name, &li) == EL_OK && li.holder_session == el_session_id(s)
+		       ? li.token : 0;
+}
+
+/* stale-seq, granted: A waits in el_lock behind `other`; a newer seq of the
+ * session acts (1.3 s), so A's next re-send (2 s) gets EL_ESTALE while A's
+ * wait stays queued; `other` unlocks at 3 s. A must return the grant (an
+ * EL_ESTALE would leave the session holding a lock nobody knows of). */
+static int stale_granted(el_client *c, const char *name)
+{
+	struct queued q;
+	if (queue_behind(c, "stale-seq", name, 10000, &q) != 0)
+		return 1;
+	usleep(1300 * 1000); /* A queued, past its first re-send */
+	const int bump = bump_seq(c, q.s, UINT64_C(1) << 20);
+	usleep(1700 * 1000); /* A's next re-send met EL_ESTALE */
+	el_unlock(q.other, name, q.held);
+	pthread_join(q.t, NULL);
+	const struct waiter *w = &q.w;
+	int bad = 0;
+	if (bump != EL_ENOTFOUND)
+		bad = failed("stale-seq", "setup: bump rc %d", bump);
+	else if (w->rc != EL_OK || w->token <= q.held || held_by(c, name, q.s) != w->token)
+		bad = failed("stale-seq", "a wait whose seq a newer one made stale: rc %d (%s), "
+			     "token %llu (held %llu); the cluster shows the session holding it with "
+			     "token %llu; want EL_OK and that grant", w->rc, w->why,
+			     (unsigned long long)w->token, (unsigned long long)q.held,
+			     (unsigned long long)held_by(c, name, q.s));
+	el_session_close(q.s); /* its seq is behind the cluster's: close it */
+	el_session_close(q.other);
+	return bad;
+}
+
+/* stale-seq, never granted: A waits 2.6 s behind `other`; from 1.2 s a
+ * second client numbers A's session every 50 ms (each request there also
+ * takes the session's events to that client, so A misses its WAIT_TIMEOUT).
+ * A's re-send at 2 s gets EL_ESTALE; A must learn from the lock's waiters
+ * that its wait ended and say EL_ETIMEDOUT, it will never be granted. */
+static int stale_never(el_client *c, const char *name)
+{
+	el_client *c2 = cluster_client();
+	struct queued q;
+	if (c2 == NULL || queue_behind(c, "stale-seq", name, 2600, &q) != 0) {
+		el_client_close(c2);
+		return 1;
+	}
+	usleep(1200 * 1000);
+	int bump = EL_ENOTFOUND;
+	for (uint64_t seq = UINT64_C(1) << 20; !atomic_load(&q.w.done) && seq < (1u << 20) + 400;
+	     seq++) {
+		const int rc = bump_seq(c2, q.s, seq);
+		bump = rc != EL_ENOTFOUND ? rc : bump;
+		usleep(50 * 1000);
+	}
+	pthread_join(q.t, NULL);
+	struct el_lock_info li;
+	const int got = el_query(c, name, &li);
+	const struct waiter *w = &q.w;
+	int bad = 0;
+	if (bump != EL_ENOTFOUND)
+		bad = failed("stale-seq", "setup (never): bump rc %d", bump);
+	else if (w->rc != EL_ETIMEDOUT || strstr(w->why, "never") == NULL || got != EL_OK ||
+		 li.holder_session != el_session_id(q.other) || li.n_waiters != 0)
+		bad = failed("stale-seq", "a wait that ended unseen, its seq made stale: rc %d (%s); "
+			     "the lock's holder %llu (other %llu), %u waiters; want EL_ETIMEDOUT saying "
+			     "it will never be granted", w->rc, w->why,
+			     (unsigned long long)li.holder_session,
+			     (unsigned long long)el_session_id(q.other), (unsigned)li.n_waiters);
+	el_session_close(q.s);
+	el_session_close(q.other);
+	el_client_close(c2);
+	return bad;
+}
+
+/* A wait the session can no longer ask about by its seq (a newer seq of the
+ * session acted meanwhile) settles by the lock's holders and waiters. */
+static int check_stale_seq(el_client *c)
+{
+	char granted[40], never[40];
+	snprintf(granted, sizeof granted, "safety/stale-%d", (int)getpid());
+	snprintf(never, sizeof never, "safety/stale-never-%d", (int)getpid());
+	const int bad = stale_granted(c, granted);
+	return stale_never(c, never) | bad;
 }
 
 /* Does why name every endpoint of the comma-separated list eps? */
@@ -914,6 +1055,7 @@ static const struct check CHECKS[] = {
 	{ "open-lost", run_open_lost, false },
 	{ "lost-calls", check_lost_calls, false },
 	{ "one-call", check_one_call, false },
+	{ "stale-seq", check_stale_seq, false },
 	{ "deadline", check_deadline, false },
 	{ "client-close", check_client_close, false },
 	{ "refused-cert", check_refused_cert, false },
