@@ -152,8 +152,19 @@ void el_session_set_lock_delay(el_session *s, uint32_t delay_ms);
  * EL_EEXPIRED: the session is gone, or its lease ran out (as this client
  * sees it) before the call (then nothing was sent) or before the grant
  * reached the caller: a process stopped while it waited may not act on a
- * grant the cluster could have given away since. */
+ * grant the cluster could have given away since (*token is that grant's,
+ * for the record only). EL_EINVAL from the cluster: this session holds name
+ * in the other mode. On every other error *token is 0. */
 int el_lock(el_session *s, const char *name, bool shared, uint32_t wait_ms, uint64_t *token);
+/* el_unlock gives one count of the hold of token back (the lock is free
+ * once every count is). A release that no node answers within timeout_ms
+ * may have acted or not, so it is asked again (the same seq: it acts at
+ * most once) until the cluster answers, or until the session's lease ran
+ * out here: EL_EEXPIRED, and the cluster gives the session's holds up as
+ * it expires it (after its lock-delay). So it may take up to the lease's
+ * TTL; it never returns EL_ETIMEDOUT with the hold left in doubt. The same
+ * for el_resign. EL_ENOTFOUND: this session does not hold name;
+ * EL_ESTALE: token is an older grant's. */
 int el_unlock(el_session *s, const char *name, uint64_t token);
 
 /* Semaphores (like `consul lock -n`): take one of `permits` permits of name

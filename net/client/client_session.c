@@ -502,6 +502,38 @@ static int still_leased(el_session *s, const char *what, const char *name)
 	return EL_EEXPIRED;
 }
 
+static const char *verb(uint8_t type);
+
+/* A release or resign that got no answer in time may have acted or not: ask
+ * the same seq again (it acts at most once; the stored reply says how it
+ * ended) until the cluster answers, or until the lease ran out here, when
+ * the cluster drops the session's holds as it expires it (EL_EEXPIRED).
+ * Returned as EL_ETIMEDOUT, the hold stayed until the session ended (a
+ * leader SIGKILLed under a release, found by a soak test), and its caller
+ * could not tell whether to unlock again. */
+static int settle_release(el_session *s, struct el_cw_msg *req, struct el_cw_msg *rep,
+			  bool *told)
+{
+	el_client *c = s->client;
+	for (;;) {
+		pthread_mutex_lock(&c->mu);
+		const bool lost = lost_now(s);
+		pthread_mutex_unlock(&c->mu);
+		if (lost) {
+			el_client__fail("%s %.*s: no answer before the session's lease ran out; the "
+					"cluster gives the session's holds up as it expires it",
+					verb(req->type), (int)req->name_len, req->name);
+			*told = true;
+			return EL_EEXPIRED;
+		}
+		req->id = 0; /* a new request id, the same seq */
+		if (el_client_request(c, req, rep) == EL_OK)
+			return rep->err;
+		const struct timespec pause = { 0, 200 * 1000000L }; /* no leader yet */
+		nanosleep(&pause, NULL);
+	}
+}
+
 static int locked_request(el_session *s, struct el_cw_msg *req, struct el_cw_msg *rep,
 			  uint64_t *token)
 {
@@ -513,8 +545,12 @@ static int locked_request(el_session *s, struct el_cw_msg *req, struct el_cw_msg
 	bool unanswered = false, told = false; /* told: wait_grant said why itself */
 	int rc = el_client__request_unsure(c, req, rep, &unanswered);
 	const bool takes = req->type == EL_CW_ACQUIRE || req->type == EL_CW_CAMPAIGN;
+	const bool gives = req->type == EL_CW_RELEASE || req->type == EL_CW_RESIGN;
 	if (rc == EL_ETIMEDOUT && unanswered && takes) { /* it may act yet: learn how */
 		rc = wait_grant(s, req, rep, token, &told);
+	} else if (rc == EL_ETIMEDOUT && gives) { /* sent or not: see it through */
+		rc = settle_release(s, req, rep, &told);
+		*token = rep->token;
 	} else if (rc != EL_OK) {
 		return rc; /* its message says more (no leader: the endpoints tried) */
 	} else {
@@ -561,8 +597,14 @@ static int acquire(el_session *s, const char *name, bool shared, uint32_t permit
 	else if (rc == EL_EKIND)
 		el_client__fail("%s is a %s", name, permits > 0 ? "lock, not a semaphore"
 								: "semaphore, not a lock");
+	else if (rc == EL_EINVAL) /* the cluster's: the library checked the rest */
+		el_client__fail("lock %s: %s: this session holds it in the other mode (%s); "
+				"unlock that first", name, el_strerror(rc),
+				shared ? "exclusive" : "shared");
 	else if (rc != EL_OK)
 		el_client__context("lock %s", name);
+	if (rc != EL_OK && rc != EL_EEXPIRED)
+		*token = 0; /* no grant to fence with (EL_EEXPIRED: the one that came late) */
 	free(req);
 	return rc;
 }

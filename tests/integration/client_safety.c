@@ -1051,6 +1051,52 @@ static int check_unanswered(el_client *main_c)
 	return bad;
 }
 
+/* Unmutes the relay after 1.5 s. */
+static void *unmute_main(void *arg)
+{
+	const struct timespec mute = { 1, 500000000 };
+	nanosleep(&mute, NULL);
+	atomic_store(&((struct relay *)arg)->mute, false);
+	return NULL;
+}
+
+/* A release whose answer does not come within timeout_ms (the relay holds
+ * the replies back 1.5 s, timeout 500 ms) may have acted or not: el_unlock
+ * asks the same seq again until the cluster answers, and returns its
+ * answer, never EL_ETIMEDOUT with the hold in doubt (a soak test saw a
+ * session keep a lock whose el_unlock timed out under a killed leader). */
+static int check_unanswered_unlock(el_client *main_c)
+{
+	struct relay r;
+	el_client *c = client_via_relay(main_c, &r, "unanswered-unlock", 500);
+	if (c == NULL)
+		return 1;
+	el_session *s = NULL;
+	uint64_t token = 0;
+	int bad = 0;
+	pthread_t th;
+	if (el_session_open(c, 10000, &s) != EL_OK ||
+	    el_lock(s, "safety/unanswered-unlock", false, 0, &token) != EL_OK) {
+		bad = failed("unanswered-unlock", "setup: %s", el_client_last_error(c));
+	} else {
+		atomic_store(&r.mute, true);
+		const bool started = pthread_create(&th, NULL, unmute_main, &r) == 0;
+		const uint64_t t0 = now_ms();
+		const int rc = el_unlock(s, "safety/unanswered-unlock", token);
+		const uint64_t took = now_ms() - t0;
+		if (started)
+			pthread_join(th, NULL);
+		if (rc != EL_OK || taken(main_c, "safety/unanswered-unlock"))
+			bad = failed("unanswered-unlock", "el_unlock -> %d after %llu ms (%s); want "
+				     "EL_OK once the cluster's answer came, and the lock free", rc,
+				     (unsigned long long)took, el_client_last_error(c));
+	}
+	el_session_close(s);
+	el_client_close(c);
+	relay_stop(&r);
+	return bad;
+}
+
 static const struct check CHECKS[] = {
 	{ "open-lost", run_open_lost, false },
 	{ "lost-calls", check_lost_calls, false },
@@ -1066,6 +1112,7 @@ static const struct check CHECKS[] = {
 	{ "proclaim", check_proclaim, false },
 	{ "one-gap", check_one_gap, false },
 	{ "unanswered", check_unanswered, false },
+	{ "unanswered-unlock", check_unanswered_unlock, false },
 	{ "no-quorum", check_no_quorum, true },
 };
 #define N_CHECKS (sizeof CHECKS / sizeof CHECKS[0])
