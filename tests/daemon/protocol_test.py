@@ -1,0 +1,155 @@
+"""protocol_test.py BUILD - what docs/protocol.md promises a client written
+from it alone, on three real edgelockd over TLS (found by a black-box
+client's author):
+
+- a queued ACQUIRE ends with a CANCELED event (kind 3, its seq) when its
+  session is closed or expires, and the CLOSE_SESSION's reply arrives too;
+  a session opened in the same batch (it may take the closed one's slot in
+  the table) gets none of the closed session's events; a retry of the
+  canceled seq gets EEXPIRED.
+
+Prints "ok NAME" / "FAIL NAME why" per check and "N passed, N failed".
+"""
+import os
+import random
+import signal
+import socket
+import ssl
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from elcluster import Checks, Cluster  # noqa: E402
+
+EL_EEXPIRED = -7
+EV_CANCELED, EV_SESSION_EXPIRING = 3, 7
+check = Checks()
+
+
+def open_session(conn, ttl=30000, client="proto"):
+    rep = conn.call({1: 1, 9: ttl, 13: client, 14: random.getrandbits(64)})
+    return rep.get(4, 0)
+
+
+def next_event(conn, session, timeout, skip=(EV_SESSION_EXPIRING,)):
+    """The next EVENT for session (other kinds in skip passed over), or None."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            m = conn.event(max(0.05, deadline - time.time()))
+        except (socket.timeout, ssl.SSLError, OSError, EOFError):
+            return None
+        if m.get(1) == 128 and m.get(4) == session and m.get(19) not in skip:
+            return m
+    return None
+
+
+def queue_behind(c, leader, holder_s, holder, name):
+    """A second connection and session waiting (unbounded) for name, which
+    holder_s holds: (conn, session, seq of the queued acquire)."""
+    b = c.connect(leader)
+    s = open_session(b, ttl=30000)
+    rep = b.call({1: 4, 4: s, 5: 1, 6: name, 8: 0xFFFFFFFF})
+    check("%s: a second session queues" % name, rep.get(16) is True, repr(rep))
+    return b, s, 1
+
+
+def test_canceled_on_close(c, leader, a, sa):
+    b, sb, seq = queue_behind(c, leader, sa, a, "cancel-close")
+    rep = b.call({1: 3, 4: sb})
+    check("close: CLOSE_SESSION of a session with a queued acquire answered OK",
+          rep.get(1) == 67 and rep.get(3, 0) == 0, repr(rep))
+    ev = next_event(b, sb, 3.0)
+    check("close: the queued acquire ends with a CANCELED event (kind 3, its seq, its name)",
+          ev is not None and ev.get(19) == EV_CANCELED and ev.get(5) == seq and
+          ev.get(6) == "cancel-close", repr(ev))
+    rep = b.call({1: 4, 4: sb, 5: seq, 6: "cancel-close", 8: 0xFFFFFFFF})
+    check("close: a retry of the canceled seq gets EEXPIRED (the session is gone)",
+          rep.get(3) == EL_EEXPIRED, repr(rep))
+    b.close()
+
+
+def test_canceled_on_expiry(c, leader, a, sa):
+    b = c.connect(leader)
+    sb = open_session(b, ttl=1500)
+    t0 = time.time()
+    rep = b.call({1: 4, 4: sb, 5: 1, 6: "cancel-expiry", 8: 0xFFFFFFFF})
+    check("expiry: a session with a short lease queues", rep.get(16) is True, repr(rep))
+    ev = next_event(b, sb, 6.0)
+    check("expiry: without keepalives its queued acquire ends with CANCELED (kind 3, seq 1)",
+          ev is not None and ev.get(19) == EV_CANCELED and ev.get(5) == 1 and
+          time.time() - t0 >= 1.0, repr(ev))
+    b.close()
+
+
+def test_canceled_slot_reuse(c, leader, a, sa):
+    """The close and a new open applied in one batch: both followers are
+    stopped (SIGSTOP, for less than an election timeout) while the two are
+    proposed, so they commit and are applied together. The new session then
+    takes the closed one's slot (the lowest free), and its OPEN_SESSION
+    reply, delivered before the batch's events, attaches it there. It must
+    never get the closed session's events; the closer's connection gets its
+    CANCELED."""
+    followers = [i for i in c.procs if i != leader]
+    for k in range(3):
+        name = "cancel-reuse-%d" % k
+        b, sb, seq = queue_behind(c, leader, sa, a, name)
+        n = c.connect(leader)
+        n.call({1: 18})  # proven and served: its open goes out at once
+        for i in followers:
+            c.signal(i, signal.SIGSTOP)
+        try:
+            b.send({0: 1, 1: 3, 2: 900, 4: sb})
+            n.send({0: 1, 1: 1, 2: 901, 9: 30000, 14: random.getrandbits(64)})
+            time.sleep(0.15)
+        finally:
+            for i in followers:
+                c.signal(i, signal.SIGCONT)
+        got_b, got_n = [], []
+        deadline = time.time() + 3.0
+        for conn, got in ((b, got_b), (n, got_n)):
+            while time.time() < deadline and len(got) < 3:
+                try:
+                    got.append(conn.recv(max(0.05, min(0.5, deadline - time.time()))))
+                except (socket.timeout, ssl.SSLError, OSError, EOFError):
+                    break
+        check("slot reuse %d: the closer gets its reply and the CANCELED event" % k,
+              any(m.get(2) == 900 and m.get(3, 0) == 0 for m in got_b) and
+              any(m.get(1) == 128 and m.get(19) == EV_CANCELED and m.get(4) == sb and
+                  m.get(5) == seq for m in got_b), repr(got_b))
+        check("slot reuse %d: the new session's connection gets its open reply and no event "
+              "of the closed session" % k,
+              any(m.get(2) == 901 and m.get(4, 0) > 0 for m in got_n) and
+              not any(m.get(1) == 128 for m in got_n), repr(got_n))
+        b.close()
+        n.close()
+
+
+def main():
+    build = sys.argv[1] if len(sys.argv) > 1 else "build"
+    random.seed(int(os.environ.get("SEED", "1")))
+    c = Cluster(build, 3)
+    try:
+        c.start_all(bootstrap=True)
+        leader = c.wait_leader()
+        a = c.connect(leader)
+        sa = open_session(a)
+        names = ("cancel-close", "cancel-expiry") + tuple("cancel-reuse-%d" % k for k in range(3))
+        for seq, name in enumerate(names, 1):
+            rep = a.call({1: 4, 4: sa, 5: seq, 6: name})
+            check("%s: held by the first session" % name, rep.get(11, 0) > 0, repr(rep))
+        for t in (test_canceled_on_close, test_canceled_on_expiry, test_canceled_slot_reuse):
+            try:
+                a.call({1: 2, 4: sa})
+                t(c, leader, a, sa)
+            except Exception as e:  # a crashed step fails, the rest still run
+                check(t.__name__, False, "raised %r" % (e,))
+        a.close()
+    finally:
+        c.stop_all()
+        check.no_sanitizer_reports(c)
+    return check.summary()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
