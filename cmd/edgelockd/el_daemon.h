@@ -291,6 +291,9 @@ void el_d_clients_unproven(struct el_daemon *d);
 void el_d_client_prove(struct el_daemon *d, struct el_d_client *cl, const uint8_t *buf,
 		       uint32_t len);
 bool el_d_client_anonymous(struct el_daemon *d, struct el_d_client *cl);
+/* The first frame is of another protocol version: ERROR EVERSION (id: the
+ * request's, 0 if none), closed. */
+void el_d_client_wrong_version(struct el_daemon *d, struct el_d_client *cl, uint64_t id);
 int el_d_client_stamp(const struct el_d_client *cl, struct el_lock_cmd *c);
 bool el_d_client_owns(const struct el_daemon *d, const struct el_d_client *cl, uint64_t session);
 bool el_d_client_may(const struct el_daemon *d, const struct el_d_client *cl, enum el_acl_op op,

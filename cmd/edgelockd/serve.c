@@ -763,6 +763,10 @@ void el_d_client_frame(struct el_daemon *d, uint64_t conn, const uint8_t *buf, u
 	int rc = el_cw_decode(q, buf, len);
 	if (cl->auth == EL_D_AUTH_CHALLENGED) {
 		/* the first frame: a PROOF, or a request from an anonymous client */
+		if (rc == EL_EVERSION) {
+			el_d_client_wrong_version(d, cl, q->id);
+			return;
+		}
 		if (rc != EL_OK) {
 			el_d_client_prove(d, cl, buf, len);
 			return;

@@ -6,24 +6,34 @@ client's author):
   session is closed or expires, and the CLOSE_SESSION's reply arrives too;
   a session opened in the same batch (it may take the closed one's slot in
   the table) gets none of the closed session's events; a retry of the
-  canceled seq gets EEXPIRED.
+  canceled seq gets EEXPIRED;
+- a PROOF (or first request) of another protocol version: ERROR EVERSION,
+  and the connection is closed.
 
 Prints "ok NAME" / "FAIL NAME why" per check and "N passed, N failed".
 """
 import os
 import random
+import re
 import signal
 import socket
 import ssl
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from elcluster import Checks, Cluster  # noqa: E402
+import cbor2
 
-EL_EEXPIRED = -7
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from elcluster import Checks, Cluster, Conn, ident_proof  # noqa: E402
+
+EL_EEXPIRED, EL_EVERSION = -7, -10
 EV_CANCELED, EV_SESSION_EXPIRING = 3, 7
 check = Checks()
+
+
+def log_text(c, i):
+    with open(c.log(i)) as f:
+        return f.read()
 
 
 def open_session(conn, ttl=30000, client="proto"):
@@ -42,6 +52,19 @@ def next_event(conn, session, timeout, skip=(EV_SESSION_EXPIRING,)):
         if m.get(1) == 128 and m.get(4) == session and m.get(19) not in skip:
             return m
     return None
+
+
+def closed(conn, timeout=3.0):
+    """True once the other end closes conn (frames before that are read)."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            conn.recv_frame(max(0.05, deadline - time.time()))
+        except socket.timeout:
+            return False
+        except (EOFError, OSError, ssl.SSLError):
+            return True
+    return False
 
 
 def queue_behind(c, leader, holder_s, holder, name):
@@ -125,6 +148,38 @@ def test_canceled_slot_reuse(c, leader, a, sa):
         n.close()
 
 
+def test_proof_version(c, leader):
+    conn = Conn(c.client_port[leader], c.certs, prove=False)
+    proof = cbor2.loads(ident_proof(os.path.join(c.certs, "client.pem"), conn.recv_frame()))
+    proof[0] = 2
+    conn.send(proof)
+    m = None
+    try:
+        m = conn.recv(3.0)
+    except (EOFError, OSError, ssl.SSLError):
+        pass
+    check("proof: a PROOF of protocol version 2 is answered ERROR EVERSION",
+          m is not None and m.get(1) == 129 and m.get(3) == EL_EVERSION, repr(m))
+    check("proof: ... and the connection is closed", closed(conn))
+    conn.close()
+    conn = Conn(c.client_port[leader], c.certs, prove=False)
+    conn.recv_frame()
+    conn.send({0: 2, 1: 18, 2: 5})
+    m = None
+    try:
+        m = conn.recv(3.0)
+    except (EOFError, OSError, ssl.SSLError):
+        pass
+    check("proof: a first request of protocol version 2 is answered ERROR EVERSION, its id",
+          m is not None and m.get(1) == 129 and m.get(3) == EL_EVERSION and m.get(2) == 5,
+          repr(m))
+    check("proof: ... and the connection is closed", closed(conn))
+    conn.close()
+    check("proof: the refusal is logged",
+          re.search(r"client connection: .*protocol version other than 1.*closed",
+                    log_text(c, leader)), log_text(c, leader)[-1500:])
+
+
 def main():
     build = sys.argv[1] if len(sys.argv) > 1 else "build"
     random.seed(int(os.environ.get("SEED", "1")))
@@ -143,6 +198,11 @@ def main():
                 a.call({1: 2, 4: sa})
                 t(c, leader, a, sa)
             except Exception as e:  # a crashed step fails, the rest still run
+                check(t.__name__, False, "raised %r" % (e,))
+        for t in (test_proof_version,):
+            try:
+                t(c, leader)
+            except Exception as e:  # noqa: BLE001
                 check(t.__name__, False, "raised %r" % (e,))
         a.close()
     finally:
