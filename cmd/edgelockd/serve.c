@@ -710,6 +710,19 @@ static el_id_t addr_taken(struct el_daemon *d, const struct el_cw_msg *q)
 	return 0;
 }
 
+/* MEMBER_PROMOTE or TRANSFER naming a node that is not a member. The core
+ * answers those EINVAL, as it does a voter promoted or a transfer to itself
+ * or to a learner, while MEMBER_REMOVE of a non-member is ENOTFOUND: the
+ * leader answers ENOTFOUND for all three alike, from the configuration the
+ * core checks (its latest). Not on a follower, whose configuration may lag:
+ * the core tells it ENOTLEADER. */
+static bool names_non_member(struct el_daemon *d, const struct el_cw_msg *q)
+{
+	const struct el_raft *r = el_node_raft(d->node);
+	return (q->type == EL_CW_MEMBER_PROMOTE || q->type == EL_CW_TRANSFER) && q->node != 0 &&
+	       el_raft_state(r) == EL_LEADER && el_conf_find(el_raft_conf(r), q->node) == NULL;
+}
+
 static void admin(struct el_daemon *d, uint64_t conn, const struct el_cw_msg *q)
 {
 	struct el_raft *r = el_node_raft(d->node);
@@ -730,6 +743,8 @@ static void admin(struct el_daemon *d, uint64_t conn, const struct el_cw_msg *q)
 	el_id_t target = q->node;
 	if (rc != EL_OK) {
 		target = 0;
+	} else if (names_non_member(d, q)) {
+		rc = EL_ENOTFOUND;
 	} else if (q->type == EL_CW_TRANSFER) {
 		if (target == 0)
 			target = transfer_target(d);

@@ -8,7 +8,9 @@ client's author):
   the table) gets none of the closed session's events; a retry of the
   canceled seq gets EEXPIRED;
 - a PROOF (or first request) of another protocol version: ERROR EVERSION,
-  and the connection is closed.
+  and the connection is closed;
+- MEMBER_PROMOTE, TRANSFER and MEMBER_REMOVE of a node that is not a
+  member: ENOTFOUND; promoting a voter or transferring to itself: EINVAL.
 
 Prints "ok NAME" / "FAIL NAME why" per check and "N passed, N failed".
 """
@@ -26,7 +28,7 @@ import cbor2
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from elcluster import Checks, Cluster, Conn, ident_proof  # noqa: E402
 
-EL_EEXPIRED, EL_EVERSION = -7, -10
+EL_EINVAL, EL_ENOTFOUND, EL_EEXPIRED, EL_EVERSION = -1, -4, -7, -10
 EV_CANCELED, EV_SESSION_EXPIRING = 3, 7
 check = Checks()
 
@@ -180,6 +182,25 @@ def test_proof_version(c, leader):
                     log_text(c, leader)), log_text(c, leader)[-1500:])
 
 
+def test_admin_not_member(c, leader):
+    conn = c.connect(leader)
+    for what, req in (("MEMBER_PROMOTE", {1: 16, 20: 9}), ("TRANSFER", {1: 17, 20: 9}),
+                      ("MEMBER_REMOVE", {1: 15, 20: 9})):
+        rep = conn.call(req)
+        check("admin: %s of node 9 (not a member) is ENOTFOUND" % what,
+              rep.get(3) == EL_ENOTFOUND and rep.get(27) is None, repr(rep))
+    other = next(i for i in c.procs if i != leader)
+    rep = conn.call({1: 16, 20: other})
+    check("admin: MEMBER_PROMOTE of a voter stays EINVAL", rep.get(3) == EL_EINVAL, repr(rep))
+    rep = conn.call({1: 17, 20: leader})
+    check("admin: TRANSFER to the leader itself stays EINVAL", rep.get(3) == EL_EINVAL,
+          repr(rep))
+    check("admin: nothing changed (three voters, the same leader)",
+          c.wait_leader() == leader and
+          sorted(m.get(20) for m in c.status(leader).get(28, [])) == [1, 2, 3])
+    conn.close()
+
+
 def main():
     build = sys.argv[1] if len(sys.argv) > 1 else "build"
     random.seed(int(os.environ.get("SEED", "1")))
@@ -199,7 +220,7 @@ def main():
                 t(c, leader, a, sa)
             except Exception as e:  # a crashed step fails, the rest still run
                 check(t.__name__, False, "raised %r" % (e,))
-        for t in (test_proof_version,):
+        for t in (test_proof_version, test_admin_not_member):
             try:
                 t(c, leader)
             except Exception as e:  # noqa: BLE001
