@@ -51,6 +51,35 @@ static void log_reply(uint64_t conn, const struct el_cw_msg *m)
 	       (unsigned long long)m->id, what, el_strerror(m->err), (unsigned long long)m->token);
 }
 
+static const char *client_name(const struct el_d_client *cl)
+{
+	return cl != NULL && cl->name[0] != '\0' ? cl->name : "anonymous";
+}
+
+/* A client that does not read what it is sent is closed by el_net once
+ * [limits] client_queue frames wait for it (EL_EFULL, once per connection:
+ * the connection is gone for every later send). Its sessions' events and
+ * replies are lost with it, so the operator and the client's author must
+ * be able to tell: a line, at most one a second (a flood of such clients
+ * must not flood the log), the closes held back counted in the next one;
+ * all are counted in client_drops_total. */
+static void queue_full(struct el_daemon *d, uint64_t conn)
+{
+	if (d->queue_full_ms != 0 && d->now_ms - d->queue_full_ms < 1000) {
+		d->queue_full_held++;
+		return;
+	}
+	char held[64] = "";
+	if (d->queue_full_held > 0)
+		snprintf(held, sizeof held, " (%llu more closed so since the last such line)",
+			 (unsigned long long)d->queue_full_held);
+	d->queue_full_ms = d->now_ms;
+	d->queue_full_held = 0;
+	el_log(EL_LOG_WARN, "client %s conn %llu: send queue full ([limits] client_queue = %u "
+	       "frames not read): closed%s", client_name(el_d_client_of(d, conn)),
+	       (unsigned long long)conn, d->cfg.client_queue, held);
+}
+
 void el_d_send(struct el_daemon *d, uint64_t conn, const struct el_cw_msg *m, bool close_after)
 {
 	log_reply(conn, m);
@@ -60,7 +89,8 @@ void el_d_send(struct el_daemon *d, uint64_t conn, const struct el_cw_msg *m, bo
 		       el_strerror(n));
 		return;
 	}
-	(void)el_net_client_send(d->net, conn, d->buf, (uint32_t)n, close_after);
+	if (el_net_client_send(d->net, conn, d->buf, (uint32_t)n, close_after) == EL_EFULL)
+		queue_full(d, conn);
 }
 
 static void begin_reply(struct el_daemon *d, uint8_t req_type, uint64_t id)
@@ -146,11 +176,6 @@ static bool refusal_may_log(struct el_daemon *d, struct el_d_client *cl, struct 
 			 (unsigned long long)cl->refusals_held);
 	cl->refusals_held = 0;
 	return true;
-}
-
-static const char *client_name(const struct el_d_client *cl)
-{
-	return cl != NULL && cl->name[0] != '\0' ? cl->name : "anonymous";
 }
 
 /* What an undecodable frame got wrong, as far as the decoder tells: it keeps

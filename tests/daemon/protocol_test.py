@@ -10,7 +10,10 @@ client's author):
 - a PROOF (or first request) of another protocol version: ERROR EVERSION,
   and the connection is closed;
 - MEMBER_PROMOTE, TRANSFER and MEMBER_REMOVE of a node that is not a
-  member: ENOTFOUND; promoting a voter or transferring to itself: EINVAL.
+  member: ENOTFOUND; promoting a voter or transferring to itself: EINVAL;
+- a client that does not read its replies is disconnected once its send
+  queue passes [limits] client_queue, with a line in the log saying so,
+  while other clients are served.
 
 Prints "ok NAME" / "FAIL NAME why" per check and "N passed, N failed".
 """
@@ -26,10 +29,11 @@ import time
 import cbor2
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from elcluster import Checks, Cluster, Conn, ident_proof  # noqa: E402
+from elcluster import Checks, Cluster, Conn, eventually, ident_proof  # noqa: E402
 
 EL_EINVAL, EL_ENOTFOUND, EL_EEXPIRED, EL_EVERSION = -1, -4, -7, -10
 EV_CANCELED, EV_SESSION_EXPIRING = 3, 7
+QUEUE = 16  # [limits] client_queue, its least
 check = Checks()
 
 
@@ -201,10 +205,35 @@ def test_admin_not_member(c, leader):
     conn.close()
 
 
+def test_send_queue_full(c, leader):
+    """A client that sends requests and never reads the replies: once more
+    than client_queue frames wait for it, the daemon closes it and says so."""
+    slow = Conn(c.client_port[leader], c.certs, rcvbuf=4096)
+    before = log_text(c, leader)
+    sent = 0
+    try:
+        for k in range(20000):
+            slow.send({0: 1, 1: 13, 2: 10 + k})
+            sent += 1
+    except (OSError, ssl.SSLError):
+        pass  # closed under our feet: what the test waits for
+    check("send queue: the client that does not read is disconnected", closed(slow, 10.0),
+          "sent %d" % sent)
+    slow.close()
+    pattern = (r"client client conn \d+: send queue full \(\[limits\] client_queue = %d frames "
+               r"not read\): closed" % QUEUE)
+    ok = eventually(lambda: re.search(pattern, log_text(c, leader)[len(before):]), timeout=5)
+    check("send queue: the leader logs the close with its reason", ok,
+          log_text(c, leader)[len(before):][-1500:])
+    conn = c.connect(leader)
+    check("send queue: other clients are still served", conn.call({1: 18}).get(1) == 82)
+    conn.close()
+
+
 def main():
     build = sys.argv[1] if len(sys.argv) > 1 else "build"
     random.seed(int(os.environ.get("SEED", "1")))
-    c = Cluster(build, 3)
+    c = Cluster(build, 3, extra="[limits]\nclient_queue = %d\n" % QUEUE)
     try:
         c.start_all(bootstrap=True)
         leader = c.wait_leader()
@@ -220,7 +249,7 @@ def main():
                 t(c, leader, a, sa)
             except Exception as e:  # a crashed step fails, the rest still run
                 check(t.__name__, False, "raised %r" % (e,))
-        for t in (test_proof_version, test_admin_not_member):
+        for t in (test_proof_version, test_admin_not_member, test_send_queue_full):
             try:
                 t(c, leader)
             except Exception as e:  # noqa: BLE001
