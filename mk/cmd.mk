@@ -88,6 +88,10 @@ TESTS += test-daemon test-daemon-recovery
 SERIAL_TESTS += test-daemon test-daemon-recovery
 SERIAL_PREREQS += $(EDGELOCKD) $(EDGELOCKD_SAN) certs
 
+# What docs/protocol.md promises a client written from it alone: events,
+# errors and closes as the page says them (tests/daemon/protocol_test.py)
+$(eval $(call daemon_suite,daemon-protocol,protocol_test.py))
+
 # Prometheus metrics scraped and checked against what the test did
 $(eval $(call daemon_suite,daemon-metrics,metrics_test.py))
 

@@ -54,13 +54,31 @@ struct el_d_client *el_d_client_of(struct el_daemon *d, uint64_t conn)
 	return cl->conn == conn ? cl : NULL;
 }
 
-static void refuse(struct el_daemon *d, struct el_d_client *cl, const char *why)
+/* ERROR err (with the request id, 0: none), and the connection closed. */
+static void refuse_as(struct el_daemon *d, struct el_d_client *cl, const char *why, int err,
+		      uint64_t id)
 {
 	el_log(EL_LOG_WARN, "client connection: %s; closed", why);
-	d->rep = (struct el_cw_msg){ .type = EL_CW_ERROR, .err = EL_EPERM };
+	d->rep = (struct el_cw_msg){ .type = EL_CW_ERROR, .id = id, .err = err };
 	d->client_frames_refused++;
 	el_d_send(d, cl->conn, &d->rep, true);
 	cl->auth = EL_D_AUTH_REFUSED;
+}
+
+static void refuse(struct el_daemon *d, struct el_d_client *cl, const char *why)
+{
+	refuse_as(d, cl, why, EL_EPERM, 0);
+}
+
+/* The first frame has a {0: version, 1: type} head of another version: a
+ * PROOF or a request, it cannot be told which, and neither can be read.
+ * Every message of another version is answered EVERSION (docs/protocol.md),
+ * this one too, and the connection is closed: nothing after it can be
+ * served on a connection whose identity is still unknown. */
+void el_d_client_wrong_version(struct el_daemon *d, struct el_d_client *cl, uint64_t id)
+{
+	refuse_as(d, cl, "first frame (proof or request) of a protocol version other than 1",
+		  EL_EVERSION, id);
 }
 
 /* A client connection was accepted: challenge it. */

@@ -311,7 +311,7 @@ static int ready_loop(struct el_daemon *d)
 			el_d_event(d, &rd.events[i]);
 		if (rd.events_dropped > 0)
 			el_d_gap(d);
-		el_d_seen_entries(d, &rd.raft);
+		el_d_entries_ahead(d, &rd.raft);
 		rc = el_node_advance(d->node, &rd, d->now_ms);
 		if (rc != EL_OK) {
 			el_log(EL_LOG_ERROR, "node stopped: %s", el_strerror(rc));

@@ -100,6 +100,16 @@ struct el_d_attach {
 	bool warned; /* SESSION_EXPIRING sent for the current lease */
 };
 
+/* A session that an entry about to be applied ends (CLOSE_SESSION or
+ * EXPIRE_SESSION), and the connection it was attached to then (serve.c):
+ * its last events (CANCELED) come out of the core after the table has
+ * freed it, when d->attach can no longer be found by the session's slot,
+ * and that slot may already hold a session opened in the same batch. */
+struct el_d_ending {
+	uint64_t session;
+	uint64_t conn;
+};
+
 /* A session's last numbered request as seen by this node (seen.c). */
 struct el_d_seen {
 	uint64_t session; /* 0: none yet */
@@ -201,6 +211,15 @@ struct el_daemon {
 	struct el_d_client *clients; /* by el_net_slot(); allocated at start */
 	struct el_d_attach attach[EL_SESSIONS_MAX]; /* by session slot of the lock table */
 	struct el_d_seen seen[EL_SESSIONS_MAX];     /* the same */
+	/* the sessions the batch being applied ends, once per entry that ends
+	 * one (more than the table holds only with closes retried in one
+	 * batch); their events are delivered with the next batch's, before
+	 * this list is refilled */
+	struct el_d_ending ending[EL_SESSIONS_MAX];
+	uint32_t n_ending;
+	uint32_t ending_cursor; /* where the last lookup found one */
+	uint64_t queue_full_ms;   /* last "send queue full" line (serve.c) */
+	uint64_t queue_full_held; /* such closes since, not logged */
 	uint64_t peer_frames_refused;
 	uint64_t leader_links_lost; /* elections moved up (el_d_peer_link_lost) */
 	uint64_t client_frames_refused;
@@ -249,6 +268,9 @@ void el_d_client_closed(struct el_daemon *d, uint64_t conn);
 void el_d_reply(struct el_daemon *d, const struct el_node_reply *r);
 void el_d_event(struct el_daemon *d, const struct el_lock_event *e);
 void el_d_gap(struct el_daemon *d);
+/* Before a batch's committed entries are applied: learn from them what
+ * seen.c checks, and which attached sessions they end (d->ending). */
+void el_d_entries_ahead(struct el_daemon *d, const struct el_ready *rd);
 void el_d_expiring(struct el_daemon *d);
 void el_d_send(struct el_daemon *d, uint64_t conn, const struct el_cw_msg *m, bool close_after);
 /* A request type's name as docs/protocol.md spells it ("acquire"), "?" if none. */
@@ -256,8 +278,6 @@ const char *el_d_request_name(uint32_t type);
 
 /* seen.c: a session's last request, so that a retry matches what it retries */
 void el_d_seen_note(struct el_daemon *d, const struct el_lock_cmd *c);
-/* Learn from the committed entries of a ready batch (before it is applied). */
-void el_d_seen_entries(struct el_daemon *d, const struct el_ready *rd);
 /* Why c may not be proposed (a seq too far ahead, or the seq of another
  * request), or NULL. */
 const char *el_d_seen_refusal(struct el_daemon *d, const struct el_lock_cmd *c);
@@ -273,6 +293,9 @@ void el_d_clients_unproven(struct el_daemon *d);
 void el_d_client_prove(struct el_daemon *d, struct el_d_client *cl, const uint8_t *buf,
 		       uint32_t len);
 bool el_d_client_anonymous(struct el_daemon *d, struct el_d_client *cl);
+/* The first frame is of another protocol version: ERROR EVERSION (id: the
+ * request's, 0 if none), closed. */
+void el_d_client_wrong_version(struct el_daemon *d, struct el_d_client *cl, uint64_t id);
 int el_d_client_stamp(const struct el_d_client *cl, struct el_lock_cmd *c);
 bool el_d_client_owns(const struct el_daemon *d, const struct el_d_client *cl, uint64_t session);
 bool el_d_client_may(const struct el_daemon *d, const struct el_d_client *cl, enum el_acl_op op,

@@ -13,12 +13,13 @@
  * room for a name per session nor for the code comparing it, and because a
  * refusal before the log changes nothing on any replica.
  *
- * Every node learns from the entries it applies (so a new leader knows the
- * requests its predecessor committed), and the leader also from the requests
- * it proposes (a retry may come before its first attempt commits). A session
- * opened in the same batch as its first request is learned at that proposal
- * only; a record lost that way makes the check fall back to the table's
- * stored reply, as before, never refuse a true retry.
+ * Every node learns from the entries it applies (el_d_entries_ahead, serve.c:
+ * so a new leader knows the requests its predecessor committed), and the
+ * leader also from the requests it proposes (a retry may come before its
+ * first attempt commits). A session opened in the same batch as its first
+ * request is learned at that proposal only; a record lost that way makes
+ * the check fall back to the table's stored reply, as before, never refuse
+ * a true retry.
  */
 #include <string.h>
 
@@ -71,19 +72,6 @@ void el_d_seen_note(struct el_daemon *d, const struct el_lock_cmd *c)
 	s->seq = c->seq;
 	s->type = c->type;
 	s->name_hash = name_hash(c);
-}
-
-void el_d_seen_entries(struct el_daemon *d, const struct el_ready *rd)
-{
-	const struct el_raft *r = el_node_raft(d->node);
-	struct el_lock_cmd c;
-	for (uint64_t i = rd->apply_first; i <= rd->apply_last && i != 0; i++) {
-		const struct el_entry *e = el_raft_entry(r, i);
-		if (e != NULL && e->type == EL_ENTRY_NORMAL &&
-		    el_lock_cmd_decode(&c, e->data, e->len) == EL_OK &&
-		    el_lock_cmd_check(&c) == EL_OK)
-			el_d_seen_note(d, &c);
-	}
 }
 
 const char *el_d_seen_refusal(struct el_daemon *d, const struct el_lock_cmd *c)

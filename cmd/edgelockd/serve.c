@@ -10,7 +10,8 @@
  * as the request id, so a reply finds its client in O(1).
  *
  * Events go to the connection that last sent a request for the session
- * (d->attach, indexed by the lock table's session slot).
+ * (d->attach, indexed by the lock table's session slot; for a session the
+ * batch ended, d->ending).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,6 +51,35 @@ static void log_reply(uint64_t conn, const struct el_cw_msg *m)
 	       (unsigned long long)m->id, what, el_strerror(m->err), (unsigned long long)m->token);
 }
 
+static const char *client_name(const struct el_d_client *cl)
+{
+	return cl != NULL && cl->name[0] != '\0' ? cl->name : "anonymous";
+}
+
+/* A client that does not read what it is sent is closed by el_net once
+ * [limits] client_queue frames wait for it (EL_EFULL, once per connection:
+ * the connection is gone for every later send). Its sessions' events and
+ * replies are lost with it, so the operator and the client's author must
+ * be able to tell: a line, at most one a second (a flood of such clients
+ * must not flood the log), the closes held back counted in the next one;
+ * all are counted in client_drops_total. */
+static void queue_full(struct el_daemon *d, uint64_t conn)
+{
+	if (d->queue_full_ms != 0 && d->now_ms - d->queue_full_ms < 1000) {
+		d->queue_full_held++;
+		return;
+	}
+	char held[64] = "";
+	if (d->queue_full_held > 0)
+		snprintf(held, sizeof held, " (%llu more closed so since the last such line)",
+			 (unsigned long long)d->queue_full_held);
+	d->queue_full_ms = d->now_ms;
+	d->queue_full_held = 0;
+	el_log(EL_LOG_WARN, "client %s conn %llu: send queue full ([limits] client_queue = %u "
+	       "frames not read): closed%s", client_name(el_d_client_of(d, conn)),
+	       (unsigned long long)conn, d->cfg.client_queue, held);
+}
+
 void el_d_send(struct el_daemon *d, uint64_t conn, const struct el_cw_msg *m, bool close_after)
 {
 	log_reply(conn, m);
@@ -59,7 +89,8 @@ void el_d_send(struct el_daemon *d, uint64_t conn, const struct el_cw_msg *m, bo
 		       el_strerror(n));
 		return;
 	}
-	(void)el_net_client_send(d->net, conn, d->buf, (uint32_t)n, close_after);
+	if (el_net_client_send(d->net, conn, d->buf, (uint32_t)n, close_after) == EL_EFULL)
+		queue_full(d, conn);
 }
 
 static void begin_reply(struct el_daemon *d, uint8_t req_type, uint64_t id)
@@ -145,11 +176,6 @@ static bool refusal_may_log(struct el_daemon *d, struct el_d_client *cl, struct 
 			 (unsigned long long)cl->refusals_held);
 	cl->refusals_held = 0;
 	return true;
-}
-
-static const char *client_name(const struct el_d_client *cl)
-{
-	return cl != NULL && cl->name[0] != '\0' ? cl->name : "anonymous";
 }
 
 /* What an undecodable frame got wrong, as far as the decoder tells: it keeps
@@ -258,6 +284,74 @@ static uint64_t attached_conn(struct el_daemon *d, uint64_t session)
 	return d->attach[slot].conn;
 }
 
+/* ---- sessions ended by the batch being applied ----------------------------- */
+
+/*
+ * The core emits a session's last events (CANCELED for each of its waits)
+ * as it drops it, and frees its slot in the same step; the events reach
+ * el_d_event with the next batch, after that batch's replies. By then the
+ * table no longer knows the session, and the slot may hold a session
+ * opened in the same batch, whose OPEN_SESSION reply (delivered first) has
+ * attached it there. So the connection is noted before the entries are
+ * applied, while the table still holds the session (el_d_entries_ahead),
+ * by session id, never by slot: an event goes only to a connection that
+ * was attached to e->session itself. The list holds one batch: its events
+ * are all delivered before the next batch's entries refill it.
+ */
+static void note_ending(struct el_daemon *d, const struct el_lock_cmd *c)
+{
+	if (c->type != EL_CMD_CLOSE_SESSION && c->type != EL_CMD_EXPIRE_SESSION)
+		return;
+	const uint64_t conn = attached_conn(d, c->session);
+	/* Full only with repeated closes of the same sessions in one batch
+	 * (a retried close): their first entry is what drops them. */
+	if (conn != 0 && d->n_ending < EL_SESSIONS_MAX)
+		d->ending[d->n_ending++] = (struct el_d_ending){ .session = c->session, .conn = conn };
+}
+
+/* The connection noted for an ended session, or 0. A session's events come
+ * together and in the order of the entries, as the list is: the search
+ * starts where the last one found its session, so it is O(1) for each but
+ * the first of a session, and O(n) at worst. */
+static uint64_t ending_conn(struct el_daemon *d, uint64_t session)
+{
+	for (uint32_t k = 0; k < d->n_ending; k++) {
+		const uint32_t i = (d->ending_cursor + k) % d->n_ending;
+		if (d->ending[i].session == session) {
+			d->ending_cursor = i;
+			return d->ending[i].conn;
+		}
+	}
+	return 0;
+}
+
+void el_d_entries_ahead(struct el_daemon *d, const struct el_ready *rd)
+{
+	const struct el_raft *r = el_node_raft(d->node);
+	struct el_lock_cmd c;
+	d->n_ending = 0; /* the events of the last batch applied are delivered */
+	d->ending_cursor = 0;
+	for (uint64_t i = rd->apply_first; i <= rd->apply_last && i != 0; i++) {
+		const struct el_entry *e = el_raft_entry(r, i);
+		if (e == NULL || e->type != EL_ENTRY_NORMAL ||
+		    el_lock_cmd_decode(&c, e->data, e->len) != EL_OK ||
+		    el_lock_cmd_check(&c) != EL_OK)
+			continue;
+		el_d_seen_note(d, &c);
+		note_ending(d, &c);
+	}
+}
+
+/* Where session's events go: the connection attached to it, or, for a
+ * session the table no longer holds, the one noted when it ended. */
+static uint64_t event_conn(struct el_daemon *d, uint64_t session)
+{
+	el_slot_t slot = el_lock_session_slot(el_node_table(d->node), session);
+	if (slot == EL_LOCK_NONE)
+		return ending_conn(d, session);
+	return d->attach[slot].session == session ? d->attach[slot].conn : 0;
+}
+
 void el_d_client_closed(struct el_daemon *d, uint64_t conn)
 {
 	const struct el_d_client *cl = el_d_client_of(d, conn);
@@ -272,6 +366,9 @@ void el_d_client_closed(struct el_daemon *d, uint64_t conn)
 	for (uint32_t i = 0; i < EL_D_PENDING; i++)
 		if (d->pending[i].conn == conn)
 			d->pending[i].conn = 0; /* the reply has nowhere to go */
+	for (uint32_t i = 0; i < d->n_ending; i++)
+		if (d->ending[i].conn == conn)
+			d->ending[i].conn = 0;
 	d->quota.valid = false; /* its opens in flight are no longer counted as its */
 }
 
@@ -638,6 +735,19 @@ static el_id_t addr_taken(struct el_daemon *d, const struct el_cw_msg *q)
 	return 0;
 }
 
+/* MEMBER_PROMOTE or TRANSFER naming a node that is not a member. The core
+ * answers those EINVAL, as it does a voter promoted or a transfer to itself
+ * or to a learner, while MEMBER_REMOVE of a non-member is ENOTFOUND: the
+ * leader answers ENOTFOUND for all three alike, from the configuration the
+ * core checks (its latest). Not on a follower, whose configuration may lag:
+ * the core tells it ENOTLEADER. */
+static bool names_non_member(struct el_daemon *d, const struct el_cw_msg *q)
+{
+	const struct el_raft *r = el_node_raft(d->node);
+	return (q->type == EL_CW_MEMBER_PROMOTE || q->type == EL_CW_TRANSFER) && q->node != 0 &&
+	       el_raft_state(r) == EL_LEADER && el_conf_find(el_raft_conf(r), q->node) == NULL;
+}
+
 static void admin(struct el_daemon *d, uint64_t conn, const struct el_cw_msg *q)
 {
 	struct el_raft *r = el_node_raft(d->node);
@@ -658,6 +768,8 @@ static void admin(struct el_daemon *d, uint64_t conn, const struct el_cw_msg *q)
 	el_id_t target = q->node;
 	if (rc != EL_OK) {
 		target = 0;
+	} else if (names_non_member(d, q)) {
+		rc = EL_ENOTFOUND;
 	} else if (q->type == EL_CW_TRANSFER) {
 		if (target == 0)
 			target = transfer_target(d);
@@ -691,6 +803,10 @@ void el_d_client_frame(struct el_daemon *d, uint64_t conn, const uint8_t *buf, u
 	int rc = el_cw_decode(q, buf, len);
 	if (cl->auth == EL_D_AUTH_CHALLENGED) {
 		/* the first frame: a PROOF, or a request from an anonymous client */
+		if (rc == EL_EVERSION) {
+			el_d_client_wrong_version(d, cl, q->id);
+			return;
+		}
 		if (rc != EL_OK) {
 			el_d_client_prove(d, cl, buf, len);
 			return;
@@ -789,7 +905,7 @@ void el_d_reply(struct el_daemon *d, const struct el_node_reply *r)
 
 void el_d_event(struct el_daemon *d, const struct el_lock_event *e)
 {
-	uint64_t conn = attached_conn(d, e->session);
+	uint64_t conn = event_conn(d, e->session);
 	if (conn == 0 || e->kind == 0 || e->kind > EL_EV_VALUE_CHANGED)
 		return;
 	memset(&d->rep, 0, sizeof d->rep);

@@ -49,12 +49,19 @@ def tls_context(certs, cert="client.pem"):
 class Conn:
     """One TLS connection speaking frames: 4-byte big-endian length + CBOR."""
 
-    def __init__(self, port, certs, cert="client.pem", timeout=5.0, prove=True, proof_cert=None):
+    def __init__(self, port, certs, cert="client.pem", timeout=5.0, prove=True, proof_cert=None,
+                 rcvbuf=None):
         """prove: answer the daemon's CHALLENGE (client port) with a PROOF by
         proof_cert (default: the TLS certificate), or, without a certificate
         or with proof_cert=False, go on as an anonymous client. prove=False leaves the challenge unread
-        (the peer port's tests run the exchange themselves)."""
-        raw = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+        (the peer port's tests run the exchange themselves). rcvbuf: a small
+        SO_RCVBUF set before connecting (a client that reads slowly fills
+        the daemon's send queue sooner)."""
+        raw = socket.socket()
+        raw.settimeout(timeout)
+        if rcvbuf is not None:
+            raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+        raw.connect(("127.0.0.1", port))
         self.sock = tls_context(certs, cert).wrap_socket(raw)
         self.next_id = 1
         self.events = []
