@@ -592,7 +592,11 @@ static void snapshot_take(struct el_daemon *d)
 		return;
 	}
 	d->snap_len = (uint32_t)n;
-	d->snap_index = t->last_index;
+	/* Named by the applied index, never 0 once a leader serves (its
+	 * configuration and no-op entries count): the table's own last index
+	 * is 0 until its first entry, and 0 asks for a new snapshot. */
+	const uint64_t applied = el_raft_applied(el_node_raft(d->node));
+	d->snap_index = applied > t->last_index ? applied : t->last_index;
 	el_log(EL_LOG_INFO, "req %llu: snapshot for a backup: index %llu, %u bytes",
 	       (unsigned long long)d->rep.id, (unsigned long long)d->snap_index, d->snap_len);
 	snapshot_chunk(d, d->snap_index, 0);

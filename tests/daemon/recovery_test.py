@@ -55,6 +55,18 @@ def cli(c, *args):
                           capture_output=True, text=True, timeout=60)
 
 
+def test_backup_fresh(c):
+    """A backup of a new cluster whose lock table never had an entry: the
+    snapshot was named by the table's last index, 0, which also means "a new
+    snapshot", and every save failed (the CLI retried and gave up)."""
+    c.wait_leader()
+    backup = os.path.join(c.dir, "fresh.snap")
+    r = cli(c, "snapshot", "save", backup)
+    check("snapshot save of a new cluster: exit 0 and the file written",
+          r.returncode == 0 and os.path.exists(backup) and os.path.getsize(backup) > 0,
+          r.stdout + r.stderr)
+
+
 def test_backup_restore(c):
     leader = c.wait_leader()
     s, token = hold(c, leader, "door")
@@ -198,7 +210,7 @@ def main():
                                            "recovery-%d" % os.getpid()))
     try:
         c.start_all(bootstrap=True)
-        for t in (test_backup_restore, test_force_new_cluster, test_guards):
+        for t in (test_backup_fresh, test_backup_restore, test_force_new_cluster, test_guards):
             try:
                 t(c)
             except Exception as e:  # noqa: BLE001 - a crashed step fails, the rest still run
