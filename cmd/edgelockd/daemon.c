@@ -297,8 +297,9 @@ static int ready_loop(struct el_daemon *d)
 		uint64_t t0 = d->metrics != NULL ? el_d_metrics_clock() : 0;
 		int rc = el_storage_persist_ready(d->st, &rd.raft, el_node_raft(d->node));
 		if (rc != EL_OK) {
-			el_log(EL_LOG_ERROR, "storage failed (%s): stopping without acknowledging "
-			       "anything more; restart to recover", el_strerror(rc));
+			el_log(EL_LOG_ERROR, "storage failed (%s): stopping (exit 3) without "
+			       "acknowledging anything more; the line before says what to do",
+			       el_strerror(rc));
 			return rc;
 		}
 		el_d_metrics_batch(d, &rd, t0);
