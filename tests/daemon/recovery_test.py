@@ -22,6 +22,7 @@ Prints "N passed, N failed". Needs Debian's python3-cbor2.
 """
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -64,6 +65,11 @@ def test_backup_restore(c):
     r = cli(c, "snapshot", "save", backup)
     check("snapshot save: exit 0 and the file written",
           r.returncode == 0 and os.path.getsize(backup) > 0, r.stdout + r.stderr)
+    with open(c.log(leader)) as f:
+        log = f.read()
+    check("snapshot save: the leader's line names the client and its connection",
+          re.search(r"client client conn \d+ req \d+: snapshot for a backup: index", log),
+          [ln for ln in log.splitlines() if "backup" in ln][-3:])
     c.stop_all()
     # a new cluster in new data directories, seeded from the backup
     n = Cluster(c.build, 3, tmp=os.path.join(c.dir, "restored"))
