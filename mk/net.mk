@@ -15,7 +15,7 @@ GW_FLAGS := -DEL_CONFIG_FILE='"el_gateway_config.h"' -Icmd/edgelockd
 NET_SRCS := $(sort $(wildcard net/*.c))
 NET_HDRS := $(wildcard net/*.h)
 NET_INCLUDES := -Icore -Iport/posix -Inet
-NET_LIBS := -lnng -linih -lmbedtls -lmbedx509 -lmbedcrypto -lpthread
+NET_LIBS := -linih -lmbedtls -lmbedx509 -lmbedcrypto -lpthread
 
 GW_CORE_OBJS = $(patsubst core/%.c,$(BUILD)/gw/core/%.o,$(CORE_SRCS))
 GW_POSIX_OBJS = $(patsubst port/posix/%.c,$(BUILD)/gw/port/posix/%.o,$(POSIX_SRCS))

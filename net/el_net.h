@@ -145,6 +145,13 @@ void el_net_close(struct el_net *net, uint64_t conn);
 
 void el_net_stats(struct el_net *net, struct el_net_stats *st);
 
+/* The most file descriptors el_net holds besides its client connections
+ * (at most max_clients, handshakes included): what a process must keep
+ * free for it beside max_clients (edgelockd's budget, main.c). The peer
+ * connections its owner keeps after their handshake are the owner's to
+ * count (edgelockd's inbound table). */
+uint32_t el_net_fds_reserved(void);
+
 /* Connections live in el_net_slots() slots (a power of two, fixed at start)
  * and a live connection's id names its slot: el_net_slot(), so the owner
  * can keep per-connection state in an array of that size (no two live

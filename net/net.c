@@ -674,6 +674,18 @@ void el_net_stats(struct el_net *net, struct el_net_stats *st)
 	pthread_mutex_unlock(&net->mu);
 }
 
+/* Peer-port connections in their handshake; the dialed link of each peer
+ * and the one replacing it; a name lookup per peer and the ones given up
+ * but still running (el_resolve.h), each with the few descriptors glibc's
+ * getaddrinfo opens (a DNS socket, /etc/hosts, /etc/resolv.conf); two
+ * listeners, two epoll and two wake descriptors; one connection accepted
+ * only to be refused (over max_clients). */
+uint32_t el_net_fds_reserved(void)
+{
+	return NET_PEER_HS_MAX + 2u * NET_PEERS_MAX + 3u * (NET_PEERS_MAX + EL_RESOLVE_STUCK_MAX) +
+	       6u + 1u;
+}
+
 /* ---- life cycle ------------------------------------------------------------------------ */
 
 int el_net_reload_tls(struct el_net *net)

@@ -20,10 +20,12 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #ifdef __GLIBC__ /* malloc_trim */
 #include <malloc.h>
 #endif
@@ -40,6 +42,8 @@
 #define STOP_MAX_MS 3000    /* a leader's grace to transfer leadership */
 #define STOP_FLUSH_MS 200   /* let queued frames leave before closing */
 #define TRIM_EVERY_MS 10000 /* free heap pages back to the kernel (give_back_memory) */
+#define REMOVED_QUIET_ELECTIONS 5u /* check_removed */
+#define REMOVED_FILE "removed"     /* in data_dir: this node stopped on its removal */
 
 /* True when dir holds Raft state (a snapshot or WAL segments). */
 bool el_d_has_state(const char *dir)
@@ -54,9 +58,42 @@ bool el_d_has_state(const char *dir)
 	return found;
 }
 
+/*
+ * A node that stopped on its removal (check_removed) left REMOVED_FILE in
+ * its data directory. Started again on that data it is no member: it would
+ * only redial the members, which refuse it, idle for good. So it refuses
+ * to start, saying how to come back, with exit 1 (a config error: systemd
+ * does not restart it), as etcd refuses a removed member. The file rather
+ * than the log's configuration alone: a node added back after a wipe
+ * replays its old removal before the entry that adds it again, and a crash
+ * between the two leaves a log that ends without it though it is a member
+ * (open_node then lets check_removed decide, as it does while running).
+ * Only with state: a wiped directory has no file left to hold against it.
+ */
+static int check_not_removed(const struct el_daemon *d)
+{
+	char path[sizeof d->cfg.data_dir + sizeof REMOVED_FILE + 1], why[160] = "";
+	snprintf(path, sizeof path, "%s/%s", d->cfg.data_dir, REMOVED_FILE);
+	FILE *f = fopen(path, "r");
+	if (f == NULL)
+		return EL_OK;
+	if (fgets(why, sizeof why, f) != NULL)
+		why[strcspn(why, "\n")] = '\0';
+	fclose(f);
+	el_log(EL_LOG_ERROR, "node %u was removed from the cluster and stopped then (%s: %s); "
+	       "its data is no member's. To bring it back: wipe data_dir %s, start it with "
+	       "--join, and run `edgelock members add %u PEER_ADDR CLIENT_ADDR` (if `edgelock "
+	       "status` still lists node %u, it was added back while it was down: `edgelock "
+	       "members remove %u` first)", d->cfg.id, path, why, d->cfg.data_dir, d->cfg.id,
+	       d->cfg.id, d->cfg.id);
+	return EL_ESTOPPED;
+}
+
 static int check_start_mode(const struct el_daemon *d, bool bootstrap, bool join)
 {
 	bool state = el_d_has_state(d->cfg.data_dir);
+	if (state && check_not_removed(d) != EL_OK)
+		return EL_ESTOPPED;
 	if (bootstrap && state) {
 		el_log(EL_LOG_ERROR, "data_dir %s already holds a cluster's state: refusing to "
 		       "bootstrap a second cluster over it (start without --bootstrap)",
@@ -121,6 +158,29 @@ static int force_new_cluster(struct el_daemon *d)
 	return rc;
 }
 
+/* A log that ends with this node's own removal, with no REMOVED_FILE (the
+ * node was stopped or killed before check_removed stopped it, or an older
+ * release ran it): it was a member, so check_removed may stop it, once no
+ * newer entry reaches it for REMOVED_QUIET_ELECTIONS election timeouts. A
+ * node added back meanwhile is sent the entries after its removal and
+ * runs on. The configuration before the latest must hold it: a snapshot's
+ * alone cannot tell a removed node from one added back after a wipe. */
+static void note_own_removal(struct el_daemon *d)
+{
+	const struct el_raft *r = el_node_raft(d->node);
+	struct el_conf before;
+	if (el_conf_find(el_raft_conf(r), d->cfg.id) != NULL)
+		return;
+	el_d_previous_conf(r, &before);
+	if (el_conf_find(&before, d->cfg.id) == NULL)
+		return;
+	d->was_member = true;
+	el_log(EL_LOG_WARN, "node %u: its log ends with its removal from the cluster (entry "
+	       "%llu): it stops by itself unless a newer entry (adding it back) reaches it "
+	       "within %u election timeouts", d->cfg.id, (unsigned long long)r->conf_index,
+	       REMOVED_QUIET_ELECTIONS);
+}
+
 static int open_node(struct el_daemon *d, bool bootstrap)
 {
 	const struct el_node_config nc = { .raft = {
@@ -152,6 +212,7 @@ static int open_node(struct el_daemon *d, bool bootstrap)
 	}
 	d->now_ms = el_now_ms();
 	el_node_start(d->node, d->now_ms);
+	note_own_removal(d);
 	const struct el_raft *r = el_node_raft(d->node);
 	el_log(EL_LOG_INFO, "node %u: term %llu, log up to %llu, %u members", d->cfg.id,
 	       (unsigned long long)el_raft_term(r), (unsigned long long)el_raft_last_index(r),
@@ -297,8 +358,9 @@ static int ready_loop(struct el_daemon *d)
 		uint64_t t0 = d->metrics != NULL ? el_d_metrics_clock() : 0;
 		int rc = el_storage_persist_ready(d->st, &rd.raft, el_node_raft(d->node));
 		if (rc != EL_OK) {
-			el_log(EL_LOG_ERROR, "storage failed (%s): stopping without acknowledging "
-			       "anything more; restart to recover", el_strerror(rc));
+			el_log(EL_LOG_ERROR, "storage failed (%s): stopping (exit 3) without "
+			       "acknowledging anything more; the line before says what to do",
+			       el_strerror(rc));
 			return rc;
 		}
 		el_d_metrics_batch(d, &rd, t0);
@@ -405,7 +467,27 @@ static void log_role(struct el_daemon *d)
  * (found by tests/chaos): so a removal is final only once the log has not
  * grown for REMOVED_QUIET_ELECTIONS election timeouts, since the leader keeps
  * sending a member the entries that follow and sends a removed node none. */
-#define REMOVED_QUIET_ELECTIONS 5u
+/* Leave REMOVED_FILE in data_dir, synced (check_not_removed reads it at
+ * the next start). Best effort: without it a restart idles as before. */
+static void mark_removed(const struct el_daemon *d, uint64_t index, uint64_t term)
+{
+	char path[sizeof d->cfg.data_dir + sizeof REMOVED_FILE + 1], line[128];
+	snprintf(path, sizeof path, "%s/%s", d->cfg.data_dir, REMOVED_FILE);
+	const int n = snprintf(line, sizeof line, "node %u removed by entry %llu of term %llu\n",
+			       d->cfg.id, (unsigned long long)index, (unsigned long long)term);
+	const int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	const int dir = open(d->cfg.data_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	const bool ok = fd >= 0 && dir >= 0 && write(fd, line, (size_t)n) == n && fsync(fd) == 0 &&
+			fsync(dir) == 0;
+	if (!ok)
+		el_log(EL_LOG_WARN, "cannot write %s: %s; a restart on this data will not know it "
+		       "was removed", path, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	if (dir >= 0)
+		close(dir);
+}
+
 static void check_removed(struct el_daemon *d)
 {
 	const struct el_raft *r = el_node_raft(d->node);
@@ -425,6 +507,7 @@ static void check_removed(struct el_daemon *d)
 		return;
 	el_log(EL_LOG_INFO, "node %u: removed from the cluster (entry %llu): stopping", d->cfg.id,
 	       (unsigned long long)r->conf_index);
+	mark_removed(d, r->conf_index, el_raft_term(r));
 	d->stopping = true;
 	d->stop_deadline_ms = d->now_ms + STOP_FLUSH_MS; /* the last replies and acks go out */
 	el_d_notify_stopping(d);

@@ -4,9 +4,10 @@
  * The loop thread owns every counter and histogram and updates them through
  * the hooks below; at most every 100 ms (el_d_metrics_turn) it renders the
  * whole text exposition (format 0.0.4) into a buffer and copies it, under a
- * mutex, to the buffer nng's HTTP server answers from. The HTTP handler runs
- * on nng's threads and never touches the node: it only copies that text.
- * With no [node] metrics address every hook returns at once.
+ * mutex, to the buffer the HTTP server answers from. The server
+ * (metrics_http.c, el_d_http.h) runs on a thread of its own, at most
+ * EL_D_HTTP_CONNS connections at a time, and never touches the node: it only
+ * copies that text. With no [node] metrics address every hook returns at once.
  */
 #ifndef EL_D_METRICS_H
 #define EL_D_METRICS_H

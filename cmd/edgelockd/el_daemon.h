@@ -64,6 +64,15 @@ struct el_d_inbound {
 	char name[EL_IDENT_NAME_MAX + 1];
 };
 
+/* A peer refusal's log line (peers.c): one a minute per node and reason. */
+#define EL_D_PEER_REFUSALS 8
+struct el_d_peer_refusal {
+	el_id_t node;      /* 0: a connection refused before its hello */
+	uint32_t why_hash; /* of the reason's text */
+	uint64_t logged_ms; /* 0: a free slot */
+	uint64_t held;      /* refusals alike since, not logged */
+};
+
 /* A connection this node dialed: waiting for the listener's CHALLENGE. */
 struct el_d_outbound {
 	uint64_t conn; /* 0: free (one per peer: a new dial replaces it) */
@@ -182,6 +191,7 @@ struct el_daemon {
 	uint64_t cluster;
 	bool stopping;
 	bool was_member; /* this node has been in the configuration */
+	struct el_d_peer_refusal peer_refusals[EL_D_PEER_REFUSALS];
 	/* removed (committed): since when the log has not grown, at which index */
 	uint64_t removed_seen_ms;
 	uint64_t removed_last_index;

@@ -3,8 +3,9 @@
  *
  * Exit status: 0 a clean stop (SIGTERM/SIGINT) or --help/--check-config ok;
  * 1 usage or config errors (a --bootstrap without this node among [peers]
- * too); 2 could not start (data dir, storage, [tls] files, listen);
- * 3 stopped by a storage failure while running.
+ * too; a node removed from the cluster started again on its data); 2 could
+ * not start (data dir, storage, [tls] files, listen, an
+ * open-files limit too low); 3 stopped by a storage failure while running.
  */
 #include <signal.h>
 #include <sys/resource.h>
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "el_d_http.h"
 #include "el_daemon.h"
 #include "el_error.h"
 #include "el_net.h"
@@ -71,7 +73,8 @@ static void usage(FILE *f)
 		"Flags override the file. SIGTERM: a leader hands over leadership, then\n"
 		"the node exits 0. SIGHUP: re-read the [tls] CA, certificate and CRL files\n"
 		"for new connections' identity proofs (nothing else of the config).\n"
-		"Exit: 1 usage or config error, 2 start failure, 3 storage failure.\n");
+		"Exit: 1 usage or config error (or a node removed from the cluster started\n"
+		"again on its data), 2 start failure, 3 storage failure.\n");
 }
 
 struct flag {
@@ -214,9 +217,10 @@ static int parse(struct el_dcfg *c, struct opts *o, int argc, char **argv)
 }
 
 /* glibc gives each thread that allocates an arena of its own, up to 8 per
- * core on 64-bit: nng's dozen threads kept four here (64 MiB reserved and
- * 80 to 160 KiB resident each, idle). Two arenas, shared by all threads,
- * are enough for one loop and nng's workers. Measured with make bench-load
+ * core on 64-bit: nng's dozen threads, when the daemon used nng, kept four
+ * here (64 MiB reserved and 80 to 160 KiB resident each, idle). Two arenas,
+ * shared by all threads, are enough for the loop, the handshake thread and
+ * the metrics server. Measured with make bench-load
  * (issue 14): about 120 KiB less resident idle; 16-client cycles/s moved
  * less than the run-to-run noise. */
 static void fewer_malloc_arenas(void)
@@ -224,6 +228,61 @@ static void fewer_malloc_arenas(void)
 #ifdef M_ARENA_MAX
 	mallopt(M_ARENA_MAX, 2);
 #endif
+}
+
+/*
+ * The open-files limit must hold every descriptor the node may need at once,
+ * or a flood of connections takes the ones storage needs: its next open
+ * fails with EMFILE and the node stops (exit 3). So the client connections
+ * (max_clients, handshakes included) get only what is left once these are
+ * set aside: el_net's own (el_net_fds_reserved: peer handshakes, dials,
+ * name lookups), the peer connections the loop keeps (EL_D_INBOUND_MAX, and
+ * one being refused), the metrics server's (EL_D_HTTP_FDS), and FD_RESERVE
+ * for storage (LOCK, the directory, the WAL segment and the next one,
+ * snapshot.tmp, the parent directory at creation), stdio, the notify socket
+ * and the certificate and CRL files SIGHUP reads.
+ *
+ * A limit too low lowers max_clients, with a warning naming the numbers,
+ * rather than refusing to start: the node is a Raft voter first, and a
+ * voter that serves fewer clients (the others are refused at accept, as
+ * over max_clients, and go to another node) is worth more to the cluster
+ * than one that does not run. Only a limit that leaves fewer than
+ * FD_CLIENTS_MIN client connections refuses to start (exit 2).
+ */
+#define FD_RESERVE 32u
+#define FD_CLIENTS_MIN 16u
+
+static int fd_budget(struct el_dcfg *c)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		return EL_OK; /* cannot tell: as before */
+	const rlim_t hard = rl.rlim_max, was = rl.rlim_cur;
+	if (rl.rlim_cur < hard) { /* the soft limit is only a default: take what is allowed */
+		rl.rlim_cur = hard;
+		if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+			rl.rlim_cur = was;
+	}
+	const uint64_t limit = rl.rlim_cur == RLIM_INFINITY ? UINT64_MAX : rl.rlim_cur;
+	const uint64_t peers = el_net_fds_reserved() + EL_D_INBOUND_MAX + 1u;
+	const uint64_t metrics = c->metrics[0] != '\0' ? EL_D_HTTP_FDS : 0u;
+	const uint64_t others = peers + metrics + FD_RESERVE;
+	if (limit >= others + c->max_clients)
+		return EL_OK;
+	const uint64_t room = limit > others ? limit - others : 0;
+	el_log(room < FD_CLIENTS_MIN ? EL_LOG_ERROR : EL_LOG_WARN, "open files limit %llu "
+	       "(RLIMIT_NOFILE, hard %llu) is below [limits] max_clients = %u + %llu descriptors "
+	       "kept for peers (%llu), metrics (%llu), storage and the rest (%u): %s%llu; raise "
+	       "LimitNOFILE= (dist/edgelockd.service) or ulimit -n to %llu", (unsigned long long)limit,
+	       (unsigned long long)hard, c->max_clients, (unsigned long long)others,
+	       (unsigned long long)peers, (unsigned long long)metrics, FD_RESERVE,
+	       room < FD_CLIENTS_MIN ? "not starting: that leaves client connections for "
+				     : "max_clients lowered to ",
+	       (unsigned long long)room, (unsigned long long)(others + c->max_clients));
+	if (room < FD_CLIENTS_MIN)
+		return EL_EINVAL;
+	c->max_clients = (uint32_t)room;
+	return EL_OK;
 }
 
 int main(int argc, char **argv)
@@ -258,19 +317,13 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	/* a descriptor per client connection: allow what the hard limit allows */
-	struct rlimit rl;
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < d.cfg.max_clients + 64u)
-		el_log(EL_LOG_WARN, "open files limit %llu is below [limits] max_clients %u + 64",
-		       (unsigned long long)rl.rlim_cur, d.cfg.max_clients);
-	d.force_new_cluster = o.force;
-	if (el_d_open(&d, o.bootstrap, o.join) != EL_OK) {
-		el_d_close(&d);
+	if (fd_budget(&d.cfg) != EL_OK)
 		return 2;
+	d.force_new_cluster = o.force;
+	const int opened = el_d_open(&d, o.bootstrap, o.join);
+	if (opened != EL_OK) {
+		el_d_close(&d);
+		return opened == EL_ESTOPPED ? 1 : 2; /* removed: no restart can help */
 	}
 	int rc = el_d_run(&d, &stop_signal, &reload_signal);
 	el_d_close(&d);

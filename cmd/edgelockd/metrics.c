@@ -1,11 +1,11 @@
 /*
- * metrics.c - edgelockd's Prometheus metrics over nng's HTTP server
- * (el_d_metrics.h; the list is docs/metrics.md).
+ * metrics.c - edgelockd's Prometheus metrics (el_d_metrics.h; the list is
+ * docs/metrics.md), served over HTTP by metrics_http.c.
  *
  * Threads: the loop updates the counters (struct el_d_metrics, loop-only)
  * and every PUBLISH_MS renders the text exposition into `text`, then copies
- * it to `shown` under `mu`. nng's HTTP handler (its own threads) takes `mu`
- * only to copy `shown` into the response: it never reads the node.
+ * it to `shown` under `mu`. The HTTP server's thread takes `mu` only to copy
+ * `shown` into an answer (copy_shown): it never reads the node.
  */
 #include <pthread.h>
 #include <stdarg.h>
@@ -14,9 +14,7 @@
 #include <string.h>
 #include <time.h>
 
-#include <nng/nng.h>
-#include <nng/supplemental/http/http.h>
-
+#include "el_d_http.h"
 #include "el_d_metrics.h"
 #include "el_daemon.h"
 #include "el_error.h"
@@ -38,8 +36,7 @@ struct hist {
 };
 
 struct el_d_metrics {
-	nng_url *url;
-	nng_http_server *srv;
+	struct el_d_http *http; /* NULL until it listens */
 	pthread_mutex_t mu;
 	/* the loop's own */
 	struct hist persist, request;
@@ -326,50 +323,17 @@ void el_d_metrics_turn(struct el_daemon *d)
 	}
 }
 
-/* ---- the HTTP side (nng's threads) -------------------------------------------- */
+/* ---- the HTTP side (metrics_http.c's thread) ------------------------------------ */
 
-static void serve(nng_aio *aio)
+/* The body of a scrape: the last text the loop published. */
+static uint32_t copy_shown(void *ctx, char *dst, uint32_t cap)
 {
-	struct el_d_metrics *m = nng_http_handler_get_data(nng_aio_get_input(aio, 1));
-	nng_http_res *res;
-	int rv = nng_http_res_alloc(&res);
-	if (rv != 0) {
-		nng_aio_finish(aio, rv);
-		return;
-	}
+	struct el_d_metrics *m = ctx;
 	pthread_mutex_lock(&m->mu);
-	rv = nng_http_res_copy_data(res, m->shown, m->shown_len);
+	const uint32_t n = m->shown_len < cap ? m->shown_len : cap;
+	memcpy(dst, m->shown, n);
 	pthread_mutex_unlock(&m->mu);
-	if (rv == 0)
-		rv = nng_http_res_set_header(res, "Content-Type", CONTENT_TYPE);
-	if (rv != 0) {
-		nng_http_res_free(res);
-		nng_aio_finish(aio, rv);
-		return;
-	}
-	nng_aio_set_output(aio, 0, res);
-	nng_aio_finish(aio, 0);
-}
-
-static int start_server(struct el_d_metrics *m, const char *addr)
-{
-	nng_http_handler *h = NULL;
-	int rv = nng_url_parse(&m->url, addr);
-	if (rv == 0)
-		rv = nng_http_server_hold(&m->srv, m->url);
-	if (rv == 0)
-		rv = nng_http_handler_alloc(&h, m->url->u_path[0] ? m->url->u_path : "/", serve);
-	if (rv == 0)
-		rv = nng_http_handler_set_data(h, m, NULL);
-	if (rv == 0)
-		rv = nng_http_server_add_handler(m->srv, h);
-	if (rv != 0 && h != NULL)
-		nng_http_handler_free(h);
-	if (rv == 0)
-		rv = nng_http_server_start(m->srv);
-	if (rv != 0)
-		el_log(EL_LOG_ERROR, "[node] metrics %s: %s", addr, nng_strerror(rv));
-	return rv == 0 ? EL_OK : EL_EIO;
+	return n;
 }
 
 int el_d_metrics_open(struct el_daemon *d)
@@ -382,7 +346,7 @@ int el_d_metrics_open(struct el_daemon *d)
 	pthread_mutex_init(&m->mu, NULL);
 	d->metrics = m;
 	publish(m, d); /* something to answer before the first turn */
-	int rc = start_server(m, d->cfg.metrics);
+	int rc = el_d_http_start(&m->http, d->cfg.metrics, CONTENT_TYPE, copy_shown, m, TEXT_MAX);
 	if (rc == EL_OK)
 		el_log(EL_LOG_INFO, "metrics: %s", d->cfg.metrics);
 	return rc;
@@ -393,12 +357,7 @@ void el_d_metrics_close(struct el_daemon *d)
 	struct el_d_metrics *m = d->metrics;
 	if (m == NULL)
 		return;
-	if (m->srv != NULL) {
-		nng_http_server_stop(m->srv);
-		nng_http_server_release(m->srv);
-	}
-	if (m->url != NULL)
-		nng_url_free(m->url);
+	el_d_http_stop(m->http); /* its thread is gone: nothing reads m any more */
 	pthread_mutex_destroy(&m->mu);
 	free(m);
 	d->metrics = NULL;

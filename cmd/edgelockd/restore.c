@@ -10,12 +10,20 @@
  * then by restoring it into a lock table (the strict decoder of
  * core/lock_snapshot.c): a damaged or foreign file changes nothing. The
  * Raft snapshot gets term 1 and the backup's last index; the hard state
- * commits it, so no node ever needs the entries before it.
+ * commits it, so no node ever needs the entries before it. Restore succeeds
+ * (exit 0) only once both are synced; a write that fails (a full disk)
+ * removes what restore wrote, so the directory is empty again and a retry
+ * runs (exit 2 either way).
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "el_backup.h"
 #include "el_daemon.h"
@@ -92,11 +100,58 @@ static int check_backup(const char *file, const uint8_t *buf, uint32_t len, uint
 	return EL_OK;
 }
 
+/* Remove what a failed restore wrote into dir: the snapshot, its temp file
+ * and WAL segments, and when restore created dir, its LOCK file and dir
+ * itself. Restore only ever seeds a directory that held no state, so this
+ * leaves it as it was: a retry runs, instead of being refused over a
+ * snapshot and part of a WAL that nobody can tell whole or not. The count
+ * removed, or -1 when something could not be (logged). */
+static int undo_seed(const char *dir, bool created)
+{
+	DIR *dp = opendir(dir);
+	int removed = 0;
+	if (dp == NULL)
+		return errno == ENOENT ? 0 : -1;
+	for (struct dirent *e = readdir(dp); e != NULL && removed >= 0; e = readdir(dp)) {
+		const char *n = e->d_name;
+		char path[PATH_MAX];
+		if (strcmp(n, "snapshot") != 0 && strcmp(n, "snapshot.tmp") != 0 &&
+		    strncmp(n, "wal-", 4) != 0 && !(created && strcmp(n, "LOCK") == 0))
+			continue;
+		snprintf(path, sizeof path, "%s/%s", dir, n);
+		if (unlink(path) == 0) {
+			removed++;
+			continue;
+		}
+		el_log(EL_LOG_ERROR, "restore: cannot remove %s: %s; remove it by hand", path,
+		       strerror(errno));
+		removed = -1;
+	}
+	closedir(dp);
+	if (removed >= 0 && created && rmdir(dir) != 0)
+		el_log(EL_LOG_WARN, "restore: cannot remove %s, which it created: %s", dir,
+		       strerror(errno));
+	/* and durably: a power cut must not bring the snapshot back */
+	const int fd = removed > 0 && !created ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+	if (fd >= 0) {
+		(void)fsync(fd);
+		close(fd);
+	}
+	return removed;
+}
+
+/* Write the snapshot and the hard state that commits it. EL_OK only once
+ * both are synced (el_storage_persist: the snapshot file fsynced, renamed
+ * and its directory fsynced, the WAL batch fdatasynced); otherwise nothing
+ * of it is left in the directory. */
 static int seed(const struct el_dcfg *cfg, const struct el_snapshot_meta *meta,
 		const uint8_t *data)
 {
+	struct stat sb;
+	const bool created = stat(cfg->data_dir, &sb) != 0 && errno == ENOENT;
+	const struct el_storage_options opt = { .offline = true };
 	struct el_storage *st = NULL;
-	int rc = el_storage_open(&st, cfg->data_dir, NULL);
+	int rc = el_storage_open(&st, cfg->data_dir, &opt);
 	if (rc == EL_OK) {
 		const struct el_hard_state hs = { .term = meta->term, .vote = 0,
 						  .commit = meta->index };
@@ -106,8 +161,16 @@ static int seed(const struct el_dcfg *cfg, const struct el_snapshot_meta *meta,
 		rc = el_storage_persist(st, &b);
 		el_storage_close(st);
 	}
-	if (rc != EL_OK)
-		el_log(EL_LOG_ERROR, "restore: data_dir %s: %s", cfg->data_dir, el_strerror(rc));
+	if (rc == EL_OK)
+		return EL_OK;
+	const int removed = undo_seed(cfg->data_dir, created);
+	char undone[96];
+	snprintf(undone, sizeof undone, removed < 0 ? "could not remove everything it wrote"
+		 : "removed the %d file(s) it wrote", removed);
+	el_log(EL_LOG_ERROR, "restore: data_dir %s: %s: nothing restored; %s%s%s", cfg->data_dir,
+	       el_strerror(rc), undone, removed < 0 ? "" : ", so the directory holds no state and "
+	       "restore can run again", rc == EL_ENOSPC ? " once its file system has room (the "
+	       "backup's size and about 300 KiB more)" : "");
 	return rc;
 }
 

@@ -576,7 +576,7 @@ static void snapshot_chunk(struct el_daemon *d, uint64_t index, uint32_t offset)
 
 /* After the read barrier: the table now is at least as new as every write
  * acknowledged before the request; write it once and serve its first chunk. */
-static void snapshot_take(struct el_daemon *d)
+static void snapshot_take(struct el_daemon *d, uint64_t conn)
 {
 	if (d->snap_buf == NULL)
 		d->snap_buf = malloc(EL_SNAPSHOT_MAX);
@@ -597,7 +597,8 @@ static void snapshot_take(struct el_daemon *d)
 	 * is 0 until its first entry, and 0 asks for a new snapshot. */
 	const uint64_t applied = el_raft_applied(el_node_raft(d->node));
 	d->snap_index = applied > t->last_index ? applied : t->last_index;
-	el_log(EL_LOG_INFO, "req %llu: snapshot for a backup: index %llu, %u bytes",
+	el_log(EL_LOG_INFO, "client %s conn %llu req %llu: snapshot for a backup: index %llu, "
+	       "%u bytes", client_name(el_d_client_of(d, conn)), (unsigned long long)conn,
 	       (unsigned long long)d->rep.id, (unsigned long long)d->snap_index, d->snap_len);
 	snapshot_chunk(d, d->snap_index, 0);
 }
@@ -617,7 +618,7 @@ static void answer_read(struct el_daemon *d, const struct el_d_pending *p)
 {
 	begin_reply(d, p->type, p->client_id);
 	if (p->type == EL_CW_SNAPSHOT) {
-		snapshot_take(d);
+		snapshot_take(d, p->conn);
 	} else if (p->type == EL_CW_QUERY) {
 		int rc = el_node_query(d->node, p->name, p->name_len, &d->q);
 		d->rep.err = rc;
@@ -790,8 +791,9 @@ static void admin(struct el_daemon *d, uint64_t conn, const struct el_cw_msg *q)
 	d->rep.index = index;
 	if (rc == EL_ENOTLEADER)
 		redirect_client(d, el_raft_leader(r));
-	el_log(EL_LOG_INFO, "conn %llu req %llu: admin %s for node %u: %s%s",
-	       (unsigned long long)conn, (unsigned long long)q->id, el_d_request_name(q->type),
+	el_log(EL_LOG_INFO, "client %s conn %llu req %llu: admin %s for node %u: %s%s",
+	       client_name(el_d_client_of(d, conn)), (unsigned long long)conn,
+	       (unsigned long long)q->id, el_d_request_name(q->type),
 	       q->type == EL_CW_TRANSFER ? target : q->node, el_strerror(rc), why);
 	el_d_send(d, conn, &d->rep, false);
 }

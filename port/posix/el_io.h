@@ -38,5 +38,8 @@ int el_io_error(int err);
 int el_io_failure(const char *what, const char *path, int err);
 /* "fdatasync of PATH: Input/output error", or "" when nothing failed. */
 const char *el_io_last_failure(void);
+/* That failure's errno (0: none), so that a message can say what to do
+ * about it: a full disk, the open-files limit, an I/O error. */
+int el_io_last_errno(void);
 
 #endif /* EL_IO_H */

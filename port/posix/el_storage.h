@@ -33,6 +33,9 @@ struct el_storage;
 
 struct el_storage_options {
 	uint64_t segment_bytes; /* start a new segment past this; 0: 4 MiB */
+	/* A one-shot tool (edgelockd restore), not a running node: a failure's
+	 * log line names the cause only, with no advice to restart a node. */
+	bool offline;
 };
 
 /* Lock and recover dir (created when missing). EL_ELOCKED when another

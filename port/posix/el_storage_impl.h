@@ -17,6 +17,7 @@ struct el_storage {
 	int lock_fd;
 	int dir_fd;
 	int failed;               /* sticky EL_ENOSPC / EL_EIO, or 0 */
+	bool offline;             /* el_storage_options.offline */
 	struct el_wal wal;
 	struct el_hard_state hs;  /* as on disk */
 	bool have_snap;

@@ -74,11 +74,15 @@ int el_io_error(int err)
 }
 
 static char last_failure[512];
+static int last_errno;
 
 int el_io_failure(const char *what, const char *path, int err)
 {
 	snprintf(last_failure, sizeof last_failure, "%s of %s: %s", what, path, strerror(err));
+	last_errno = err;
 	return el_io_error(err);
 }
 
 const char *el_io_last_failure(void) { return last_failure; }
+
+int el_io_last_errno(void) { return last_errno; }

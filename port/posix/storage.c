@@ -123,6 +123,7 @@ int el_storage_open(struct el_storage **out, const char *dir,
 	if (!st)
 		return EL_EIO;
 	st->lock_fd = st->dir_fd = -1;
+	st->offline = opt != NULL && opt->offline;
 	rc = open_dir(st, dir);
 	el_wal_init(&st->wal, st->dir, st->dir_fd, seg);
 	if (rc == EL_OK)

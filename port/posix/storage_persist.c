@@ -5,6 +5,7 @@
  * failed fsync the kernel may have dropped the dirty pages while marking them
  * clean, so a retry that "succeeds" proves nothing (fsyncgate).
  */
+#include <errno.h>
 #include <string.h>
 
 #include "el_error.h"
@@ -13,13 +14,37 @@
 #include "el_snapshot_file.h"
 #include "el_storage_impl.h"
 
+/* What an operator does about a failure depends on its cause: a node
+ * restarted on a disk still full fails again (and systemd restarts it every
+ * RestartSec), so space comes first; out of descriptors is a limit, and the
+ * disk is fine; anything else a restart recovers from what is on disk. A
+ * one-shot tool (opt.offline: edgelockd restore) says what to do itself. */
+static const char *advice(const struct el_storage *st, int err)
+{
+	if (st->offline)
+		return "";
+	if (err == ENOSPC || err == EDQUOT)
+		return "free space on its file system FIRST, then restart the node (it recovers "
+		       "from disk; restarted on a disk still full it fails again)";
+	if (err == EMFILE)
+		return "this is the process's open-files limit (RLIMIT_NOFILE, LimitNOFILE= under "
+		       "systemd), not the disk: raise it, then restart the node (it recovers "
+		       "from disk)";
+	if (err == ENFILE)
+		return "this is the system's open-files table (fs.file-max), not the disk: free "
+		       "descriptors or raise it, then restart the node (it recovers from disk)";
+	return "restart the node to recover from disk";
+}
+
 static int sticky(struct el_storage *st, int rc)
 {
 	if (rc == EL_ENOSPC || rc == EL_EIO) {
+		const int err = el_io_last_errno();
 		st->failed = rc;
-		el_log(EL_LOG_ERROR, "storage %s failed (%s: %s); no further batch is acknowledged, "
-		       "restart the node to recover from disk", st->dir,
-		       rc == EL_ENOSPC ? "disk full" : "I/O error", el_io_last_failure());
+		el_log(EL_LOG_ERROR, "storage %s failed (%s: %s); no further batch is acknowledged%s%s",
+		       st->dir, rc == EL_ENOSPC ? "disk full" : err == EMFILE || err == ENFILE
+		       ? "out of file descriptors" : "I/O error", el_io_last_failure(),
+		       st->offline ? "" : "; ", advice(st, err));
 	}
 	return rc;
 }

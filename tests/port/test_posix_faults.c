@@ -4,15 +4,18 @@
  * of a workload with hard-state changes, truncations, snapshots and segment
  * rotation. Each must: fail that persist with the matching code, log an
  * error, stay failed without touching the disk again (no fsync retry), and
- * leave a directory that recovers every acknowledged batch.
+ * leave a directory that recovers every acknowledged batch. Its one log line
+ * says what to do about the cause (test_failure_messages).
  *
  * usage: test_posix_faults SCRATCH_DIR
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "el_error.h"
 #include "el_io.h"
@@ -250,6 +253,67 @@ static void test_unlink_failure_is_not_fatal(void)
 	pt_rmrf(dir);
 }
 
+/* The failure's line says what to do about its cause: free space first on a
+ * full disk, the open-files limit (not the disk) at EMFILE, a restart for an
+ * I/O error; a one-shot tool (opt.offline, edgelockd restore) gets no
+ * advice to restart a node. The log goes to stderr: caught in a file. */
+static bool failure_says(enum pt_op op, int err, bool offline, const char *want,
+			 const char *not_want)
+{
+	const struct el_storage_options o = { .segment_bytes = SEGMENT_BYTES, .offline = offline };
+	struct el_storage *st;
+	struct pt_model m;
+	struct pt_batch b;
+	char dir[PATH_MAX], path[PATH_MAX + 8], line[2048] = "";
+	pt_tmpdir(scratch, "say", dir, sizeof dir);
+	snprintf(path, sizeof path, "%s.log", dir);
+	pt_model_init(&m);
+	if (el_storage_open(&st, dir, &o) != EL_OK)
+		return false;
+	fflush(stderr);
+	const int saved = dup(2), fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	dup2(fd, 2);
+	el_log_set_level(EL_LOG_ERROR);
+	pt_fault_arm(op, 1, err);
+	for (uint64_t i = 0; i < MAX_BATCHES && el_storage_failed(st) == 0; i++) {
+		pt_gen_batch(&m, 77, i, &opts, &b);
+		if (pt_persist(st, &b) == EL_OK)
+			pt_model_apply(&m, &b);
+	}
+	el_log_set_level(EL_LOG_OFF);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	close(fd);
+	el_storage_close(st);
+	el_io_reset();
+	FILE *f = fopen(path, "r");
+	const bool read = f != NULL && fgets(line, sizeof line, f) != NULL;
+	if (f != NULL)
+		fclose(f);
+	const bool ok = read && strstr(line, want) != NULL &&
+			(not_want == NULL || strstr(line, not_want) == NULL);
+	if (!ok)
+		printf("  %s %s%s: want \"%s\"%s%s, got: %s\n", pt_op_names[op], strerror(err),
+		       offline ? " (offline)" : "", want, not_want ? ", not " : "",
+		       not_want ? not_want : "", line);
+	unlink(path);
+	pt_rmrf(dir);
+	return ok;
+}
+
+static void test_failure_messages(void)
+{
+	EL_CHECK(failure_says(PT_OP_PWRITE, ENOSPC, false, "free space on its file system FIRST, "
+			      "then restart the node", NULL));
+	EL_CHECK(failure_says(PT_OP_OPEN, EMFILE, false, "open-files limit (RLIMIT_NOFILE, "
+			      "LimitNOFILE= under systemd), not the disk", "disk full"));
+	EL_CHECK(failure_says(PT_OP_OPEN, ENFILE, false, "out of file descriptors", NULL));
+	EL_CHECK(failure_says(PT_OP_FDATASYNC, EIO, false, "restart the node to recover from disk",
+			      NULL));
+	EL_CHECK(failure_says(PT_OP_PWRITE, ENOSPC, true, "disk full", "restart"));
+}
+
 int main(int argc, char **argv)
 {
 	scratch = argc > 1 ? argv[1] : "/tmp";
@@ -266,5 +330,6 @@ int main(int argc, char **argv)
 	EL_RUN(test_fault_while_cutting_tail);
 	EL_RUN(test_unlink_failure_is_not_fatal);
 	EL_RUN(test_short_writes_are_continued);
+	EL_RUN(test_failure_messages);
 	return el_test_end();
 }

@@ -1,0 +1,327 @@
+#!/usr/bin/python3
+"""ops_test.py BUILD - what an operator meets running edgelockd on real
+daemons over TLS on loopback (docs/operations.md):
+
+  (a) descriptors: three nodes under an open-files limit of 1,024 (soft and
+      hard, as systemd's default soft limit was for the old unit), then
+      1,100 idle TCP connections to the leader's metrics port and 1,100 to
+      its client port while a client opened before keeps committing (600
+      entries: snapshots and WAL writes open files). The leader lowers
+      max_clients to what the limit holds (a warning naming the numbers),
+      serves and commits throughout, never exits, never runs out of
+      descriptors; the metrics server serves at most a few connections,
+      closes idle ones within seconds, and answers a scrape meanwhile.
+      Before: the connections took every descriptor and the next storage
+      open failed with EMFILE (exit 3).
+  (b) a full disk (a small tmpfs as the data directory, root only): the node
+      stops with exit 3 and says to free space first; with space it
+      restarts with its state.
+  (c) a removed node: the admin lines name the client; node 4 removed
+      stops by itself (exit 0); started again on its data it refuses at once
+      (exit 1) saying how to come back; without its "removed" file (stopped
+      before it wrote it) it stops by itself again.
+  (d) a node that is no member dialing for 12 s: each member logs the
+      refusal once, not at every dial.
+
+Processes are started and stopped by PID. Prints "N passed, N failed".
+"""
+import os
+import random
+import re
+import resource
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from elcluster import Cluster, Checks, eventually, free_ports  # noqa: E402
+
+check = Checks()
+NOFILE = 1024
+FLOOD = 1100
+
+
+def log_text(c, i):
+    with open(c.log(i)) as f:
+        return f.read()
+
+
+def start_limited(c, i, *flags):
+    """c.start with RLIMIT_NOFILE = NOFILE, soft and hard."""
+    def limit():
+        resource.setrlimit(resource.RLIMIT_NOFILE, (NOFILE, NOFILE))
+    logf = open(c.log(i), "a")
+    c.procs[i] = subprocess.Popen([c.bin, "-c", c.config(i)] + list(flags), stdout=logf,
+                                  stderr=subprocess.STDOUT, preexec_fn=limit)
+    logf.close()
+    return c.procs[i]
+
+
+def open_session(conn, label):
+    return conn.call({1: 1, 9: 60000, 13: label, 14: random.getrandbits(64)}).get(4, 0)
+
+
+def cycles(conn, s, seq, name, n):
+    """n acquire/release pairs on session s; (ok count, next seq)."""
+    ok = 0
+    for _ in range(n):
+        rep = conn.call({1: 4, 4: s, 5: seq, 6: name}, timeout=10.0)
+        rel = conn.call({1: 5, 4: s, 5: seq + 1, 6: name, 11: rep.get(11, 0)}, timeout=10.0)
+        seq += 2
+        ok += rep.get(3, 0) == 0 and rep.get(11, 0) > 0 and rel.get(3, 0) == 0
+    return ok, seq
+
+
+def flood(port, n):
+    socks = []
+    for _ in range(n):
+        try:
+            socks.append(socket.create_connection(("127.0.0.1", port), timeout=2.0))
+        except OSError:
+            break
+    return socks
+
+
+def closed_by_peer(sock, timeout):
+    """True when the far end closed sock within timeout (EOF or reset)."""
+    sock.settimeout(timeout)
+    try:
+        return sock.recv(1) == b""
+    except (ConnectionResetError, BrokenPipeError):
+        return True
+    except OSError:
+        return False
+
+
+def fds(pid):
+    try:
+        return len(os.listdir("/proc/%d/fd" % pid))
+    except OSError:
+        return -1
+
+
+def test_descriptors(build):
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # this process: 2,200 sockets
+    c = Cluster(build, 3, tmp=os.path.join(os.path.abspath(build), "tmp",
+                                           "ops-fds-%d" % os.getpid()))
+    mports = free_ports(3)
+    murl = {i: "http://127.0.0.1:%d/metrics" % mports[i - 1] for i in (1, 2, 3)}
+    socks = []
+    try:
+        for i in (1, 2, 3):
+            start_limited(c, i, "--bootstrap", "--metrics", murl[i])
+        leader = c.wait_leader()
+        pid = c.procs[leader].pid
+        log = log_text(c, leader)
+        check("fds: the start names the limit and lowers max_clients to fit it",
+              re.search(r"open files limit 1024 \(RLIMIT_NOFILE, hard 1024\) is below \[limits\] "
+                        r"max_clients = 1024 \+ \d+ .*max_clients lowered to \d+", log),
+              [ln for ln in log.splitlines() if "open files" in ln])
+        conn = c.connect(leader)
+        s = open_session(conn, "fds")
+        seq = 1
+        socks += flood(mports[leader - 1], FLOOD)
+        socks += flood(c.client_port[leader], FLOOD)
+        print("     %d idle connections opened; the leader holds %d descriptors"
+              % (len(socks), fds(pid)), flush=True)
+        most = fds(pid)
+        ok, seq = cycles(conn, s, seq, "fds-a", 150)
+        most = max(most, fds(pid))
+        check("fds: commits go on during the flood (150 lock cycles)", ok == 150, "%d ok" % ok)
+        quiet = socks[:50]  # metrics: the first served, then refused at once
+        check("fds: the metrics server closed idle connections within 3 s",
+              all(closed_by_peer(k, 3.0) for k in quiet))
+        try:
+            with urllib.request.urlopen(murl[leader], timeout=3) as r:
+                body = r.read().decode()
+            scraped = "edgelock_term" in body
+        except OSError as e:
+            scraped = repr(e)
+        check("fds: a scrape is answered during the flood", scraped is True, scraped)
+        socks += flood(mports[leader - 1], FLOOD)  # and again, once the first are gone
+        ok, seq = cycles(conn, s, seq, "fds-b", 150)
+        most = max(most, fds(pid))
+        check("fds: commits go on during a second flood (150 lock cycles)", ok == 150,
+              "%d ok" % ok)
+        print("     at most %d descriptors seen in the leader (limit %d)" % (most, NOFILE))
+        check("fds: the leader stays below its open-files limit", 0 < most < NOFILE - 32,
+              repr(most))
+        check("fds: the leader still runs", c.procs[leader].poll() is None,
+              "exit %r" % c.procs[leader].poll())
+        conn.close()
+        for k in socks:
+            k.close()
+        socks = []
+        log = log_text(c, leader)
+        check("fds: no descriptor ran out, no storage failure",
+              "Too many open files" not in log and "storage" not in
+              "".join(ln for ln in log.splitlines() if "error" in ln), log[-600:])
+        check("fds: the metrics server logs its refusals with a count",
+              re.search(r"metrics: \d+ connection\(s\) refused since the last such line", log))
+        check("fds: a new client is served after the flood",
+              eventually(lambda: c.status(leader).get(24, 0) > 0, 15.0))
+    finally:
+        for k in socks:
+            k.close()
+        for i in sorted(c.procs):
+            rc, _ = c.stop(i)
+            check("fds: node%d exits 0 on SIGTERM" % i, rc == 0, repr(rc))
+        check.no_sanitizer_reports(c)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def leads(c, i):
+    try:
+        return c.status(i).get(23) == 3
+    except (OSError, EOFError):
+        return False
+
+
+def test_disk_full(build):
+    c = Cluster(build, 1, tmp=os.path.join(os.path.abspath(build), "tmp",
+                                           "ops-disk-%d" % os.getpid()))
+    data = c.data(1)
+    os.makedirs(data)
+    m = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "edgelock-ops", data],
+                       capture_output=True, text=True)
+    if m.returncode != 0:
+        print("skip the full disk: cannot mount a tmpfs (%s)" % m.stderr.strip())
+        return
+    ballast = os.path.join(data, "ballast")
+    try:
+        c.start(1, "--bootstrap")
+        c.wait_leader()
+        conn = c.connect(1)
+        s = open_session(conn, "disk")
+        cycles(conn, s, 1, "before", 5)
+        fd = os.open(ballast, os.O_WRONLY | os.O_CREAT, 0o600)
+        try:  # every free page of the file system
+            while os.write(fd, b"\0" * 4096) > 0:
+                pass
+        except OSError:
+            pass
+        os.close(fd)
+        seq = 11
+        try:
+            for _ in range(2000):
+                if c.procs[1].poll() is not None:
+                    break
+                _, seq = cycles(conn, s, seq, "full", 1)
+        except (OSError, EOFError):
+            pass
+        try:
+            rc = c.procs[1].wait(10.0)
+        except subprocess.TimeoutExpired:
+            rc = None
+        log = log_text(c, 1)
+        lines = [ln for ln in log.splitlines() if "storage" in ln and "error" in ln]
+        check("disk full: the node stops with exit 3", rc == 3, "exit %r" % rc)
+        check("disk full: it says to free space before a restart",
+              any("disk full" in ln and "free space on its file system FIRST, then restart"
+                  in ln for ln in lines), lines)
+        c.procs.pop(1, None)
+        os.unlink(ballast)
+        c.start(1)
+        check("disk full: with space again the node restarts and leads",
+              eventually(lambda: leads(c, 1), 15.0))
+    finally:
+        c.stop_all()
+        subprocess.run(["umount", "-l", data])
+
+
+def peer_addr(c, i):
+    return "tls+tcp://127.0.0.1:%d" % c.peer_port[i]
+
+
+def members(c, i):
+    return {m.get(20): m.get(23, 0) for m in c.status(i).get(28, [])}
+
+
+def exit_within(p, secs):
+    try:
+        return p.wait(secs)
+    except subprocess.TimeoutExpired:
+        return None
+
+
+def test_removed(c, leader):
+    admin = c.connect(leader)
+    c.add_node(4)
+    c.start(4, "--join")
+    rep = admin.call({1: 14, 20: 4, 21: peer_addr(c, 4), 22: c.addr(4)})
+    check("removed: node 4 added", rep.get(3, 0) == 0, repr(rep))
+    check("removed: node 4 a voter",
+          eventually(lambda: members(c, leader).get(4) == 1, 20.0), repr(members(c, leader)))
+    rep = admin.call({1: 15, 20: 4})
+    check("removed: members remove 4 accepted", rep.get(3, 0) == 0, repr(rep))
+    admin.close()
+    log = log_text(c, leader)
+    for what in ("member-add", "member-remove"):
+        check("admin line names the client and its connection: %s" % what,
+              re.search(r"client client conn \d+ req \d+: admin %s for node 4: ok" % what, log),
+              [ln for ln in log.splitlines() if "admin" in ln])
+    rc = exit_within(c.procs[4], 20.0)
+    check("removed: node 4 stops by itself, exit 0", rc == 0, "exit %r" % rc)
+    c.procs.pop(4, None)
+    marker = os.path.join(c.data(4), "removed")
+    check("removed: it leaves data_dir/removed", os.path.exists(marker))
+    for flags in ((), ("--join",)):
+        t0 = time.time()
+        rc = exit_within(c.start(4, *flags), 10.0)
+        c.stop(4)
+        tail = log_text(c, 4)[-1500:]
+        check("removed: started again on its data%s, it refuses at once, exit 1"
+              % (" with --join" if flags else ""), rc == 1 and time.time() - t0 < 5, "exit %r" % rc)
+        check("removed: the refusal says it was removed and how to come back%s"
+              % (" (--join)" if flags else ""),
+              "was removed from the cluster" in tail and "start it with --join" in tail and
+              "members add 4" in tail, tail)
+    os.unlink(marker)  # as a node stopped before it wrote the file, or an older release
+    rc = exit_within(c.start(4), 25.0)
+    c.stop(4)
+    tail = log_text(c, 4)[-2000:]
+    check("removed: without the file, a log that ends with its removal stops it again, exit 0",
+          rc == 0 and "its log ends with its removal" in tail, "exit %r: %s" % (rc, tail))
+    check("removed: ... and writes the file for the next start", os.path.exists(marker))
+
+
+def test_refusal_rate(c):
+    """Node 5, no member and in no member's [peers], dials every 1 to 2 s."""
+    c.add_node(5)
+    c.start(5, "--join")
+    time.sleep(12.0)
+    c.stop(5)
+    counts = {i: log_text(c, i).count("peer connection (node 5): not a member")
+              for i in (1, 2, 3)}
+    check("refusal rate: each member logs a non-member's refusal once in 12 s",
+          all(n == 1 for n in counts.values()), repr(counts))
+
+
+def main():
+    build = sys.argv[1] if len(sys.argv) > 1 else "build"
+    random.seed(int(os.environ.get("SEED", "1")))
+    for t in (test_descriptors, test_disk_full):
+        try:
+            t(build)
+        except Exception as e:  # noqa: BLE001 - a crashed step fails, the rest still run
+            check(t.__name__, False, "raised %r" % (e,))
+    c = Cluster(build, 3)
+    try:
+        c.start_all(bootstrap=True)
+        leader = c.wait_leader()
+        for t in (test_removed, test_refusal_rate):
+            try:
+                t(c, leader) if t is test_removed else t(c)
+            except Exception as e:  # noqa: BLE001
+                check(t.__name__, False, "raised %r" % (e,))
+    finally:
+        c.stop_all()
+        check.no_sanitizer_reports(c)
+    return check.summary()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
