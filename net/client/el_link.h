@@ -3,12 +3,13 @@
  * port with mbedtls on it, read by one thread and written by another, every
  * wait bounded by a deadline. Not installed.
  *
- * Why not nng, which the daemon uses: a reply read through nng passed three
- * threads before the caller saw it (nng's poller, a task thread for the
- * TCP read, another for the TLS record), and the client process spent
- * about a third of the cluster's CPU per lock cycle waking them (issue 14,
- * tests/bench/load/README.md). Here the thread that waits for bytes reads
- * them itself: the kernel wakes it, and it decrypts in place.
+ * Why not nng (which the daemon used at first, net/README.md): a reply read
+ * through nng passed three threads before the caller saw it (nng's poller,
+ * a task thread for the TCP read, another for the TLS record), and the
+ * client process spent about a third of the cluster's CPU per lock cycle
+ * waking them (issue 14, tests/bench/load/README.md). Here the thread that
+ * waits for bytes reads them itself: the kernel wakes it, and it decrypts
+ * in place.
  */
 #ifndef EL_LINK_H
 #define EL_LINK_H
