@@ -276,8 +276,13 @@ static _Noreturn void watchdog_main(int rfd, pid_t cmd_group, pid_t parent)
 	uint64_t kill_at = UINT64_MAX;
 	for (;;) {
 		const uint64_t now = boot_ms();
+		/* A zombie vouches for CMD's end in time only when this check
+		 * runs on time: a watchdog stopped with the rest of the board
+		 * and resumed past kill_at may find CMD ended after it (and the
+		 * margin before the lease's end is at least 100 ms). */
 		if (now >= kill_at)
-			watchdog_kill(cmd_group, is_zombie(cmd_group) ? DOG_CMD_ENDED : DOG_KILLED);
+			watchdog_kill(cmd_group, now <= kill_at + 100u && is_zombie(cmd_group)
+							 ? DOG_CMD_ENDED : DOG_KILLED);
 		if (getppid() != parent)
 			watchdog_kill(cmd_group, DOG_CLI_GONE);
 		/* poll counts on CLOCK_MONOTONIC, which stops while the machine
@@ -509,10 +514,11 @@ static enum outcome cmd_ended(el_session *s, struct watchdog *dog, bool late)
 	const bool lost = el_session_state(s, NULL) == EL_LEASE_LOST;
 	if (dog->fired == DOG_KILLED)
 		return RUN_DOG_KILLED;
+	if (late) /* CMD was alive when the CLI killed it past the lease: the
+		   * watchdog, if it ran after that, saw the zombie the CLI made */
+		return RUN_KILLED_LATE;
 	if (dog->fired == DOG_CMD_ENDED) /* it was a zombie at the kill time */
 		return lost ? RUN_ENDED_LATE : RUN_ENDED;
-	if (late)
-		return RUN_KILLED_LATE;
 	return lost ? RUN_LOST_UNSURE : RUN_ENDED;
 }
 

@@ -834,6 +834,30 @@ def test_stopped_cli_done(e):
           % (r.returncode, p.returncode, out.strip(), err.strip()[-300:]))
 
 
+def test_stopped_dog_late(e):
+    """The CLI and its watchdog stopped together (a whole board paused) while
+    CMD runs on and ends after the lease: the watchdog, resumed past its kill
+    time, finds CMD a zombie, but one that ended late, and must not vouch for
+    it; the CLI exits 76, never CMD's 0 ("ended within its lease")."""
+    pidf = e.path("stopped-dog.pid")
+    p = e.start("lock", "stopdog", "--ttl", "2s", "--", "sh", "-c",
+                "echo $$ > %s; sleep 3" % pidf)
+    cmd = pid_from(pidf)
+    dog = watchdog_of(p.pid, cmd)
+    for pid in (dog, p.pid):
+        if pid > 0:
+            os.kill(pid, signal.SIGSTOP)
+    time.sleep(4.0)  # CMD ends at 3 s, past the 2 s lease
+    if dog > 0:
+        os.kill(dog, signal.SIGCONT)  # first: it sees the zombie, 2 s late
+        time.sleep(0.3)
+    os.kill(p.pid, signal.SIGCONT)
+    _, err = p.communicate(timeout=30)
+    check(cmd > 0 and dog > 0 and p.returncode == 76,
+          "CLI and watchdog stopped, CMD ended after the lease: exit 76, not CMD's status "
+          "(exit %d: %s)" % (p.returncode, err.strip()[-200:]))
+
+
 def test_stopped_cli(e):
     """A CLI stopped (SIGSTOP: a debugger, an operator) while CMD runs cannot
     kill CMD in time itself; its watchdog process does, before the lease
@@ -1300,7 +1324,7 @@ def main():
         for t in (test_basics, test_json_escaped, test_operator_output, test_args_after_command, test_fifo_handoff, test_shared, test_counter,
                   test_election_observe, test_signal_while_waiting, test_killed_client, test_granted_while_stopped,
                   test_killed_cli, test_killed_cli_group, test_hangup_passed_on, test_stopped_cli,
-                  test_stopped_cli_done,
+                  test_stopped_cli_done, test_stopped_dog_late,
                   test_client_threads, test_client_safety,
                   test_output_full, test_snapshot_files, test_ttl_over_limit,
                   test_elected_escaped):
