@@ -502,8 +502,6 @@ static int still_leased(el_session *s, const char *what, const char *name)
 	return EL_EEXPIRED;
 }
 
-static const char *verb(uint8_t type);
-
 /* A release or resign that got no answer in time may have acted or not: ask
  * the same seq again (it acts at most once; the stored reply says how it
  * ended) until the cluster answers, or until the lease ran out here, when
@@ -520,9 +518,8 @@ static int settle_release(el_session *s, struct el_cw_msg *req, struct el_cw_msg
 		const bool lost = lost_now(s);
 		pthread_mutex_unlock(&c->mu);
 		if (lost) {
-			el_client__fail("%s %.*s: no answer before the session's lease ran out; the "
-					"cluster gives the session's holds up as it expires it",
-					verb(req->type), (int)req->name_len, req->name);
+			el_client__fail("no answer before the session's lease ran out; the "
+					"cluster gives the session's holds up as it expires it");
 			*told = true;
 			return EL_EEXPIRED;
 		}
@@ -561,10 +558,11 @@ static int locked_request(el_session *s, struct el_cw_msg *req, struct el_cw_msg
 	}
 	if (rc == EL_EFULL && (req->type == EL_CW_ACQUIRE || req->type == EL_CW_CAMPAIGN ||
 			       req->type == EL_CW_WATCH)) /* the leader's log says which */
-		el_client__fail("%s: the cluster's lock table is full, or this client's identity "
-				"has reached its [limits] %s; release something or retry later",
-				el_strerror(rc), req->type == EL_CW_WATCH ? "watches_per_client"
-									  : "claims_per_client");
+		el_client__fail("%s: the cluster's %s table is full, or this client's identity "
+				"has reached its [limits] %s; %s or retry later", el_strerror(rc),
+				req->type == EL_CW_WATCH ? "watch" : "lock",
+				req->type == EL_CW_WATCH ? "watches_per_client" : "claims_per_client",
+				req->type == EL_CW_WATCH ? "unwatch something" : "release something");
 	else if (rc != EL_OK && !told)
 		el_client__fail("%s", el_strerror(rc));
 	return rc;

@@ -14,6 +14,7 @@
  */
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,15 +60,25 @@ unsigned long el_log_count(enum el_log_level level)
 	return level < EL_LOG_OFF ? log_counts[level] : 0;
 }
 
+/* Format characters that reorder or hide what a line shows (bidirectional
+ * embeddings, overrides and isolates: "Trojan Source"; the byte-order mark). */
+static bool bidi_or_invisible(uint32_t cp)
+{
+	return cp == 0x200e || cp == 0x200f || (cp >= 0x202a && cp <= 0x202e) ||
+	       (cp >= 0x2066 && cp <= 0x2069) || cp == 0xfeff;
+}
+
 /* The length of the printable UTF-8 character at p (1-4), or 0 when p
  * starts a control character (C0, DEL, C1 U+0080..U+009F), a line or
- * paragraph separator (U+2028, U+2029: a new line to some log viewers), or
+ * paragraph separator (U+2028, U+2029: a new line to some log viewers), a
+ * format character that reorders or hides text (bidi_or_invisible), a
+ * backslash (so that \xHH in a line is always an escape), or
  * bytes that are not well-formed UTF-8 (RFC 3629: no overlong forms, no
  * surrogates, nothing above U+10FFFF). */
 static size_t printable_utf8(const unsigned char *p)
 {
-	if (*p < 0x80)
-		return *p >= 0x20 && *p != 0x7f ? 1u : 0u;
+	if (*p < 0x80) /* a backslash too: \xHH must mean an escape, never text */
+		return *p >= 0x20 && *p != 0x7f && *p != '\\' ? 1u : 0u;
 	const size_t len = *p >= 0xf0 ? 4u : *p >= 0xe0 ? 3u : *p >= 0xc0 ? 2u : 0u;
 	if (len == 0 || *p > 0xf4)
 		return 0;
@@ -79,7 +90,7 @@ static size_t printable_utf8(const unsigned char *p)
 	}
 	static const uint32_t least[5] = { 0, 0, 0x80, 0x800, 0x10000 };
 	if (cp < least[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) ||
-	    cp <= 0x9f || cp == 0x2028 || cp == 0x2029)
+	    cp <= 0x9f || cp == 0x2028 || cp == 0x2029 || bidi_or_invisible(cp))
 		return 0;
 	return len;
 }

@@ -730,6 +730,10 @@ static void log_escaped_utf8(void)
 		{ "a\xff\xfe" "b", "a\\xff\\xfeb" },
 		{ "a\xe2\x82", "a\\xe2\\x82" },                /* cut short at the end */
 		{ "\xc2\xa0ok", "\xc2\xa0ok" },                  /* U+00A0 is printable */
+		{ "a\\x0ab", "a\\x5cx0ab" },                     /* a backslash: no fake escape */
+		{ "a\xe2\x80\xae" "b", "a\\xe2\\x80\\xaeb" },   /* RIGHT-TO-LEFT OVERRIDE */
+		{ "a\xe2\x81\xa6" "b", "a\\xe2\\x81\\xa6b" },   /* LEFT-TO-RIGHT ISOLATE */
+		{ "a\xef\xbb\xbf" "b", "a\\xef\\xbb\\xbfb" },   /* BYTE ORDER MARK */
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		char out[512], want[256];
