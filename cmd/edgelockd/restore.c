@@ -89,9 +89,12 @@ static int check_backup(const char *file, const uint8_t *buf, uint32_t len, uint
 	struct el_lock_usage u;
 	el_lock_usage(t, &u);
 	free(t);
+	if (rc == EL_OK && *index == 0 && u.sessions == 0 && u.locks == 0)
+		*index = 1; /* a new cluster's table, no entry yet: the Raft snapshot
+			     * needs an index, and no token of it is to be passed */
 	if (rc != EL_OK || *index == 0) {
 		el_log(EL_LOG_ERROR, "restore: %s is damaged, or not a backup of this version and "
-		       "profile (%s)", file, rc != EL_OK ? el_strerror(rc) : "an empty table");
+		       "profile (%s)", file, rc != EL_OK ? el_strerror(rc) : "no index");
 		return EL_EINVAL;
 	}
 	el_log(EL_LOG_INFO, "restore: %s holds the lock table at index %llu: %u sessions, "

@@ -68,6 +68,15 @@ def test_backup_fresh(c):
     check("snapshot save of a new cluster: exit 0 and the file written",
           r.returncode == 0 and os.path.exists(backup) and os.path.getsize(backup) > 0,
           r.stdout + r.stderr)
+    n = Cluster(c.build, 1, tmp=os.path.join(c.dir, "fresh-restored"))
+    try:
+        out = subprocess.run([n.bin, "restore", backup, "-c", n.config(1)],
+                             capture_output=True, text=True, timeout=30)
+        check("restore of a new cluster's backup: exit 0", out.returncode == 0, out.stderr[-300:])
+        n.start(1)
+        check("... and the restored node leads", n.wait_leader() == 1)
+    finally:
+        n.stop_all()
 
 
 def test_backup_restore(c):
