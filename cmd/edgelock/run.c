@@ -209,7 +209,7 @@ struct watchdog {
 	pid_t pid;       /* 0 once reaped */
 	pid_t cmd_group; /* CMD's pid and process group; 0: no CMD */
 	uint64_t at;     /* the last kill time sent to it; 0: none yet */
-	int fired;       /* DOG_KILLED or DOG_CMD_ENDED once it acted, else 0 */
+	int fired;       /* DOG_KILLED, DOG_CMD_ENDED or DOG_LATE once it acted */
 };
 
 /* How the watchdog ended (its exit status). */
@@ -220,6 +220,8 @@ enum {
 			    * the stopped CLI had not reaped): the group killed,
 			    * for the children CMD left */
 	DOG_CLI_GONE = 5,  /* the CLI died: CMD's group killed */
+	DOG_LATE = 6,      /* it ran only past its kill time (stopped itself): CMD's
+			    * group killed, maybe after the lease */
 };
 /* The kill time that says: the CLI is done with CMD (the watchdog exits
  * quietly). A real one is a CLOCK_BOOTTIME reading, never 0. */
@@ -280,9 +282,10 @@ static _Noreturn void watchdog_main(int rfd, pid_t cmd_group, pid_t parent)
 		 * runs on time: a watchdog stopped with the rest of the board
 		 * and resumed past kill_at may find CMD ended after it (and the
 		 * margin before the lease's end is at least 100 ms). */
+		if (now >= kill_at && now - kill_at > 100u)
+			watchdog_kill(cmd_group, DOG_LATE);
 		if (now >= kill_at)
-			watchdog_kill(cmd_group, now <= kill_at + 100u && is_zombie(cmd_group)
-							 ? DOG_CMD_ENDED : DOG_KILLED);
+			watchdog_kill(cmd_group, is_zombie(cmd_group) ? DOG_CMD_ENDED : DOG_KILLED);
 		if (getppid() != parent)
 			watchdog_kill(cmd_group, DOG_CLI_GONE);
 		/* poll counts on CLOCK_MONOTONIC, which stops while the machine
@@ -349,7 +352,7 @@ static void watchdog_reap(struct watchdog *w, unsigned wait_ms)
 		if (r == w->pid || (r < 0 && errno == ECHILD)) {
 			const int code = r == w->pid && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 			w->pid = 0;
-			if (code == DOG_KILLED || code == DOG_CMD_ENDED)
+			if (code == DOG_KILLED || code == DOG_CMD_ENDED || code == DOG_LATE)
 				w->fired = code;
 			else
 				w->at = 0;
@@ -514,8 +517,8 @@ static enum outcome cmd_ended(el_session *s, struct watchdog *dog, bool late)
 	const bool lost = el_session_state(s, NULL) == EL_LEASE_LOST;
 	if (dog->fired == DOG_KILLED)
 		return RUN_DOG_KILLED;
-	if (late) /* CMD was alive when the CLI killed it past the lease: the
-		   * watchdog, if it ran after that, saw the zombie the CLI made */
+	if (late || dog->fired == DOG_LATE) /* CMD was alive past the lease, or
+					      * nobody watched it then */
 		return RUN_KILLED_LATE;
 	if (dog->fired == DOG_CMD_ENDED) /* it was a zombie at the kill time */
 		return lost ? RUN_ENDED_LATE : RUN_ENDED;
