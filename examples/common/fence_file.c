@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "el_error.h"
@@ -58,8 +59,10 @@ int fence_file_load(const char *path, uint64_t *highest)
 {
 	*highest = 0;
 	FILE *f = fopen(path, "r");
-	if (f == NULL)
-		return errno == ENOENT ? EL_OK : EL_EIO; /* only a missing file is 0 */
+	struct stat st;
+	if (f == NULL) /* only a missing file is 0: not a dangling symlink (a
+			* state partition that did not mount), which would be */
+		return errno == ENOENT && lstat(path, &st) != 0 ? EL_OK : EL_EIO;
 	char text[32];
 	const size_t n = fread(text, 1, sizeof text - 1, f);
 	const bool failed = ferror(f) != 0;

@@ -124,6 +124,9 @@ def damaged_start(d, files):
     status, None while it runs; its output; its answer to WRITE 3 if it runs)."""
     os.makedirs(d)
     for name, text in files.items():
+        if text is None:  # a dangling symlink: a state partition that did not mount
+            os.symlink("nowhere", os.path.join(d, name))
+            continue
         with open(os.path.join(d, name), "w") as f:
             f.write(text)
     out = os.path.join(d, "out")
@@ -145,7 +148,8 @@ def edges(d):
     r["garbled"] = damaged_start(d + "-garbled", {"fence": "x78\n"})
     r["empty"] = damaged_start(d + "-empty", {"fence": ""})  # what a torn rewrite leaves
     r["value"] = damaged_start(d + "-value", {"fence": "3\n", "value": "78 from-B\n"})
-    for what in ("silent", "garbled", "empty", "value"):
+    r["dangling"] = damaged_start(d + "-dangling", {"fence": None})
+    for what in ("silent", "garbled", "empty", "value", "dangling"):
         print("%s: %s" % (what, r[what]), flush=True)
     return r
 
@@ -159,6 +163,10 @@ def check_edges(e):
         rc, out, answer = e[what]
         check(rc == 65 and "fence: stored data corrupt: refusing to start" in out and answer is None,
               "a DIR/fence %s stops the server at start (exit %s; WRITE 3: %s)" % (what, rc, answer))
+    rc, out, answer = e["dangling"]
+    check(rc == 65 and "refusing to start" in out and answer is None,
+          "a DIR/fence that is a dangling symlink stops the server at start, never reads as 0 "
+          "(exit %s; WRITE 3: %s)" % (rc, answer))
     check(e["value"][2] == "STALE 78",
           "DIR/value's higher token raises the fence: WRITE 3 answered %s" % e["value"][2])
     check(e["read0"].startswith("ERR ") and e["read0"] == e["write0"],
