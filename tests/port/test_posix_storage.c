@@ -666,52 +666,24 @@ static void test_platform_services(void)
 	EL_CHECK_EQ(el_log_count(EL_LOG_DEBUG), debugs + 1);
 }
 
-/* A message naming a client's string stays one line: newlines, ESC and DEL
- * come out as \xHH, so a name cannot forge a line ("\n<0>...") of its own;
- * so do C1 controls (NEL), U+2028/U+2029 and bytes that are not UTF-8,
- * while well-formed UTF-8 text stays as it is. */
-static void log_escaped_utf8(void);
-static void test_log_escapes_control_bytes(void)
+/* What el_log writes of msg (as its one argument), into out (size bytes). */
+static void log_line(const char *msg, char *out, size_t size)
 {
-	char path[PATH_MAX], out[1024] = "";
+	char path[PATH_MAX];
 	snprintf(path, sizeof path, "%s/log-escape.txt", scratch);
 	const int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
 	const int saved = dup(2);
 	EL_CHECK(fd >= 0 && saved >= 0);
 	fflush(stderr);
 	EL_CHECK_EQ(dup2(fd, 2), 2);
-	el_log(EL_LOG_WARN, "refused %s", "x\n<0>edgelock node1: error: FORGED\x1b[2J\x7f\ty");
-	fflush(stderr);
-	dup2(saved, 2);
-	close(saved);
-	const ssize_t n = pread(fd, out, sizeof out - 1, 0);
-	close(fd);
-	unlink(path);
-	EL_CHECK(n > 0);
-	out[n > 0 ? n : 0] = '\0';
-	EL_CHECK(strchr(out, '\n') == out + strlen(out) - 1); /* only the line's own end */
-	EL_CHECK(strchr(out, 0x1b) == NULL && strchr(out, 0x7f) == NULL && strchr(out, '\t') == NULL);
-	EL_CHECK(strstr(out, "refused x\\x0a<0>edgelock node1: error: FORGED\\x1b[2J\\x7f\\x09y\n") != NULL);
-	log_escaped_utf8();
-}
-
-/* What el_log writes of msg, into out (size bytes). */
-static void log_line(const char *msg, char *out, size_t size)
-{
-	char path[PATH_MAX];
-	snprintf(path, sizeof path, "%s/log-escape-utf8.txt", scratch);
-	const int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
-	const int saved = dup(2);
-	EL_CHECK(fd >= 0 && saved >= 0);
-	fflush(stderr);
-	EL_CHECK_EQ(dup2(fd, 2), 2);
-	el_log(EL_LOG_WARN, "name %s", msg);
+	el_log(EL_LOG_WARN, "%s", msg);
 	fflush(stderr);
 	dup2(saved, 2);
 	close(saved);
 	const ssize_t n = pread(fd, out, size - 1, 0);
 	close(fd);
 	unlink(path);
+	EL_CHECK(n > 0);
 	out[n > 0 ? n : 0] = '\0';
 }
 
@@ -736,13 +708,28 @@ static void log_escaped_utf8(void)
 		{ "a\xef\xbb\xbf" "b", "a\\xef\\xbb\\xbfb" },   /* BYTE ORDER MARK */
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-		char out[512], want[256];
-		log_line(cases[i].in, out, sizeof out);
+		char msg[64], out[512], want[256];
+		snprintf(msg, sizeof msg, "name %s", cases[i].in);
+		log_line(msg, out, sizeof out);
 		snprintf(want, sizeof want, ": name %s\n", cases[i].want);
 		if (strstr(out, want) == NULL)
 			printf("case %zu: got [%s] want [%s]\n", i, out, want);
 		EL_CHECK(strstr(out, want) != NULL);
 	}
+}
+
+/* A message naming a client's string stays one line: newlines, ESC and DEL
+ * come out as \xHH, so a name cannot forge a line ("\n<0>...") of its own;
+ * so do C1 controls (NEL), U+2028/U+2029 and bytes that are not UTF-8,
+ * while well-formed UTF-8 text stays as it is. */
+static void test_log_escapes_control_bytes(void)
+{
+	char out[1024];
+	log_line("refused x\n<0>edgelock node1: error: FORGED\x1b[2J\x7f\ty", out, sizeof out);
+	EL_CHECK(strchr(out, '\n') == out + strlen(out) - 1); /* only the line's own end */
+	EL_CHECK(strchr(out, 0x1b) == NULL && strchr(out, 0x7f) == NULL && strchr(out, '\t') == NULL);
+	EL_CHECK(strstr(out, "refused x\\x0a<0>edgelock node1: error: FORGED\\x1b[2J\\x7f\\x09y\n") != NULL);
+	log_escaped_utf8();
 }
 
 int main(int argc, char **argv)
