@@ -45,11 +45,15 @@ $(BUILD)/sim-san/sim: $(SIM_DEPS)
 # The self-test's bugs live outside core/: each tests/sim/bugs/NN-name.patch
 # is applied to a copy of core/ under the build directory, and a simulator is
 # built from that copy (a patch that no longer applies fails the build).
+# These and the matrix's 32 simulators are built -O1 without -g
+# (SIM_QUICK_CFLAGS): 4 s a build instead of 7, for the same run time; a
+# seed to debug is replayed on build/sim/sim or a matrix cell rebuilt -g.
+SIM_QUICK_CFLAGS := $(filter-out -O% -g,$(HOST_CFLAGS)) -O1
 $(BUILD)/sim-bug/%/sim: tests/sim/bugs/%.patch $(SIM_DEPS)
 	@rm -rf $(@D) && mkdir -p $(@D) && cp -r core $(@D)/core
 	@patch -s -p1 --no-backup-if-mismatch -d $(@D) -i $(abspath $<)
 	$(call say,LD,$@)
-	$(Q)$(CC) $(HOST_CFLAGS) -O2 $(SIM_CONFIG) -I$(@D)/core -Itests/sim $(@D)/core/*.c $(SIM_SRCS) -o $@
+	$(Q)$(CC) $(SIM_QUICK_CFLAGS) $(SIM_CONFIG) -I$(@D)/core -Itests/sim $(@D)/core/*.c $(SIM_SRCS) -o $@
 
 ALL_TARGETS += $(BUILD)/sim/sim
 
@@ -65,7 +69,7 @@ sim_cfg = $(word $(1),$(subst -, ,$(2)))
 $(BUILD)/sim-matrix/%/sim: $(SIM_DEPS)
 	@mkdir -p $(@D)
 	$(call say,CC,$@)
-	$(Q)$(CC) $(HOST_CFLAGS) -O2 $(filter-out $(SIM_LIMITS_VARIED),$(SIM_CONFIG)) \
+	$(Q)$(CC) $(SIM_QUICK_CFLAGS) $(filter-out $(SIM_LIMITS_VARIED),$(SIM_CONFIG)) \
 		-DEL_LOG_WINDOW=$(call sim_cfg,1,$*) -DEL_COMPACT_THRESHOLD=$(call sim_cfg,2,$*) \
 		-DEL_MSG_ENTRIES_MAX=$(call sim_cfg,3,$*) -DEL_INFLIGHT_MAX=$(call sim_cfg,4,$*) \
 		-Icore -Itests/sim $(SIM_CORE_SRCS) $(SIM_SRCS) -o $@
