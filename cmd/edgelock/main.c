@@ -55,7 +55,8 @@ static const char USAGE[] =
 	"exit codes: 0 ok; 1 refused (message says why); 64 usage; 69 no leader\n"
 	"reachable (`status`: none of the nodes that answered is or knows the\n"
 	"leader); 70 internal error; 74 writing the output (stdout) failed, e.g.\n"
-	"a full disk; 75 lock held or not granted within --wait; 76 lock\n"
+	"a full disk (not `snapshot save`: its result is FILE, so a report line\n"
+	"that could not be written is only warned of); 75 lock held or not granted within --wait; 76 lock\n"
 	"lost while CMD ran (CMD was killed); 77 permission denied or certificate\n"
 	"rejected; 78 bad configuration or certificate files; 79 `lock -n N` on a\n"
 	"semaphore that has another limit; 126 CMD found but not executable; 127\n"
@@ -462,6 +463,20 @@ static bool output_is_result(const char *command)
 	return strcmp(command, "lock") != 0 && strcmp(command, "elect") != 0;
 }
 
+/* snapshot's result is FILE, not its one line on stdout: a backup written
+ * whole exits 0 even when that line could not be written (a script would
+ * read 74 as "no backup"), with a warning saying which failed. */
+static int report_flush(const char *command, int rc)
+{
+	if (strcmp(command, "snapshot") != 0)
+		return el_cli_flush(rc);
+	errno = 0;
+	if ((fflush(stdout) != 0 || ferror(stdout)) && rc == EL_EXIT_OK)
+		fprintf(stderr, "edgelock: snapshot save: the backup is written; its report line "
+				"could not be (%s)\n", strerror(errno != 0 ? errno : EIO));
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	struct el_cli cli = { .timeout_ms = 5000 };
@@ -486,7 +501,7 @@ int main(int argc, char **argv)
 			if (rc == 0)
 				rc = COMMANDS[k].run(&cli, n, argv + i);
 			el_client_close(cli.client);
-			return output_is_result(argv[i]) ? el_cli_flush(rc) : rc;
+			return output_is_result(argv[i]) ? report_flush(argv[i], rc) : rc;
 		}
 	fprintf(stderr, "edgelock: unknown command '%s' (try edgelock --help)\n", argv[i]);
 	return EL_EXIT_USAGE;

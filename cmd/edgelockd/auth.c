@@ -262,13 +262,14 @@ int el_d_authorize(struct el_daemon *d, const struct el_d_client *cl, const stru
 						       named ? q->name : NULL, q->name_len))
 			return EL_OK;
 	/* what was asked: the name, or an admin request's node and addresses */
-	char what[EL_NAME_MAX + 2 * EL_CW_ADDR_MAX + 64];
+	char what[3 * EL_LOG_NAME_CAP(EL_CW_ADDR_MAX) + 64];
+	char a[EL_LOG_NAME_CAP(EL_CW_ADDR_MAX)], b[EL_LOG_NAME_CAP(EL_CW_ADDR_MAX)];
 	if (named)
-		snprintf(what, sizeof what, " '%.*s'", (int)q->name_len, q->name);
+		snprintf(what, sizeof what, " %s", el_log_name(a, sizeof a, q->name, q->name_len));
 	else if (q->type == EL_CW_MEMBER_ADD)
-		snprintf(what, sizeof what, " for node %u (peer '%.*s', client '%.*s')", q->node,
-			 (int)q->peer_addr_len, q->peer_addr, (int)q->client_addr_len,
-			 q->client_addr);
+		snprintf(what, sizeof what, " for node %u (peer %s, client %s)", q->node,
+			 el_log_name(a, sizeof a, q->peer_addr, q->peer_addr_len),
+			 el_log_name(b, sizeof b, q->client_addr, q->client_addr_len));
 	else if (q->type >= EL_CW_MEMBER_ADD && q->type <= EL_CW_TRANSFER)
 		snprintf(what, sizeof what, " for node %u", q->node);
 	else

@@ -255,9 +255,11 @@ static void refused(struct el_daemon *d, const struct el_cw_msg *q, const char *
 	struct el_d_refusals *r = &d->owners.refusals[u];
 	if (!may_log(d, r))
 		return;
-	el_log(EL_LOG_WARN, "client %s: %s '%.*s' refused (EL_EFULL): %u %s or requested, "
+	char name[EL_LOG_NAME_CAP(EL_NAME_MAX)];
+	el_log(EL_LOG_WARN, "client %s: %s %s refused (EL_EFULL): %u %s or requested, "
 	       "[limits] %s = %u (%llu refused in the last second)", id[0] != '\0' ? id : "anonymous",
-	       el_d_request_name(q->type), (int)q->name_len, q->name, count, use_what[u], use_key[u],
+	       el_d_request_name(q->type), el_log_name(name, sizeof name, q->name, q->name_len),
+	       count, use_what[u], use_key[u],
 	       limit_of(d, u), (unsigned long long)r->refused);
 	r->refused = 0;
 }

@@ -422,12 +422,15 @@ static void seq_refused(struct el_daemon *d, uint64_t conn, const struct el_cw_m
 {
 	struct el_d_client *cl = el_d_client_of(d, conn);
 	struct refusal_note n;
-	if (refusal_may_log(d, cl, &n))
-		el_log(EL_LOG_INFO, "client %s conn %llu req %llu: %s '%.*s' session %llu seq %llu "
+	if (refusal_may_log(d, cl, &n)) {
+		char name[EL_LOG_NAME_CAP(EL_NAME_MAX)];
+		el_log(EL_LOG_INFO, "client %s conn %llu req %llu: %s %s session %llu seq %llu "
 		       "refused, %s: %s%s", client_name(cl), (unsigned long long)conn,
-		       (unsigned long long)q->id, el_d_request_name(q->type), (int)q->name_len,
-		       q->name, (unsigned long long)q->session, (unsigned long long)q->seq,
+		       (unsigned long long)q->id, el_d_request_name(q->type),
+		       el_log_name(name, sizeof name, q->name, q->name_len),
+		       (unsigned long long)q->session, (unsigned long long)q->seq,
 		       el_strerror(EL_EINVAL), why, n.held);
+	}
 	reply_err(d, conn, q->type, q->id, EL_EINVAL, 0);
 }
 
@@ -825,9 +828,11 @@ void el_d_client_frame(struct el_daemon *d, uint64_t conn, const uint8_t *buf, u
 		send_error(d, conn, q->id, rc != EL_OK ? rc : EL_EDECODE, false);
 		return;
 	}
-	el_log(EL_LOG_DEBUG, "client %s conn %llu req %llu: %s '%.*s' session %llu seq %llu",
+	char name[EL_LOG_NAME_CAP(EL_NAME_MAX)];
+	el_log(EL_LOG_DEBUG, "client %s conn %llu req %llu: %s %s session %llu seq %llu",
 	       cl->name[0] != '\0' ? cl->name : "anonymous", (unsigned long long)conn,
-	       (unsigned long long)q->id, el_d_request_name(q->type), (int)q->name_len, q->name,
+	       (unsigned long long)q->id, el_d_request_name(q->type),
+	       el_log_name(name, sizeof name, q->name, q->name_len),
 	       (unsigned long long)q->session, (unsigned long long)q->seq);
 	if (el_d_authorize(d, cl, q) != EL_OK) {
 		d->client_frames_refused++;

@@ -6,6 +6,7 @@
 #ifndef EL_PLATFORM_H
 #define EL_PLATFORM_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* Milliseconds of CLOCK_MONOTONIC: never jumps with wall-clock changes. */
@@ -29,6 +30,13 @@ enum el_log_level {
 void el_log_set_tag(const char *tag);
 void el_log(enum el_log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* A name from outside (len bytes, any bytes) as one field of a log line,
+ * in out (cap bytes, EL_LOG_NAME_CAP(len) for all of it): 'NAME' in quotes,
+ * or hex:6127... when the name holds a quote or a NUL, which would end the
+ * quoted field early (a name could then fake a field after it, or hide its
+ * tail). el_log escapes the rest. Returns out. */
+#define EL_LOG_NAME_CAP(len) (2 * (len) + 5)
+const char *el_log_name(char *out, size_t cap, const void *name, size_t len);
 void el_log_set_level(enum el_log_level level);
 /* The Raft term every later line names (0: none yet, the line shows none). */
 void el_log_set_term(uint64_t term);

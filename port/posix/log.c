@@ -121,6 +121,37 @@ static void escape_controls(char *out, size_t size, const char *msg)
 	out[n] = '\0';
 }
 
+const char *el_log_name(char *out, size_t cap, const void *name, size_t len)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *p = name;
+	bool plain = true;
+	for (size_t i = 0; i < len; i++)
+		plain = plain && p[i] != '\'' && p[i] != '\0';
+	size_t n = 0;
+	if (cap < 5) { /* room for nothing but an empty field */
+		if (cap > 0)
+			out[0] = '\0';
+		return out;
+	}
+	if (plain) { /* el_log escapes whatever else could break the line */
+		const size_t take = len < cap - 3 ? len : cap - 3;
+		out[n++] = '\'';
+		memcpy(out + n, p, take);
+		n += take;
+		out[n++] = '\'';
+	} else { /* a quote or a NUL would end the quoted field early */
+		memcpy(out, "hex:", 4);
+		n = 4;
+		for (size_t i = 0; i < len && n + 2 < cap; i++) {
+			out[n++] = hex[p[i] >> 4];
+			out[n++] = hex[p[i] & 0xf];
+		}
+	}
+	out[n] = '\0';
+	return out;
+}
+
 void el_log(enum el_log_level level, const char *fmt, ...)
 {
 	char line[512], safe[4 * sizeof line];

@@ -141,7 +141,14 @@ def test_acl(c, pems, leader):
           "fleet/sensors/1" in names and "secret/x" not in names, repr(names))
     names = [l.get(6) for l in ops.call({1: 12}).get(35, [])]
     check("acl: LIST shows ops every name", "secret/x" in names, repr(names))
+    odd = "fleet/x' session 1 seq 1 ok\x00tail"  # a quote and a NUL: no faked field
+    rep = s1c.call({1: 4, 4: s1, 5: 4, 6: odd})
+    odd_id = s1c.next_id - 1
     text = log_text(c, leader)
+    check("acl: a refused name holding a quote and a NUL is logged whole, as hex",
+          rep.get(3) == EL_EPERM and
+          re.search(r"req %d: acquire hex:%s refused by \[acl\]" % (odd_id, odd.encode().hex()),
+                    text), [ln for ln in text.splitlines() if "req %d:" % odd_id in ln])
     check("acl: refusals are logged with the connection and request id",
           re.search(r"client sensor-1 conn \d+ req %d: acquire 'fleet/other' refused by \[acl\]"
                     % refused_id, text), text[-1500:])

@@ -571,6 +571,14 @@ def test_snapshot_files(e):
               % (what, r.returncode, r.stderr.strip()))
     left = sorted(n for n in os.listdir(tmp) if ".tmp-" in n)
     check(left == [], "snapshot save leaves no temporary file behind (%r)" % left)
+    # its result is FILE: stdout on /dev/full does not turn a backup into exit 74
+    quiet = os.path.join(tmp, "quiet")
+    with open("/dev/full", "w") as full:
+        r = subprocess.run([CLI, "snapshot", "save", quiet], env=e.env, stdout=full,
+                           stderr=subprocess.PIPE, text=True, timeout=60)
+    check(r.returncode == 0 and os.path.getsize(quiet) > 0 and "the backup is written" in r.stderr,
+          "snapshot save with stdout on /dev/full: the backup is written, exit 0 and a "
+          "warning (exit %d: %s)" % (r.returncode, r.stderr.strip()))
     shutil.rmtree(tmp, ignore_errors=True)
 
 

@@ -732,6 +732,21 @@ static void test_log_escapes_control_bytes(void)
 	log_escaped_utf8();
 }
 
+/* A name as a log field: in quotes, or as hex when a quote or a NUL in it
+ * would end the quoted field early; cut to what out holds. */
+static void test_log_name_field(void)
+{
+	char out[EL_LOG_NAME_CAP(8)];
+	EL_CHECK_EQ(strcmp(el_log_name(out, sizeof out, "a/b", 3), "'a/b'"), 0);
+	EL_CHECK_EQ(strcmp(el_log_name(out, sizeof out, "", 0), "''"), 0);
+	EL_CHECK_EQ(strcmp(el_log_name(out, sizeof out, "a'b", 3), "hex:612762"), 0);
+	EL_CHECK_EQ(strcmp(el_log_name(out, sizeof out, "a\0b", 3), "hex:610062"), 0);
+	EL_CHECK_EQ(strcmp(el_log_name(out, sizeof out, "12345678'", 9), "hex:3132333435363738"), 0);
+	char small[6];
+	EL_CHECK_EQ(strcmp(el_log_name(small, sizeof small, "abcdef", 6), "'abc'"), 0);
+	EL_CHECK_EQ(strcmp(el_log_name(small, 4, "abcdef", 6), ""), 0);
+}
+
 int main(int argc, char **argv)
 {
 	scratch = argc > 1 ? argv[1] : "/tmp";
@@ -754,5 +769,6 @@ int main(int argc, char **argv)
 	EL_RUN(test_dir_lock);
 	EL_RUN(test_platform_services);
 	EL_RUN(test_log_escapes_control_bytes);
+	EL_RUN(test_log_name_field);
 	return el_test_end();
 }
