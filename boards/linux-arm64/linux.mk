@@ -5,6 +5,6 @@ linux-arm64_CC := aarch64-linux-gnu-gcc
 linux-arm64_QEMU := qemu-aarch64
 linux-arm64_FLAGS := -O2
 # edgelockd, the CLI and libedgelock too, against Debian's arm64 multiarch
-# libnng, libmbedtls and libinih (tools/debian-packages.txt).
+# libmbedtls and libinih (tools/debian-packages.txt).
 linux-arm64_DAEMON := yes
 linux-arm64_AR := aarch64-linux-gnu-ar

@@ -12,5 +12,5 @@ linux-armhf_FLAGS := -O2
 linux-armhf_DAEMON := yes
 linux-armhf_AR := arm-linux-gnueabihf-ar
 linux-armhf_DEB_ARCH := armhf
-linux-armhf_SYSROOT_PKGS := libnng-dev libnng1 libmbedtls-dev libmbedtls14 libmbedx509-1 \
+linux-armhf_SYSROOT_PKGS := libmbedtls-dev libmbedtls14 libmbedx509-1 \
 	libmbedcrypto7 libinih-dev libinih1

@@ -284,7 +284,7 @@ static int open_ident(struct el_daemon *d)
 	return el_d_load_ident(&d->cfg, &d->ident, EL_LOG_ERROR, "");
 }
 
-/* SIGHUP: the identity material and nng's TLS configurations, both from the
+/* SIGHUP: the identity material and the TLS configurations, both from the
  * files as started. The identity is checked first (this node's name, dates,
  * CRL), so a certificate the proofs would refuse never reaches TLS either.
  * The loop is the one user of d->ident, so no lock; connections already up

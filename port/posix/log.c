@@ -29,7 +29,7 @@ static const char *const level_names[] = { "debug", "info", "warning", "error" }
 static const int syslog_priority[] = { 7, 6, 4, 3 }; /* LOG_DEBUG .. LOG_ERR */
 static int to_journal = -1; /* -1: not looked yet */
 static char log_tag[32];
-/* Written by the daemon's loop, read by whichever thread logs (nng's too). */
+/* Written by the daemon's loop, read by whichever thread logs. */
 static _Atomic unsigned long long log_term;
 
 void el_log_set_level(enum el_log_level level) { log_level = level; }
