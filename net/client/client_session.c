@@ -611,6 +611,7 @@ int el_lock(el_session *s, const char *name, bool shared, uint32_t wait_ms, uint
 {
 	if (token == NULL)
 		return el_client__null("el_lock's token");
+	*token = 0; /* also on the errors found before anything is sent */
 	int rc = begin_call(s);
 	if (rc == EL_OK) {
 		rc = acquire(s, name, shared, 0, wait_ms, token);
@@ -622,6 +623,8 @@ int el_lock(el_session *s, const char *name, bool shared, uint32_t wait_ms, uint
 int el_semaphore_acquire(el_session *s, const char *name, uint32_t permits, uint32_t wait_ms,
 			 uint64_t *token)
 {
+	if (token != NULL)
+		*token = 0; /* also on the errors found before anything is sent */
 	if (permits == 0 || permits > EL_SEM_LIMIT_MAX) {
 		el_client__fail("a semaphore has 1 to %u permits, not %u", (unsigned)EL_SEM_LIMIT_MAX,
 				(unsigned)permits);
@@ -744,6 +747,7 @@ int el_campaign(el_session *s, const char *name, const void *value, uint32_t len
 {
 	if (token == NULL || (value == NULL && len > 0))
 		return el_client__null(token == NULL ? "el_campaign's token" : "el_campaign's value");
+	*token = 0; /* also on the errors found before anything is sent */
 	int rc = begin_call(s);
 	if (rc == EL_OK) {
 		rc = campaign(s, name, value, len, wait_ms, token);

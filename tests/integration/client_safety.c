@@ -858,14 +858,23 @@ static int check_bad_permits(el_client *c)
 	static const uint32_t permits[] = { 0, EL_SEM_LIMIT_MAX + 1 };
 	int bad = 0;
 	for (size_t i = 0; i < sizeof permits / sizeof permits[0]; i++) {
-		uint64_t token = 0;
+		uint64_t token = 123;
 		struct el_lock_info li;
 		(void)el_query(c, "", &li); /* leaves a message of its own */
 		const int rc = el_semaphore_acquire(s, "safety/permits", permits[i], 0, &token);
-		if (rc != EL_EINVAL || strstr(el_client_last_error(c), "permits") == NULL)
-			bad = failed("bad-permits", "%u permits: rc %d (%s); want EL_EINVAL saying "
-				     "why", (unsigned)permits[i], rc, el_client_last_error(c));
+		if (rc != EL_EINVAL || token != 0 ||
+		    strstr(el_client_last_error(c), "permits") == NULL)
+			bad = failed("bad-permits", "%u permits: rc %d token %llu (%s); want EL_EINVAL "
+				     "saying why, token 0", (unsigned)permits[i], rc,
+				     (unsigned long long)token, el_client_last_error(c));
 	}
+	/* a name the library refuses itself: *token is 0, as on any other error */
+	uint64_t t1 = 123, t2 = 123;
+	const int r1 = el_lock(s, "", false, 0, &t1), r2 = el_campaign(s, "", NULL, 0, 0, &t2);
+	if (r1 != EL_EINVAL || r2 != EL_EINVAL || t1 != 0 || t2 != 0)
+		bad = failed("bad-permits", "empty name: el_lock rc %d token %llu, el_campaign rc %d "
+			     "token %llu; want EL_EINVAL and token 0", r1, (unsigned long long)t1, r2,
+			     (unsigned long long)t2);
 	el_session_close(s);
 	return bad;
 }
