@@ -29,6 +29,11 @@
  *   EL_LEASE_IN_DOUBT  the last renewal failed: the lock may be lost soon;
  *   EL_LEASE_LOST      the local deadline passed: stop using every lock of the
  *                      session now; the cluster may hand them out at any time.
+ * A renewal is tried from TTL/3 on and given TTL/3 to succeed, so IN_DOUBT
+ * lasts from about 2/3 of the TTL to LOST; a renewal that cannot end in
+ * time (every endpoint stopped, each dial given its share as above) may
+ * leave the state OK until it turns LOST: IN_DOUBT is a warning that may
+ * come, never one to wait for.
  * The deadline is read from CLOCK_BOOTTIME, which keeps running while the
  * process is stopped (SIGSTOP) or the machine sleeps, so a process that
  * resumes sees LOST before it could act on a lock it no longer holds.
@@ -40,18 +45,32 @@
  * session"), sending nothing; use a session per thread. el_next_event,
  * el_session_state and el_session_id may run alongside; keepalives are the
  * library's own and go on regardless. A client has 64 requests in flight at
- * most, 8 of them kept for keepalives and closes: past 56 calls at once, a
- * call gets EL_EFULL ("too many requests in flight"), and the sessions are
- * still renewed. Blocking calls take a timeout.
+ * most, 8 of them kept for keepalives and closes: past 56 requests at once,
+ * a call gets EL_EFULL ("too many requests in flight"), and the sessions are
+ * still renewed. A request is in flight until its answer comes: an el_lock
+ * or el_campaign queued behind a holder holds no slot while it waits for
+ * its grant, so any number of calls may wait at once. Blocking calls take
+ * a timeout.
  * Errors are negative EL_E* codes (el_error.h, el_strerror()); after one,
  * el_client_last_error() says what happened in words. A call whose
  * deadline passes with no leader found (none reachable, or no quorum to
  * elect one) returns EL_ETIMEDOUT, its message "no leader reachable within
  * N ms (tried URL: why; ...)" naming every endpoint tried with how it last
  * failed, on one line; the library follows redirects itself and never
- * returns EL_ENOTLEADER. A NULL handle, name
- * or result pointer is EL_EINVAL, with nothing sent; el_client_close(NULL)
- * and el_session_close(NULL) do nothing, el_session_state(NULL) is LOST.
+ * returns EL_ENOTLEADER. Each dial (TCP, TLS, the identity proof) gets a
+ * share of what is left of the call, split over the endpoints not yet
+ * tried (at least 0.5 s, at most 2 s): a node that accepts connections and
+ * never answers (stopped, wedged) cannot spend a whole timeout_ms alone.
+ *
+ * Names are 1 to 64 bytes of UTF-8 text (the wire carries them as CBOR
+ * text); another is EL_EINVAL, saying so, with nothing sent. Tokens start
+ * at 1: el_unlock, el_resign and el_proclaim with token 0 are EL_EINVAL.
+ * A NULL handle, name or result pointer is EL_EINVAL, with nothing sent;
+ * el_client_close(NULL) and el_session_close(NULL) do nothing,
+ * el_session_state(NULL) is LOST. A session is freed by el_session_close
+ * (even when that returns an error other than EL_EBUSY) and by
+ * el_client_close: any call on it afterwards, a second close included, is
+ * a use after free, as for a closed client.
  */
 #ifndef EDGELOCK_H
 #define EDGELOCK_H
@@ -66,10 +85,16 @@ typedef struct el_session el_session;
 
 struct el_client_options {
 	const char *endpoints;     /* comma-separated "tls+tcp://HOST:PORT", at most 16;
-				    * el_client_open refuses a bad one (EL_EINVAL) */
+				    * el_client_open refuses a bad one, and an empty
+				    * entry (",," or a comma at an end: a variable that
+				    * expanded to nothing?), with EL_EINVAL */
 	const char *ca_file;       /* the cluster CA (PEM) */
 	const char *cert_key_file; /* this client's certificate and key (PEM); NULL: none */
-	const char *name;          /* shown to others as the holder (<= 8 bytes); NULL: none */
+	const char *name;          /* a label shown to others after this client's
+				    * identity, as the holder "IDENTITY NAME"; the
+				    * cluster keeps the first 32 bytes of that pair
+				    * (EL_CLIENT_NAME_MAX), cutting the label, never
+				    * the identity. NULL: none */
 	uint32_t timeout_ms;       /* a request's overall bound; 0: 5000 */
 };
 /* A certificate this library can tell is bad by itself (expired or not yet
@@ -86,7 +111,10 @@ int el_client_open(el_client **out, const struct el_client_options *o);
  * any other call on one of them afterwards is a use after free. No call
  * on c or its sessions may be running. */
 void el_client_close(el_client *c);
-/* What the last failed call of this thread on c ran into, in words. */
+/* What the last failed call of this thread ran into, in words ("no error"
+ * before any). The message is kept per thread, not per client: c is not
+ * used and may be NULL (after a failed el_client_open, say), and a call on
+ * another client in between replaces it. */
 const char *el_client_last_error(el_client *c);
 
 /* ---- Sessions ----------------------------------------------------------- */
@@ -163,8 +191,13 @@ int el_lock(el_session *s, const char *name, bool shared, uint32_t wait_ms, uint
  * out here: EL_EEXPIRED, and the cluster gives the session's holds up as
  * it expires it (after its lock-delay). So it may take up to the lease's
  * TTL; it never returns EL_ETIMEDOUT with the hold left in doubt. The same
- * for el_resign. EL_ENOTFOUND: this session does not hold name;
- * EL_ESTALE: token is an older grant's. */
+ * for el_resign. Once the lease is LOST here, the release is still sent
+ * (the cluster may hold the lock a while longer, and a release frees it
+ * now, without its lock-delay), tried for up to timeout_ms: EL_OK when the
+ * cluster answered, EL_EEXPIRED when it did not or had expired the
+ * session. EL_ENOTFOUND: this session does not hold name; EL_ESTALE:
+ * token is not the grant this session holds name by (an older grant's, or
+ * one never handed out). */
 int el_unlock(el_session *s, const char *name, uint64_t token);
 
 /* Semaphores (like `consul lock -n`): take one of `permits` permits of name
@@ -242,7 +275,9 @@ struct el_lock_info {
 	uint32_t n_waiters;
 	uint64_t token;         /* the newest holder's token */
 	uint64_t holder_session;
-	char holder[16];        /* the holder's client name */
+	char holder[33];        /* the holder's client as the cluster stores it:
+				 * "IDENTITY NAME" (its certificate's name, then
+				 * el_client_options.name), at most 32 bytes */
 	uint8_t value[64];      /* election value */
 	uint32_t value_len;
 	uint32_t permits;       /* a semaphore's limit N (n_holders of N held); 0: a lock */

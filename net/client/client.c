@@ -487,6 +487,7 @@ static void conn_put(el_client *c, struct el_conn *k)
  * configured ones, and a leader named by a follower. */
 #define TRIED_WHY_MAX 96
 struct tried {
+	bool renewal; /* the request is a keepalive: given up once the client closes */
 	unsigned n;
 	struct {
 		char url[EL_CW_ADDR_MAX + 1];
@@ -525,6 +526,20 @@ static void tried_fail(const struct tried *t, uint64_t took_ms)
 					 i > 0 ? "; " : "", t->ep[i].url, t->ep[i].why);
 	el_client__fail("no leader reachable within %llu ms (tried %s)",
 			(unsigned long long)took_ms, t->n > 0 ? list : "no endpoint in time");
+}
+
+/* Is t's request a renewal of a client that is closing? el_client_close
+ * closes the sessions (their locks free now) while the keeper may be
+ * renewing one; the renewal, dialing or retrying, would hold the closes up
+ * by up to TTL/3 (they wait for its dial). */
+static bool abandoned(el_client *c, const struct tried *t)
+{
+	if (!t->renewal)
+		return false;
+	pthread_mutex_lock(&c->mu);
+	const bool closing = c->closing;
+	pthread_mutex_unlock(&c->mu);
+	return closing;
 }
 
 /* The pause between rounds of endpoints when every one of them failed. */
@@ -568,12 +583,32 @@ static void lose_conn(el_client *c, const struct el_conn *k)
 	}
 }
 
+/* The longest one dial (TCP, TLS, identity proof) may take, and the least
+ * it is given while that much of the call is left: a TLS handshake costs a
+ * small board tens of milliseconds of CPU, a loaded one more. */
+#define DIAL_MAX_MS 2000u
+#define DIAL_MIN_MS 500u
+
+/* How long the next dial may take: what is left of the call, split over the
+ * endpoints this round has yet to try. A node that accepts TCP but never
+ * finishes TLS (SIGSTOPped, swapping, wedged) must not spend a whole call
+ * alone: with one whole bound per dial, a new client whose first endpoint
+ * was such a node never reached the leader within a timeout of 2 s. */
+static uint32_t dial_budget(uint64_t left_ms, unsigned untried)
+{
+	uint64_t ms = left_ms / (untried > 0 ? untried : 1u);
+	if (ms < DIAL_MIN_MS)
+		ms = DIAL_MIN_MS < left_ms ? DIAL_MIN_MS : left_ms;
+	return ms < DIAL_MAX_MS ? (uint32_t)ms : DIAL_MAX_MS;
+}
+
 /* The dialing part of current_conn: the endpoints in turn until one
  * answers or deadline_ms. */
 static struct el_conn *dial_some(el_client *c, uint64_t deadline_ms, struct tried *t,
 				 int *rv_out)
 {
-	for (unsigned attempt = 0; el_client__now_ms() < deadline_ms; attempt++) {
+	for (unsigned attempt = 0; el_client__now_ms() < deadline_ms && !abandoned(c, t);
+	     attempt++) {
 		char url[EL_CW_ADDR_MAX + 1];
 		pthread_mutex_lock(&c->mu);
 		if (c->leader_hint[0] != '\0') {
@@ -584,9 +619,11 @@ static struct el_conn *dial_some(el_client *c, uint64_t deadline_ms, struct trie
 			c->next_ep = (c->next_ep + 1) % c->n_endpoints;
 		}
 		pthread_mutex_unlock(&c->mu);
-		const uint64_t left = deadline_ms - el_client__now_ms();
+		const uint64_t now = el_client__now_ms();
+		const uint64_t left = deadline_ms > now ? deadline_ms - now : 0;
 		int rv = 0;
-		struct el_conn *k = conn_open(c, url, left < 2000 ? (uint32_t)left : 2000u, &rv);
+		struct el_conn *k = conn_open(
+			c, url, dial_budget(left, c->n_endpoints - attempt % c->n_endpoints), &rv);
 		if (rv == EL_EPERM) {
 			*rv_out = rv; /* conn_open said why */
 			return NULL;
@@ -765,7 +802,8 @@ static int request_until(el_client *c, struct el_cw_msg *req, struct el_cw_msg *
 	unsigned leaderless = 0; /* "no leader yet" answers from the node asked */
 	if (len == 0)
 		el_client__fail("request of type %u does not encode", req->type);
-	while (!done && el_client__now_ms() < deadline_ms) {
+	t->renewal = req->type == EL_CW_KEEPALIVE;
+	while (!done && el_client__now_ms() < deadline_ms && !abandoned(c, t)) {
 		struct el_conn *k = current_conn(c, deadline_ms, t, &rc);
 		if (k == NULL) {
 			done = rc == EL_EPERM; /* refused: conn_open said why */
@@ -870,41 +908,60 @@ int el_client_request_at(el_client *c, const char *endpoint, struct el_cw_msg *r
 
 /* ---- Lifecycle ------------------------------------------------------------ */
 
+/* One endpoint, p[0..n): checked now, not at the first dial, so a typo is
+ * an error at open. */
+static int add_endpoint(el_client *c, const char *p, size_t n)
+{
+	char url[EL_CW_ADDR_MAX + 1], host[EL_CW_ADDR_MAX], port[8];
+	if (n <= EL_CW_ADDR_MAX)
+		memcpy(url, p, n);
+	url[n <= EL_CW_ADDR_MAX ? n : 0] = '\0';
+	if (n > EL_CW_ADDR_MAX || strncmp(url, "tls+tcp://", 10) != 0 ||
+	    el_url_parse(url, host, sizeof host, port, sizeof port) != 0) {
+		el_client__fail("endpoint '%.*s' is not tls+tcp://HOST:PORT (PORT 1..65535)",
+				(int)(n > 80 ? 80 : n), p);
+		return EL_EINVAL;
+	}
+	if (c->n_endpoints == EL_CLIENT_ENDPOINTS_MAX) {
+		el_client__fail("more than %d endpoints", EL_CLIENT_ENDPOINTS_MAX);
+		return EL_EINVAL;
+	}
+	c->endpoints[c->n_endpoints] = strndup(p, n);
+	if (c->endpoints[c->n_endpoints] == NULL)
+		return EL_EFULL;
+	c->n_endpoints++;
+	return 0;
+}
+
+/* "URL,URL,...", spaces allowed around each. An empty entry (",," or a
+ * comma at either end) is refused, not skipped: it is most often a
+ * variable that expanded to nothing ("$EP1,$EP2,$EP3"), and a client
+ * quietly left with fewer endpoints fails over worse than its owner
+ * believes. */
 static int parse_endpoints(el_client *c, const char *list)
 {
 	const char *p = list;
-	for (;;) {
-		while (*p == ',' || *p == ' ')
-			p++;
-		size_t n = strcspn(p, ", ");
-		if (n == 0)
-			break;
-		char url[EL_CW_ADDR_MAX + 1], host[EL_CW_ADDR_MAX], port[8];
-		if (n <= EL_CW_ADDR_MAX)
-			memcpy(url, p, n);
-		url[n <= EL_CW_ADDR_MAX ? n : 0] = '\0';
-		/* checked now, not at the first dial: a typo is an error at open */
-		if (n > EL_CW_ADDR_MAX || strncmp(url, "tls+tcp://", 10) != 0 ||
-		    el_url_parse(url, host, sizeof host, port, sizeof port) != 0) {
-			el_client__fail("endpoint '%.*s' is not tls+tcp://HOST:PORT (PORT 1..65535)",
-					(int)(n > 80 ? 80 : n), p);
+	for (unsigned i = 1;; i++) {
+		const size_t len = strcspn(p, ",");
+		size_t lead = 0, end = len;
+		while (lead < end && p[lead] == ' ')
+			lead++;
+		while (end > lead && p[end - 1] == ' ')
+			end--;
+		if (end == lead && i == 1 && p[len] == '\0') {
+			el_client__fail("no endpoints given (--endpoints or EDGELOCK_ENDPOINTS)");
 			return EL_EINVAL;
 		}
-		if (c->n_endpoints == EL_CLIENT_ENDPOINTS_MAX) {
-			el_client__fail("more than %d endpoints", EL_CLIENT_ENDPOINTS_MAX);
+		if (end == lead) {
+			el_client__fail("endpoint %u of the list is empty (two commas, or one at "
+					"an end): write tls+tcp://HOST:PORT,... with none left out", i);
 			return EL_EINVAL;
 		}
-		c->endpoints[c->n_endpoints] = strndup(p, n);
-		if (c->endpoints[c->n_endpoints] == NULL)
-			return EL_EFULL;
-		c->n_endpoints++;
-		p += n;
+		const int rc = add_endpoint(c, p + lead, end - lead);
+		if (rc != 0 || p[len] == '\0')
+			return rc;
+		p += len + 1;
 	}
-	if (c->n_endpoints == 0) {
-		el_client__fail("no endpoints given (--endpoints or EDGELOCK_ENDPOINTS)");
-		return EL_EINVAL;
-	}
-	return 0;
 }
 
 static int tls_setup(el_client *c, const struct el_client_options *o)

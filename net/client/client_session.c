@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/random.h>
 
+#include "el_cbor.h"
 #include "el_client_impl.h"
 
 /* Clocks drift: the local deadline gives up 1% of the TTL plus 50 ms. */
@@ -29,11 +30,18 @@ static void cw_name(struct el_cw_msg *m, const char *name)
 	memcpy(m->name, name, m->name_len);
 }
 
+/* A name the cluster can take: 1 to EL_NAME_MAX bytes of UTF-8 (the wire
+ * carries it as CBOR text, which must be UTF-8: the daemon would refuse
+ * the frame, and its EL_EINVAL reads as another error). */
 static int name_ok(const char *name)
 {
 	const size_t n = name != NULL ? strlen(name) : 0;
 	if (n == 0 || n > EL_NAME_MAX) {
 		el_client__fail("a lock name is 1 to %d bytes", EL_NAME_MAX);
+		return EL_EINVAL;
+	}
+	if (!el_cbor_utf8_valid((const uint8_t *)name, (uint32_t)n)) {
+		el_client__fail("a lock name is UTF-8 text; this one is not");
 		return EL_EINVAL;
 	}
 	return 0;
@@ -302,23 +310,33 @@ int el_session_close(el_session *s)
 /* el_client_close: close every session still open, within one timeout in
  * all, so their locks are released now rather than after TTL + lock-delay,
  * and free them (a call still running on one is the caller's bug: the
- * client goes too). */
+ * client goes too). The keeper stops first: a renewal in flight gives up at
+ * its next try (request_until), where waiting it out before the closes
+ * added up to TTL/3 to the timeout. */
 void el_client__close_sessions(el_client *c)
 {
+	el_session *open[EL_CLIENT_SESSIONS_MAX];
+	unsigned n = 0;
+	pthread_mutex_lock(&c->mu);
+	c->closing = true;
+	pthread_cond_signal(&c->keeper_cv);
+	pthread_cond_broadcast(&c->cv);
+	for (unsigned i = 0; i < EL_CLIENT_SESSIONS_MAX; i++)
+		if (c->sessions[i] != NULL) {
+			open[n++] = c->sessions[i];
+			c->sessions[i]->closed = true;
+			c->sessions[i] = NULL;
+		}
+	pthread_mutex_unlock(&c->mu);
 	const uint64_t deadline_ms = el_client__now_ms() + c->timeout_ms;
-	for (;;) {
-		el_session *s = NULL;
-		pthread_mutex_lock(&c->mu);
-		for (unsigned i = 0; i < EL_CLIENT_SESSIONS_MAX && s == NULL; i++)
-			s = c->sessions[i];
-		if (s != NULL)
-			retire(c, s);
-		pthread_mutex_unlock(&c->mu);
-		if (s == NULL)
-			return;
-		(void)close_on_server(c, s->id, deadline_ms);
-		free(s);
-	}
+	for (unsigned i = 0; i < n; i++)
+		(void)close_on_server(c, open[i]->id, deadline_ms);
+	pthread_mutex_lock(&c->mu);
+	for (unsigned i = 0; i < n; i++)
+		retire(c, open[i]); /* waits out a renewal still in flight */
+	pthread_mutex_unlock(&c->mu);
+	for (unsigned i = 0; i < n; i++)
+		free(open[i]);
 }
 
 /* ---- Locks and elections ---------------------------------------------------- */
@@ -659,6 +677,13 @@ static int simple(el_session *s, uint8_t type, const char *name, uint64_t token,
 		  const void *value, uint32_t len)
 {
 	int rc = name_ok(name);
+	if (rc == 0 && token == 0 && type != EL_CW_WATCH && type != EL_CW_UNWATCH) {
+		/* no grant has token 0 (tokens are log indexes, from 1), and the
+		 * wire leaves 0 out: the request would not even encode */
+		el_client__fail("%s %s: token 0 is no grant's: pass the token the grant "
+				"returned", verb(type), name);
+		rc = EL_EINVAL;
+	}
 	if (rc == 0 && (type == EL_CW_PROCLAIM || type == EL_CW_WATCH))
 		rc = still_leased(s, verb(type), name);
 	struct el_cw_msg *req = rc == 0 ? calloc(2, sizeof(*req)) : NULL;

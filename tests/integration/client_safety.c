@@ -879,6 +879,118 @@ static int check_bad_permits(el_client *c)
 	return bad;
 }
 
+/* Arguments the library refuses itself, saying why in words a caller can
+ * act on (they used to reach the wire and come back as another error's):
+ * a name that is not UTF-8 ("holds it in the other mode"), token 0 on
+ * unlock, resign and proclaim ("request of type 5 does not encode"), and an
+ * endpoint list with an empty entry (accepted, one endpoint fewer). */
+static int check_bad_args(el_client *c)
+{
+	el_session *s = NULL;
+	if (el_session_open(c, 10000, &s) != EL_OK)
+		return failed("bad-args", "open: %s", el_client_last_error(c));
+	int bad = 0;
+	uint64_t token = 123;
+	int rc = el_lock(s, "safety/\xff\xfe", false, 0, &token);
+	if (rc != EL_EINVAL || token != 0 || strstr(el_client_last_error(c), "UTF-8") == NULL)
+		bad = failed("bad-args", "a name that is not UTF-8: rc %d token %llu (%s); want "
+			     "EL_EINVAL saying names are UTF-8, token 0", rc,
+			     (unsigned long long)token, el_client_last_error(c));
+	rc = el_lock(s, "safety/token0", false, 0, &token);
+	static const char *const verbs[] = { "unlock", "resign", "proclaim" };
+	for (int i = 0; i < 3 && rc == EL_OK; i++) {
+		const int r = i == 0 ? el_unlock(s, "safety/token0", 0)
+			    : i == 1 ? el_resign(s, "safety/token0", 0)
+				     : el_proclaim(s, "safety/token0", 0, "v", 1);
+		if (r != EL_EINVAL || strstr(el_client_last_error(c), "token 0") == NULL)
+			bad = failed("bad-args", "%s with token 0: rc %d (%s); want EL_EINVAL "
+				     "saying token 0 is no grant's", verbs[i], r,
+				     el_client_last_error(c));
+	}
+	if (rc != EL_OK || el_unlock(s, "safety/token0", token) != EL_OK)
+		bad = failed("bad-args", "lock or unlock of safety/token0: %s",
+			     el_client_last_error(c));
+	el_session_close(s);
+	const char *eps = getenv("EDGELOCK_ENDPOINTS");
+	char list[3][1024];
+	snprintf(list[0], sizeof list[0], "%s,", eps);
+	snprintf(list[1], sizeof list[1], ",%s", eps);
+	snprintf(list[2], sizeof list[2], "%.*s,,%s", (int)strcspn(eps, ","), eps, eps);
+	for (int i = 0; i < 3; i++) {
+		const struct el_client_options o = { .endpoints = list[i],
+						     .ca_file = getenv("EDGELOCK_CA") };
+		el_client *e = NULL;
+		rc = el_client_open(&e, &o);
+		if (rc != EL_EINVAL || strstr(el_client_last_error(NULL), "empty") == NULL)
+			bad = failed("bad-args", "endpoints '%s': rc %d (%s); want EL_EINVAL, an "
+				     "empty entry", list[i], rc, el_client_last_error(NULL));
+		el_client_close(e);
+	}
+	return bad;
+}
+
+/* el_query shows the holder's client as the cluster stores it, its
+ * identity and the label el_client_open was given, whole up to the
+ * cluster's 32 bytes (el_lock_info.holder was cut at 15). */
+static int check_holder_name(el_client *main_c)
+{
+	static const char label[] = "label-of-20-bytes-xy";
+	const struct el_client_options o = { .endpoints = getenv("EDGELOCK_ENDPOINTS"),
+					     .ca_file = getenv("EDGELOCK_CA"),
+					     .cert_key_file = getenv("EDGELOCK_CERT"), .name = label };
+	el_client *c = NULL;
+	el_session *s = NULL;
+	uint64_t token = 0;
+	struct el_lock_info li;
+	memset(&li, 0, sizeof li);
+	int bad = 0;
+	if (el_client_open(&c, &o) != EL_OK || el_session_open(c, 10000, &s) != EL_OK ||
+	    el_lock(s, "safety/holder-name", false, 0, &token) != EL_OK ||
+	    el_query(main_c, "safety/holder-name", &li) != EL_OK)
+		bad = failed("holder-name", "setup: %s", el_client_last_error(c));
+	else if (strstr(li.holder, label) == NULL || strlen(li.holder) <= sizeof label)
+		bad = failed("holder-name", "holder '%s'; want 'IDENTITY %s'", li.holder, label);
+	el_session_close(s);
+	el_client_close(c);
+	return bad;
+}
+
+/* el_client_close with sessions open and the cluster gone returns within
+ * about one timeout_ms, also while the keeper is renewing one of them: the
+ * renewal (its bound is TTL/3, here 2 s against a 1 s timeout) used to be
+ * waited out before the closes began. */
+#define CLOSE_SESSIONS 4
+static int check_close_bound(el_client *main_c)
+{
+	struct relay r;
+	el_client *c = client_via_relay(main_c, &r, "close-bound", 1000);
+	el_session *s[CLOSE_SESSIONS] = { NULL };
+	int n = 0;
+	while (c != NULL && n < CLOSE_SESSIONS && el_session_open(c, 6000, &s[n]) == EL_OK)
+		n++;
+	int bad = 0;
+	if (n < CLOSE_SESSIONS) {
+		bad = failed("close-bound", "setup: %d sessions: %s", n, el_client_last_error(c));
+	} else {
+		relay_stop(&r); /* connections cut, the port refuses: the cluster is gone */
+		r.lfd = -1;
+		struct timespec pause = { .tv_sec = 2, .tv_nsec = 300000000 };
+		nanosleep(&pause, NULL); /* renewals of 2 s each are in flight by now */
+		const uint64_t t0 = now_ms();
+		el_client_close(c);
+		c = NULL;
+		const uint64_t took = now_ms() - t0;
+		if (took > 1000u + 400u)
+			bad = failed("close-bound", "el_client_close with %d sessions, cluster gone, "
+				     "timeout_ms 1000, TTL 6000: %llu ms; want about 1000", n,
+				     (unsigned long long)took);
+	}
+	el_client_close(c);
+	if (r.lfd >= 0)
+		relay_stop(&r);
+	return bad;
+}
+
 /* A NULL handle or out-pointer is EL_EINVAL, saying so, and sends nothing:
  * no crash, and no lock taken that nobody could learn the token of. */
 static int expect_null(const char *what, int rc)
@@ -1117,6 +1229,9 @@ static const struct check CHECKS[] = {
 	{ "urgent-slots", check_urgent_slots, false },
 	{ "one-dial", check_one_dial, false },
 	{ "bad-permits", check_bad_permits, false },
+	{ "bad-args", check_bad_args, false },
+	{ "close-bound", check_close_bound, false },
+	{ "holder-name", check_holder_name, false },
 	{ "null-args", check_null_args, false },
 	{ "proclaim", check_proclaim, false },
 	{ "one-gap", check_one_gap, false },
