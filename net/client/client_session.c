@@ -389,6 +389,22 @@ static const struct el_cw_msg *find_end(el_client *c, uint64_t session, uint64_t
 	return NULL;
 }
 
+/* The deadline of a re-sent request of s: timeout_ms, cut at the lease's
+ * local end. Past that end the call returns EL_EEXPIRED whatever the
+ * answer (a grant is then no success, a release is the cluster's to do as
+ * it expires the session), so a re-send that outlived it only made the
+ * caller learn of the loss late: by up to timeout_ms when a re-send went
+ * unanswered (a stalled leader, every node stopped). */
+static uint64_t within_lease(el_session *s)
+{
+	el_client *c = s->client;
+	const uint64_t bound = el_client__now_ms() + c->timeout_ms;
+	pthread_mutex_lock(&c->mu);
+	const uint64_t end = s->deadline_ms;
+	pthread_mutex_unlock(&c->mu);
+	return end < bound ? end : bound;
+}
+
 /* How req's wait ended, asked by QUERY of its name (linearizable: the
  * leader answers after a read barrier) once its seq can no longer be asked:
  * a newer seq of the session has acted, so req can never act again and
@@ -407,7 +423,7 @@ static int settle_by_query(el_session *s, const struct el_cw_msg *req, uint64_t 
 	q->type = EL_CW_QUERY;
 	q->name_len = req->name_len;
 	memcpy(q->name, req->name, req->name_len);
-	int rc = el_client_request(s->client, q, q + 1);
+	int rc = el_client__request_until(s->client, q, q + 1, within_lease(s));
 	if (rc == EL_OK && rep->err != EL_ENOTFOUND) /* ENOTFOUND: nobody holds or waits */
 		rc = rep->err;
 	if (rc == EL_OK) {
@@ -457,7 +473,8 @@ static int wait_grant(el_session *s, struct el_cw_msg *req, struct el_cw_msg *re
 	for (;;) {
 		pthread_mutex_lock(&c->mu);
 		const uint64_t seen_gaps = c->gaps, seen_conn = c->reconnects;
-		const uint64_t until = el_client__now_ms() + 1000u;
+		const uint64_t beat = el_client__now_ms() + 1000u;
+		const uint64_t until = s->deadline_ms < beat ? s->deadline_ms : beat;
 		const struct el_cw_msg *e;
 		while ((e = find_end(c, s->id, req->seq)) == NULL && !lost_now(s) &&
 		       c->gaps == seen_gaps && c->reconnects == seen_conn &&
@@ -476,7 +493,8 @@ static int wait_grant(el_session *s, struct el_cw_msg *req, struct el_cw_msg *re
 			return rc;
 		if (by_seq) {
 			req->id = 0; /* a new request id, the same seq */
-			const bool got = el_client_request(c, req, rep) == EL_OK;
+			const bool got = el_client__request_until(c, req, rep, within_lease(s)) ==
+					 EL_OK;
 			if (got && rep->err != EL_ESTALE && (rep->err != EL_OK || !rep->queued)) {
 				*token = rep->token;
 				return rep->err;
@@ -542,7 +560,7 @@ static int settle_release(el_session *s, struct el_cw_msg *req, struct el_cw_msg
 			return EL_EEXPIRED;
 		}
 		req->id = 0; /* a new request id, the same seq */
-		if (el_client_request(c, req, rep) == EL_OK)
+		if (el_client__request_until(c, req, rep, within_lease(s)) == EL_OK)
 			return rep->err;
 		const struct timespec pause = { 0, 200 * 1000000L }; /* no leader yet */
 		nanosleep(&pause, NULL);

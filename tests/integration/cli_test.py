@@ -47,7 +47,13 @@ client whose endpoints all refuse returns within its timeout; el_client_close
 closes the sessions left open (their locks free at once, nothing leaked); a
 refused certificate (none, or a node's) is EL_EPERM at once; one reconnect
 (the leader's connection lost, the leader found through a follower's
-redirect) is one EL_EVENT_GAP.
+redirect) is one EL_EVENT_GAP; names that are not UTF-8, token 0 and an
+endpoint list with an empty entry are refused by the library, saying why;
+el_client_close with the cluster gone takes one timeout, not a renewal's
+bound more; a wait whose lease ran out returns EL_EEXPIRED at once, not a
+timeout later; el_query shows the holder's whole stored name. A new client
+whose first endpoint is a SIGSTOPped follower still reaches the leader
+within --timeout 1500ms.
 
 Ends with "N passed, N failed". Run with /usr/bin/python3 (python3-cbor2).
 """

@@ -929,6 +929,52 @@ static int check_bad_args(el_client *c)
 	return bad;
 }
 
+/* A call waiting in el_lock learns that its session's lease ran out soon
+ * after it did, not a timeout_ms later: the waiter's client goes through a
+ * relay that turns mute (the cluster keeps the session alive on the
+ * keepalives it still gets; the client sees no answer), and its re-sends,
+ * each once a second, used to wait out their whole timeout_ms (5 s here)
+ * past the lease's end. */
+static int check_lost_wait(el_client *main_c)
+{
+	char name[40];
+	snprintf(name, sizeof name, "safety/lost-wait-%d", (int)getpid());
+	struct relay r;
+	el_client *c = client_via_relay(main_c, &r, "lost-wait", 5000);
+	if (r.lfd < 0)
+		return 1;
+	el_session *holder = NULL;
+	uint64_t held = 0;
+	struct waiter w = { .name = name, .wait_ms = 20000, .rc = 1 };
+	pthread_t t;
+	int bad = 0;
+	if (c == NULL || el_session_open(main_c, 30000, &holder) != EL_OK ||
+	    el_lock(holder, name, false, EL_WAIT_NONE, &held) != EL_OK ||
+	    el_session_open(c, 3000, &w.s) != EL_OK ||
+	    pthread_create(&t, NULL, wait_for_lock, &w) != 0) {
+		bad = failed("lost-wait", "setup: %s", el_client_last_error(c));
+	} else {
+		usleep(300000); /* queued behind holder */
+		atomic_store(&r.mute, true);
+		const bool lost = wait_lost(w.s, 10000);
+		const uint64_t lost_at = now_ms();
+		while (!atomic_load(&w.done) && now_ms() < lost_at + 10000)
+			usleep(5000);
+		const uint64_t late = now_ms() - lost_at;
+		atomic_store(&r.mute, false);
+		pthread_join(t, NULL);
+		if (!lost || w.rc != EL_EEXPIRED || late > 700)
+			bad = failed("lost-wait", "a wait whose lease ran out (%s): rc %d (%s) %llu ms "
+				     "after; want EL_EEXPIRED within 700 ms", lost ? "LOST" : "never LOST",
+				     w.rc, w.why, (unsigned long long)late);
+	}
+	el_session_close(w.s);
+	el_session_close(holder);
+	el_client_close(c);
+	relay_stop(&r);
+	return bad;
+}
+
 /* el_query shows the holder's client as the cluster stores it, its
  * identity and the label el_client_open was given, whole up to the
  * cluster's 32 bytes (el_lock_info.holder was cut at 15). */
@@ -1232,6 +1278,7 @@ static const struct check CHECKS[] = {
 	{ "bad-args", check_bad_args, false },
 	{ "close-bound", check_close_bound, false },
 	{ "holder-name", check_holder_name, false },
+	{ "lost-wait", check_lost_wait, false },
 	{ "null-args", check_null_args, false },
 	{ "proclaim", check_proclaim, false },
 	{ "one-gap", check_one_gap, false },
