@@ -339,13 +339,27 @@ int el_cli_connect(struct el_cli *cli)
 
 /* ---- Dispatch ----------------------------------------------------------- */
 
-static const struct {
+/* What a command's stdout is decides what a failed write of it means.
+ * report: its result is a file and stdout only a report of it (snapshot
+ * save): a backup written whole still exits 0 (a script would read 74 as
+ * "no backup"), with a warning naming what was written (NULL: stdout is the
+ * result, and a failed write is exit 74). cmd_output: lock and elect share
+ * stdout with CMD and exit with its status; what it could not write is its
+ * own failure, not checked here. */
+static const struct command {
 	const char *name;
 	int (*run)(struct el_cli *, int, char **);
+	const char *report;
+	bool cmd_output;
 } COMMANDS[] = {
-	{"lock", el_cli_lock},       {"elect", el_cli_elect},       {"observe", el_cli_observe},
-	{"status", el_cli_status},   {"locks", el_cli_locks},       {"members", el_cli_members},
-	{"transfer-leader", el_cli_transfer}, {"snapshot", el_cli_snapshot},
+	{"lock", el_cli_lock, NULL, true},
+	{"elect", el_cli_elect, NULL, true},
+	{"observe", el_cli_observe, NULL, false},
+	{"status", el_cli_status, NULL, false},
+	{"locks", el_cli_locks, NULL, false},
+	{"members", el_cli_members, NULL, false},
+	{"transfer-leader", el_cli_transfer, NULL, false},
+	{"snapshot", el_cli_snapshot, "snapshot save: the backup", false},
 };
 
 static int global_option(struct el_cli *cli, int argc, char **argv, int *i)
@@ -442,7 +456,7 @@ int el_cli_name_ok(const char *command, const char *name)
 	return EL_EXIT_USAGE;
 }
 
-int el_cli_flush(int rc)
+int el_cli_flush(int rc, const char *report)
 {
 	static bool said;
 	errno = 0;
@@ -450,31 +464,16 @@ int el_cli_flush(int rc)
 	if (flushed && !ferror(stdout))
 		return rc;
 	const int err = !flushed && errno != 0 ? errno : EIO; /* an earlier write's errno is gone */
+	if (report != NULL) { /* the result is a file: stdout was only about it */
+		if (rc == EL_EXIT_OK) /* else the failure is said already */
+			fprintf(stderr, "edgelock: %s is written; its report line could not be "
+				"(%s)\n", report, strerror(err));
+		return rc;
+	}
 	if (!said)
 		fprintf(stderr, "edgelock: writing the output: %s\n", strerror(err));
 	said = true;
 	return rc != EL_EXIT_OK ? rc : EL_EXIT_IOERR;
-}
-
-/* lock and elect exit with CMD's status, and CMD shares their stdout: what
- * it could not write is its own failure. */
-static bool output_is_result(const char *command)
-{
-	return strcmp(command, "lock") != 0 && strcmp(command, "elect") != 0;
-}
-
-/* snapshot's result is FILE, not its one line on stdout: a backup written
- * whole exits 0 even when that line could not be written (a script would
- * read 74 as "no backup"), with a warning saying which failed. */
-static int report_flush(const char *command, int rc)
-{
-	if (strcmp(command, "snapshot") != 0)
-		return el_cli_flush(rc);
-	errno = 0;
-	if ((fflush(stdout) != 0 || ferror(stdout)) && rc == EL_EXIT_OK)
-		fprintf(stderr, "edgelock: snapshot save: the backup is written; its report line "
-				"could not be (%s)\n", strerror(errno != 0 ? errno : EIO));
-	return rc;
 }
 
 int main(int argc, char **argv)
@@ -484,7 +483,7 @@ int main(int argc, char **argv)
 	for (; i < argc && argv[i][0] == '-'; i++) {
 		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
 			fputs(USAGE, stdout);
-			return el_cli_flush(EL_EXIT_OK);
+			return el_cli_flush(EL_EXIT_OK, NULL);
 		}
 		const int rc = global_option(&cli, argc, argv, &i);
 		if (rc != 0)
@@ -496,12 +495,13 @@ int main(int argc, char **argv)
 	}
 	for (size_t k = 0; k < sizeof COMMANDS / sizeof COMMANDS[0]; k++)
 		if (strcmp(argv[i], COMMANDS[k].name) == 0) {
+			const struct command *c = &COMMANDS[k];
 			int n = argc - i;
 			int rc = globals_after(&cli, &n, argv + i);
 			if (rc == 0)
-				rc = COMMANDS[k].run(&cli, n, argv + i);
+				rc = c->run(&cli, n, argv + i);
 			el_client_close(cli.client);
-			return output_is_result(argv[i]) ? report_flush(argv[i], rc) : rc;
+			return c->cmd_output ? rc : el_cli_flush(rc, c->report);
 		}
 	fprintf(stderr, "edgelock: unknown command '%s' (try edgelock --help)\n", argv[i]);
 	return EL_EXIT_USAGE;

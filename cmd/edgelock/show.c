@@ -312,7 +312,7 @@ static void print_query_error(const struct el_cli *cli, const char *name)
 	} else {
 		fprintf(stderr, "edgelock: observe: %s\n", why);
 	}
-	(void)el_cli_flush(EL_EXIT_OK); /* a failure: said once, ends the loop */
+	(void)el_cli_flush(EL_EXIT_OK, NULL); /* a failure: said once, ends the loop */
 }
 
 /* The state printed last: a re-query after a reconnect that finds it
@@ -348,7 +348,7 @@ static void print_gap(const struct el_cli *cli, const char *name)
 		       "may be missed until the watch is back\n",
 		       el_cli_text(name, strlen(name), shown, sizeof shown));
 	}
-	(void)el_cli_flush(EL_EXIT_OK); /* a failure: said once, ends the loop */
+	(void)el_cli_flush(EL_EXIT_OK, NULL); /* a failure: said once, ends the loop */
 }
 
 /* The human line: names, holders and values escaped (el_cli_text), so a
@@ -399,7 +399,7 @@ static void print_holder(const struct el_cli *cli, const char *name, int rc,
 	} else {
 		print_holder_text(name, in);
 	}
-	(void)el_cli_flush(EL_EXIT_OK); /* a failure: said once, ends the loop */
+	(void)el_cli_flush(EL_EXIT_OK, NULL); /* a failure: said once, ends the loop */
 }
 
 /* After a gap: watch NAME again (the watch may have been refused or gone
@@ -486,7 +486,7 @@ int el_cli_observe(struct el_cli *cli, int argc, char **argv)
 	observe_loop(cli, s, argv[1]);
 	el_session_close(s);
 	if (ferror(stdout))
-		return el_cli_flush(EL_EXIT_OK);
+		return el_cli_flush(EL_EXIT_OK, NULL);
 	if (stop_observing)
 		return EL_EXIT_OK;
 	/* The lease ran out: no leader answered a renewal for a whole TTL. */
