@@ -1309,13 +1309,35 @@ def test_client_config():
               % r.stderr.strip())
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    r = subprocess.run([CLI, "--help"], capture_output=True, text=True)
-    check(all(x in r.stdout for x in ("74 writing the output", "126 CMD found but not executable",
-                                      "127\nCMD not found")),
-          "--help documents exit 74, 126 and 127")
+    check_help_exit_codes()
     r = subprocess.run([CLI, "lock", "--help"], capture_output=True, text=True)
     check(r.returncode == 0 and "EDGELOCK_SESSION" in r.stdout and "126" in r.stdout,
           "lock --help names EDGELOCK_SESSION and exit 126/127")
+
+
+def check_help_exit_codes():
+    """--help lists the exit codes as a man page's EXIT STATUS does: one
+    code per line, its meaning starting in one column (continuation lines
+    indented to it), no line wider than the rest of the text (the old
+    paragraph ran "...within --wait; 76 lock" to 100 columns)."""
+    r = subprocess.run([CLI, "--help"], capture_output=True, text=True)
+    tail = r.stdout.split("exit codes:\n", 1)[-1].splitlines()
+    codes = {}
+    for line in tail:
+        m = re.match(r"  (\d+|CMD's) +(\S.*)$", line)
+        if m:
+            codes[m.group(1)] = (line.index(m.group(2)), m.group(2))
+    cols = {col for col, _ in codes.values()}
+    want = {"0": "ok", "1": "refused", "64": "usage", "69": "no leader reachable",
+            "70": "internal error", "74": "writing the output", "75": "lock held or not granted",
+            "76": "lock lost while CMD ran", "77": "permission denied", "78": "bad configuration",
+            "79": "`lock -n N`", "126": "CMD found but not executable", "127": "CMD not found",
+            "130": "SIGINT", "143": "SIGTERM", "CMD's": "exit with CMD's status"}
+    indent = " " * min(cols or {0})
+    check(r.returncode == 0 and all(k in codes and v in codes[k][1] for k, v in want.items())
+          and len(cols) == 1 and all(len(line) <= 80 and re.match(r"(  |%s)\S" % indent, line)
+                                     for line in tail),
+          "--help: one exit code per line, aligned, each with its meaning (%r)" % tail)
 
 
 def main():
