@@ -4,12 +4,17 @@
 #   make libedgelock     build/lib/libedgelock.a and libedgelock.so
 #   make edgelock        build/bin/edgelock
 #   make test-client     the CLI and library against three daemons over TLS
+#   make test-lib-fence  a program using el_fence_* links libedgelock.a alone
 #
 # The library carries its own copy of the client codec, built with the
 # daemon's profile (el_gateway_config.h) so names, values and lists have the
 # daemon's limits.
 
-CLIENT_SRCS := $(sort $(wildcard net/client/*.c)) net/ident.c net/url.c net/bio.c net/resolve.c core/client_wire.c core/cbor.c core/error.c
+# core/fence.c: the fence kit (core/el_fence.h) is the library's too, so a
+# resource server linking libedgelock alone has el_fence_*. A program that
+# also links libedgelock_core.a gets one copy: an archive member is pulled
+# only for a symbol still undefined.
+CLIENT_SRCS := $(sort $(wildcard net/client/*.c)) net/ident.c net/url.c net/bio.c net/resolve.c core/client_wire.c core/cbor.c core/error.c core/fence.c
 CLIENT_HDRS = net/edgelock.h $(wildcard net/client/*.h) $(CORE_HDRS)
 CLIENT_FLAGS = $(GW_FLAGS) -Icore -Inet -Inet/client
 CLIENT_OBJS := $(patsubst %.c,$(BUILD)/client/%.o,$(CLIENT_SRCS))
@@ -92,6 +97,19 @@ $(BUILD)/fuzz/fuzz_link_url: tests/fuzz/fuzz_link_url.c $(LINK_SRCS) net/client/
 	$(call say,FUZZCC,$@)
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -D_GNU_SOURCE -Icore -Inet -Inet/client $< $(LINK_SRCS) \
 		$(CLIENT_LIBS) -o $@
+
+# The fence kit as a C user links it: edgelock.h, el_fence.h and
+# libedgelock.a alone (a second or so).
+LIB_FENCE_TEST := $(BUILD)/host/fence_link
+$(LIB_FENCE_TEST): tests/integration/fence_link.c $(LIBEDGELOCK) net/edgelock.h core/el_fence.h \
+		tests/lib/el_test.h
+	@mkdir -p $(@D)
+	$(call say,LD,$@)
+	$(Q)$(CC) $(HOST_CFLAGS) -Inet -Icore -Itests/lib $< $(LIBEDGELOCK) $(CLIENT_LIBS) -o $@
+.PHONY: test-lib-fence
+test-lib-fence: $(LIB_FENCE_TEST)
+	@tests/run-suite.sh $(BUILD)/results lib-fence $(LIB_FENCE_TEST)
+TESTS += test-lib-fence
 
 .PHONY: test-link test-fuzz-link-url fuzz-link-url
 test-link: $(BUILD)/san/test_link $$(IDENT_CERTS)/ca.crt

@@ -10,13 +10,14 @@ FLEET_DEVICE := $(BUILD)/bin/fleet-device
 FENCED_RESOURCE := $(BUILD)/bin/fenced-resource
 FENCED_CLIENT := $(BUILD)/bin/fenced-client
 
-# An example program: its C files, the fence kit, libedgelock; the fence
-# file (examples/common/fence_file.c) for the two that keep a fence.
+# An example program: its C files and libedgelock (which holds the fence
+# kit, el_fence_*); the fence file (examples/common/fence_file.c) for the
+# two that keep a fence.
 define example_prog
-$(1): $(2) $$(LIBEDGELOCK) $$(CLIENT_HDRS) core/fence.c core/el_fence.h examples/common/fence_file.h
+$(1): $(2) $$(LIBEDGELOCK) $$(CLIENT_HDRS) core/el_fence.h examples/common/fence_file.h
 	@mkdir -p $$(@D)
 	$$(call say,LD,$$@)
-	$$(Q)$$(CC) $$(HOST_CFLAGS) $$(CLIENT_FLAGS) -Iexamples/common $(2) core/fence.c \
+	$$(Q)$$(CC) $$(HOST_CFLAGS) $$(CLIENT_FLAGS) -Iexamples/common $(2) \
 		$$(LIBEDGELOCK) $$(CLIENT_LIBS) -o $$@
 endef
 $(eval $(call example_prog,$(FLEET_DEVICE),examples/fleet-election/device.c examples/common/fence_file.c))

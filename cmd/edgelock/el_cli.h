@@ -59,11 +59,14 @@ int el_cli_usage(const char *command, const char *why, const char *arg, const ch
  * UTF-8 text", the name escaped) and returns EL_EXIT_USAGE. Checked before
  * anything is opened: the wire could not carry it. */
 int el_cli_name_ok(const char *command, const char *name);
-/* Flush stdout: rc when it was written whole; else (a full disk, a closed
- * pipe's EIO) "edgelock: writing the output: WHY" on stderr, once, and
- * EL_EXIT_IOERR (or rc, when rc already says a failure). Empty output must
- * not pass for "no locks". */
-int el_cli_flush(int rc);
+/* Flush stdout: rc when it was written whole. Else (a full disk, a closed
+ * pipe's EIO), when stdout is the result (report NULL): "edgelock: writing
+ * the output: WHY" on stderr, once, and EL_EXIT_IOERR (or rc, when rc
+ * already says a failure): empty output must not pass for "no locks". When
+ * the result is a file and stdout only a report of it (report names it,
+ * "snapshot save: the backup"): rc, after "edgelock: REPORT is written; its
+ * report line could not be (WHY)" when rc is 0. */
+int el_cli_flush(int rc, const char *report);
 /* s[0..n) as a JSON string on stdout, quoted and escaped (", \\, control
  * characters as \uXXXX). Names are UTF-8; a value that is not has each of
  * its bytes above 0x7f written as U+FFFD, so the output stays valid JSON. */

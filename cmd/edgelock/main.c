@@ -33,7 +33,8 @@ static const char USAGE[] =
 	"                         index per node\n"
 	"  locks                  locks and semaphores (2/3 held) with their holders,\n"
 	"                         tokens and waiters\n"
-	"  members list|add|remove|promote ...   cluster membership\n"
+	"  members list           each member's id, role, addresses, and the leader\n"
+	"  members add|remove|promote ...   change the membership, one at a time\n"
 	"  transfer-leader [ID]   hand leadership to node ID (default: the most caught-up)\n"
 	"  snapshot save FILE     a consistent backup of the lock table (admin)\n"
 	"\n"
@@ -52,17 +53,27 @@ static const char USAGE[] =
 	"\n"
 	"durations: 500ms, 10s, 2m, 1h (a plain number is seconds), at most 1193h\n"
 	"\n"
-	"exit codes: 0 ok; 1 refused (message says why); 64 usage; 69 no leader\n"
-	"reachable (`status`: none of the nodes that answered is or knows the\n"
-	"leader); 70 internal error; 74 writing the output (stdout) failed, e.g.\n"
-	"a full disk (not `snapshot save`: its result is FILE, so a report line\n"
-	"that could not be written is only warned of); 75 lock held or not granted within --wait; 76 lock\n"
-	"lost while CMD ran (CMD was killed); 77 permission denied or certificate\n"
-	"rejected; 78 bad configuration or certificate files; 79 `lock -n N` on a\n"
-	"semaphore that has another limit; 126 CMD found but not executable; 127\n"
-	"CMD not found; 130 (SIGINT), 143 (SIGTERM): `lock` or `elect` interrupted\n"
-	"while waiting for the lock (the wait is given up, CMD not run); otherwise\n"
-	"`lock` and `elect` exit with CMD's status.\n";
+	"exit codes:\n"
+	"  0         ok\n"
+	"  1         refused (the message says why)\n"
+	"  64        usage\n"
+	"  69        no leader reachable (`status`: none of the nodes that answered\n"
+	"            is or knows the leader)\n"
+	"  70        internal error\n"
+	"  74        writing the output (stdout) failed, e.g. a full disk (not\n"
+	"            `snapshot save`: its result is FILE, so a report line that\n"
+	"            could not be written is only warned of)\n"
+	"  75        lock held or not granted within --wait\n"
+	"  76        lock lost while CMD ran (CMD was killed)\n"
+	"  77        permission denied or certificate rejected\n"
+	"  78        bad configuration or certificate files\n"
+	"  79        `lock -n N` on a semaphore that has another limit\n"
+	"  126       CMD found but not executable\n"
+	"  127       CMD not found\n"
+	"  130       SIGINT while `lock` or `elect` waited for the lock: the wait is\n"
+	"            given up, CMD not run\n"
+	"  143       SIGTERM while `lock` or `elect` waited for the lock (as 130)\n"
+	"  CMD's     otherwise, `lock` and `elect` exit with CMD's status\n";
 
 /* A duration's parse: DUR_LONG for one well formed but over
  * EL_CLI_DURATION_MAX ms, so the message can say so and give the bound. */
@@ -339,13 +350,27 @@ int el_cli_connect(struct el_cli *cli)
 
 /* ---- Dispatch ----------------------------------------------------------- */
 
-static const struct {
+/* What a command's stdout is decides what a failed write of it means.
+ * report: its result is a file and stdout only a report of it (snapshot
+ * save): a backup written whole still exits 0 (a script would read 74 as
+ * "no backup"), with a warning naming what was written (NULL: stdout is the
+ * result, and a failed write is exit 74). cmd_output: lock and elect share
+ * stdout with CMD and exit with its status; what it could not write is its
+ * own failure, not checked here. */
+static const struct command {
 	const char *name;
 	int (*run)(struct el_cli *, int, char **);
+	const char *report;
+	bool cmd_output;
 } COMMANDS[] = {
-	{"lock", el_cli_lock},       {"elect", el_cli_elect},       {"observe", el_cli_observe},
-	{"status", el_cli_status},   {"locks", el_cli_locks},       {"members", el_cli_members},
-	{"transfer-leader", el_cli_transfer}, {"snapshot", el_cli_snapshot},
+	{"lock", el_cli_lock, NULL, true},
+	{"elect", el_cli_elect, NULL, true},
+	{"observe", el_cli_observe, NULL, false},
+	{"status", el_cli_status, NULL, false},
+	{"locks", el_cli_locks, NULL, false},
+	{"members", el_cli_members, NULL, false},
+	{"transfer-leader", el_cli_transfer, NULL, false},
+	{"snapshot", el_cli_snapshot, "snapshot save: the backup", false},
 };
 
 static int global_option(struct el_cli *cli, int argc, char **argv, int *i)
@@ -442,7 +467,7 @@ int el_cli_name_ok(const char *command, const char *name)
 	return EL_EXIT_USAGE;
 }
 
-int el_cli_flush(int rc)
+int el_cli_flush(int rc, const char *report)
 {
 	static bool said;
 	errno = 0;
@@ -450,31 +475,16 @@ int el_cli_flush(int rc)
 	if (flushed && !ferror(stdout))
 		return rc;
 	const int err = !flushed && errno != 0 ? errno : EIO; /* an earlier write's errno is gone */
+	if (report != NULL) { /* the result is a file: stdout was only about it */
+		if (rc == EL_EXIT_OK) /* else the failure is said already */
+			fprintf(stderr, "edgelock: %s is written; its report line could not be "
+				"(%s)\n", report, strerror(err));
+		return rc;
+	}
 	if (!said)
 		fprintf(stderr, "edgelock: writing the output: %s\n", strerror(err));
 	said = true;
 	return rc != EL_EXIT_OK ? rc : EL_EXIT_IOERR;
-}
-
-/* lock and elect exit with CMD's status, and CMD shares their stdout: what
- * it could not write is its own failure. */
-static bool output_is_result(const char *command)
-{
-	return strcmp(command, "lock") != 0 && strcmp(command, "elect") != 0;
-}
-
-/* snapshot's result is FILE, not its one line on stdout: a backup written
- * whole exits 0 even when that line could not be written (a script would
- * read 74 as "no backup"), with a warning saying which failed. */
-static int report_flush(const char *command, int rc)
-{
-	if (strcmp(command, "snapshot") != 0)
-		return el_cli_flush(rc);
-	errno = 0;
-	if ((fflush(stdout) != 0 || ferror(stdout)) && rc == EL_EXIT_OK)
-		fprintf(stderr, "edgelock: snapshot save: the backup is written; its report line "
-				"could not be (%s)\n", strerror(errno != 0 ? errno : EIO));
-	return rc;
 }
 
 int main(int argc, char **argv)
@@ -484,7 +494,7 @@ int main(int argc, char **argv)
 	for (; i < argc && argv[i][0] == '-'; i++) {
 		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
 			fputs(USAGE, stdout);
-			return el_cli_flush(EL_EXIT_OK);
+			return el_cli_flush(EL_EXIT_OK, NULL);
 		}
 		const int rc = global_option(&cli, argc, argv, &i);
 		if (rc != 0)
@@ -496,12 +506,13 @@ int main(int argc, char **argv)
 	}
 	for (size_t k = 0; k < sizeof COMMANDS / sizeof COMMANDS[0]; k++)
 		if (strcmp(argv[i], COMMANDS[k].name) == 0) {
+			const struct command *c = &COMMANDS[k];
 			int n = argc - i;
 			int rc = globals_after(&cli, &n, argv + i);
 			if (rc == 0)
-				rc = COMMANDS[k].run(&cli, n, argv + i);
+				rc = c->run(&cli, n, argv + i);
 			el_client_close(cli.client);
-			return output_is_result(argv[i]) ? report_flush(argv[i], rc) : rc;
+			return c->cmd_output ? rc : el_cli_flush(rc, c->report);
 		}
 	fprintf(stderr, "edgelock: unknown command '%s' (try edgelock --help)\n", argv[i]);
 	return EL_EXIT_USAGE;

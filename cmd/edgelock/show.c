@@ -113,6 +113,112 @@ static void print_members(const struct el_cw_msg *r)
 		       r->members[i].node == r->leader ? ", leader" : "");
 }
 
+/* members list: the membership as r's node sees it, one member a line:
+ * its id, role, whether it leads, and its client and peer addresses (from
+ * the member's `members add`, or its config; "-" when not known). */
+static void print_membership(const struct el_cw_msg *r)
+{
+	printf("%-4s %-20s %-6s %-32s %s\n", "ID", "ROLE", "LEADER", "CLIENT_ADDR", "PEER_ADDR");
+	for (unsigned i = 0; i < r->n_members; i++) {
+		const struct el_cw_member *m = &r->members[i];
+		char client[4 * EL_CW_ADDR_MAX + 1], peer[4 * EL_CW_ADDR_MAX + 1];
+		el_cli_text(m->client_addr, m->client_addr_len, client, sizeof client);
+		el_cli_text(m->peer_addr, m->peer_addr_len, peer, sizeof peer);
+		printf("%-4u %-20s %-6s %-32s %s\n", (unsigned)m->node, member_role(m->role),
+		       m->node == r->leader ? "yes" : "no", client[0] ? client : "-",
+		       peer[0] ? peer : "-");
+	}
+	if (r->role != EL_LEADER && r->leader != 0)
+		printf("(as node %u sees them: its leader, node %u, is not among the endpoints "
+		       "that answered)\n", (unsigned)r->node, (unsigned)r->leader);
+	else if (r->role != EL_LEADER)
+		printf("(as node %u sees them: it knows no leader)\n", (unsigned)r->node);
+}
+
+/* What asking every endpoint for its STATUS found. */
+struct asked {
+	unsigned up, refused; /* endpoints that answered; that refused (EPERM) */
+	bool led;             /* an answer from the leader, or naming one */
+	struct el_cw_msg view; /* the leader's answer, else the first one */
+};
+
+/* STATUS of every endpoint into *a. status prints each answer (and why an
+ * endpoint did not give one) on stdout; members list only with --json (its
+ * stable form: status's objects), else why one did not answer on stderr. */
+static void ask_endpoints(struct el_cli *cli, bool each, struct asked *a)
+{
+	const char *eps[16];
+	const unsigned n = el_client_endpoints(cli->client, eps, 16);
+	struct el_cw_msg *m = two_msgs();
+	for (unsigned i = 0; i < n && i < 16; i++) {
+		memset(m, 0, 2 * sizeof(*m));
+		m->type = EL_CW_STATUS;
+		const int rc_at = el_client_request_at(cli->client, eps[i], m, m + 1);
+		if (rc_at == EL_OK && m[1].err == EL_OK) {
+			if (each || cli->json)
+				print_status(cli, eps[i], &m[1]);
+			a->led |= m[1].role == EL_LEADER || m[1].leader != 0;
+			if (a->up++ == 0 || m[1].role == EL_LEADER)
+				a->view = m[1];
+			continue;
+		}
+		/* An answer that refuses (the [acl], the certificate) is no
+		 * unreachable node: say what it said, and exit 77 for it. */
+		const int err = rc_at == EL_OK ? m[1].err : rc_at;
+		a->refused += err == EL_EPERM;
+		const char *why = rc_at != EL_OK ? el_client_last_error(cli->client)
+				  : err == EL_EPERM ? "refused: not allowed by the server's [acl]"
+						    : el_strerror(err);
+		if (cli->json)
+			json_error("endpoint", eps[i], why);
+		else if (each)
+			printf("%-28s %s%s\n", eps[i], err == EL_EPERM ? "" : "unreachable: ", why);
+		else /* the library's message names the endpoint already */
+			fprintf(stderr, "edgelock: %s%s%s%s\n",
+				strncmp(why, eps[i], strlen(eps[i])) == 0 ? "" : eps[i],
+				strncmp(why, eps[i], strlen(eps[i])) == 0 ? "" : ": ",
+				err == EL_EPERM ? "" : "unreachable: ", why);
+	}
+	free(m);
+}
+
+/* A health check's exit code: nodes that answer without a leader among them
+ * (two of three down: the survivor a pre-candidate) serve no lock, and
+ * `locks` would exit 69 now. A follower naming its leader is enough: the
+ * leader may be missing from the endpoint list, and requests follow the
+ * follower's redirect. */
+static int asked_rc(const char *command, const struct asked *a)
+{
+	if (a->up > 0 && !a->led) {
+		fprintf(stderr, "edgelock: %s: no leader: none of the %u node%s that answered "
+			"is the leader or knows one (no quorum, or an election under way)\n",
+			command, a->up, a->up == 1 ? "" : "s");
+		return EL_EXIT_UNAVAILABLE;
+	}
+	return a->up > 0 ? EL_EXIT_OK : a->refused > 0 ? EL_EXIT_NOPERM : EL_EXIT_UNAVAILABLE;
+}
+
+/* status and members list: ask, print (the members table, by print_view,
+ * unless --json), exit as a health check. */
+static int ask_and_print(struct el_cli *cli, const char *command, bool each,
+			 void (*print_view)(const struct el_cw_msg *))
+{
+	int rc = el_cli_connect(cli);
+	if (rc != 0)
+		return rc;
+	struct asked *a = calloc(1, sizeof(*a));
+	if (a == NULL) {
+		fprintf(stderr, "edgelock: out of memory\n");
+		return EL_EXIT_SOFTWARE;
+	}
+	ask_endpoints(cli, each, a);
+	if (a->up > 0 && !cli->json)
+		print_view(&a->view);
+	rc = asked_rc(command, a);
+	free(a);
+	return rc;
+}
+
 int el_cli_status(struct el_cli *cli, int argc, char **argv)
 {
 	if (help(argc, argv, "usage: edgelock status [--json]\n"
@@ -130,53 +236,7 @@ int el_cli_status(struct el_cli *cli, int argc, char **argv)
 		return EL_EXIT_OK;
 	if (argc > 1)
 		return el_cli_bad_arg("status", argv[1]);
-	int rc = el_cli_connect(cli);
-	if (rc != 0)
-		return rc;
-	const char *eps[16];
-	const unsigned n = el_client_endpoints(cli->client, eps, 16);
-	struct el_cw_msg *m = two_msgs(), *members = two_msgs();
-	unsigned up = 0, refused = 0;
-	bool led = false; /* an answer from the leader, or naming one */
-	for (unsigned i = 0; i < n && i < 16; i++) {
-		memset(m, 0, 2 * sizeof(*m));
-		m->type = EL_CW_STATUS;
-		const int rc_at = el_client_request_at(cli->client, eps[i], m, m + 1);
-		if (rc_at == EL_OK && m[1].err == EL_OK) {
-			print_status(cli, eps[i], &m[1]);
-			led |= m[1].role == EL_LEADER || m[1].leader != 0;
-			if (up++ == 0 || m[1].role == EL_LEADER)
-				members[0] = m[1];
-			continue;
-		}
-		/* An answer that refuses (the [acl], the certificate) is no
-		 * unreachable node: say what it said, and exit 77 for it. */
-		const int err = rc_at == EL_OK ? m[1].err : rc_at;
-		refused += err == EL_EPERM;
-		const char *why = rc_at != EL_OK ? el_client_last_error(cli->client)
-				  : err == EL_EPERM ? "refused: not allowed by the server's [acl]"
-						    : el_strerror(err);
-		if (cli->json)
-			json_error("endpoint", eps[i], why);
-		else
-			printf("%-28s %s%s\n", eps[i], err == EL_EPERM ? "" : "unreachable: ", why);
-	}
-	if (up > 0 && !cli->json)
-		print_members(members);
-	free(m);
-	free(members);
-	/* A health check: nodes that answer without a leader among them (two
-	 * of three down: the survivor a pre-candidate) serve no lock, and
-	 * `locks` would exit 69 now. A follower naming its leader is enough:
-	 * the leader may be missing from the endpoint list, and requests
-	 * follow the follower's redirect. */
-	if (up > 0 && !led) {
-		fprintf(stderr, "edgelock: status: no leader: none of the %u node%s that answered "
-			"is the leader or knows one (no quorum, or an election under way)\n", up,
-			up == 1 ? "" : "s");
-		return EL_EXIT_UNAVAILABLE;
-	}
-	return up > 0 ? EL_EXIT_OK : refused > 0 ? EL_EXIT_NOPERM : EL_EXIT_UNAVAILABLE;
+	return ask_and_print(cli, "status", true, print_members);
 }
 
 /* ---- locks ------------------------------------------------------------------ */
@@ -312,7 +372,7 @@ static void print_query_error(const struct el_cli *cli, const char *name)
 	} else {
 		fprintf(stderr, "edgelock: observe: %s\n", why);
 	}
-	(void)el_cli_flush(EL_EXIT_OK); /* a failure: said once, ends the loop */
+	(void)el_cli_flush(EL_EXIT_OK, NULL); /* a failure: said once, ends the loop */
 }
 
 /* The state printed last: a re-query after a reconnect that finds it
@@ -348,7 +408,7 @@ static void print_gap(const struct el_cli *cli, const char *name)
 		       "may be missed until the watch is back\n",
 		       el_cli_text(name, strlen(name), shown, sizeof shown));
 	}
-	(void)el_cli_flush(EL_EXIT_OK); /* a failure: said once, ends the loop */
+	(void)el_cli_flush(EL_EXIT_OK, NULL); /* a failure: said once, ends the loop */
 }
 
 /* The human line: names, holders and values escaped (el_cli_text), so a
@@ -399,7 +459,7 @@ static void print_holder(const struct el_cli *cli, const char *name, int rc,
 	} else {
 		print_holder_text(name, in);
 	}
-	(void)el_cli_flush(EL_EXIT_OK); /* a failure: said once, ends the loop */
+	(void)el_cli_flush(EL_EXIT_OK, NULL); /* a failure: said once, ends the loop */
 }
 
 /* After a gap: watch NAME again (the watch may have been refused or gone
@@ -486,7 +546,7 @@ int el_cli_observe(struct el_cli *cli, int argc, char **argv)
 	observe_loop(cli, s, argv[1]);
 	el_session_close(s);
 	if (ferror(stdout))
-		return el_cli_flush(EL_EXIT_OK);
+		return el_cli_flush(EL_EXIT_OK, NULL);
 	if (stop_observing)
 		return EL_EXIT_OK;
 	/* The lease ran out: no leader answered a renewal for a whole TTL. */
@@ -582,7 +642,14 @@ static const char MEMBERS_USAGE[] =
 	"       edgelock members add ID PEER_ADDR CLIENT_ADDR [--learner]\n"
 	"       edgelock members remove ID | promote ID\n"
 	"Show or change the cluster's members (one change at a time). A new\n"
-	"member catches up as a learner and is promoted unless --learner.\n";
+	"member catches up as a learner and is promoted unless --learner.\n"
+	"list: each member's id, role (voter, learner, learner (promoting)),\n"
+	"whether it is the leader, and its client and peer addresses, as the\n"
+	"leader sees them (else the first node that answered, said below the\n"
+	"table); endpoints that did not answer on stderr. --json: as status\n"
+	"--json (one object per endpoint, with its members and their roles).\n"
+	"Exits as status does: 0 when a node that answered is or names the\n"
+	"leader, 69 when none does.\n";
 
 /* An option, not an argument: "-1" is a (bad) ID, named as such. */
 static bool is_option(const char *a)
@@ -658,7 +725,7 @@ int el_cli_members(struct el_cli *cli, int argc, char **argv)
 		return el_cli_usage("members", "list, add, remove or promote is missing", NULL,
 				    MEMBERS_USAGE);
 	if (strcmp(argv[1], "list") == 0)
-		return argc == 2 ? el_cli_status(cli, 1, argv)
+		return argc == 2 ? ask_and_print(cli, "members list", false, print_membership)
 				 : stray("members list", argv[2], MEMBERS_USAGE);
 	const bool add = strcmp(argv[1], "add") == 0;
 	if (!add && strcmp(argv[1], "remove") != 0 && strcmp(argv[1], "promote") != 0)

@@ -125,9 +125,7 @@ const char *el_log_name(char *out, size_t cap, const void *name, size_t len)
 {
 	static const char hex[] = "0123456789abcdef";
 	const unsigned char *p = name;
-	bool plain = true;
-	for (size_t i = 0; i < len; i++)
-		plain = plain && p[i] != '\'' && p[i] != '\0';
+	const bool plain = memchr(p, '\'', len) == NULL && memchr(p, '\0', len) == NULL;
 	size_t n = 0;
 	if (cap < 5) { /* room for nothing but an empty field */
 		if (cap > 0)

@@ -248,6 +248,34 @@ def test_operator_output(e):
                                                          r.stderr.strip()))
 
 
+def test_members_list(e):
+    """`members list` is the membership, not status's table: a header, then
+    one line per member with its id, role, whether it leads (the one the
+    nodes name) and its client and peer addresses; no term, commit,
+    applied or last index columns. --json stays status's objects."""
+    r = e.run("members", "list")
+    lines = r.stdout.splitlines()
+    rows = {}
+    for line in lines[1:]:
+        f = line.split()
+        if len(f) == 5 and f[0].isdigit():
+            rows[int(f[0])] = f[1:]
+    st = [row for row in json_lines(e.run("members", "list", "--json").stdout)
+          if isinstance(row, dict)]
+    leader = st[0].get("leader", 0) if st else 0
+    peer = {i: "tls+tcp://127.0.0.1:%d" % e.c.peer_port[i] for i in e.c.peer_port}
+    check(r.returncode == 0 and lines[:1] and lines[0].split() ==
+          ["ID", "ROLE", "LEADER", "CLIENT_ADDR", "PEER_ADDR"] and
+          sorted(rows) == [1, 2, 3] and leader in rows and
+          all(rows[i] == ["voter", "yes" if i == leader else "no", e.c.addr(i), peer[i]]
+              for i in rows) and
+          not re.search(r"term|commit|applied|last|sessions", r.stdout),
+          "members list: each member's id, role, leader or not, client and peer address, "
+          "nothing of status's table (%r)" % r.stdout)
+    check(len(st) == 3 and all("members" in row and "commit" in row for row in st),
+          "members list --json: status's object per endpoint, as before (%r)" % st)
+
+
 def test_args_after_command(e):
     """Global options after the command count as before it: status with an
     endpoint nothing listens on (and a short --timeout) finds no leader (69)
@@ -1338,13 +1366,35 @@ def test_client_config():
               % r.stderr.strip())
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    r = subprocess.run([CLI, "--help"], capture_output=True, text=True)
-    check(all(x in r.stdout for x in ("74 writing the output", "126 CMD found but not executable",
-                                      "127\nCMD not found")),
-          "--help documents exit 74, 126 and 127")
+    check_help_exit_codes()
     r = subprocess.run([CLI, "lock", "--help"], capture_output=True, text=True)
     check(r.returncode == 0 and "EDGELOCK_SESSION" in r.stdout and "126" in r.stdout,
           "lock --help names EDGELOCK_SESSION and exit 126/127")
+
+
+def check_help_exit_codes():
+    """--help lists the exit codes as a man page's EXIT STATUS does: one
+    code per line, its meaning starting in one column (continuation lines
+    indented to it), no line wider than the rest of the text (the old
+    paragraph ran "...within --wait; 76 lock" to 100 columns)."""
+    r = subprocess.run([CLI, "--help"], capture_output=True, text=True)
+    tail = r.stdout.split("exit codes:\n", 1)[-1].splitlines()
+    codes = {}
+    for line in tail:
+        m = re.match(r"  (\d+|CMD's) +(\S.*)$", line)
+        if m:
+            codes[m.group(1)] = (line.index(m.group(2)), m.group(2))
+    cols = {col for col, _ in codes.values()}
+    want = {"0": "ok", "1": "refused", "64": "usage", "69": "no leader reachable",
+            "70": "internal error", "74": "writing the output", "75": "lock held or not granted",
+            "76": "lock lost while CMD ran", "77": "permission denied", "78": "bad configuration",
+            "79": "`lock -n N`", "126": "CMD found but not executable", "127": "CMD not found",
+            "130": "SIGINT", "143": "SIGTERM", "CMD's": "exit with CMD's status"}
+    indent = " " * min(cols or {0})
+    check(r.returncode == 0 and all(k in codes and v in codes[k][1] for k, v in want.items())
+          and len(cols) == 1 and all(len(line) <= 80 and re.match(r"(  |%s)\S" % indent, line)
+                                     for line in tail),
+          "--help: one exit code per line, aligned, each with its meaning (%r)" % tail)
 
 
 def main():
@@ -1360,7 +1410,7 @@ def main():
         e = Env(cluster)
         test_locks_json_lines(e)  # first: on a cluster without locks
         test_watched_not_listed(e)
-        for t in (test_basics, test_json_escaped, test_operator_output, test_args_after_command, test_fifo_handoff, test_shared, test_counter,
+        for t in (test_basics, test_json_escaped, test_operator_output, test_members_list, test_args_after_command, test_fifo_handoff, test_shared, test_counter,
                   test_election_observe, test_signal_while_waiting, test_killed_client, test_granted_while_stopped,
                   test_killed_cli, test_killed_cli_group, test_hangup_passed_on, test_stopped_cli,
                   test_stopped_cli_done, test_stopped_dog_late,
