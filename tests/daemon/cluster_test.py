@@ -313,6 +313,10 @@ def test_bad_peer_input(c):
          cbor2.dumps({0: 1, 1: 7, 3: 2, 4: target, 5: 999}, canonical=True)),
         ("peer: a hello of another cluster",
          cbor2.dumps({0: 1, 1: 100, 2: 2, 3: 1, 4: 1, 5: "", 6: ""}, canonical=True)),
+        # its name in quotes, as libinih keeps them from cluster = "ops2"
+        ("peer: a hello of another cluster, named",
+         cbor2.dumps({0: 1, 1: 100, 2: 2, 3: fnv1a('"ops2"'), 4: profile, 5: "", 6: "",
+                      7: '"ops2"'}, canonical=True)),
         ("peer: a wrong version", cbor2.dumps({0: 9, 1: 100}, canonical=True)),
         ("peer: deep nesting", b"\x81" * 300 + b"\x00"),
         ("peer: a type-confused hello (node id as text)",
@@ -356,6 +360,10 @@ def test_bad_peer_input(c):
     check("peer: the refusals are logged with their reason",
           "hello claiming this node's id" in text and "other capacity limits" in text and
           "another cluster" in text and "first frame is not a hello" in text)
+    check("peer: another cluster's hello names both clusters (its name shown safely)",
+          "it is of cluster '\"ops2\"', this node of 'test'" in text and
+          "it is of cluster unknown (digest 0000000000000001), this node of 'test'" in text,
+          "\n".join(ln for ln in text.splitlines() if "another cluster" in ln))
     time.sleep(0.5)
     check("peer port: leader unchanged", c.wait_leader() == S.leader)
     still_serving(c, "peer port")
