@@ -31,6 +31,7 @@
 #endif
 
 #include "el_daemon.h"
+#include "el_dirlock.h"
 #include "el_error.h"
 #include "el_log_ring.h"
 #include "el_peer_hello.h"
@@ -89,8 +90,29 @@ static int check_not_removed(const struct el_daemon *d)
 	return EL_ESTOPPED;
 }
 
+/* A node already runs on the data directory (it holds the lock): say so
+ * first, with its pid, since every other advice (bootstrap, join, restart)
+ * would only meet that lock next. */
+static int check_not_running(const struct el_daemon *d, bool bootstrap)
+{
+	const long pid = el_dirlock_holder(d->cfg.data_dir);
+	if (pid < 0)
+		return EL_OK;
+	char who[48] = "";
+	if (pid > 0)
+		snprintf(who, sizeof who, " (pid %ld)", pid);
+	el_log(EL_LOG_ERROR, "data_dir %s is in use by a running edgelockd%s: %s. To restart "
+	       "it, stop that process first (systemctl restart edgelockd, or kill -TERM it and "
+	       "start again); a second node on this machine needs its own data_dir and ports",
+	       d->cfg.data_dir, who, bootstrap ? "it is already a member of a cluster, "
+	       "nothing to bootstrap" : "this node already runs");
+	return EL_ELOCKED;
+}
+
 static int check_start_mode(const struct el_daemon *d, bool bootstrap, bool join)
 {
+	if (check_not_running(d, bootstrap) != EL_OK)
+		return EL_ELOCKED;
 	bool state = el_d_has_state(d->cfg.data_dir);
 	if (state && check_not_removed(d) != EL_OK)
 		return EL_ESTOPPED;

@@ -14,6 +14,7 @@ closing line "N passed, N failed".
 import os
 import re
 import random
+import shutil
 import signal
 import socket
 import ssl
@@ -953,18 +954,32 @@ def test_start_guards(c):
     check("guard: --bootstrap with this node not in [peers]: a config error (exit 1)",
           out.returncode == 1 and "[peers] must list every initial member, this node (%d)"
           % some in out.stderr, out.stderr[-300:])
-    # The node runs on this data dir: the second start stops at its lock.
-    out = subprocess.run([c.bin, "-c", cfg, "--join"], capture_output=True, text=True,
-                         timeout=10)
+    # The node runs on its data dir: a second start there is told so, with
+    # the pid, before any advice that would only meet the lock (a restart).
+    pid = c.procs[some].pid
+    for flags, what in [(["--bootstrap"], "it is already a member of a cluster, nothing to "
+                         "bootstrap"), ([], "this node already runs"), (["--join"], "")]:
+        out = subprocess.run([c.bin, "-c", cfg] + flags, capture_output=True, text=True,
+                             timeout=10)
+        check("guard: %s on the data dir of a running node names it (pid %d)"
+              % (" ".join(flags) or "a start", pid),
+              out.returncode == 2 and "data_dir %s is in use by a running edgelockd (pid %d): %s"
+              % (c.data(some), pid, what) in out.stderr and "already holds" not in out.stderr
+              and "ignored" not in out.stderr, out.stderr[-400:])
+    # A copy of its state, not in use: the guards about state itself.
+    copy = os.path.join(c.dir, "copy%d" % some)
+    shutil.copytree(c.data(some), copy, ignore=shutil.ignore_patterns("LOCK"))
+    out = subprocess.run([c.bin, "-c", cfg, "--data-dir", copy, "--join"],
+                         capture_output=True, text=True, timeout=10)
     check("guard: --join on a data dir with state says it is ignored",
-          "--join ignored: data_dir %s holds this node's state" % c.data(some) in out.stderr,
+          "--join ignored: data_dir %s holds this node's state" % copy in out.stderr,
           out.stderr[-300:])
     out = subprocess.run([c.bin, "-c", cfg, "--data-dir", os.path.join(c.dir, "empty")],
                          capture_output=True, text=True, timeout=10)
     check("guard: a plain start on an empty data dir is refused",
           out.returncode == 2 and "--bootstrap" in out.stderr, out.stderr[-300:])
-    out = subprocess.run([c.bin, "-c", cfg, "--bootstrap"], capture_output=True, text=True,
-                         timeout=10)
+    out = subprocess.run([c.bin, "-c", cfg, "--data-dir", copy, "--bootstrap"],
+                         capture_output=True, text=True, timeout=10)
     check("guard: --bootstrap over existing state is refused",
           out.returncode == 2 and "already holds" in out.stderr, out.stderr[-300:])
     bad = os.path.join(c.dir, "bad.conf")
