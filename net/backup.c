@@ -47,7 +47,7 @@ int el_backup_payload(const uint8_t *buf, size_t n, const uint8_t **data, uint32
 	else if (get32(buf + 8) != n - EL_BACKUP_HEADER)
 		*why = get32(buf + 8) > n - EL_BACKUP_HEADER ? "cut short" : "longer than its header says";
 	else if (el_crc32c(0, buf + EL_BACKUP_HEADER, n - EL_BACKUP_HEADER) != get32(buf + 12))
-		*why = "checksum mismatch: the file is damaged";
+		*why = "checksum mismatch"; /* the caller says "damaged" */
 	if (*why != NULL)
 		return EL_ECORRUPT;
 	*data = buf + EL_BACKUP_HEADER;

@@ -10,8 +10,12 @@
  * CBOR map, ascending small uint keys, like the Raft wire (el_wire.h), whose
  * messages carry types 1..11 under key 1; a hello carries type 100:
  *   0 version (1)  1 type (100)  2 node  3 cluster  4 profile
- *   5 peer_addr (text)  6 client_addr (text)
+ *   5 peer_addr (text)  6 client_addr (text)  7 cluster_name (text, optional)
  * Strict: unknown keys, out-of-order keys, node 0, over-long text refused.
+ * Key 7, the cluster's name itself, is there only so that a node refusing
+ * a hello of another cluster can log both names (the digest says only
+ * that they differ); an older release's hello has no key 7 and is taken
+ * as before, its name then unknown. Never empty when present.
  * The identity in it is claimed, not proven (mutual TLS proves only that
  * the sender holds some certificate of the cluster CA); issue 12 binds it.
  */
@@ -25,7 +29,9 @@
 
 #define EL_PEER_HELLO_VERSION 1
 #define EL_PEER_HELLO_TYPE 100
-#define EL_PEER_HELLO_MAX (1 + 7 + 2 + 2 + 5 + 9 + 9 + 2 * (2 + EL_CW_ADDR_MAX))
+#define EL_PEER_HELLO_CLUSTER_MAX 63 /* [node] cluster: under 64 characters */
+#define EL_PEER_HELLO_MAX \
+	(1 + 8 + 2 + 2 + 5 + 9 + 9 + 2 * (2 + EL_CW_ADDR_MAX) + 2 + EL_PEER_HELLO_CLUSTER_MAX)
 
 struct el_peer_hello {
 	el_id_t node;
@@ -33,8 +39,10 @@ struct el_peer_hello {
 	uint64_t profile; /* el_peer_profile() of the sender */
 	uint8_t peer_addr_len;
 	uint8_t client_addr_len;
+	uint8_t cluster_name_len; /* 0: not sent (an older release) */
 	char peer_addr[EL_CW_ADDR_MAX];
 	char client_addr[EL_CW_ADDR_MAX];
+	char cluster_name[EL_PEER_HELLO_CLUSTER_MAX]; /* not NUL-terminated */
 };
 
 int el_peer_hello_encode(const struct el_peer_hello *h, uint8_t *buf, uint32_t cap);

@@ -14,10 +14,10 @@ int el_peer_hello_encode(const struct el_peer_hello *h, uint8_t *buf, uint32_t c
 {
 	struct el_cbor_enc e;
 	if (h->node == 0 || h->peer_addr_len > EL_CW_ADDR_MAX ||
-	    h->client_addr_len > EL_CW_ADDR_MAX)
+	    h->client_addr_len > EL_CW_ADDR_MAX || h->cluster_name_len > EL_PEER_HELLO_CLUSTER_MAX)
 		return EL_EINVAL;
 	el_cbor_enc_init(&e, buf, cap);
-	el_cbor_put_map(&e, 7);
+	el_cbor_put_map(&e, h->cluster_name_len > 0 ? 8 : 7);
 	el_cbor_put_uint(&e, 0);
 	el_cbor_put_uint(&e, EL_PEER_HELLO_VERSION);
 	el_cbor_put_uint(&e, 1);
@@ -32,6 +32,10 @@ int el_peer_hello_encode(const struct el_peer_hello *h, uint8_t *buf, uint32_t c
 	el_cbor_put_text(&e, h->peer_addr, h->peer_addr_len);
 	el_cbor_put_uint(&e, 6);
 	el_cbor_put_text(&e, h->client_addr, h->client_addr_len);
+	if (h->cluster_name_len > 0) {
+		el_cbor_put_uint(&e, 7);
+		el_cbor_put_text(&e, h->cluster_name, h->cluster_name_len);
+	}
 	return el_cbor_enc_finish(&e);
 }
 
@@ -49,12 +53,12 @@ int el_peer_hello_decode(struct el_peer_hello *h, const uint8_t *buf, uint32_t l
 	struct el_cbor_dec d;
 	uint32_t n;
 	uint64_t v, t, node;
-	const char *pa, *ca;
-	uint32_t pl, cl;
+	const char *pa, *ca, *name = NULL;
+	uint32_t pl, cl, name_len = 0;
 	bool bad = false;
 	memset(h, 0, sizeof *h);
 	el_cbor_dec_init(&d, buf, len);
-	el_cbor_get_map(&d, &n, 7);
+	el_cbor_get_map(&d, &n, 8);
 	get_key(&d, 0, &bad);
 	el_cbor_get_uint(&d, &v);
 	if (!bad && el_cbor_dec_error(&d) == 0 && v != EL_PEER_HELLO_VERSION)
@@ -71,7 +75,12 @@ int el_peer_hello_decode(struct el_peer_hello *h, const uint8_t *buf, uint32_t l
 	el_cbor_get_text(&d, &pa, &pl, EL_CW_ADDR_MAX);
 	get_key(&d, 6, &bad);
 	el_cbor_get_text(&d, &ca, &cl, EL_CW_ADDR_MAX);
-	if (bad || n != 7 || el_cbor_dec_finish(&d) != 0 || t != EL_PEER_HELLO_TYPE || node == 0) {
+	if (n == 8) { /* the name, never empty: an empty one would not encode back */
+		get_key(&d, 7, &bad);
+		el_cbor_get_text(&d, &name, &name_len, EL_PEER_HELLO_CLUSTER_MAX);
+		bad = bad || name_len == 0;
+	}
+	if (bad || n < 7 || el_cbor_dec_finish(&d) != 0 || t != EL_PEER_HELLO_TYPE || node == 0) {
 		memset(h, 0, sizeof *h);
 		return EL_EDECODE;
 	}
@@ -80,6 +89,9 @@ int el_peer_hello_decode(struct el_peer_hello *h, const uint8_t *buf, uint32_t l
 	h->client_addr_len = (uint8_t)cl;
 	memcpy(h->peer_addr, pa, pl);
 	memcpy(h->client_addr, ca, cl);
+	h->cluster_name_len = (uint8_t)name_len;
+	if (name_len > 0)
+		memcpy(h->cluster_name, name, name_len);
 	return EL_OK;
 }
 

@@ -39,5 +39,8 @@ for i in $(seq 1 "$nodes"); do
 	sign "node$i" "subjectAltName=DNS:node$i,DNS:localhost,IP:127.0.0.1" "serverAuth,clientAuth" node
 done
 sign client "subjectAltName=DNS:client" "clientAuth" client
+# keys 0600 even in a set made by other means: edgelockd refuses a
+# cert_key_file every user may read
+chmod 600 ./*.key ./node*.pem client.pem
 chmod 644 ca.pem
 echo "certificates in $dir: ca.pem, node1..node$nodes.pem, client.pem"

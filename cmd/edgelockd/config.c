@@ -179,6 +179,46 @@ static int set_level(int *out, const char *v)
 	return EL_EINVAL;
 }
 
+/* Which EL_DCFG_BAD_* bit a refused value of section/key sets (0: none,
+ * nothing else is checked against that key). */
+static uint32_t bad_bit(const char *section, const char *key)
+{
+	static const struct {
+		const char *section, *key;
+		uint32_t bit;
+	} bits[] = {
+		{ "node", "id", EL_DCFG_BAD_ID },
+		{ "node", "data_dir", EL_DCFG_BAD_DATA_DIR },
+		{ "node", "peer_addr", EL_DCFG_BAD_PEER_ADDR },
+		{ "node", "client_addr", EL_DCFG_BAD_CLIENT_ADDR },
+		{ "tls", "ca_file", EL_DCFG_BAD_CA_FILE },
+		{ "tls", "cert_key_file", EL_DCFG_BAD_CERT_KEY_FILE },
+		{ "timing", "election_ms", EL_DCFG_BAD_TIMING },
+		{ "timing", "heartbeat_ms", EL_DCFG_BAD_TIMING },
+	};
+	for (size_t i = 0; i < sizeof bits / sizeof bits[0]; i++)
+		if (!strcmp(section, bits[i].section) && !strcmp(key, bits[i].key))
+			return bits[i].bit;
+	return 0;
+}
+
+/* libinih keeps quotes as part of the value: cluster = "ops2" names the
+ * cluster "ops2" with its quotes, which nodes written without them refuse
+ * as another cluster. No path, address, name or number here is meant with
+ * quotes around it, so such a value is refused, saying what to write. */
+static bool quoted(const char *v, const char *key, char *why, size_t cap)
+{
+	const size_t n = strlen(v);
+	if (n < 2 || (v[0] != '"' && v[0] != '\'') || v[n - 1] != v[0])
+		return false;
+	char inner[96], shown_inner[96];
+	snprintf(inner, sizeof inner, "%.*s", (int)(n - 2), v + 1);
+	char kb[96];
+	snprintf(why, cap, "quotes are not part of the syntax: write %s = %s",
+		 shown(key, kb, sizeof kb), shown(inner, shown_inner, sizeof shown_inner));
+	return true;
+}
+
 #define IS(s, k) (!strcmp(section, s) && !strcmp(key, k))
 #define ADDR_WHY "must be tls+tcp://HOST:PORT, PORT 1..65535 (under 96 chars)"
 
@@ -187,7 +227,10 @@ int el_dcfg_set(struct el_dcfg *c, const char *section, const char *key, const c
 {
 	int rc;
 	const char *why = "invalid value";
-	if (IS("node", "id"))
+	static char quote_why[256];
+	if (strcmp(section, "acl") != 0 && quoted(v, key, quote_why, sizeof quote_why))
+		rc = EL_EINVAL, why = quote_why;
+	else if (IS("node", "id"))
 		rc = set_u32(&c->id, v, 1, UINT32_MAX), why = "must be a node id 1..4294967295";
 	else if (IS("node", "data_dir"))
 		rc = set_str(c->data_dir, sizeof c->data_dir, v), why = "must be a path";
@@ -251,7 +294,10 @@ int el_dcfg_set(struct el_dcfg *c, const char *section, const char *key, const c
 		rc = set_level(&c->log_level, v), why = "must be debug, info, warn or error";
 	else
 		rc = EL_EINVAL, why = "unknown key";
-	return rc == EL_OK ? EL_OK : bad(where, section, key, why, v);
+	if (rc == EL_OK)
+		return EL_OK;
+	c->bad |= bad_bit(section, key);
+	return bad(where, section, key, why, v);
 }
 
 /* A key given twice is refused rather than the last one winning: two
@@ -352,20 +398,21 @@ static int missing(const char *where, const char *what)
 
 int el_dcfg_check(const struct el_dcfg *c, const char *where)
 {
-	int rc = EL_OK;
-	if (c->id == 0)
+	/* a key whose value was refused was said so: not missing too */
+	int rc = c->bad != 0 ? EL_EINVAL : EL_OK;
+	if (c->id == 0 && !(c->bad & EL_DCFG_BAD_ID))
 		rc = missing(where, "[node] id (or --id)");
-	if (c->data_dir[0] == '\0')
+	if (c->data_dir[0] == '\0' && !(c->bad & EL_DCFG_BAD_DATA_DIR))
 		rc = missing(where, "[node] data_dir (or --data-dir)");
-	if (c->peer_addr[0] == '\0')
+	if (c->peer_addr[0] == '\0' && !(c->bad & EL_DCFG_BAD_PEER_ADDR))
 		rc = missing(where, "[node] peer_addr");
-	if (c->client_addr[0] == '\0')
+	if (c->client_addr[0] == '\0' && !(c->bad & EL_DCFG_BAD_CLIENT_ADDR))
 		rc = missing(where, "[node] client_addr");
-	if (c->ca_file[0] == '\0')
+	if (c->ca_file[0] == '\0' && !(c->bad & EL_DCFG_BAD_CA_FILE))
 		rc = missing(where, "[tls] ca_file");
-	if (c->cert_key_file[0] == '\0')
+	if (c->cert_key_file[0] == '\0' && !(c->bad & EL_DCFG_BAD_CERT_KEY_FILE))
 		rc = missing(where, "[tls] cert_key_file");
-	if (c->heartbeat_ms * 3 > c->election_ms) {
+	if (c->heartbeat_ms * 3 > c->election_ms && !(c->bad & EL_DCFG_BAD_TIMING)) {
 		fprintf(stderr, "edgelockd: %s: [timing] heartbeat_ms (%u) must be at most a third "
 			"of election_ms (%u)\n", where, c->heartbeat_ms, c->election_ms);
 		rc = EL_EINVAL;
@@ -378,7 +425,7 @@ int el_dcfg_check(const struct el_dcfg *c, const char *where)
 	rc = readable(where, "ca_file", c->ca_file) == EL_OK ? rc : EL_EINVAL;
 	rc = readable(where, "cert_key_file", c->cert_key_file) == EL_OK ? rc : EL_EINVAL;
 	rc = readable(where, "crl_file", c->crl_file) == EL_OK ? rc : EL_EINVAL;
-	for (uint32_t i = 0; i < c->n_peers; i++)
+	for (uint32_t i = 0; i < c->n_peers && c->peer_addr[0] != '\0'; i++)
 		if (c->peers[i].id == c->id && strcmp(c->peers[i].addr, c->peer_addr) != 0) {
 			fprintf(stderr, "edgelockd: %s: [peers] %u = %s differs from [node] "
 				"peer_addr %s\n", where, c->id, c->peers[i].addr, c->peer_addr);

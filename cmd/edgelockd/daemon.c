@@ -31,6 +31,7 @@
 #endif
 
 #include "el_daemon.h"
+#include "el_dirlock.h"
 #include "el_error.h"
 #include "el_log_ring.h"
 #include "el_peer_hello.h"
@@ -89,8 +90,29 @@ static int check_not_removed(const struct el_daemon *d)
 	return EL_ESTOPPED;
 }
 
+/* A node already runs on the data directory (it holds the lock): say so
+ * first, with its pid, since every other advice (bootstrap, join, restart)
+ * would only meet that lock next. */
+static int check_not_running(const struct el_daemon *d, bool bootstrap)
+{
+	const long pid = el_dirlock_holder(d->cfg.data_dir);
+	if (pid < 0)
+		return EL_OK;
+	char who[48] = "";
+	if (pid > 0)
+		snprintf(who, sizeof who, " (pid %ld)", pid);
+	el_log(EL_LOG_ERROR, "data_dir %s is in use by a running edgelockd%s: %s. To restart "
+	       "it, stop that process first (systemctl restart edgelockd, or kill -TERM it and "
+	       "start again); a second node on this machine needs its own data_dir and ports",
+	       d->cfg.data_dir, who, bootstrap ? "it is already a member of a cluster, "
+	       "nothing to bootstrap" : "this node already runs");
+	return EL_ELOCKED;
+}
+
 static int check_start_mode(const struct el_daemon *d, bool bootstrap, bool join)
 {
+	if (check_not_running(d, bootstrap) != EL_OK)
+		return EL_ELOCKED;
 	bool state = el_d_has_state(d->cfg.data_dir);
 	if (state && check_not_removed(d) != EL_OK)
 		return EL_ESTOPPED;
@@ -255,23 +277,22 @@ static int open_net(struct el_daemon *d)
  * name every other node checks, and be neither expired nor revoked by
  * [tls] crl_file. Loaded into *out; why not goes to the log at level lvl.
  * The start, SIGHUP and --check-config all check the files here. */
-int el_d_load_ident(const struct el_dcfg *cfg, struct el_ident **out, enum el_log_level lvl,
-		    const char *ctx)
+int el_d_load_ident(const struct el_dcfg *cfg, struct el_ident **out, char *why, size_t cap)
 {
 	char err[512], want[32];
 	const char *crl = cfg->crl_file[0] != '\0' ? cfg->crl_file : NULL;
 	int rc = el_ident_load_crl(out, cfg->ca_file, cfg->cert_key_file, NULL, crl, err,
 				   sizeof err);
 	if (rc != EL_OK) {
-		el_log(lvl, "[tls] %s%s", ctx, err);
+		snprintf(why, cap, "[tls] %s", err);
 		return rc;
 	}
 	snprintf(want, sizeof want, "node%u", cfg->id);
 	if (el_ident_role_of(*out) != EL_IDENT_NODE || strcmp(el_ident_name(*out), want) != 0) {
-		el_log(lvl, "[tls] %scert_key_file %s: node %u needs a certificate with "
-		       "OU=node and CN=%s, this one is CN=%s (%s)", ctx, cfg->cert_key_file,
-		       cfg->id, want, el_ident_name(*out),
-		       el_ident_role_of(*out) == EL_IDENT_NODE ? "OU=node" : "OU=client");
+		snprintf(why, cap, "[tls] cert_key_file %s: node %u needs a certificate with "
+			 "OU=node and CN=%s, this one is CN=%s (%s)", cfg->cert_key_file,
+			 cfg->id, want, el_ident_name(*out),
+			 el_ident_role_of(*out) == EL_IDENT_NODE ? "OU=node" : "OU=client");
 		el_ident_free(*out);
 		*out = NULL;
 		return EL_EINVAL;
@@ -281,7 +302,11 @@ int el_d_load_ident(const struct el_dcfg *cfg, struct el_ident **out, enum el_lo
 
 static int open_ident(struct el_daemon *d)
 {
-	return el_d_load_ident(&d->cfg, &d->ident, EL_LOG_ERROR, "");
+	char why[700];
+	const int rc = el_d_load_ident(&d->cfg, &d->ident, why, sizeof why);
+	if (rc != EL_OK)
+		el_log(EL_LOG_ERROR, "%s", why);
+	return rc;
 }
 
 /* SIGHUP: the identity material and the TLS configurations, both from the
@@ -295,8 +320,11 @@ void el_d_reload(struct el_daemon *d)
 {
 	static const char kept[] = "SIGHUP: kept the old certificates: ";
 	struct el_ident *next = NULL;
-	if (el_d_load_ident(&d->cfg, &next, EL_LOG_ERROR, kept) != EL_OK)
+	char why[700];
+	if (el_d_load_ident(&d->cfg, &next, why, sizeof why) != EL_OK) {
+		el_log(EL_LOG_ERROR, "%s%s", kept, why);
 		return;
+	}
 	if (el_net_reload_tls(d->net) != EL_OK) {
 		el_log(EL_LOG_ERROR, "%sthe TLS layer could not load them", kept);
 		el_ident_free(next);

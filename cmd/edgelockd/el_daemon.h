@@ -255,9 +255,10 @@ bool el_d_has_state(const char *dir);
 int el_d_conf_of(const struct el_dcfg *cfg, struct el_conf *c, const char *what);
 /* This node's identity from cfg's [tls] files (CA, certificate and key, CRL),
  * checked as the start checks it: readable, matching, in date, not revoked,
- * OU=node and CN=node<id>. EL_OK, or an error logged at lvl after ctx. */
-int el_d_load_ident(const struct el_dcfg *cfg, struct el_ident **out, enum el_log_level lvl,
-		    const char *ctx);
+ * OU=node and CN=node<id>. EL_OK, or an error with why ("[tls] ...")
+ * in why[cap], for the caller to say: the daemon logs it, --check-config
+ * prints it as its other findings. */
+int el_d_load_ident(const struct el_dcfg *cfg, struct el_ident **out, char *why, size_t cap);
 /* restore.c: seed cfg's empty data directory from a backup (edgelock
  * snapshot save) as the state of a new cluster of cfg's [peers]; EL_OK or
  * an error already logged. */

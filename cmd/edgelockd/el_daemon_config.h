@@ -16,7 +16,9 @@
  * missing required key by name; el_dcfg_load reports them all, not just the
  * first, and fails if there was any. A key given twice (outside [acl]) and a
  * line libinih cannot read whole (over 199 characters, or with a NUL byte)
- * are errors too.
+ * are errors too, and so is a value in quotes outside [acl]: libinih keeps
+ * them as part of the value (cluster = "a" would name the cluster "a" with
+ * its quotes), and no path, address, name or number here is meant with them.
  */
 #ifndef EL_DAEMON_CONFIG_H
 #define EL_DAEMON_CONFIG_H
@@ -65,7 +67,18 @@ struct el_dcfg {
 	int log_level; /* enum el_log_level */
 	uint32_t n_peers;
 	struct el_dcfg_peer peers[EL_DCFG_PEERS_MAX];
+	uint32_t bad; /* EL_DCFG_BAD_*: keys given a value that was refused */
 };
+
+/* A key whose value was refused (and said so) is not also "missing", nor
+ * compared with another key: one error per field, no follow-on noise. */
+#define EL_DCFG_BAD_ID 0x01u
+#define EL_DCFG_BAD_DATA_DIR 0x02u
+#define EL_DCFG_BAD_PEER_ADDR 0x04u
+#define EL_DCFG_BAD_CLIENT_ADDR 0x08u
+#define EL_DCFG_BAD_CA_FILE 0x10u
+#define EL_DCFG_BAD_CERT_KEY_FILE 0x20u
+#define EL_DCFG_BAD_TIMING 0x40u
 
 /* Defaults for everything that has one, into a ZEROED c (main's static
  * struct el_daemon): the keys without a default stay zero. */
@@ -78,5 +91,10 @@ int el_dcfg_set(struct el_dcfg *c, const char *section, const char *key, const c
 		const char *where);
 /* Cross-field checks (required keys, heartbeat < election, ...). */
 int el_dcfg_check(const struct el_dcfg *c, const char *where);
+/* What only this machine can tell, as the start would find it
+ * (config_host.c): peer_addr and client_addr resolving to one port, two
+ * [peers] at one address, a data_dir that is not a directory or cannot be
+ * written, a cert_key_file readable by every user. */
+int el_dcfg_check_host(const struct el_dcfg *c, const char *where);
 
 #endif /* EL_DAEMON_CONFIG_H */

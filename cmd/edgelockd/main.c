@@ -133,7 +133,10 @@ struct opts {
 static int check(struct el_dcfg *c, const struct opts *o, bool loaded)
 {
 	int errors = 0;
-	if (loaded && el_dcfg_check(c, o->config != NULL ? o->config : "flags") != EL_OK)
+	const char *where = o->config != NULL ? o->config : "flags";
+	if (loaded && el_dcfg_check(c, where) != EL_OK)
+		errors++;
+	if (loaded && el_dcfg_check_host(c, where) != EL_OK)
 		errors++;
 	if ((int)o->bootstrap + (int)o->join + (int)o->force > 1) {
 		fprintf(stderr, "edgelockd: --bootstrap, --join and --force-new-cluster exclude "
@@ -144,8 +147,12 @@ static int check(struct el_dcfg *c, const struct opts *o, bool loaded)
 	if (errors == 0 && o->bootstrap && el_d_conf_of(c, &voters, "--bootstrap") != EL_OK)
 		errors++;
 	struct el_ident *ident = NULL;
-	if (errors == 0 && loaded && o->check && el_d_load_ident(c, &ident, EL_LOG_ERROR, "") != EL_OK)
+	char why[700];
+	/* said as the other findings, "edgelockd: FILE: ...", not as a log line */
+	if (errors == 0 && loaded && o->check && el_d_load_ident(c, &ident, why, sizeof why) != EL_OK) {
+		fprintf(stderr, "edgelockd: %s: %s\n", where, why);
 		errors++;
+	}
 	el_ident_free(ident);
 	return errors;
 }

@@ -82,6 +82,10 @@ int el_d_hello(const struct el_daemon *d, uint8_t *buf, uint32_t cap)
 {
 	struct el_peer_hello h = { .node = d->cfg.id, .cluster = d->cluster,
 				   .profile = el_peer_profile() };
+	const size_t name_len = strlen(d->cfg.cluster);
+	h.cluster_name_len = (uint8_t)(name_len < sizeof h.cluster_name ? name_len
+								  : sizeof h.cluster_name);
+	memcpy(h.cluster_name, d->cfg.cluster, h.cluster_name_len);
 	h.peer_addr_len = (uint8_t)strlen(d->cfg.peer_addr);
 	h.client_addr_len = (uint8_t)strlen(d->cfg.client_addr);
 	memcpy(h.peer_addr, d->cfg.peer_addr, h.peer_addr_len);
@@ -199,6 +203,24 @@ bool el_d_peer_known(const struct el_daemon *d, el_id_t id)
 	return false;
 }
 
+/* A hello of another cluster: both names in the line, so that the one
+ * that is wrong (a typo, quotes kept from the ini) can be seen. Theirs
+ * comes from outside: shown by el_log_name, whole or as hex. */
+static void refuse_cluster(struct el_daemon *d, uint64_t conn, const struct el_peer_hello *h)
+{
+	char ours[2 * sizeof d->cfg.cluster + 8], theirs[2 * EL_PEER_HELLO_CLUSTER_MAX + 8];
+	char why[sizeof ours + sizeof theirs + 160];
+	el_log_name(ours, sizeof ours, d->cfg.cluster, strlen(d->cfg.cluster));
+	if (h->cluster_name_len > 0)
+		el_log_name(theirs, sizeof theirs, h->cluster_name, h->cluster_name_len);
+	else /* an older release's hello carries only the digest */
+		snprintf(theirs, sizeof theirs, "unknown (digest %016llx)",
+			 (unsigned long long)h->cluster);
+	snprintf(why, sizeof why, "hello from another cluster: it is of cluster %s, this node "
+		 "of %s ([node] cluster must be the same on every node)", theirs, ours);
+	refuse(d, conn, why, h->node);
+}
+
 static void on_hello(struct el_daemon *d, struct el_d_inbound *in, const uint8_t *buf,
 		     uint32_t len)
 {
@@ -209,7 +231,7 @@ static void on_hello(struct el_daemon *d, struct el_d_inbound *in, const uint8_t
 		return;
 	}
 	if (h.cluster != d->cluster) {
-		refuse(d, in->conn, "hello from another cluster", h.node);
+		refuse_cluster(d, in->conn, &h);
 		return;
 	}
 	if (h.profile != el_peer_profile()) {

@@ -24,7 +24,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from elcluster import Checks, Cluster, Conn  # noqa: E402
+from elcluster import Checks, Cluster, Conn, write_private  # noqa: E402
 
 EL_EPERM = -18
 check = Checks()
@@ -57,10 +57,8 @@ def mint(dir, ca_crt, ca_key, name, ou="client", eku="clientAuth"):
                 "extendedKeyUsage=%s\n" % eku)
     openssl("x509", "-req", "-in", csr, "-CA", ca_crt, "-CAkey", ca_key, "-CAcreateserial",
             "-sha256", "-days", "30", "-extfile", ext, "-out", crt)
-    pem = os.path.join(dir, name + ".pem")
-    with open(pem, "w") as f:
-        f.write(open(crt).read() + open(key).read())
-    return pem
+    with open(crt) as c, open(key) as k:
+        return write_private(os.path.join(dir, name + ".pem"), c.read() + k.read())
 
 
 def make_certs(c):

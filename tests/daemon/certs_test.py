@@ -26,7 +26,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from auth_test import refused  # noqa: E402
-from elcluster import Cluster, Checks, tls_context  # noqa: E402
+from elcluster import Cluster, Checks, tls_context, write_private  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 check = Checks()
@@ -94,10 +94,8 @@ class CA:
         dates = ["-startdate", start, "-enddate", end] if start else ["-days", "30"]
         openssl("ca", "-batch", "-config", self.cnf, "-extensions", ou + "_ext", "-notext",
                 "-in", csr, "-out", crt, *dates)
-        pem = os.path.join(self.d, file + ".pem")
-        with open(pem, "w") as f:
-            f.write(open(crt).read() + open(key).read())
-        return pem
+        with open(crt) as c, open(key) as k:
+            return write_private(os.path.join(self.d, file + ".pem"), c.read() + k.read())
 
     def revoke(self, file):
         openssl("ca", "-config", self.cnf, "-revoke", os.path.join(self.d, file + ".crt"))

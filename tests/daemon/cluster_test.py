@@ -14,6 +14,7 @@ closing line "N passed, N failed".
 import os
 import re
 import random
+import shutil
 import signal
 import socket
 import ssl
@@ -25,7 +26,7 @@ import time
 import cbor2
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from elcluster import Cluster, Conn, free_ports, Checks  # noqa: E402
+from elcluster import Cluster, Conn, free_ports, Checks, write_private  # noqa: E402
 
 EL_EINVAL, EL_ENOTLEADER, EL_EEXPIRED, EL_EDECODE, EL_EVERSION = -1, -3, -7, -9, -10
 check = Checks()
@@ -313,6 +314,10 @@ def test_bad_peer_input(c):
          cbor2.dumps({0: 1, 1: 7, 3: 2, 4: target, 5: 999}, canonical=True)),
         ("peer: a hello of another cluster",
          cbor2.dumps({0: 1, 1: 100, 2: 2, 3: 1, 4: 1, 5: "", 6: ""}, canonical=True)),
+        # its name in quotes, as libinih keeps them from cluster = "ops2"
+        ("peer: a hello of another cluster, named",
+         cbor2.dumps({0: 1, 1: 100, 2: 2, 3: fnv1a('"ops2"'), 4: profile, 5: "", 6: "",
+                      7: '"ops2"'}, canonical=True)),
         ("peer: a wrong version", cbor2.dumps({0: 9, 1: 100}, canonical=True)),
         ("peer: deep nesting", b"\x81" * 300 + b"\x00"),
         ("peer: a type-confused hello (node id as text)",
@@ -356,6 +361,10 @@ def test_bad_peer_input(c):
     check("peer: the refusals are logged with their reason",
           "hello claiming this node's id" in text and "other capacity limits" in text and
           "another cluster" in text and "first frame is not a hello" in text)
+    check("peer: another cluster's hello names both clusters (its name shown safely)",
+          "it is of cluster '\"ops2\"', this node of 'test'" in text and
+          "it is of cluster unknown (digest 0000000000000001), this node of 'test'" in text,
+          "\n".join(ln for ln in text.splitlines() if "another cluster" in ln))
     time.sleep(0.5)
     check("peer port: leader unchanged", c.wait_leader() == S.leader)
     still_serving(c, "peer port")
@@ -842,7 +851,7 @@ def test_check_config_lines(c, cfg):
             ("same", good.replace("client_addr = " + client, "client_addr = " + peer),
              "need a port each"),
             ("ca", re.sub(r"^ca_file = .*$", "ca_file = /nonexistent/ca.pem", good,
-                          flags=re.M), "cannot read")]:
+                          flags=re.M), "cannot read")] + host_cases(c, good, peer, client):
         path = os.path.join(c.dir, "bad-%s.conf" % name)
         with open(path, "w") as f:
             f.write(edit)
@@ -850,6 +859,32 @@ def test_check_config_lines(c, cfg):
                              text=True, timeout=10)
         check("check-config: refused (%s)" % name, out.returncode == 1 and want in out.stderr,
               out.stderr)
+        if name in ("quoted", "localhost", "peers twice", "data file", "key mode"):
+            start = subprocess.run([c.bin, "-c", path], capture_output=True, text=True,
+                                   timeout=10)
+            check("start: refused as check-config refuses it (%s)" % name,
+                  start.returncode == 1 and start.stderr == out.stderr, start.stderr)
+    # One error per field: a bad value is not also "missing", nor compared.
+    for key in ("peer_addr", "id"):
+        path = os.path.join(c.dir, "bad-%s-only.conf" % key)
+        with open(path, "w") as f:
+            f.write(re.sub(r"^%s = .*$" % key, "%s = tls+tcp://nowhere" % key, good,
+                           flags=re.M))
+        out = subprocess.run([c.bin, "--check-config", path], capture_output=True,
+                             text=True, timeout=10)
+        check("check-config: a bad %s is its one error, no follow-on lines" % key,
+              out.returncode == 1 and len(out.stderr.strip().splitlines()) == 1 and
+              "[node] %s" % key in out.stderr, out.stderr)
+    key = write_private(os.path.join(c.dir, "group-readable.pem"),
+                        open(re.search(r"^cert_key_file = (.*)$", good, re.M).group(1)).read())
+    os.chmod(key, 0o640)
+    path = os.path.join(c.dir, "group-key.conf")
+    with open(path, "w") as f:
+        f.write(re.sub(r"^cert_key_file = .*$", "cert_key_file = " + key, good, flags=re.M))
+    out = subprocess.run([c.bin, "--check-config", path], capture_output=True, text=True,
+                         timeout=10)
+    check("check-config: a key readable by its group (0640, as ssl-cert) is valid",
+          out.returncode == 0, out.stderr)
     path = os.path.join(c.dir, "escape.conf")
     with open(path, "w") as f:
         f.write(good + "[nope]\nkey = \x1b[31mred\n")
@@ -872,9 +907,38 @@ def test_check_config_lines(c, cfg):
               len(out.stderr.strip().splitlines()) == 1, out.stderr)
 
 
+def host_cases(c, good, peer, client):
+    """Configs that parse but would fail or misbehave at start (config_host.c):
+    (name, text, what the refusal says)."""
+    port = peer.rsplit(":", 1)[1]
+    data = re.search(r"^data_dir = (.*)$", good, re.M).group(1)
+    cert = re.search(r"^cert_key_file = (.*)$", good, re.M).group(1)
+    plain = os.path.join(c.dir, "a-file")
+    open(plain, "w").close()
+    open_key = os.path.join(c.dir, "world-readable.pem")
+    with open(cert) as f, open(open_key, "w") as g:
+        g.write(f.read())
+    os.chmod(open_key, 0o644)
+    other = re.search(r"^(\d+) = (.*)$", good.split("[peers]")[1], re.M)
+    return [
+        ("quoted", re.sub(r"^cluster = (.*)$", r'cluster = "\1"', good, flags=re.M),
+         "quotes are not part of the syntax: write cluster = test"),
+        ("localhost", good.replace("client_addr = " + client,
+                                   "client_addr = tls+tcp://localhost:" + port),
+         "are the same address and port"),
+        ("peers twice", good.replace("[peers]\n", "[peers]\n9 = %s\n"
+                                     % other.group(2).replace("127.0.0.1", "localhost")),
+         "and %s = %s are one address" % (other.group(1), other.group(2))),
+        ("data file", good.replace("data_dir = " + data, "data_dir = " + plain),
+         "is not a directory"),
+        ("key mode", good.replace("cert_key_file = " + cert, "cert_key_file = " + open_key),
+         "every user may read it (mode 0644): chmod 600 it"),
+    ]
+
+
 def tls_error(text):
     """The "[tls] ..." reason in edgelockd's output, without the log prefix."""
-    m = re.search(r"error: (\[tls\] .*)$", text, re.M)
+    m = re.search(r"(?:error|\.conf): (\[tls\] .*)$", text, re.M)
     return m.group(1) if m else None
 
 
@@ -894,9 +958,7 @@ def test_check_config_tls(c, some, cfg):
         key = f.read()
     files = {"garbage": "garbage\n", "empty": "", "mismatch": crt + key}
     for name, text in files.items():
-        files[name] = os.path.join(c.dir, "tls-%s.pem" % name)
-        with open(files[name], "w") as f:
-            f.write(text)
+        files[name] = write_private(os.path.join(c.dir, "tls-%s.pem" % name), text)
     with open(cfg) as f:
         good = f.read()
     cases = [("cert garbage", "cert_key_file", files["garbage"], None),
@@ -924,6 +986,9 @@ def test_check_config_tls(c, some, cfg):
         start = subprocess.run([c.bin, "-c", conf, "--data-dir", data, "--bootstrap"],
                                capture_output=True, text=True, timeout=20)
         why = tls_error(chk.stderr)
+        check("check-config: [tls] %s said as edgelockd's other findings, not a log line"
+              % name, chk.stderr.startswith("edgelockd: %s: [tls] " % conf) and
+              "edgelock: error" not in chk.stderr, chk.stderr)
         check("check-config: [tls] %s refused (exit 1) as the start refuses it (exit 2)"
               % name, chk.returncode == 1 and start.returncode == 2 and why is not None
               and why == tls_error(start.stderr),
@@ -945,18 +1010,32 @@ def test_start_guards(c):
     check("guard: --bootstrap with this node not in [peers]: a config error (exit 1)",
           out.returncode == 1 and "[peers] must list every initial member, this node (%d)"
           % some in out.stderr, out.stderr[-300:])
-    # The node runs on this data dir: the second start stops at its lock.
-    out = subprocess.run([c.bin, "-c", cfg, "--join"], capture_output=True, text=True,
-                         timeout=10)
+    # The node runs on its data dir: a second start there is told so, with
+    # the pid, before any advice that would only meet the lock (a restart).
+    pid = c.procs[some].pid
+    for flags, what in [(["--bootstrap"], "it is already a member of a cluster, nothing to "
+                         "bootstrap"), ([], "this node already runs"), (["--join"], "")]:
+        out = subprocess.run([c.bin, "-c", cfg] + flags, capture_output=True, text=True,
+                             timeout=10)
+        check("guard: %s on the data dir of a running node names it (pid %d)"
+              % (" ".join(flags) or "a start", pid),
+              out.returncode == 2 and "data_dir %s is in use by a running edgelockd (pid %d): %s"
+              % (c.data(some), pid, what) in out.stderr and "already holds" not in out.stderr
+              and "ignored" not in out.stderr, out.stderr[-400:])
+    # A copy of its state, not in use: the guards about state itself.
+    copy = os.path.join(c.dir, "copy%d" % some)
+    shutil.copytree(c.data(some), copy, ignore=shutil.ignore_patterns("LOCK"))
+    out = subprocess.run([c.bin, "-c", cfg, "--data-dir", copy, "--join"],
+                         capture_output=True, text=True, timeout=10)
     check("guard: --join on a data dir with state says it is ignored",
-          "--join ignored: data_dir %s holds this node's state" % c.data(some) in out.stderr,
+          "--join ignored: data_dir %s holds this node's state" % copy in out.stderr,
           out.stderr[-300:])
     out = subprocess.run([c.bin, "-c", cfg, "--data-dir", os.path.join(c.dir, "empty")],
                          capture_output=True, text=True, timeout=10)
     check("guard: a plain start on an empty data dir is refused",
           out.returncode == 2 and "--bootstrap" in out.stderr, out.stderr[-300:])
-    out = subprocess.run([c.bin, "-c", cfg, "--bootstrap"], capture_output=True, text=True,
-                         timeout=10)
+    out = subprocess.run([c.bin, "-c", cfg, "--data-dir", copy, "--bootstrap"],
+                         capture_output=True, text=True, timeout=10)
     check("guard: --bootstrap over existing state is refused",
           out.returncode == 2 and "already holds" in out.stderr, out.stderr[-300:])
     bad = os.path.join(c.dir, "bad.conf")

@@ -24,6 +24,16 @@ import cbor2
 VERSION = 1
 
 
+def write_private(path, text):
+    """A certificate and private key file, mode 0600 whatever the umask:
+    edgelockd refuses a cert_key_file every user may read."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)  # an older file of that name keeps its mode otherwise
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    return path
+
+
 def free_ports(n):
     """n distinct free TCP ports on 127.0.0.1 (held open together while picked)."""
     socks = []

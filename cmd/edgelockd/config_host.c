@@ -1,0 +1,175 @@
+/*
+ * config_host.c - the config checks only this machine can make
+ * (el_dcfg_check_host, el_daemon_config.h): run by --check-config and by
+ * every start, so that what would fail (or misbehave) once the node runs is
+ * refused before, with what to do. Apart from config.c's checks because
+ * they look at the system (names resolved, files' modes): the config
+ * fuzzer runs config.c on any bytes and must not resolve what it made up.
+ */
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "el_daemon_config.h"
+#include "el_error.h"
+#include "el_url.h"
+
+/* The address a listener on url binds (net_hs.c's listen_on takes the
+ * first answer of getaddrinfo, "*" the wildcard), or 0 when it cannot
+ * tell. Only a numeric host or localhost when !lookup: [peers] names other
+ * machines, and the start must not wait on DNS for them. */
+static int bound(const char *url, bool lookup, struct sockaddr_storage *out)
+{
+	char host[256], port[16];
+	if (el_url_parse(url, host, sizeof host, port, sizeof port) != EL_OK)
+		return 0;
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
+				  .ai_flags = AI_PASSIVE | AI_NUMERICSERV };
+	if (!lookup && strcasecmp(host, "localhost") != 0)
+		hints.ai_flags |= AI_NUMERICHOST;
+	struct addrinfo *ai = NULL;
+	if (getaddrinfo(strcmp(host, "*") == 0 ? NULL : host, port, &hints, &ai) != 0)
+		return 0;
+	memset(out, 0, sizeof *out);
+	memcpy(out, ai->ai_addr, ai->ai_addrlen < sizeof *out ? ai->ai_addrlen : sizeof *out);
+	freeaddrinfo(ai);
+	return 1;
+}
+
+static uint16_t port_of(const struct sockaddr_storage *a)
+{
+	return a->ss_family == AF_INET6 ? ((const struct sockaddr_in6 *)a)->sin6_port
+					: ((const struct sockaddr_in *)a)->sin_port;
+}
+
+/* 0.0.0.0 or :: (a listener there takes the port on every address). */
+static bool wildcard(const struct sockaddr_storage *a)
+{
+	static const struct in6_addr any6 = IN6ADDR_ANY_INIT;
+	if (a->ss_family == AF_INET6)
+		return !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr, &any6, sizeof any6);
+	return ((const struct sockaddr_in *)a)->sin_addr.s_addr == htonl(INADDR_ANY);
+}
+
+static bool same_addr(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
+{
+	if (a->ss_family != b->ss_family)
+		return false;
+	if (a->ss_family == AF_INET6)
+		return !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+			       &((const struct sockaddr_in6 *)b)->sin6_addr, sizeof(struct in6_addr));
+	return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+	       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+}
+
+/* Whether listeners on a and b would want one port: compared as the
+ * addresses they resolve to, so localhost and 127.0.0.1 are one. */
+static bool one_endpoint(const char *a, const char *b, bool lookup)
+{
+	if (!strcasecmp(a, b))
+		return true;
+	struct sockaddr_storage x, y;
+	if (!bound(a, lookup, &x) || !bound(b, lookup, &y) || port_of(&x) != port_of(&y))
+		return false;
+	return same_addr(&x, &y) || (lookup && (wildcard(&x) || wildcard(&y)));
+}
+
+static int check_addrs(const struct el_dcfg *c, const char *where)
+{
+	int rc = EL_OK;
+	if (c->peer_addr[0] != '\0' && c->client_addr[0] != '\0' &&
+	    strcmp(c->peer_addr, c->client_addr) != 0 && /* that one el_dcfg_check says */
+	    one_endpoint(c->peer_addr, c->client_addr, true)) {
+		fprintf(stderr, "edgelockd: %s: [node] peer_addr %s and client_addr %s are the "
+			"same address and port: peers and clients need a port each (give "
+			"client_addr another port)\n", where, c->peer_addr, c->client_addr);
+		rc = EL_EINVAL;
+	}
+	for (uint32_t i = 0; i < c->n_peers; i++)
+		for (uint32_t j = i + 1; j < c->n_peers; j++)
+			if (one_endpoint(c->peers[i].addr, c->peers[j].addr, false)) {
+				fprintf(stderr, "edgelockd: %s: [peers] %u = %s and %u = %s are "
+					"one address: every node needs its own peer address "
+					"(fix the one that is wrong)\n", where, c->peers[i].id,
+					c->peers[i].addr, c->peers[j].id, c->peers[j].addr);
+				rc = EL_EINVAL;
+			}
+	return rc;
+}
+
+/* The data directory must be one this user can write (storage creates it
+ * if its parent exists: one level, as mkdir). */
+static int check_data_dir(const struct el_dcfg *c, const char *where)
+{
+	struct stat st;
+	const char *dir = c->data_dir;
+	if (dir[0] == '\0')
+		return EL_OK;
+	if (stat(dir, &st) != 0) {
+		if (errno != ENOENT) {
+			fprintf(stderr, "edgelockd: %s: [node] data_dir %s: %s\n", where, dir,
+				strerror(errno));
+			return EL_EINVAL;
+		}
+		char parent[EL_DCFG_PATH_MAX];
+		snprintf(parent, sizeof parent, "%s", dir);
+		char *slash = strrchr(parent, '/');
+		if (slash == parent)
+			slash[1] = '\0';
+		else if (slash != NULL)
+			*slash = '\0';
+		else
+			snprintf(parent, sizeof parent, ".");
+		if (access(parent, W_OK | X_OK) == 0)
+			return EL_OK; /* the start makes it */
+		fprintf(stderr, "edgelockd: %s: [node] data_dir %s does not exist and cannot be "
+			"made in %s (%s): create it, owned by the user edgelockd runs as\n", where,
+			dir, parent, strerror(errno));
+		return EL_EINVAL;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "edgelockd: %s: [node] data_dir %s is not a directory: name a "
+			"directory (it holds the WAL and snapshots)\n", where, dir);
+		return EL_EINVAL;
+	}
+	if (access(dir, W_OK | X_OK) != 0) {
+		fprintf(stderr, "edgelockd: %s: [node] data_dir %s cannot be written by this user "
+			"(uid %u): %s; chown it to the user edgelockd runs as\n", where, dir,
+			(unsigned)geteuid(), strerror(errno));
+		return EL_EINVAL;
+	}
+	return EL_OK;
+}
+
+/*
+ * The private key must not be readable by every user. As OpenSSH refuses
+ * an unprotected key and Debian's ssl-cert keeps keys 0640 root:ssl-cert,
+ * a group may read it (a deployment that gives the daemon's group the key
+ * is legitimate), "others" never: any local account could then pose as
+ * this node to the cluster. Refused rather than warned: a warning in a
+ * log nobody reads leaves the key open.
+ */
+static int check_key_mode(const struct el_dcfg *c, const char *where)
+{
+	struct stat st;
+	if (c->cert_key_file[0] == '\0' || stat(c->cert_key_file, &st) != 0 ||
+	    !S_ISREG(st.st_mode) || !(st.st_mode & S_IROTH))
+		return EL_OK; /* unreadable ones are said by el_dcfg_check */
+	fprintf(stderr, "edgelockd: %s: [tls] cert_key_file %s holds the private key and every "
+		"user may read it (mode %04o): chmod 600 it (or 640, for a group that must "
+		"read it)\n", where, c->cert_key_file, (unsigned)(st.st_mode & 07777));
+	return EL_EINVAL;
+}
+
+int el_dcfg_check_host(const struct el_dcfg *c, const char *where)
+{
+	int rc = check_addrs(c, where);
+	rc = check_data_dir(c, where) == EL_OK ? rc : EL_EINVAL;
+	return check_key_mode(c, where) == EL_OK ? rc : EL_EINVAL;
+}
