@@ -755,8 +755,12 @@ static int try_once(el_client *c, struct el_conn *k, const uint8_t *frame, size_
 	const bool done = p.done, refused = k->refused;
 	pthread_mutex_unlock(&c->mu);
 	if (refused && !done) { /* the same proof fails everywhere: no retry */
-		el_client__fail("%s: the server refused our identity (ERROR EPERM): the "
-				"certificate is not a client's of the cluster CA (OU=client)", k->url);
+		/* The daemon's EPERM carries no reason (it tells a stranger
+		 * nothing); its log names it. */
+		el_client__fail("%s: the server refused our identity (ERROR EPERM): our "
+				"certificate may be revoked (the cluster's CRL), or not a "
+				"client's of the cluster CA (OU=client); the daemon's log says "
+				"which", k->url);
 		return EL_EPERM;
 	}
 	if (!done)

@@ -175,6 +175,12 @@ def test_reload(c, ca, crl, pems, leader):
     text = log_text(c, leader)
     check("the refusal names the certificate", "certificate of doomed (serial" in text,
           text[-800:])
+    cli = os.path.join(os.path.abspath(c.build), "bin", "edgelock")
+    r = subprocess.run([cli, "--endpoints", c.addr(leader), "--ca", os.path.join(ca.d, "ca.pem"),
+                        "--cert", pems["doomed"], "--timeout", "3s", "locks"],
+                       capture_output=True, text=True, timeout=30)
+    check("the CLI with the revoked certificate exits 77 and says it may be revoked",
+          r.returncode == 77 and "revoked" in r.stderr, "%d %s" % (r.returncode, r.stderr))
     check("another client still works", works(c, leader, pems["good"]))
     time.sleep(3 * c.election_ms / 1000.0)  # long enough for any election to show
     check("the same leader, the same term after the reload",
