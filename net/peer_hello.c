@@ -17,7 +17,8 @@ int el_peer_hello_encode(const struct el_peer_hello *h, uint8_t *buf, uint32_t c
 	    h->client_addr_len > EL_CW_ADDR_MAX || h->cluster_name_len > EL_PEER_HELLO_CLUSTER_MAX)
 		return EL_EINVAL;
 	el_cbor_enc_init(&e, buf, cap);
-	el_cbor_put_map(&e, h->cluster_name_len > 0 ? 8 : 7);
+	el_cbor_put_map(&e, 7u + (h->cluster_name_len > 0 ? 1u : 0u) +
+				    (h->has_incarnation ? 2u : 0u));
 	el_cbor_put_uint(&e, 0);
 	el_cbor_put_uint(&e, EL_PEER_HELLO_VERSION);
 	el_cbor_put_uint(&e, 1);
@@ -35,6 +36,12 @@ int el_peer_hello_encode(const struct el_peer_hello *h, uint8_t *buf, uint32_t c
 	if (h->cluster_name_len > 0) {
 		el_cbor_put_uint(&e, 7);
 		el_cbor_put_text(&e, h->cluster_name, h->cluster_name_len);
+	}
+	if (h->has_incarnation) {
+		el_cbor_put_uint(&e, 8);
+		el_cbor_put_uint(&e, h->generation);
+		el_cbor_put_uint(&e, 9);
+		el_cbor_put_uint(&e, h->nonce);
 	}
 	return el_cbor_enc_finish(&e);
 }
@@ -58,7 +65,7 @@ int el_peer_hello_decode(struct el_peer_hello *h, const uint8_t *buf, uint32_t l
 	bool bad = false;
 	memset(h, 0, sizeof *h);
 	el_cbor_dec_init(&d, buf, len);
-	el_cbor_get_map(&d, &n, 8);
+	el_cbor_get_map(&d, &n, 10);
 	get_key(&d, 0, &bad);
 	el_cbor_get_uint(&d, &v);
 	if (!bad && el_cbor_dec_error(&d) == 0 && v != EL_PEER_HELLO_VERSION)
@@ -75,16 +82,27 @@ int el_peer_hello_decode(struct el_peer_hello *h, const uint8_t *buf, uint32_t l
 	el_cbor_get_text(&d, &pa, &pl, EL_CW_ADDR_MAX);
 	get_key(&d, 6, &bad);
 	el_cbor_get_text(&d, &ca, &cl, EL_CW_ADDR_MAX);
-	if (n == 8) { /* the name, never empty: an empty one would not encode back */
+	/* 7 keys: neither optional part; 8: the name; 9: the incarnation;
+	 * 10: both (keys 8 and 9 come together) */
+	if (n == 8 || n == 10) { /* the name, never empty: an empty one would not encode back */
 		get_key(&d, 7, &bad);
 		el_cbor_get_text(&d, &name, &name_len, EL_PEER_HELLO_CLUSTER_MAX);
 		bad = bad || name_len == 0;
+	}
+	uint64_t gen = 0;
+	if (n >= 9) {
+		get_key(&d, 8, &bad);
+		el_cbor_get_uint_max(&d, UINT32_MAX, &gen);
+		get_key(&d, 9, &bad);
+		el_cbor_get_uint(&d, &h->nonce);
 	}
 	if (bad || n < 7 || el_cbor_dec_finish(&d) != 0 || t != EL_PEER_HELLO_TYPE || node == 0) {
 		memset(h, 0, sizeof *h);
 		return EL_EDECODE;
 	}
 	h->node = (el_id_t)node;
+	h->has_incarnation = n >= 9;
+	h->generation = (uint32_t)gen;
 	h->peer_addr_len = (uint8_t)pl;
 	h->client_addr_len = (uint8_t)cl;
 	memcpy(h->peer_addr, pa, pl);

@@ -81,7 +81,7 @@ static int check_not_removed(const struct el_daemon *d)
 	if (fgets(why, sizeof why, f) != NULL)
 		why[strcspn(why, "\n")] = '\0';
 	fclose(f);
-	el_log(EL_LOG_ERROR, "node %u was removed from the cluster and stopped then (%s: %s); "
+	el_log(EL_LOG_ERROR, "node %u left the cluster for good and stopped then (%s: %s); "
 	       "its data is no member's. To bring it back: wipe data_dir %s, start it with "
 	       "--join, and run `edgelock members add %u PEER_ADDR CLIENT_ADDR` (if `edgelock "
 	       "status` still lists node %u, it was added back while it was down: `edgelock "
@@ -168,12 +168,29 @@ static int bootstrap_conf(struct el_daemon *d)
 static int force_new_cluster(struct el_daemon *d)
 {
 	const struct el_raft *r = el_node_raft(d->node);
+	/* the next incarnation first: the old members, restarted on their
+	 * old data, must find this node refusing them (incarnation.c) */
+	struct el_d_incarnation next;
+	char name[48];
+	int rc = el_d_incarnation_next(&d->inc, &next);
+	if (rc == EL_OK)
+		rc = el_d_incarnation_save(d->cfg.data_dir, &next);
+	if (rc != EL_OK) {
+		el_log(EL_LOG_ERROR, "--force-new-cluster: cannot move to a new incarnation: %s",
+		       el_strerror(rc));
+		return rc;
+	}
+	d->inc = next;
+	el_d_incarnation_name(&d->inc, name, sizeof name);
+	el_log(EL_LOG_WARN, "--force-new-cluster: this node's data is now incarnation %s of "
+	       "the cluster: members holding older data are refused and stop when they hear "
+	       "of it", name);
 	el_log(EL_LOG_WARN, "--force-new-cluster: node %u leaves the %u-member configuration "
 	       "and becomes its ONLY voter, with the %llu entries it holds; entries only the "
 	       "other members had are lost. Never restart those members with their old data: "
 	       "wipe them and add them back with --join and `edgelock members add`.",
 	       d->cfg.id, el_raft_conf(r)->n, (unsigned long long)el_raft_last_index(r));
-	const int rc = el_raft_force_new_cluster(el_node_raft(d->node));
+	rc = el_raft_force_new_cluster(el_node_raft(d->node));
 	if (rc != EL_OK)
 		el_log(EL_LOG_ERROR, "--force-new-cluster: %s%s", el_strerror(rc),
 		       rc == EL_EINVAL ? " (this node is not a member of its own configuration)" : "");
@@ -203,6 +220,28 @@ static void note_own_removal(struct el_daemon *d)
 	       REMOVED_QUIET_ELECTIONS);
 }
 
+/* Which incarnation this node's data is of (incarnation.c). A new
+ * cluster's is generation 0; a node joining with no state says so on disk,
+ * so that a restart after its first entries, before it adopted the
+ * cluster's incarnation, does not read its data as generation 0 and stop
+ * on the first hello of a forced or restored cluster. */
+static int open_incarnation(struct el_daemon *d, bool bootstrap)
+{
+	const char *dir = d->cfg.data_dir;
+	if (bootstrap) {
+		d->inc = (struct el_d_incarnation){ .known = true };
+		char path[EL_DCFG_PATH_MAX + 16];
+		snprintf(path, sizeof path, "%s/incarnation", dir);
+		(void)unlink(path); /* a failed restore's, say: this data is new */
+		return EL_OK;
+	}
+	const bool state = el_d_has_state(dir);
+	int rc = el_d_incarnation_load(dir, state, &d->inc);
+	if (rc == EL_OK && !state && !d->inc.known)
+		rc = el_d_incarnation_save(dir, &d->inc);
+	return rc;
+}
+
 static int open_node(struct el_daemon *d, bool bootstrap)
 {
 	const struct el_node_config nc = { .raft = {
@@ -220,6 +259,9 @@ static int open_node(struct el_daemon *d, bool bootstrap)
 		el_log(EL_LOG_ERROR, "data_dir %s: %s", d->cfg.data_dir, el_strerror(rc));
 		return rc;
 	}
+	rc = open_incarnation(d, bootstrap);
+	if (rc != EL_OK)
+		return rc;
 	d->node = calloc(1, sizeof *d->node);
 	if (d->node == NULL)
 		return EL_EFULL;
@@ -497,12 +539,13 @@ static void log_role(struct el_daemon *d)
  * sending a member the entries that follow and sends a removed node none. */
 /* Leave REMOVED_FILE in data_dir, synced (check_not_removed reads it at
  * the next start). Best effort: without it a restart idles as before. */
-static void mark_removed(const struct el_daemon *d, uint64_t index, uint64_t term)
+static void mark_removed(const struct el_daemon *d, const char *why)
 {
-	char path[sizeof d->cfg.data_dir + sizeof REMOVED_FILE + 1], line[128];
+	char path[sizeof d->cfg.data_dir + sizeof REMOVED_FILE + 1], line[320];
 	snprintf(path, sizeof path, "%s/%s", d->cfg.data_dir, REMOVED_FILE);
-	const int n = snprintf(line, sizeof line, "node %u removed by entry %llu of term %llu\n",
-			       d->cfg.id, (unsigned long long)index, (unsigned long long)term);
+	int n = snprintf(line, sizeof line, "%s\n", why);
+	if (n >= (int)sizeof line)
+		n = (int)sizeof line - 1;
 	const int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	const int dir = open(d->cfg.data_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	const bool ok = fd >= 0 && dir >= 0 && write(fd, line, (size_t)n) == n && fsync(fd) == 0 &&
@@ -535,7 +578,17 @@ static void check_removed(struct el_daemon *d)
 		return;
 	el_log(EL_LOG_INFO, "node %u: removed from the cluster (entry %llu): stopping", d->cfg.id,
 	       (unsigned long long)r->conf_index);
-	mark_removed(d, r->conf_index, el_raft_term(r));
+	char why[96];
+	snprintf(why, sizeof why, "node %u removed by entry %llu of term %llu", d->cfg.id,
+		 (unsigned long long)r->conf_index, (unsigned long long)el_raft_term(r));
+	el_d_retire(d, why);
+}
+
+void el_d_retire(struct el_daemon *d, const char *why)
+{
+	if (d->stopping)
+		return;
+	mark_removed(d, why);
 	d->stopping = true;
 	d->stop_deadline_ms = d->now_ms + STOP_FLUSH_MS; /* the last replies and acks go out */
 	el_d_notify_stopping(d);

@@ -15,6 +15,7 @@
 #define EL_DAEMON_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "el_client_wire.h"
@@ -181,8 +182,24 @@ struct el_d_owners {
 	struct el_d_owner owner[EL_D_OWNERS];
 };
 
+/* Which incarnation of the cluster this node's data is of (incarnation.c). */
+struct el_d_incarnation {
+	bool known;          /* false: joining, none adopted yet */
+	uint32_t generation; /* 0 bootstrapped, +1 per --force-new-cluster, 1 restored */
+	uint64_t nonce;      /* random, or the backup's digest; 0 for generation 0 */
+};
+
+enum el_d_inc_verdict {
+	EL_D_INC_SAME,       /* the same, or the hello says none */
+	EL_D_INC_ADOPT,      /* this node has none yet: take the hello's */
+	EL_D_INC_THEY_STALE, /* the sender's data is from before ours */
+	EL_D_INC_WE_STALE,   /* ours is from before the sender's: stop */
+	EL_D_INC_OTHER,      /* another cluster made from this one */
+};
+
 struct el_daemon {
 	struct el_dcfg cfg;
+	struct el_d_incarnation inc;
 	struct el_node *node;
 	struct el_storage *st;
 	struct el_net *net;
@@ -248,6 +265,23 @@ struct el_daemon {
 
 /* daemon.c */
 int el_d_open(struct el_daemon *d, bool bootstrap, bool join);
+/* Stop for good, as on this node's removal: why goes to data_dir's removed
+ * file, and the next start on this data is refused, saying how to come back. */
+void el_d_retire(struct el_daemon *d, const char *why);
+
+/* incarnation.c: without a file, data (has_state) is of generation 0 and
+ * no data has none yet; EL_EINVAL (logged) when the file is damaged. */
+int el_d_incarnation_load(const char *dir, bool has_state, struct el_d_incarnation *out);
+int el_d_incarnation_save(const char *dir, const struct el_d_incarnation *inc);
+/* --force-new-cluster's: the next generation, a random nonce. */
+int el_d_incarnation_next(const struct el_d_incarnation *old, struct el_d_incarnation *out);
+/* A restore's: generation 1, the backup's digest. */
+void el_d_incarnation_of_backup(const uint8_t *data, uint32_t len, struct el_d_incarnation *out);
+struct el_peer_hello;
+enum el_d_inc_verdict el_d_incarnation_judge(const struct el_d_incarnation *ours,
+					     const struct el_peer_hello *h);
+/* "GEN.NONCE", or that there is none yet. */
+void el_d_incarnation_name(const struct el_d_incarnation *inc, char *out, size_t cap);
 /* True when dir holds Raft state (a snapshot or WAL segments). */
 bool el_d_has_state(const char *dir);
 /* The voters of a new cluster (--bootstrap, restore): cfg's [peers], this

@@ -90,6 +90,9 @@ int el_d_hello(const struct el_daemon *d, uint8_t *buf, uint32_t cap)
 	h.client_addr_len = (uint8_t)strlen(d->cfg.client_addr);
 	memcpy(h.peer_addr, d->cfg.peer_addr, h.peer_addr_len);
 	memcpy(h.client_addr, d->cfg.client_addr, h.client_addr_len);
+	h.has_incarnation = d->inc.known;
+	h.generation = d->inc.generation;
+	h.nonce = d->inc.nonce;
 	return el_peer_hello_encode(&h, buf, cap);
 }
 
@@ -221,6 +224,52 @@ static void refuse_cluster(struct el_daemon *d, uint64_t conn, const struct el_p
 	refuse(d, conn, why, h->node);
 }
 
+/* The hello's incarnation against ours (incarnation.c): true when the
+ * connection may go on. A stale sender is refused; a sender newer than us
+ * makes this node stop for good (its data must not serve); one without
+ * any, or ours adopted from it, goes on. */
+static bool incarnation_ok(struct el_daemon *d, uint64_t conn, const struct el_peer_hello *h)
+{
+	const struct el_d_incarnation theirs = { .known = true, .generation = h->generation,
+						 .nonce = h->nonce };
+	char ours_s[48], theirs_s[48], why[400];
+	el_d_incarnation_name(&d->inc, ours_s, sizeof ours_s);
+	el_d_incarnation_name(&theirs, theirs_s, sizeof theirs_s);
+	switch (el_d_incarnation_judge(&d->inc, h)) {
+	case EL_D_INC_SAME:
+		return true;
+	case EL_D_INC_ADOPT:
+		if (el_d_incarnation_save(d->cfg.data_dir, &theirs) != EL_OK)
+			break; /* said why; the next hello tries again */
+		d->inc = theirs;
+		el_log(EL_LOG_INFO, "node %u: joins incarnation %s of the cluster (node %u's)",
+		       d->cfg.id, theirs_s, h->node);
+		return true;
+	case EL_D_INC_THEY_STALE:
+		snprintf(why, sizeof why, "its data predates this cluster's --force-new-cluster or "
+			 "restore (incarnation %s, this node's %s): it must not rejoin with it: stop "
+			 "it, wipe its data_dir, start it with --join and `edgelock members add` it",
+			 theirs_s, ours_s);
+		refuse(d, conn, why, h->node);
+		return false;
+	case EL_D_INC_WE_STALE:
+		snprintf(why, sizeof why, "node %u's data predates a --force-new-cluster or restore "
+			 "of its cluster: node %u is of incarnation %s, this data of %s", d->cfg.id,
+			 h->node, theirs_s, ours_s);
+		el_log(EL_LOG_ERROR, "%s: stopping for good (it must not serve)", why);
+		el_d_retire(d, why);
+		break;
+	case EL_D_INC_OTHER:
+		snprintf(why, sizeof why, "its data is of another cluster made from this one "
+			 "(incarnation %s, this node's %s: --force-new-cluster or restore run twice?): "
+			 "keep one, wipe the other's nodes and --join them", theirs_s, ours_s);
+		refuse(d, conn, why, h->node);
+		return false;
+	}
+	refuse(d, conn, "incarnation not settled", h->node);
+	return false;
+}
+
 static void on_hello(struct el_daemon *d, struct el_d_inbound *in, const uint8_t *buf,
 		     uint32_t len)
 {
@@ -256,6 +305,8 @@ static void on_hello(struct el_daemon *d, struct el_d_inbound *in, const uint8_t
 				    "previous) nor of its [peers]", h.node);
 		return;
 	}
+	if (!incarnation_ok(d, in->conn, &h))
+		return;
 	in->node = h.node;
 	el_d_book_set(d, h.node, h.peer_addr, h.peer_addr_len, h.client_addr, h.client_addr_len);
 	el_log(EL_LOG_INFO, "peer: node %u connected", h.node);

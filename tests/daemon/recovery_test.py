@@ -11,12 +11,15 @@ that runs out of space (a small tmpfs, root only) removes what it wrote and
 a retry with room works. The leader's backup line names the client.
 
 Lost quorum: two of the three are killed for good (SIGKILL, data
-directories deleted) and the survivor too. The survivor restarts with
+directories set aside) and the survivor too. The survivor restarts with
 --force-new-cluster: it must lead alone (one member), keep the lock with its
 token and the session, and grant the next lock a higher token; a plain
 restart after that keeps the one-member cluster. The guards:
 --force-new-cluster on an empty data directory and together with
---bootstrap are refused with a message.
+--bootstrap are refused with a message. Then the step the docs forbid: the
+two old members restarted on their old data stop by themselves, saying so
+(the survivor's data is of a new incarnation and refuses theirs), and the
+survivor leads on alone with rising tokens.
 
 Prints "N passed, N failed". Needs Debian's python3-cbor2.
 """
@@ -230,9 +233,11 @@ def test_force_new_cluster(c):
     time.sleep(1.0)  # the followers have it (committed and applied)
     for i in list(c.procs):
         c.kill(i)
+    stale = {}
     for i in c.peer_port:
-        if i != survivor:
-            shutil.rmtree(c.data(i), ignore_errors=True)  # gone for good
+        if i != survivor:  # gone, but kept aside for test_stale_members
+            stale[i] = os.path.join(c.dir, "stale-%d" % i)
+            shutil.move(c.data(i), stale[i])
     c.start(survivor, "--force-new-cluster")
     try:
         got = c.wait_leader(timeout=20)
@@ -259,6 +264,48 @@ def test_force_new_cluster(c):
     c.start(survivor)  # a plain restart keeps the new configuration
     check("restart: still a one-member cluster that leads",
           c.wait_leader(timeout=20) == survivor and members(c, survivor) == {survivor: 1})
+    test_stale_members(c, survivor, stale, rep.get(11, 0))
+
+
+def test_stale_members(c, survivor, stale, token):
+    """The step the docs forbid: the old members restarted on their old data.
+    They held a quorum of the old configuration between them, elected a
+    leader at a higher term, pulled the survivor back as its follower and
+    granted tokens below the survivor's. Now the survivor's data is of a new
+    incarnation: it refuses them, they stop by themselves when they hear of
+    it (and a restart on that data is refused), and the survivor leads on
+    alone with rising tokens."""
+    for i, d in stale.items():
+        shutil.move(d, c.data(i))
+        c.start(i)
+    deadline = time.time() + 20
+    while time.time() < deadline and any(c.procs[i].poll() is None for i in stale):
+        time.sleep(0.1)
+    codes = {i: c.procs[i].poll() for i in stale}
+    for i in stale:
+        c.stop(i)
+    texts = {i: open(c.log(i)).read() for i in stale}
+    check("stale members: each stops by itself, saying its data predates the new incarnation",
+          all(code is not None for code in codes.values()) and
+          all("predates a --force-new-cluster" in t for t in texts.values()),
+          "%r %r" % (codes, [t[-400:] for t in texts.values()]))
+    with open(c.log(survivor)) as f:
+        text = f.read()
+    check("stale members: the survivor refused them, saying why",
+          "predates this cluster's --force-new-cluster" in text, text[-600:])
+    check("stale members: the survivor still leads alone",
+          c.wait_leader(timeout=20) == survivor and members(c, survivor) == {survivor: 1},
+          repr(members(c, survivor)))
+    conn = c.connect(survivor)
+    s = conn.call({1: 1, 9: 10000}).get(4, 0)
+    rep = conn.call({1: 4, 4: s, 5: 1, 6: "after-stale"})
+    conn.close()
+    check("stale members: the next token is higher than the survivor's last",
+          rep.get(3, 0) == 0 and rep.get(11, 0) > token, "%r after %r" % (rep, token))
+    i = min(stale)
+    out = subprocess.run([c.bin, "-c", c.config(i)], capture_output=True, text=True, timeout=10)
+    check("stale members: a restart on that data is refused, saying how to come back",
+          out.returncode == 1 and "--join" in out.stderr, out.stderr[-400:])
 
 
 def test_guards(c):
