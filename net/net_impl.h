@@ -144,6 +144,8 @@ struct el_net {
 	int hs_ep, hs_wake_fd;
 	int listen_peer, listen_client;
 	uint64_t accept_resume_ms; /* listeners unwatched until then (0: watched) */
+	uint64_t evict_logged_ms;  /* handshake thread: last "client table full" line */
+	uint64_t evicted_unlogged; /* such cuts since */
 	struct conn *handshaking;
 	struct conn *dialing[NET_PEERS_MAX];
 	struct net_resolving {      /* a dial waiting for its peer's name */

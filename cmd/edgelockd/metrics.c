@@ -264,7 +264,8 @@ static void render_net(struct el_d_metrics *m, struct el_daemon *d)
 	struct el_net_stats ns;
 	el_net_stats(d->net, &ns);
 	gauge(m, "client_connections", "Client connections open.", ns.clients);
-	counter(m, "clients_refused_total", "Client connections refused (over max_clients).",
+	counter(m, "clients_refused_total", "Client connections refused over max_clients, or cut in their TLS handshake "
+		"to make room for newer ones.",
 		ns.clients_refused);
 	counter(m, "client_drops_total", "Clients disconnected for a full send queue.",
 		ns.client_drops);

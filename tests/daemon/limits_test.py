@@ -28,6 +28,7 @@ Runs against BUILD/bin/edgelockd (or $EDGELOCKD).
 """
 import os
 import random
+import socket
 import ssl
 import struct
 import subprocess
@@ -296,6 +297,32 @@ def test_unproven(c, leader):
     keep.close()
 
 
+def test_idle_tcp(c, leader):
+    """Idle TCP connections (no TLS byte, no certificate) past max_clients
+    must not keep a real client out: the newest takes the place of the one
+    longest in its handshake. It used to be refused for the handshake
+    deadline, 10 s, and a flood that reopened them kept every client out."""
+    idle = []
+    for _ in range(MAX_CLIENTS + 20):
+        s = socket.create_connection(("127.0.0.1", c.client_port[leader]), timeout=5)
+        idle.append(s)
+    time.sleep(0.5)  # all accepted: the table is full of them
+    t0, st = time.time(), None
+    while time.time() - t0 < 3.0 and st is None:
+        try:
+            st = c.status(leader)
+        except (OSError, EOFError, ssl.SSLError):
+            time.sleep(0.1)
+    took = time.time() - t0
+    for s in idle:
+        s.close()
+    check("idle TCP flood: a real client is served within 3 s (not after the 10 s "
+          "handshake deadline)", st is not None and st.get(3, 0) == 0,
+          "%.1f s, %r" % (took, st))
+    log = open(c.log(leader)).read()
+    check("idle TCP flood: logged", "client table full" in log, log[-300:])
+
+
 OTHER = [None, 0]
 
 
@@ -316,6 +343,7 @@ def main():
         test_flood(c, leader, o, so)
         test_requests(c, leader, a, sa)
         test_unproven(c, leader)
+        test_idle_tcp(c, leader)
         hog_pem = mint(d, os.path.join(c.certs, "ca.pem"), os.path.join(c.certs, "ca.key"), "hog")
         leader = limits_table.run(check, c, leader, hog_pem, other_pem, REQUESTS)
         a.close()
