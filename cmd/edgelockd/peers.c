@@ -270,6 +270,32 @@ static bool incarnation_ok(struct el_daemon *d, uint64_t conn, const struct el_p
 	return false;
 }
 
+/* A hello's addresses into the book. Its peer address only for a node the
+ * book has none for (added at runtime, known from its hello alone): one
+ * this node already dials, from [peers] or `members add`, is kept. A
+ * single stray hello with a member's certificate (a leftover second copy
+ * of a node, say) used to move this node's dial of that member to the
+ * stray's address: the link stayed down until a restart, this node could
+ * no longer answer the member, and nothing said so (found by an outside
+ * tester: a follower's commit froze while the cluster ran on 2 of 3). */
+static void book_heard(struct el_daemon *d, const struct el_peer_hello *h)
+{
+	const struct el_d_book *b = el_d_book_find(d, h->node);
+	uint32_t peer_len = h->peer_addr_len;
+	if (b != NULL && b->peer_addr[0] != '\0' && peer_len > 0 &&
+	    (strlen(b->peer_addr) != peer_len || memcmp(b->peer_addr, h->peer_addr, peer_len))) {
+		char why[2 * EL_CW_ADDR_MAX + 160];
+		uint64_t held = 0;
+		snprintf(why, sizeof why, "its hello gives peer address %.*s, this node dials %s "
+			 "([peers] or members add): kept (if node %u moved, change [peers] here)",
+			 (int)peer_len, h->peer_addr, b->peer_addr, h->node);
+		if (refusal_logs(d, h->node, why, &held))
+			el_log(EL_LOG_WARN, "peer connection (node %u): %s", h->node, why);
+		peer_len = 0;
+	}
+	el_d_book_set(d, h->node, h->peer_addr, peer_len, h->client_addr, h->client_addr_len);
+}
+
 static void on_hello(struct el_daemon *d, struct el_d_inbound *in, const uint8_t *buf,
 		     uint32_t len)
 {
@@ -308,7 +334,7 @@ static void on_hello(struct el_daemon *d, struct el_d_inbound *in, const uint8_t
 	if (!incarnation_ok(d, in->conn, &h))
 		return;
 	in->node = h.node;
-	el_d_book_set(d, h.node, h.peer_addr, h.peer_addr_len, h.client_addr, h.client_addr_len);
+	book_heard(d, &h);
 	el_log(EL_LOG_INFO, "peer: node %u connected", h.node);
 }
 

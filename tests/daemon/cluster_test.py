@@ -437,6 +437,37 @@ def test_peer_identity(c):
     test_nonmember_peer(c)
     test_relayed_challenge(c, target, a)
     test_inbound_table_full(c, target, a)
+    test_stray_hello(c)
+
+
+def test_stray_hello(c):
+    """A hello with a member's own certificate (a leftover second copy of
+    the leader, say) giving another peer address must not move a follower's
+    dial of that member there: the follower kept answering the bogus
+    address, its commit froze and nothing said so. The address it dials
+    ([peers]) is kept, with a warning."""
+    leader = c.wait_leader()
+    f = next(i for i in sorted(c.procs) if i != leader)
+    conn = peer_conn(c, f, cert="node%d.pem" % leader)
+    conn.send_frame(hello(c, leader, "tls+tcp://127.0.0.1:1"))
+    time.sleep(0.5)
+    conn.close()
+    time.sleep(2.5)  # a dial there would have failed by now, and stayed down
+    lc = c.connect(leader)
+    s = lc.call({1: 1, 9: 10000}).get(4, 0)
+    rep = lc.call({1: 4, 4: s, 5: 1, 6: "stray-hello"})
+    lc.call({1: 5, 4: s, 5: 2, 6: "stray-hello", 11: rep.get(11, 0)})
+    lc.call({1: 3, 4: s})
+    lc.close()
+    target = c.status(leader).get(25, 0)
+    deadline, got = time.time() + 5, 0
+    while time.time() < deadline and got < target:
+        got = c.status(f).get(25, 0)
+        time.sleep(0.1)
+    check("stray hello: the follower still follows (commit %d of the leader's %d)" % (got, target),
+          rep.get(3, 0) == 0 and got >= target, repr(rep))
+    check("stray hello: the address it dials is kept, with a warning",
+          "this node dials" in log_text(c, f) and "kept" in log_text(c, f))
 
 
 def test_inbound_table_full(c, target, a, slots=64):
