@@ -399,7 +399,12 @@ void el_d_peer_frame(struct el_daemon *d, uint64_t conn, const uint8_t *buf, uin
 {
 	struct el_d_inbound *in = inbound(d, conn, false);
 	if (in == NULL) {
-		refuse(d, conn, "a frame on a connection not challenged", 0);
+		/* Every accepted connection is challenged or refused when it
+		 * opens (el_d_peer_opened), so this is a frame read before a
+		 * refusal closed its connection: already said, and logging it
+		 * again as "not challenged" suggested a second connection. */
+		d->peer_frames_refused++;
+		el_net_close(d->net, conn);
 		return;
 	}
 	if (!in->proven) {

@@ -438,6 +438,29 @@ def test_peer_identity(c):
     test_relayed_challenge(c, target, a)
     test_inbound_table_full(c, target, a)
     test_stray_hello(c)
+    test_burst_after_refusal(c)
+
+
+def test_burst_after_refusal(c):
+    """Frames already read when a malformed one closes a member's connection
+    are dropped quietly: each used to add a second warning about a
+    "connection not challenged", as if another connection existed."""
+    leader = c.wait_leader()
+    f = next(i for i in sorted(c.procs) if i != leader)
+    conn = peer_conn(c, f, cert="node%d.pem" % leader)
+    conn.send_frame(hello(c, leader))
+    time.sleep(0.3)
+    bad = b"\xff\x00garbage"
+    try:  # one write: the daemon reads them all before it closes
+        conn.sock.sendall((struct.pack(">I", len(bad)) + bad) * 6)
+    except (OSError, ssl.SSLError):
+        pass
+    closed(conn)
+    conn.close()
+    time.sleep(0.3)
+    text = log_text(c, f)
+    check("burst after a refusal: one line, no 'not challenged' after it",
+          "malformed" in text and "not challenged" not in text, text[-600:])
 
 
 def test_stray_hello(c):
