@@ -522,6 +522,10 @@ static void log_role(struct el_daemon *d)
 	d->role_key = key;
 	if (el_raft_state(r) == EL_LEADER)
 		d->leader_since_ms = d->now_ms; /* el_d_peer_silent counts from here */
+	if (el_raft_leader(r) != 0)
+		d->leaderless_since_ms = 0;
+	else if (d->leaderless_since_ms == 0)
+		d->leaderless_since_ms = d->now_ms; /* and from here, while campaigning */
 	el_log_set_term(el_raft_term(r));
 	el_log(EL_LOG_INFO, "node %u: %s, term %llu, leader %u", d->cfg.id,
 	       names[el_raft_state(r) & 3], (unsigned long long)el_raft_term(r), el_raft_leader(r));

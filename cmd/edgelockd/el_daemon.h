@@ -215,6 +215,7 @@ struct el_daemon {
 	/* leader: telling the nodes a committed removal dropped (daemon.c) */
 	uint64_t notice_index, notice_until_ms, notice_next_ms;
 	uint64_t leader_since_ms; /* when this node last became leader */
+	uint64_t leaderless_since_ms; /* since when it knows no leader; 0: it knows one */
 	bool force_new_cluster; /* --force-new-cluster: lost quorum, become the one voter */
 	/* SNAPSHOT (backup): the lock table as of a linearizable read, kept
 	 * while a client fetches it chunk by chunk (serve.c). */

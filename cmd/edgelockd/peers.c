@@ -39,13 +39,28 @@ const struct el_d_book *el_d_book_find(const struct el_daemon *d, el_id_t id)
 bool el_d_peer_silent(const struct el_daemon *d, el_id_t id)
 {
 	const struct el_d_book *b = el_d_book_find(d, id);
-	if (el_raft_state(el_node_raft(d->node)) != EL_LEADER || id == d->cfg.id)
+	const struct el_raft *r = el_node_raft(d->node);
+	uint64_t start, window;
+	if (id == d->cfg.id) {
 		return false;
-	/* a new leader counts from its start, not from what it heard before */
+	} else if (el_raft_state(r) == EL_LEADER) {
+		start = d->leader_since_ms; /* heartbeats are answered at once */
+		window = d->cfg.election_ms;
+	} else if (el_raft_leader(r) == 0 && d->leaderless_since_ms != 0) {
+		/* campaigning: a live member answers each (pre)vote, sent at
+		 * least every two election timeouts; a stopped one does not
+		 * (with no quorum, every member showed reachable on its link
+		 * alone, found by an outside tester) */
+		start = d->leaderless_since_ms;
+		window = 5u * (uint64_t)d->cfg.election_ms / 2u;
+	} else {
+		return false; /* a follower hears from the leader only */
+	}
+	/* counted from the role's start, not from what it heard before */
 	uint64_t since = b != NULL ? b->heard_ms : 0;
-	if (since < d->leader_since_ms)
-		since = d->leader_since_ms;
-	return d->now_ms - since >= d->cfg.election_ms;
+	if (since < start)
+		since = start;
+	return d->now_ms - since >= window;
 }
 
 static void copy_addr(char *dst, const char *src, uint32_t len)

@@ -555,6 +555,13 @@ def test_status_no_leader(cluster, e):
         # the survivor loses its leader (or, leading, steps down: CheckQuorum)
         eventually(lambda: (status_of(e, alone) or {}).get("leader", -1) == 0, timeout=15)
         r = e.run("--timeout", "2s", "status")
+
+        def stopped_unreachable():
+            row = status_of(e, alone) or {"members": []}
+            seen = {m["node"]: m["reachable"] for m in row["members"]}
+            return all(seen.get(i) is False for i in stopped) and seen.get(alone) is True
+        # campaigning, it hears no answer from them (their links stay up)
+        cut = eventually(stopped_unreachable, timeout=10)
     finally:
         for i in stopped:
             cluster.signal(i, signal.SIGCONT)
@@ -562,6 +569,8 @@ def test_status_no_leader(cluster, e):
           re.search(r"node %d " % alone, r.stdout) is not None,
           "status with two of three daemons stopped: exit %d (want 69), each node's answer "
           "still printed (%r, %s)" % (r.returncode, r.stdout, r.stderr.strip()))
+    check(cut, "status on the node left alone (no leader): the stopped members are "
+          "unreachable, itself reachable (%s)" % status_of(e, alone))
     cluster.wait_leader()
     ok = eventually(lambda: e.run("status").returncode == 0, timeout=15)
     check(ok, "status exits 0 again once a leader is back")
