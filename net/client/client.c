@@ -516,6 +516,15 @@ static void tried_note(struct tried *t, const char *url, const char *why)
 			*p = ' '; /* one line */
 }
 
+/* Has url a note already? */
+static bool tried_has(const struct tried *t, const char *url)
+{
+	for (unsigned i = 0; i < t->n; i++)
+		if (strcmp(t->ep[i].url, url) == 0)
+			return true;
+	return false;
+}
+
 /* The request's deadline passed and no endpoint acted as the leader. */
 static void tried_fail(const struct tried *t, uint64_t took_ms)
 {
@@ -820,7 +829,11 @@ static int request_until(el_client *c, struct el_cw_msg *req, struct el_cw_msg *
 		if (got < 0) {
 			rc = got;
 		} else if (got == 0) { /* broken or silent: another node, same id */
-			tried_note(t, k->url, last_error);
+			/* cut by the call's own deadline, an endpoint that answered
+			 * before keeps what it said ("not the leader"), which tells
+			 * more than "no reply in time" */
+			if (el_client__now_ms() < deadline_ms || !tried_has(t, k->url))
+				tried_note(t, k->url, last_error);
 			drop_conn(c, k);
 			done = false;
 		} else if (reply->type == EL_CW_ERROR || reply->err != EL_ENOTLEADER) {
