@@ -34,6 +34,7 @@ enum {
 
 struct el_cli {
 	const char *endpoints, *ca_file, *cert_key_file, *config;
+	const char *ca_from; /* where ca_file came from: "--ca", "EDGELOCK_CA", a config */
 	bool json;
 	uint32_t timeout_ms;
 	el_client *client;
@@ -47,6 +48,13 @@ struct el_cli {
 int el_cli_connect(struct el_cli *cli);
 /* An exit code for a library error, after printing "edgelock: what: why". */
 int el_cli_fail(struct el_cli *cli, const char *what, int err);
+/* Did every endpoint named in why (the library's message: one endpoint's,
+ * or "no leader reachable ... (tried URL: WHY; ...)") refuse for a server
+ * certificate our CA did not sign (EL_LINK_UNTRUSTED, net/client/el_link.h)?
+ * Then the CA file is wrong, not the cluster down. */
+bool el_cli_untrusted(const char *why);
+/* Say so, naming the CA file and where it came from: EL_EXIT_CONFIG. */
+int el_cli_untrusted_hint(const struct el_cli *cli);
 /* "edgelock COMMAND: unknown option/unexpected argument ARG (try ...)" on
  * stderr; EL_EXIT_USAGE. */
 int el_cli_bad_arg(const char *command, const char *arg);

@@ -16,6 +16,7 @@
 #include "el_cli.h"
 #include "el_config.h"
 #include "el_ini_line.h"
+#include "el_link.h"
 
 static const char USAGE[] =
 	"usage: edgelock [OPTIONS] COMMAND [ARGS]\n"
@@ -66,7 +67,8 @@ static const char USAGE[] =
 	"  75        lock held or not granted within --wait\n"
 	"  76        lock lost while CMD ran (CMD was killed)\n"
 	"  77        permission denied or certificate rejected\n"
-	"  78        bad configuration or certificate files\n"
+	"  78        bad configuration or certificate files; also when no endpoint's\n"
+	"            certificate is signed by the CA given (a wrong --ca)\n"
 	"  79        `lock -n N` on a semaphore that has another limit\n"
 	"  126       CMD found but not executable\n"
 	"  127       CMD not found\n"
@@ -175,6 +177,8 @@ int el_cli_fail(struct el_cli *cli, const char *what, int err)
 		fprintf(stderr, "edgelock: %s: %s\n", what, why);
 	switch (err) {
 	case EL_ETIMEDOUT: /* the library's "no leader reachable" too */
+		if (el_cli_untrusted(why))
+			return el_cli_untrusted_hint(cli);
 		if (strstr(why, "certificate") != NULL || strstr(why, "Crypto") != NULL ||
 		    strstr(why, "Peer") != NULL)
 			return EL_EXIT_NOPERM;
@@ -199,9 +203,33 @@ int el_cli_fail(struct el_cli *cli, const char *what, int err)
 	}
 }
 
+bool el_cli_untrusted(const char *why)
+{
+	const char *list = strstr(why, "(tried ");
+	if (list == NULL)
+		return strstr(why, EL_LINK_UNTRUSTED) != NULL;
+	/* "(tried URL: WHY; URL: WHY)": a WHY with "; " in it counts as one
+	 * more endpoint, never as one less, so it errs towards 69 */
+	unsigned entries = 1, untrusted = 0;
+	for (const char *p = list; (p = strstr(p, "; ")) != NULL; p += 2)
+		entries++;
+	for (const char *p = list; (p = strstr(p, EL_LINK_UNTRUSTED)) != NULL; p++)
+		untrusted++;
+	return untrusted == entries;
+}
+
+int el_cli_untrusted_hint(const struct el_cli *cli)
+{
+	fprintf(stderr, "edgelock: no endpoint's certificate is signed by the CA in %s (from %s): "
+		"check that it is the cluster's CA (--ca, EDGELOCK_CA, or ca_file in the "
+		"[client] config)\n", cli->ca_file, cli->ca_from);
+	return EL_EXIT_CONFIG;
+}
+
 /* ---- Where the cluster is ----------------------------------------------- */
 
 static char cfg_endpoints[1024], cfg_ca[PATH_MAX], cfg_cert[PATH_MAX];
+static char cfg_path[PATH_MAX + 32] = "no config"; /* the config read (for messages) */
 
 /* The file being read: libinih's line source (cfg_line) counts its lines,
  * so a key given twice can name both. */
@@ -279,6 +307,7 @@ static int load_config(struct el_cli *cli)
 	}
 	if (path == NULL)
 		return 0;
+	snprintf(cfg_path, sizeof cfg_path, "%s", path);
 	struct stat st;
 	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
 		fprintf(stderr, "edgelock: %s: is a directory, not a client config file\n", path);
@@ -316,8 +345,11 @@ int el_cli_connect(struct el_cli *cli)
 	const char *env;
 	if (cli->endpoints == NULL)
 		cli->endpoints = (env = getenv("EDGELOCK_ENDPOINTS")) ? env : cfg_endpoints;
-	if (cli->ca_file == NULL)
-		cli->ca_file = (env = getenv("EDGELOCK_CA")) ? env : cfg_ca;
+	if (cli->ca_file == NULL) {
+		env = getenv("EDGELOCK_CA");
+		cli->ca_file = env != NULL ? env : cfg_ca;
+		cli->ca_from = env != NULL ? "EDGELOCK_CA" : cfg_path;
+	}
 	if (cli->cert_key_file == NULL)
 		cli->cert_key_file = (env = getenv("EDGELOCK_CERT")) ? env : (cfg_cert[0] ? cfg_cert : NULL);
 	if (cli->endpoints[0] == '\0' && cli->ca_file[0] == '\0') {
@@ -489,7 +521,7 @@ int el_cli_flush(int rc, const char *report)
 
 int main(int argc, char **argv)
 {
-	struct el_cli cli = { .timeout_ms = 5000 };
+	struct el_cli cli = { .timeout_ms = 5000, .ca_from = "--ca" };
 	int i = 1;
 	for (; i < argc && argv[i][0] == '-'; i++) {
 		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {

@@ -6,6 +6,7 @@
  * all when there are none), per state seen for observe. A reader parses
  * each line; streaming observe could not be one document anyway.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
@@ -74,6 +75,18 @@ static bool last_known(const struct el_cw_msg *r)
 	return r->last_index >= r->commit;
 }
 
+/* The width of a node id column: at least least, else the widest id r
+ * names (ids run to 4294967295). Every node of a cluster names the same
+ * members, so the lines of one `status` stay in line with each other. */
+static int id_width(const struct el_cw_msg *r, int least)
+{
+	el_id_t top = r->node > r->leader ? r->node : r->leader;
+	for (unsigned i = 0; i < r->n_members; i++)
+		top = r->members[i].node > top ? r->members[i].node : top;
+	const int w = snprintf(NULL, 0, "%u", (unsigned)top);
+	return w > least ? w : least;
+}
+
 static void print_status(const struct el_cli *cli, const char *ep, const struct el_cw_msg *r)
 {
 	if (cli->json) {
@@ -96,18 +109,20 @@ static void print_status(const struct el_cli *cli, const char *ep, const struct 
 	char last[24] = "?";
 	if (last_known(r))
 		snprintf(last, sizeof last, "%" PRIu64, r->last_index);
-	printf("%-28s node %-3u %-13s term %-5" PRIu64 " leader %-3u commit %-8" PRIu64
+	const int w = id_width(r, 3);
+	printf("%-28s node %-*u %-13s term %-5" PRIu64 " leader %-*u commit %-8" PRIu64
 	       " applied %-8" PRIu64 " last %-8s sessions %u locks %u\n",
-	       ep, (unsigned)r->node, role_name(r->role), r->term, (unsigned)r->leader, r->commit,
-	       r->applied, last, r->n_sessions, r->n_locks);
+	       ep, w, (unsigned)r->node, role_name(r->role), r->term, w, (unsigned)r->leader,
+	       r->commit, r->applied, last, r->n_sessions, r->n_locks);
 }
 
 /* The members as r's node sees them (the leader's view when it answered). */
 static void print_members(const struct el_cw_msg *r)
 {
+	const int w = id_width(r, 3);
 	printf("members (as node %u sees them):\n", (unsigned)r->node);
 	for (unsigned i = 0; i < r->n_members; i++)
-		printf("  node %-3u %-20s %s%s\n", (unsigned)r->members[i].node,
+		printf("  node %-*u %-20s %s%s\n", w, (unsigned)r->members[i].node,
 		       member_role(r->members[i].role),
 		       r->members[i].reachable ? "reachable" : "unreachable",
 		       r->members[i].node == r->leader ? ", leader" : "");
@@ -118,13 +133,14 @@ static void print_members(const struct el_cw_msg *r)
  * the member's `members add`, or its config; "-" when not known). */
 static void print_membership(const struct el_cw_msg *r)
 {
-	printf("%-4s %-20s %-6s %-32s %s\n", "ID", "ROLE", "LEADER", "CLIENT_ADDR", "PEER_ADDR");
+	const int w = id_width(r, 4);
+	printf("%-*s %-20s %-6s %-32s %s\n", w, "ID", "ROLE", "LEADER", "CLIENT_ADDR", "PEER_ADDR");
 	for (unsigned i = 0; i < r->n_members; i++) {
 		const struct el_cw_member *m = &r->members[i];
 		char client[4 * EL_CW_ADDR_MAX + 1], peer[4 * EL_CW_ADDR_MAX + 1];
 		el_cli_text(m->client_addr, m->client_addr_len, client, sizeof client);
 		el_cli_text(m->peer_addr, m->peer_addr_len, peer, sizeof peer);
-		printf("%-4u %-20s %-6s %-32s %s\n", (unsigned)m->node, member_role(m->role),
+		printf("%-*u %-20s %-6s %-32s %s\n", w, (unsigned)m->node, member_role(m->role),
 		       m->node == r->leader ? "yes" : "no", client[0] ? client : "-",
 		       peer[0] ? peer : "-");
 	}
@@ -138,6 +154,7 @@ static void print_membership(const struct el_cw_msg *r)
 /* What asking every endpoint for its STATUS found. */
 struct asked {
 	unsigned up, refused; /* endpoints that answered; that refused (EPERM) */
+	unsigned asked, untrusted; /* endpoints asked; whose certificate our CA did not sign */
 	bool led;             /* an answer from the leader, or naming one */
 	struct el_cw_msg view; /* the leader's answer, else the first one */
 };
@@ -150,7 +167,7 @@ static void ask_endpoints(struct el_cli *cli, bool each, struct asked *a)
 	const char *eps[16];
 	const unsigned n = el_client_endpoints(cli->client, eps, 16);
 	struct el_cw_msg *m = two_msgs();
-	for (unsigned i = 0; i < n && i < 16; i++) {
+	for (unsigned i = 0; i < n && i < 16; i++, a->asked++) {
 		memset(m, 0, 2 * sizeof(*m));
 		m->type = EL_CW_STATUS;
 		const int rc_at = el_client_request_at(cli->client, eps[i], m, m + 1);
@@ -169,6 +186,7 @@ static void ask_endpoints(struct el_cli *cli, bool each, struct asked *a)
 		const char *why = rc_at != EL_OK ? el_client_last_error(cli->client)
 				  : err == EL_EPERM ? "refused: not allowed by the server's [acl]"
 						    : el_strerror(err);
+		a->untrusted += rc_at != EL_OK && el_cli_untrusted(why);
 		if (cli->json)
 			json_error("endpoint", eps[i], why);
 		else if (each)
@@ -182,13 +200,17 @@ static void ask_endpoints(struct el_cli *cli, bool each, struct asked *a)
 	free(m);
 }
 
-/* A health check's exit code: nodes that answer without a leader among them
+/* A health check's exit code: when no endpoint's certificate is signed by
+ * our CA, the CA file is wrong (78), the cluster not down. Nodes that
+ * answer without a leader among them
  * (two of three down: the survivor a pre-candidate) serve no lock, and
  * `locks` would exit 69 now. A follower naming its leader is enough: the
  * leader may be missing from the endpoint list, and requests follow the
  * follower's redirect. */
-static int asked_rc(const char *command, const struct asked *a)
+static int asked_rc(const struct el_cli *cli, const char *command, const struct asked *a)
 {
+	if (a->asked > 0 && a->untrusted == a->asked)
+		return el_cli_untrusted_hint(cli);
 	if (a->up > 0 && !a->led) {
 		fprintf(stderr, "edgelock: %s: no leader: none of the %u node%s that answered "
 			"is the leader or knows one (no quorum, or an election under way)\n",
@@ -214,7 +236,7 @@ static int ask_and_print(struct el_cli *cli, const char *command, bool each,
 	ask_endpoints(cli, each, a);
 	if (a->up > 0 && !cli->json)
 		print_view(&a->view);
-	rc = asked_rc(command, a);
+	rc = asked_rc(cli, command, a);
 	free(a);
 	return rc;
 }
@@ -605,11 +627,17 @@ static int admin(struct el_cli *cli, struct el_cw_msg *m, const char *what)
 	return EL_EXIT_OK;
 }
 
+/* A node id as the daemon's config takes it (cmd/edgelockd/config.c): 1 to
+ * 4294967295, digits only (strtoull alone would take " 4" or "-4"). 0 is
+ * "none" in the Raft core; no other value is reserved. */
 static bool node_id(const char *s, el_id_t *id)
 {
 	char *end;
-	const unsigned long v = strtoul(s, &end, 10);
-	if (*s == '\0' || *end != '\0' || v == 0 || v > 0xFFFFFFFEul)
+	if (*s < '0' || *s > '9')
+		return false;
+	errno = 0;
+	const unsigned long long v = strtoull(s, &end, 10);
+	if (*end != '\0' || errno != 0 || v == 0 || v > UINT32_MAX)
 		return false;
 	*id = (el_id_t)v;
 	return true;
@@ -673,7 +701,7 @@ static int id_arg(const char *command, const char *a, el_id_t *id, const char *u
 {
 	if (is_option(a))
 		return stray(command, a, usage);
-	return node_id(a, id) ? 0 : el_cli_usage(command, "ID must be a node id, 1 to 4294967294, "
+	return node_id(a, id) ? 0 : el_cli_usage(command, "ID must be a node id, 1 to 4294967295, "
 						 "not", a, usage);
 }
 

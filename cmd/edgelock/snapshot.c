@@ -223,7 +223,8 @@ int el_cli_snapshot(struct el_cli *cli, int argc, char **argv)
 		}
 	}
 	if (argc < 2)
-		return el_cli_usage("snapshot", "save FILE is missing", NULL, text);
+		return el_cli_usage("snapshot", "a subcommand is missing (snapshot save FILE)", NULL,
+				    text);
 	if (strcmp(argv[1], "save") != 0)
 		return el_cli_usage("snapshot", "unknown subcommand (only save):", argv[1], text);
 	if (argc < 3)

@@ -42,7 +42,8 @@ static void usage(FILE *f)
 		"       edgelockd restore BACKUP -c FILE [flags]\n"
 		"\n"
 		"Runs one edgelock node: Raft over TLS with its peers, the client\n"
-		"protocol (docs/protocol.md) on its client address.\n"
+		"protocol (docs/protocol.md) on its client address. Without --bootstrap\n"
+		"or --join, the data directory must hold state (a restart).\n"
 		"\n"
 		"  -c, --config FILE     the config file (INI; see dist/edgelockd.conf.example)\n"
 		"  --check-config FILE   validate FILE and its [tls] files as the start does,\n"
@@ -53,7 +54,6 @@ static void usage(FILE *f)
 		"                        added (`edgelock members add ID ...` on the leader);\n"
 		"                        ignored, with a warning, once the directory holds\n"
 		"                        state (a restart: the node is the member it was)\n"
-		"                        without either, the data directory must hold state\n"
 		"  --force-new-cluster   LOST QUORUM ONLY: restart this node from its data\n"
 		"                        as the one voter of a new cluster (docs/operations.md)\n"
 		"  --id N                [node] id\n"
@@ -69,12 +69,35 @@ static void usage(FILE *f)
 		"  -h, --help            this text\n"
 		"  --version             version, protocol and capacity profile\n"
 		"restore BACKUP: seed the empty data directory from `edgelock snapshot save`\n"
-		"as a new cluster of the [peers] voters, then exit; start normally after.\n"
+		"as a new cluster of the [peers] voters, then exit; start normally after\n"
+		"(edgelockd restore --help).\n"
 		"Flags override the file. SIGTERM: a leader hands over leadership, then\n"
 		"the node exits 0. SIGHUP: re-read the [tls] CA, certificate and CRL files\n"
 		"for new connections' identity proofs (nothing else of the config).\n"
 		"Exit: 1 usage or config error (or a node removed from the cluster started\n"
 		"again on its data), 2 start failure, 3 storage failure.\n");
+}
+
+static const char RESTORE_USAGE[] =
+	"usage: edgelockd restore BACKUP -c FILE [flags]\n"
+	"\n"
+	"Seed the node's empty data directory from BACKUP (a file `edgelock\n"
+	"snapshot save` wrote) as a new cluster whose voters are the [peers], then\n"
+	"exit. Run it on every node of the new cluster with the same BACKUP, then\n"
+	"start the nodes normally (no --bootstrap): their next tokens are above\n"
+	"every token in BACKUP (docs/operations.md, \"Backup and restore\").\n"
+	"The flags are edgelockd's (edgelockd --help) and override the file.\n"
+	"Exit: 0 restored; 1 usage or config error; 2 BACKUP damaged or foreign,\n"
+	"the data directory not empty, or a write failed (what restore wrote is\n"
+	"removed: the directory is empty again).\n";
+
+/* `edgelockd restore ... --help` (or -h) anywhere before a `--`? */
+static bool asks_help(int argc, char **argv)
+{
+	for (int i = 2; i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
+			return true;
+	return false;
 }
 
 struct flag {
@@ -300,6 +323,10 @@ int main(int argc, char **argv)
 	el_dcfg_defaults(&d.cfg);
 	const char *restore = NULL;
 	if (argc >= 2 && strcmp(argv[1], "restore") == 0) { /* a subcommand, then flags */
+		if (asks_help(argc, argv)) {
+			fputs(RESTORE_USAGE, stdout);
+			return 0;
+		}
 		if (argc < 3 || argv[2][0] == '-') {
 			fprintf(stderr, "edgelockd: restore needs the backup file (try --help)\n");
 			return 1;

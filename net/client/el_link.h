@@ -52,6 +52,12 @@ int el_link_config_init(struct el_link_config *cfg, const char *ca_file,
 			const char *cert_key_file, char *err, size_t cap);
 void el_link_config_free(struct el_link_config *cfg);
 
+/* The words a dial's message begins with (after "TLS handshake: ") when the
+ * server's certificate is not signed by our CA file: the client's ca_file is
+ * most likely wrong. The CLI looks for them (exit 78 when every endpoint
+ * said so, cmd/edgelock/main.c). */
+#define EL_LINK_UNTRUSTED "the server's certificate is not signed by our CA file (ca_file)"
+
 /* Connect to url ("tls+tcp://HOST:PORT", HOST a name, an IPv4 address or a
  * bracketed IPv6 one) and finish the TLS handshake by deadline_ms
  * (CLOCK_BOOTTIME ms). With server_name, the daemon's certificate must bear

@@ -210,7 +210,9 @@ static int connect_url(const char *url, uint64_t deadline_ms, char *err, size_t 
 }
 
 /* Why a handshake failed, in words: the certificate check's findings when
- * it was the check. */
+ * it was the check. A server certificate our CA did not sign says
+ * EL_LINK_UNTRUSTED first (el_link.h): a wrong ca_file on our side, most
+ * often, which the CLI tells apart from a node that is down. */
 static void handshake_error(struct el_link *l, int rc, char *err, size_t cap)
 {
 	char why[160];
@@ -220,7 +222,10 @@ static void handshake_error(struct el_link *l, int rc, char *err, size_t cap)
 		char info[256];
 		mbedtls_x509_crt_verify_info(info, sizeof info, "", flags);
 		info[strcspn(info, "\n")] = '\0';
-		snprintf(err, cap, "TLS handshake: %s", info);
+		snprintf(err, cap, "TLS handshake: %s: %s",
+			 (flags & MBEDTLS_X509_BADCERT_NOT_TRUSTED) != 0
+				 ? EL_LINK_UNTRUSTED
+				 : "the server's certificate failed verification", info);
 	} else {
 		snprintf(err, cap, "TLS handshake: %s", why);
 	}

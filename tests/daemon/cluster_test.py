@@ -1125,7 +1125,15 @@ def test_start_guards(c):
           out.returncode == 1 and "[tls] ca_file /etc/edgelock/ca.pem: cannot read"
           in out.stderr, out.stderr)
     out = subprocess.run([c.bin, "--help"], capture_output=True, text=True, timeout=10)
-    check("--help exits 0", out.returncode == 0 and "--bootstrap" in out.stdout)
+    join = out.stdout.split("  --join", 1)[-1].split("\n  --", 1)[0]
+    check("--help exits 0; \"the data directory must hold state\" is no part of --join's text",
+          out.returncode == 0 and "--bootstrap" in out.stdout and "must hold state" in
+          out.stdout and "must hold" not in join, out.stdout)
+    for args in (["restore", "--help"], ["restore", "-h"], ["restore", "b.bin", "-c", "x", "--help"]):
+        out = subprocess.run([c.bin] + args, capture_output=True, text=True, timeout=10)
+        check("%s: restore's usage, exit 0" % " ".join(args),
+              out.returncode == 0 and out.stdout.startswith("usage: edgelockd restore BACKUP")
+              and out.stderr == "", "exit %d %r" % (out.returncode, out.stderr))
 
 
 def renew_b():

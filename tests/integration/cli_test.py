@@ -276,6 +276,67 @@ def test_members_list(e):
           "members list --json: status's object per endpoint, as before (%r)" % st)
 
 
+def second_columns(lines):
+    """Where the second field starts in each line (a set: one value when
+    the lines are in line)."""
+    return {m.end() - 1 for m in (re.match(r"\S+ +\S", line) for line in lines) if m}
+
+
+def test_node_id_max(e):
+    """Node ids run to 4294967295 in the daemon's config, and the CLI takes
+    them as far (it stopped at 4294967294): a learner 4294967295 is added,
+    `transfer-leader 4294967295` reaches the leader (which refuses a
+    learner: exit 1, not a usage error), and it is removed again. While it
+    is a member, `members list` and `status` keep their columns in line
+    with a 10-digit id. 4294967296 is still a usage error."""
+    big, nowhere = "4294967295", ["tls+tcp://127.0.0.1:1", "tls+tcp://127.0.0.1:2"]
+    r = e.run("members", "add", big, *nowhere, "--learner")
+    check(r.returncode == 0, "members add %s --learner: exit %d (%s)"
+          % (big, r.returncode, r.stderr.strip()))
+    seen = {}
+
+    def in_line():
+        table = e.run("members", "list").stdout.splitlines()
+        seen["list"] = [line for line in table if not line.startswith("(")]
+        seen["status"] = [line for line in e.run("status").stdout.splitlines()
+                          if line.startswith("tls+tcp://")]
+        return (any(line.startswith(big + " ") for line in seen["list"]) and
+                len(second_columns(seen["list"])) == 1 and len(seen["status"]) == 3 and
+                all(len({re.search(w, line).start() for line in seen["status"]}) == 1
+                    for w in (r" term \d", r" leader \d", r" commit \d")))
+
+    check(eventually(in_line), "a member %s: members list and status columns in line (%r)"
+          % (big, seen))
+    r = e.run("transfer-leader", big)
+    check(r.returncode == 1, "transfer-leader %s: asked the leader, which refuses a learner "
+          "(exit %d, want 1: %s)" % (big, r.returncode, r.stderr.strip()))
+    check(eventually(lambda: e.run("members", "remove", big).returncode == 0) and
+          eventually(lambda: cli_members(e.c, e) and int(big) not in cli_members(e.c, e)),
+          "members remove %s: gone again" % big)
+    r = e.run("members", "promote", "4294967296")
+    check(r.returncode == 64 and "1 to 4294967295, not 4294967296" in r.stderr,
+          "members promote 4294967296: exit 64 naming the range (%s)" % r.stderr.strip())
+
+
+def test_wrong_ca(e):
+    """Every endpoint's certificate fails the check against --ca (a CA of
+    another cluster): exit 78 (a bad CA file) with a line saying to check
+    it, from `status` and `members list` (which ask each endpoint) as from
+    a request that follows the leader (`locks`), not 69 (no leader) or 77."""
+    other = os.path.join(e.tmp, "other-ca")
+    subprocess.run([os.path.join(os.path.dirname(__file__), "..", "..", "tools", "dev-certs.sh"),
+                    other, "1"], check=True, capture_output=True)
+    env = {k: v for k, v in e.env.items() if k not in ("EDGELOCK_CA", "EDGELOCK_CERT")}
+    env.update(EDGELOCK_CONFIG="")
+    for args in (["status"], ["members", "list"], ["locks"], ["transfer-leader", "1"]):
+        r = subprocess.run([CLI, "--ca", os.path.join(other, "ca.pem"), "--timeout", "1500ms"]
+                           + args, env=env, capture_output=True, text=True, timeout=60)
+        check(r.returncode == 78 and "is the cluster's CA" in r.stderr and
+              os.path.join(other, "ca.pem") in r.stderr,
+              "%s with the wrong --ca: exit %d (want 78), saying to check it (%s)"
+              % (" ".join(args), r.returncode, r.stderr.strip()[-300:]))
+
+
 def test_args_after_command(e):
     """Global options after the command count as before it: status with an
     endpoint nothing listens on (and a short --timeout) finds no leader (69)
@@ -1324,6 +1385,7 @@ def test_usage_named():
                         (["transfer-leader", "x"], "not x"),
                         (["transfer-leader", "1", "2"], "unexpected argument 2"),
                         (["snapshot", "load", "f"], "load"), (["snapshot", "save"], "missing"),
+                        (["snapshot"], "a subcommand is missing (snapshot save FILE)"),
                         (["snapshot", "save", "a", "b"], "unexpected argument b"),
                         (["observe"], "NAME is missing"),
                         (["lock", "x"], "CMD is missing"), (["lock", "--", "ls"], "NAME is missing"),
@@ -1376,9 +1438,33 @@ def test_client_config():
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     check_help_exit_codes()
+    check_readme_usage()
     r = subprocess.run([CLI, "lock", "--help"], capture_output=True, text=True)
     check(r.returncode == 0 and "EDGELOCK_SESSION" in r.stdout and "126" in r.stdout,
           "lock --help names EDGELOCK_SESSION and exit 126/127")
+
+
+def check_readme_usage():
+    """cmd/edgelock/README.md's usage lines are each command's --help usage
+    (the README's `elect` lacked --grace, which the --help had)."""
+    readme = os.path.join(os.path.dirname(__file__), "..", "..", "cmd", "edgelock", "README.md")
+    with open(readme) as f:
+        doc = {" ".join(line.split()) for line in f if line.startswith("    edgelock ")}
+    missing = []
+    for cmd in ("lock", "elect", "observe", "status", "locks", "members", "transfer-leader",
+                "snapshot"):
+        text = subprocess.run([CLI, cmd, "--help"], capture_output=True, text=True).stdout
+        usage, lines = [], text.splitlines()
+        for line in lines:  # "usage: ...", its continuation lines and further forms
+            if line.startswith("usage: ") or line.startswith("       edgelock "):
+                usage.append(line[7:])
+            elif line.startswith("       ") and usage:
+                usage[-1] += " " + line
+            else:
+                break
+        missing += [u for u in (" ".join(u.split()) for u in usage) if u not in doc]
+    check(not missing, "cmd/edgelock/README.md has every command's --help usage (missing %r)"
+          % missing)
 
 
 def check_help_exit_codes():
@@ -1419,7 +1505,8 @@ def main():
         e = Env(cluster)
         test_locks_json_lines(e)  # first: on a cluster without locks
         test_watched_not_listed(e)
-        for t in (test_basics, test_json_escaped, test_operator_output, test_members_list, test_args_after_command, test_fifo_handoff, test_shared, test_counter,
+        for t in (test_basics, test_json_escaped, test_operator_output, test_members_list,
+                  test_node_id_max, test_wrong_ca, test_args_after_command, test_fifo_handoff, test_shared, test_counter,
                   test_election_observe, test_signal_while_waiting, test_killed_client, test_granted_while_stopped,
                   test_killed_cli, test_killed_cli_group, test_hangup_passed_on, test_stopped_cli,
                   test_stopped_cli_done, test_stopped_dog_late,
