@@ -81,7 +81,8 @@ static int check_not_removed(const struct el_daemon *d)
 	if (fgets(why, sizeof why, f) != NULL)
 		why[strcspn(why, "\n")] = '\0';
 	fclose(f);
-	el_log(EL_LOG_ERROR, "node %u left the cluster for good and stopped then (%s: %s); "
+	el_log(EL_LOG_ERROR, "node %u was removed from the cluster (or found its data outdated "
+	       "by a --force-new-cluster or restore) and stopped then (%s: %s); "
 	       "its data is no member's. To bring it back: wipe data_dir %s, start it with "
 	       "--join, and run `edgelock members add %u PEER_ADDR CLIENT_ADDR` (if `edgelock "
 	       "status` still lists node %u, it was added back while it was down: `edgelock "
