@@ -301,9 +301,12 @@ static void book_heard(struct el_daemon *d, const struct el_peer_hello *h)
 	    (strlen(b->peer_addr) != peer_len || memcmp(b->peer_addr, h->peer_addr, peer_len))) {
 		char why[2 * EL_CW_ADDR_MAX + 160];
 		uint64_t held = 0;
-		snprintf(why, sizeof why, "its hello gives peer address %.*s, this node dials %s "
-			 "([peers] or members add): kept (if node %u moved, change [peers] here)",
-			 (int)peer_len, h->peer_addr, b->peer_addr, h->node);
+		const int theirs = peer_len < EL_CW_ADDR_MAX ? (int)peer_len : EL_CW_ADDR_MAX;
+		const int ours = (int)strnlen(b->peer_addr, EL_CW_ADDR_MAX);
+		if (snprintf(why, sizeof why, "its hello gives peer address %.*s, this node dials "
+			     "%.*s ([peers] or members add): kept (if node %u moved, change [peers] "
+			     "here)", theirs, h->peer_addr, ours, b->peer_addr, h->node) < 0)
+			why[0] = '\0';
 		if (refusal_logs(d, h->node, why, &held))
 			el_log(EL_LOG_WARN, "peer connection (node %u): %s", h->node, why);
 		peer_len = 0;
