@@ -517,7 +517,8 @@ static void adopt(struct el_net *net, struct conn *c)
 		if (p != NULL && p->gen == c->peer_gen) {
 			p->c = c;
 			c->up_ms = el_now_ms();
-			el_log(EL_LOG_INFO, "net: connected to node %u at %s", p->id, p->addr);
+			el_log(p->refusing ? EL_LOG_DEBUG : EL_LOG_INFO, "net: connected to node %u at %s",
+			       p->id, p->addr);
 		} else {
 			kind = 0; /* the peer changed while it was dialed */
 		}
@@ -549,9 +550,21 @@ static bool link_lost(struct el_net *net, struct conn *c)
 	const bool ours = p != NULL && p->c == c;
 	if (ours) {
 		p->c = NULL;
-		el_log(EL_LOG_INFO, "net: link to node %u lost; redialing", p->id);
 		const uint64_t now = el_now_ms();
-		if (now - c->up_ms >= NET_LINK_STABLE_MS)
+		const bool held = now - c->up_ms >= NET_LINK_STABLE_MS;
+		/* A link the other node closes at once is one it refuses (its
+		 * log says why): said once, then quiet until a link holds. A
+		 * node waiting to be added logged two lines a redial for as long
+		 * as it waited, with no reason (found by an outside tester). */
+		if (held)
+			el_log(EL_LOG_INFO, "net: link to node %u lost; redialing", p->id);
+		else if (!p->refusing)
+			el_log(EL_LOG_INFO, "net: node %u closed the link as it opened: it refuses this "
+			       "node (its log says why; a node not yet added is refused until `edgelock "
+			       "members add`); redialing with backoff, quietly until a link holds",
+			       p->id);
+		p->refusing = !held;
+		if (held)
 			p->backoff_ms = NET_BACKOFF_MIN_MS;
 		net_peer_wait(p, now);
 		net_hs_wake(net);

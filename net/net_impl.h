@@ -121,6 +121,7 @@ struct peer {
 	uint64_t dial_at_ms; /* P_WAIT */
 	/* the owner's alone */
 	struct conn *c; /* the live dialed connection */
+	bool refusing;  /* its links close at once: said once, quiet until one holds */
 };
 
 struct el_net {

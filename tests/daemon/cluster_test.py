@@ -639,6 +639,23 @@ def peer_addr(c, i):
     return "tls+tcp://127.0.0.1:%d" % c.peer_port[i]
 
 
+def test_waiting_joiner(c):
+    """A node started with --join that no member knows yet (node 5: never
+    added, in no member's [peers]) is refused by every member at its hello
+    until `members add`. Its log says so once per member, not a "connected"
+    and a "link lost" line at every redial for as long as it waits."""
+    c.add_node(5)
+    c.start(5, "--join")
+    time.sleep(4)
+    c.stop(5)
+    del c.peer_port[5], c.client_port[5]
+    text = log_text(c, 5)
+    check("waiting joiner: says once per member why its links close, then is quiet "
+          "(%d 'connected' lines in 4 s)" % text.count("net: connected to node"),
+          "it refuses this node" in text and text.count("net: connected to node") <= 3,
+          text[-600:])
+
+
 def test_membership(c):
     c.add_node(4)
     c.start(4, "--join")
@@ -1156,7 +1173,7 @@ def main():
         for t in (test_election_and_redirect, test_lock_round_trip, test_session_expiring,
                   test_bad_client_input, test_refusal_log, test_frame_boundaries,
                   test_bad_peer_input, test_peer_identity, test_many_clients, test_two_threads,
-                  test_membership, test_sigterm_leader,
+                  test_waiting_joiner, test_membership, test_sigterm_leader,
                   test_sigkill_leader_waiter_granted, test_no_redirect_to_dead_leader,
                   test_kill_all_restart,
                   test_start_guards):
