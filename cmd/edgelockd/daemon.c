@@ -73,7 +73,7 @@ bool el_d_has_state(const char *dir)
  */
 static int check_not_removed(const struct el_daemon *d)
 {
-	char path[sizeof d->cfg.data_dir + sizeof REMOVED_FILE + 1], why[160] = "";
+	char path[sizeof d->cfg.data_dir + sizeof REMOVED_FILE + 1], why[320] = "";
 	snprintf(path, sizeof path, "%s/%s", d->cfg.data_dir, REMOVED_FILE);
 	FILE *f = fopen(path, "r");
 	if (f == NULL)
@@ -81,13 +81,17 @@ static int check_not_removed(const struct el_daemon *d)
 	if (fgets(why, sizeof why, f) != NULL)
 		why[strcspn(why, "\n")] = '\0';
 	fclose(f);
+	/* two lines: with an outdated incarnation's reason, one line ran past
+	 * el_log's and lost its end (found by an outside tester) */
 	el_log(EL_LOG_ERROR, "node %u was removed from the cluster (or found its data outdated "
-	       "by a --force-new-cluster or restore) and stopped then (%s: %s); "
-	       "its data is no member's. To bring it back: wipe data_dir %s, start it with "
+	       "by a --force-new-cluster or restore) and stopped then (%s: %s)", d->cfg.id, path,
+	       why);
+	el_log(EL_LOG_ERROR, "node %u: its data is no member's. To bring it back: wipe data_dir "
+	       "%s, start it with "
 	       "--join, and run `edgelock members add %u PEER_ADDR CLIENT_ADDR` (if `edgelock "
 	       "status` still lists node %u, it was added back while it was down: `edgelock "
-	       "members remove %u` first)", d->cfg.id, path, why, d->cfg.data_dir, d->cfg.id,
-	       d->cfg.id, d->cfg.id);
+	       "members remove %u` first)", d->cfg.id, d->cfg.data_dir, d->cfg.id, d->cfg.id,
+	       d->cfg.id);
 	return EL_ESTOPPED;
 }
 

@@ -304,8 +304,10 @@ def test_stale_members(c, survivor, stale, token):
           rep.get(3, 0) == 0 and rep.get(11, 0) > token, "%r after %r" % (rep, token))
     i = min(stale)
     out = subprocess.run([c.bin, "-c", c.config(i)], capture_output=True, text=True, timeout=10)
-    check("stale members: a restart on that data is refused, saying how to come back",
-          out.returncode == 1 and "--join" in out.stderr, out.stderr[-400:])
+    check("stale members: a restart on that data is refused, saying how to come back "
+          "whole (the advice's end, members remove, was cut off)",
+          out.returncode == 1 and "--join" in out.stderr and
+          "members remove %d` first)" % i in out.stderr, out.stderr[-600:])
 
 
 def test_guards(c):
