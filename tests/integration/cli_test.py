@@ -329,7 +329,7 @@ def test_wrong_ca(e):
     env = {k: v for k, v in e.env.items() if k not in ("EDGELOCK_CA", "EDGELOCK_CERT")}
     env.update(EDGELOCK_CONFIG="")
     for args in (["status"], ["members", "list"], ["locks"], ["transfer-leader", "1"]):
-        r = subprocess.run([CLI, "--ca", os.path.join(other, "ca.pem"), "--timeout", "1500ms"]
+        r = subprocess.run([CLI, "--ca", os.path.join(other, "ca.pem"), "--timeout", "5s"]
                            + args, env=env, capture_output=True, text=True, timeout=60)
         check(r.returncode == 78 and "is the cluster's CA" in r.stderr and
               os.path.join(other, "ca.pem") in r.stderr,
