@@ -217,12 +217,15 @@ def test_send_queue_full(c, leader):
             sent += 1
     except (OSError, ssl.SSLError):
         pass  # closed under our feet: what the test waits for
+    # Wait for the close without reading: closed() reads the replies, and
+    # started before a loaded daemon had worked through enough requests to
+    # fill the queue, its reading kept the queue from ever filling (CI, twice).
+    pattern = (r"client client conn \d+: send queue full \(\[limits\] client_queue = %d frames "
+               r"not read\): closed" % QUEUE)
+    ok = eventually(lambda: re.search(pattern, log_text(c, leader)[len(before):]), timeout=60)
     check("send queue: the client that does not read is disconnected", closed(slow, 10.0),
           "sent %d" % sent)
     slow.close()
-    pattern = (r"client client conn \d+: send queue full \(\[limits\] client_queue = %d frames "
-               r"not read\): closed" % QUEUE)
-    ok = eventually(lambda: re.search(pattern, log_text(c, leader)[len(before):]), timeout=5)
     check("send queue: the leader logs the close with its reason", ok,
           log_text(c, leader)[len(before):][-1500:])
     conn = c.connect(leader)
