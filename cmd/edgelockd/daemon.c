@@ -235,10 +235,7 @@ static int open_incarnation(struct el_daemon *d, bool bootstrap)
 	const char *dir = d->cfg.data_dir;
 	if (bootstrap) {
 		d->inc = (struct el_d_incarnation){ .known = true };
-		char path[EL_DCFG_PATH_MAX + 16];
-		snprintf(path, sizeof path, "%s/incarnation", dir);
-		(void)unlink(path); /* a failed restore's, say: this data is new */
-		return EL_OK;
+		return el_d_incarnation_clear(dir);
 	}
 	const bool state = el_d_has_state(dir);
 	int rc = el_d_incarnation_load(dir, state, &d->inc);

@@ -71,6 +71,29 @@ int el_d_incarnation_load(const char *dir, bool has_state, struct el_d_incarnati
 	return EL_EINVAL;
 }
 
+/* A bootstrap starts a new cluster, generation 0, which needs no file:
+ * one left by a failed restore would make this node claim that restore's
+ * generation, and the new members would stop on its hello as outdated. The
+ * directory is synced so that a crash cannot bring the file back. */
+int el_d_incarnation_clear(const char *dir)
+{
+	char path[EL_DCFG_PATH_MAX + sizeof INCARNATION_FILE + 1];
+	path_of(dir, path, sizeof path);
+	if (unlink(path) != 0 && errno != ENOENT) {
+		el_log(EL_LOG_ERROR, "cannot remove %s: %s", path, strerror(errno));
+		return EL_EIO;
+	}
+	const int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	const bool ok = dfd >= 0 && fsync(dfd) == 0;
+	if (dfd >= 0)
+		close(dfd);
+	if (!ok) {
+		el_log(EL_LOG_ERROR, "cannot sync %s: %s", dir, strerror(errno));
+		return EL_EIO;
+	}
+	return EL_OK;
+}
+
 /* The file, whole and synced, its directory too, before anything that
  * relies on it (a hello, the forced configuration, the restored state). */
 int el_d_incarnation_save(const char *dir, const struct el_d_incarnation *inc)

@@ -323,6 +323,33 @@ def test_guards(c):
           out.returncode == 1 and "exclude" in out.stderr, out.stderr[-300:])
 
 
+def test_bootstrap_leftover(c):
+    """A restore that failed can leave its incarnation file (generation 1)
+    in a data directory with no state. --bootstrap starts a new cluster,
+    generation 0: it must remove that file, or the node's next plain
+    restart claims generation 1 and the other members, hearing a newer
+    incarnation, stop for good as outdated."""
+    n = Cluster(c.build, 3, tmp=os.path.join(c.dir, "leftover"))
+    try:
+        os.makedirs(n.data(1))
+        leftover = os.path.join(n.data(1), "incarnation")
+        with open(leftover, "w") as f:
+            f.write("generation 1 nonce 00000000deadbeef\n")
+        n.start_all(bootstrap=True)
+        n.wait_leader()
+        check("bootstrap: a failed restore's incarnation file is removed",
+              not os.path.exists(leftover))
+        n.stop(1)
+        n.start(1)
+        leader = n.wait_leader()
+        time.sleep(1.0)  # time for hellos both ways
+        alive = [i for i in (1, 2, 3) if n.procs.get(i) and n.procs[i].poll() is None]
+        check("bootstrap over a leftover file: after a restart every member still runs",
+              alive == [1, 2, 3] and leader in (1, 2, 3), "alive %r leader %r" % (alive, leader))
+    finally:
+        n.stop_all()
+
+
 def main():
     build = sys.argv[1] if len(sys.argv) > 1 else "build"
     random.seed(int(os.environ.get("SEED", "1")))
@@ -330,7 +357,8 @@ def main():
                                            "recovery-%d" % os.getpid()))
     try:
         c.start_all(bootstrap=True)
-        for t in (test_backup_fresh, test_backup_restore, test_force_new_cluster, test_guards):
+        for t in (test_backup_fresh, test_backup_restore, test_force_new_cluster, test_guards,
+                  test_bootstrap_leftover):
             try:
                 t(c)
             except Exception as e:  # noqa: BLE001 - a crashed step fails, the rest still run
