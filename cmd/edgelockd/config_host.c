@@ -153,18 +153,28 @@ static int check_data_dir(const struct el_dcfg *c, const char *where)
  * a group may read it (a deployment that gives the daemon's group the key
  * is legitimate), "others" never: any local account could then pose as
  * this node to the cluster. Refused rather than warned: a warning in a
- * log nobody reads leaves the key open.
+ * log nobody reads leaves the key open. SIGHUP checks it too (daemon.c):
+ * a key swapped in with the wrong mode is not loaded.
  */
-static int check_key_mode(const struct el_dcfg *c, const char *where)
+int el_dcfg_key_mode(const struct el_dcfg *c, char *why, size_t cap)
 {
 	struct stat st;
 	if (c->cert_key_file[0] == '\0' || stat(c->cert_key_file, &st) != 0 ||
 	    !S_ISREG(st.st_mode) || !(st.st_mode & S_IROTH))
 		return EL_OK; /* unreadable ones are said by el_dcfg_check */
-	fprintf(stderr, "edgelockd: %s: [tls] cert_key_file %s holds the private key and every "
-		"user may read it (mode %04o): chmod 600 it (or 640, for a group that must "
-		"read it)\n", where, c->cert_key_file, (unsigned)(st.st_mode & 07777));
+	snprintf(why, cap, "[tls] cert_key_file %s holds the private key and every user may "
+		 "read it (mode %04o): chmod 600 it (or 640, for a group that must read it)",
+		 c->cert_key_file, (unsigned)(st.st_mode & 07777));
 	return EL_EINVAL;
+}
+
+static int check_key_mode(const struct el_dcfg *c, const char *where)
+{
+	char why[EL_DCFG_PATH_MAX + 160];
+	const int rc = el_dcfg_key_mode(c, why, sizeof why);
+	if (rc != EL_OK)
+		fprintf(stderr, "edgelockd: %s: %s\n", where, why);
+	return rc;
 }
 
 int el_dcfg_check_host(const struct el_dcfg *c, const char *where)

@@ -96,5 +96,8 @@ int el_dcfg_check(const struct el_dcfg *c, const char *where);
  * [peers] at one address, a data_dir that is not a directory or cannot be
  * written, a cert_key_file readable by every user. */
 int el_dcfg_check_host(const struct el_dcfg *c, const char *where);
+/* EL_EINVAL, and why, when every user may read [tls] cert_key_file (the
+ * start, --check-config and SIGHUP refuse it). */
+int el_dcfg_key_mode(const struct el_dcfg *c, char *why, size_t cap);
 
 #endif /* EL_DAEMON_CONFIG_H */

@@ -262,6 +262,28 @@ def test_bad_reload(c, crl, pems, leader):
         f.write(good)
 
 
+def test_open_key_reload(c, pems, leader):
+    """A key file every user may read, swapped in before a SIGHUP: refused as
+    at the start (the mode is checked again), the old certificates kept."""
+    key = os.path.join(c.certs, "node%d.pem" % leader)
+    before = log_text(c, leader).count("kept the old certificates")
+    os.chmod(key, 0o644)
+    try:
+        c.signal(leader, signal.SIGHUP)
+        deadline = time.time() + 5
+        while (log_text(c, leader).count("kept the old certificates") == before
+               and time.time() < deadline):
+            time.sleep(0.05)
+        text = log_text(c, leader)
+        check("open key at SIGHUP: refused, saying chmod 600, old files kept",
+              text.count("kept the old certificates") > before
+              and "every user may read it (mode 0644): chmod 600" in text, text[-600:])
+        check("open key at SIGHUP: the node keeps running and serving",
+              c.procs[leader].poll() is None and works(c, leader, pems["good"]))
+    finally:
+        os.chmod(key, 0o600)
+
+
 def main():
     build = sys.argv[1] if len(sys.argv) > 1 else "build"
     c = Cluster(build, 3, tmp=os.path.join(os.path.abspath(build), "tmp",
@@ -294,6 +316,7 @@ def main():
         test_reload(c, ca, crl, pems, leader)
         test_renewal(c, ca, leader)
         test_bad_reload(c, crl, pems, leader)
+        test_open_key_reload(c, pems, leader)
     except Exception as e:  # a crashed step fails the suite
         check("certs test", False, "raised %r" % (e,))
     finally:
