@@ -87,7 +87,25 @@ static int id_width(const struct el_cw_msg *r, int least)
 	return w > least ? w : least;
 }
 
-static void print_status(const struct el_cli *cli, const char *ep, const struct el_cw_msg *r)
+/* One member in status's JSON; its addresses (members add, or its
+ * config) only when its node knows them, as members list's table shows. */
+static void print_member_json(const struct el_cw_member *m, bool comma)
+{
+	printf("%s{\"node\":%u,\"role\":\"%s\",\"reachable\":%s", comma ? "," : "",
+	       (unsigned)m->node, member_role(m->role), m->reachable ? "true" : "false");
+	if (m->client_addr_len > 0) {
+		fputs(",\"client_addr\":", stdout);
+		el_cli_json_str((const char *)m->client_addr, m->client_addr_len);
+	}
+	if (m->peer_addr_len > 0) {
+		fputs(",\"peer_addr\":", stdout);
+		el_cli_json_str((const char *)m->peer_addr, m->peer_addr_len);
+	}
+	putchar('}');
+}
+
+static void print_status(const struct el_cli *cli, const char *ep, int ep_w,
+			 const struct el_cw_msg *r)
 {
 	if (cli->json) {
 		fputs("{\"endpoint\":", stdout);
@@ -100,9 +118,7 @@ static void print_status(const struct el_cli *cli, const char *ep, const struct 
 			printf(",\"last_index\":%" PRIu64, r->last_index);
 		printf(",\"sessions\":%u,\"locks\":%u,\"members\":[", r->n_sessions, r->n_locks);
 		for (unsigned i = 0; i < r->n_members; i++)
-			printf("%s{\"node\":%u,\"role\":\"%s\",\"reachable\":%s}", i ? "," : "",
-			       (unsigned)r->members[i].node, member_role(r->members[i].role),
-			       r->members[i].reachable ? "true" : "false");
+			print_member_json(&r->members[i], i > 0);
 		printf("]}\n");
 		return;
 	}
@@ -110,9 +126,9 @@ static void print_status(const struct el_cli *cli, const char *ep, const struct 
 	if (last_known(r))
 		snprintf(last, sizeof last, "%" PRIu64, r->last_index);
 	const int w = id_width(r, 3);
-	printf("%-28s node %-*u %-13s term %-5" PRIu64 " leader %-*u commit %-8" PRIu64
+	printf("%-*s node %-*u %-13s term %-5" PRIu64 " leader %-*u commit %-8" PRIu64
 	       " applied %-8" PRIu64 " last %-8s sessions %u locks %u\n",
-	       ep, w, (unsigned)r->node, role_name(r->role), r->term, w, (unsigned)r->leader,
+	       ep_w, ep, w, (unsigned)r->node, role_name(r->role), r->term, w, (unsigned)r->leader,
 	       r->commit, r->applied, last, r->n_sessions, r->n_locks);
 }
 
@@ -134,14 +150,21 @@ static void print_members(const struct el_cw_msg *r)
 static void print_membership(const struct el_cw_msg *r)
 {
 	const int w = id_width(r, 4);
-	printf("%-*s %-20s %-6s %-32s %s\n", w, "ID", "ROLE", "LEADER", "CLIENT_ADDR", "PEER_ADDR");
+	char client[EL_NODES_MAX][4 * EL_CW_ADDR_MAX + 1];
+	int cw = 32; /* the client column: the longest address, else 32 */
 	for (unsigned i = 0; i < r->n_members; i++) {
 		const struct el_cw_member *m = &r->members[i];
-		char client[4 * EL_CW_ADDR_MAX + 1], peer[4 * EL_CW_ADDR_MAX + 1];
-		el_cli_text(m->client_addr, m->client_addr_len, client, sizeof client);
+		el_cli_text(m->client_addr, m->client_addr_len, client[i], sizeof client[i]);
+		cw = (int)strlen(client[i]) > cw ? (int)strlen(client[i]) : cw;
+	}
+	printf("%-*s %-20s %-6s %-*s %s\n", w, "ID", "ROLE", "LEADER", cw, "CLIENT_ADDR",
+	       "PEER_ADDR");
+	for (unsigned i = 0; i < r->n_members; i++) {
+		const struct el_cw_member *m = &r->members[i];
+		char peer[4 * EL_CW_ADDR_MAX + 1];
 		el_cli_text(m->peer_addr, m->peer_addr_len, peer, sizeof peer);
-		printf("%-*u %-20s %-6s %-32s %s\n", w, (unsigned)m->node, member_role(m->role),
-		       m->node == r->leader ? "yes" : "no", client[0] ? client : "-",
+		printf("%-*u %-20s %-6s %-*s %s\n", w, (unsigned)m->node, member_role(m->role),
+		       m->node == r->leader ? "yes" : "no", cw, client[i][0] ? client[i] : "-",
 		       peer[0] ? peer : "-");
 	}
 	if (r->role != EL_LEADER && r->leader != 0)
@@ -167,13 +190,16 @@ static void ask_endpoints(struct el_cli *cli, bool each, struct asked *a)
 	const char *eps[16];
 	const unsigned n = el_client_endpoints(cli->client, eps, 16);
 	struct el_cw_msg *m = two_msgs();
+	int ep_w = 28; /* the endpoint column: the longest endpoint, else 28 */
+	for (unsigned i = 0; i < n && i < 16; i++)
+		ep_w = (int)strlen(eps[i]) > ep_w ? (int)strlen(eps[i]) : ep_w;
 	for (unsigned i = 0; i < n && i < 16; i++, a->asked++) {
 		memset(m, 0, 2 * sizeof(*m));
 		m->type = EL_CW_STATUS;
 		const int rc_at = el_client_request_at(cli->client, eps[i], m, m + 1);
 		if (rc_at == EL_OK && m[1].err == EL_OK) {
 			if (each || cli->json)
-				print_status(cli, eps[i], &m[1]);
+				print_status(cli, eps[i], ep_w, &m[1]);
 			a->led |= m[1].role == EL_LEADER || m[1].leader != 0;
 			if (a->up++ == 0 || m[1].role == EL_LEADER)
 				a->view = m[1];
@@ -190,7 +216,7 @@ static void ask_endpoints(struct el_cli *cli, bool each, struct asked *a)
 		if (cli->json)
 			json_error("endpoint", eps[i], why);
 		else if (each)
-			printf("%-28s %s%s\n", eps[i], err == EL_EPERM ? "" : "unreachable: ", why);
+			printf("%-*s %s%s\n", ep_w, eps[i], err == EL_EPERM ? "" : "unreachable: ", why);
 		else /* the library's message names the endpoint already */
 			fprintf(stderr, "edgelock: %s%s%s%s\n",
 				strncmp(why, eps[i], strlen(eps[i])) == 0 ? "" : eps[i],
@@ -678,7 +704,8 @@ static const char MEMBERS_USAGE[] =
 	"whether it is the leader, and its client and peer addresses, as the\n"
 	"leader sees them (else the first node that answered, said below the\n"
 	"table); endpoints that did not answer on stderr. --json: as status\n"
-	"--json (one object per endpoint, with its members and their roles).\n"
+	"--json (one object per endpoint, with its members: their roles and\n"
+	"the addresses known).\n"
 	"Exits as status does: 0 when a node that answered is or names the\n"
 	"leader, 69 when none does.\n";
 

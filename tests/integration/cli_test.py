@@ -252,7 +252,8 @@ def test_members_list(e):
     """`members list` is the membership, not status's table: a header, then
     one line per member with its id, role, whether it leads (the one the
     nodes name) and its client and peer addresses; no term, commit,
-    applied or last index columns. --json stays status's objects."""
+    applied or last index columns. --json stays status's objects, whose
+    members carry their addresses too."""
     r = e.run("members", "list")
     lines = r.stdout.splitlines()
     rows = {}
@@ -274,6 +275,19 @@ def test_members_list(e):
           "nothing of status's table (%r)" % r.stdout)
     check(len(st) == 3 and all("members" in row and "commit" in row for row in st),
           "members list --json: status's object per endpoint, as before (%r)" % st)
+    check(len(st) == 3 and all(sorted((m["node"], m.get("client_addr"), m.get("peer_addr"))
+                                      for m in row["members"]) ==
+                               [(i, e.c.addr(i), peer[i]) for i in (1, 2, 3)] for row in st),
+          "members list --json: each member's client and peer address, as the table shows "
+          "(%r)" % st)
+    # An endpoint longer than the 28-column default (a host name, say):
+    # status's lines stay in line, the long endpoint's "unreachable" too.
+    far = "tls+tcp://a-long-host-name-nobody-has.invalid:4000"
+    eps = ",".join(e.c.addr(i) for i in (1, 2, 3)) + "," + far
+    lines = e.run("--endpoints", eps, "status", timeout=30).stdout.splitlines()[:4]
+    check(len(lines) == 4 and len(second_columns(lines)) == 1 and lines[3].startswith(far),
+          "status: an endpoint of %d characters keeps the columns in line (%r)"
+          % (len(far), lines))
 
 
 def second_columns(lines):
