@@ -135,6 +135,12 @@ static int check_start_mode(const struct el_daemon *d, bool bootstrap, bool join
 	if (join && state) /* etcd, too, ignores --initial-cluster on a restart */
 		el_log(EL_LOG_WARN, "--join ignored: data_dir %s holds this node's state, so it "
 		       "restarts as the member it was", d->cfg.data_dir);
+	if (!bootstrap && !join && !state && el_d_incarnation_joining(d->cfg.data_dir)) {
+		el_log(EL_LOG_ERROR, "data_dir %s: this node was started with --join and has "
+		       "not had the cluster's state yet: start it with --join again (after "
+		       "`edgelock members add`, if not done)", d->cfg.data_dir);
+		return EL_EINVAL;
+	}
 	if (!bootstrap && !join && !state) {
 		el_log(EL_LOG_ERROR, "data_dir %s is empty: start a new cluster with --bootstrap, "
 		       "or join an existing one with --join and `edgelock members add`",

@@ -274,6 +274,8 @@ void el_d_retire(struct el_daemon *d, const char *why);
  * no data has none yet; EL_EINVAL (logged) when the file is damaged. */
 int el_d_incarnation_load(const char *dir, bool has_state, struct el_d_incarnation *out);
 int el_d_incarnation_save(const char *dir, const struct el_d_incarnation *inc);
+/* True when dir is a --join node's that has not heard from the cluster yet. */
+bool el_d_incarnation_joining(const char *dir);
 /* Remove the file (a bootstrap: generation 0), durably. */
 int el_d_incarnation_clear(const char *dir);
 /* --force-new-cluster's: the next generation, a random nonce. */

@@ -71,6 +71,18 @@ int el_d_incarnation_load(const char *dir, bool has_state, struct el_d_incarnati
 	return EL_EINVAL;
 }
 
+bool el_d_incarnation_joining(const char *dir)
+{
+	char path[EL_DCFG_PATH_MAX + sizeof INCARNATION_FILE + 1], line[sizeof JOINING_LINE] = "";
+	path_of(dir, path, sizeof path);
+	FILE *f = fopen(path, "r");
+	if (f == NULL)
+		return false;
+	const bool joining = fgets(line, sizeof line, f) != NULL && strcmp(line, JOINING_LINE) == 0;
+	fclose(f);
+	return joining;
+}
+
 /* A bootstrap starts a new cluster, generation 0, which needs no file:
  * one left by a failed restore would make this node claim that restore's
  * generation, and the new members would stop on its hello as outdated. The

@@ -648,12 +648,21 @@ def test_waiting_joiner(c):
     c.start(5, "--join")
     time.sleep(4)
     c.stop(5)
-    del c.peer_port[5], c.client_port[5]
     text = log_text(c, 5)
     check("waiting joiner: says once per member why its links close, then is quiet "
           "(%d 'connected' lines in 4 s)" % text.count("net: connected to node"),
           "it refuses this node" in text and text.count("net: connected to node") <= 3,
           text[-600:])
+    # Restarted without --join before it had any state: not "empty, start
+    # with --bootstrap or --join", which might send an operator to bootstrap
+    # a second cluster, but what it is: a joiner still to be let in.
+    rc = c.start(5).wait(timeout=15)
+    c.procs.pop(5, None)
+    del c.peer_port[5], c.client_port[5]
+    tail = log_text(c, 5)[len(text):]
+    check("waiting joiner restarted without --join: refused, told to --join again",
+          rc != 0 and "start it with --join again" in tail and "--bootstrap" not in tail,
+          "exit %r: %s" % (rc, tail[-400:]))
 
 
 def test_membership(c):
