@@ -60,9 +60,11 @@
 #define EL_ENTRY_DATA_MAX 256
 #endif
 
-/* Entries one AppendEntries message carries at most (batching). */
+/* Entries one AppendEntries message carries at most (batching): 32, or half
+ * the window when that is smaller, so that every window the checks below
+ * allow (down to 8) builds without setting this too. */
 #ifndef EL_MSG_ENTRIES_MAX
-#define EL_MSG_ENTRIES_MAX 32
+#define EL_MSG_ENTRIES_MAX (EL_LOG_WINDOW / 2 < 32 ? EL_LOG_WINDOW / 2 : 32)
 #endif
 
 /* AppendEntries messages in flight to one follower (pipelining). */
@@ -292,7 +294,8 @@
 _Static_assert(EL_NODES_MAX >= 1 && EL_NODES_MAX <= 15, "EL_NODES_MAX out of range");
 _Static_assert(EL_LOG_WINDOW >= 8, "EL_LOG_WINDOW too small");
 _Static_assert((EL_LOG_WINDOW & (EL_LOG_WINDOW - 1)) == 0, "EL_LOG_WINDOW must be a power of two");
-_Static_assert(EL_MSG_ENTRIES_MAX >= 1 && EL_MSG_ENTRIES_MAX <= EL_LOG_WINDOW, "bad batch size");
+_Static_assert(EL_MSG_ENTRIES_MAX >= 1 && EL_MSG_ENTRIES_MAX <= EL_LOG_WINDOW,
+	       "EL_MSG_ENTRIES_MAX must be between 1 and EL_LOG_WINDOW");
 _Static_assert(EL_INFLIGHT_MAX >= 1 && EL_INFLIGHT_MAX <= 64, "bad EL_INFLIGHT_MAX");
 _Static_assert(EL_ENTRY_DATA_MAX >= 32 && EL_ENTRY_DATA_MAX <= 65535, "bad EL_ENTRY_DATA_MAX");
 _Static_assert(EL_SNAPSHOT_CHUNK >= 16 && EL_SNAPSHOT_CHUNK <= EL_SNAPSHOT_MAX, "bad chunk");

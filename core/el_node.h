@@ -153,6 +153,8 @@ void el_node_start(struct el_node *n, uint64_t now_ms);
 
 /* ---- Input -------------------------------------------------------------- */
 
+/* A message from a peer (el_raft_step: an error return may still have
+ * taken a newer term, so handle the ready batch after every step). */
 int el_node_step(struct el_node *n, const struct el_msg *m, uint64_t now_ms);
 void el_node_tick(struct el_node *n, uint64_t now_ms);
 /* The transport lost its link to peer id: el_raft_peer_lost(). */

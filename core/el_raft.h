@@ -330,8 +330,13 @@ void el_raft_start(struct el_raft *r, uint64_t now_ms);
 
 /* ---- Input -------------------------------------------------------------- */
 
-/* A message from a peer. Malformed input returns EL_EDECODE/EL_EINVAL and
- * changes nothing. */
+/* A message from a peer. A message that fails validation (its shape, its
+ * bounds, a second leader in one term) returns EL_EDECODE/EL_EINVAL and
+ * changes nothing. A well-formed one whose content is refused later (a
+ * snapshot the validator below refuses) has already taken its newer term
+ * first, as any message of a newer term does, and queued its reject: so
+ * handle the ready batch after every step, whatever it returned (etcd's
+ * contract too), or a new term may wait unpersisted for a later batch. */
 int el_raft_step(struct el_raft *r, const struct el_msg *m, uint64_t now_ms);
 /* Fire due timers. Call at (or after) el_raft_deadline(). */
 void el_raft_tick(struct el_raft *r, uint64_t now_ms);
@@ -382,8 +387,9 @@ int el_raft_compact(struct el_raft *r, uint64_t index, el_snapshot_writer write,
 void el_raft_set_snapshot_writer(struct el_raft *r, el_snapshot_writer write, void *ctx);
 /* The state machine's check of a snapshot received from a leader: called on
  * the fully assembled bytes before they replace the log; 0 accepts, a
- * negative code refuses it (nothing is installed or persisted, the leader is
- * answered with a reject and el_raft_step returns the code). Without a
+ * negative code refuses it (nothing of it is installed or persisted, the
+ * leader is answered with a reject and el_raft_step returns the code; the
+ * message's term, if newer, was taken before: see el_raft_step). Without a
  * validator every assembled snapshot is accepted. */
 typedef int (*el_snapshot_validator)(void *ctx, const uint8_t *buf, uint32_t len, uint64_t index);
 void el_raft_set_snapshot_validator(struct el_raft *r, el_snapshot_validator check, void *ctx);

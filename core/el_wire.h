@@ -13,6 +13,10 @@
  * indexes do not follow one another, entries outside an APPEND, a chunk or
  * configuration outside a SNAPSHOT, all give EL_EDECODE; a version other
  * than EL_WIRE_VERSION gives EL_EVERSION. Nothing is allocated.
+ *
+ * There is no checksum: the transport must deliver a message's bytes intact
+ * or not at all (TLS over TCP does; port/baremetal/el_bm_frame.h adds a
+ * CRC-32 for byte links). Strict decoding catches most damage, not all.
  */
 #ifndef EL_WIRE_H
 #define EL_WIRE_H

@@ -5,6 +5,11 @@
  * driver is the board's: it overrides the two weak hooks below (the defaults
  * are a link to nothing). Frames are bounded by EL_BM_FRAME_MAX.
  *
+ * The driver must hand over only frames that arrived intact: the encoding
+ * has no checksum, and a corrupted frame that still decodes is stepped as
+ * sent (replicas then diverge). Use el_bm_frame.h (SLIP + CRC-32) on a
+ * UART or radio, or a link layer that checks its own CRC.
+ *
  * RAM: one frame buffer serves both directions (a received message is
  * stepped into the node, and dead, before the node's next batch is encoded),
  * sized for the widest message the codec can produce for this config.
