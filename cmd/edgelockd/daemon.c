@@ -33,6 +33,7 @@
 #include "el_daemon.h"
 #include "el_dirlock.h"
 #include "el_error.h"
+#include "el_io.h"
 #include "el_log_ring.h"
 #include "el_peer_hello.h"
 #include "el_platform.h"
@@ -250,6 +251,22 @@ static int open_incarnation(struct el_daemon *d, bool bootstrap)
 	return rc;
 }
 
+/* Why the data could not be opened, and for damage what to do: no restart
+ * repairs it, and the way back depends on whether the others are up. */
+static void storage_refused(const struct el_daemon *d, int rc)
+{
+	const char *io = el_io_last_failure();
+	el_log(EL_LOG_ERROR, "data_dir %s: %s%s%s%s", d->cfg.data_dir, el_strerror(rc),
+	       rc == EL_EIO && io[0] != '\0' ? " (" : "", rc == EL_EIO ? io : "",
+	       rc == EL_EIO && io[0] != '\0' ? ")" : "");
+	if (rc == EL_ECORRUPT)
+		el_log(EL_LOG_ERROR, "data_dir %s: no restart repairs this. With the other members "
+		       "up, replace the node as a dead board (edgelock members remove %u, keep "
+		       "the directory aside, start empty with --join, edgelock members add: "
+		       "docs/operations.md); if it may hold the last copy, see \"Lost quorum\" there",
+		       d->cfg.data_dir, d->cfg.id);
+}
+
 static int open_node(struct el_daemon *d, bool bootstrap)
 {
 	const struct el_node_config nc = { .raft = {
@@ -264,7 +281,7 @@ static int open_node(struct el_daemon *d, bool bootstrap)
 	if (rc == EL_OK)
 		rc = el_storage_open(&d->st, d->cfg.data_dir, NULL);
 	if (rc != EL_OK) {
-		el_log(EL_LOG_ERROR, "data_dir %s: %s", d->cfg.data_dir, el_strerror(rc));
+		storage_refused(d, rc);
 		return rc;
 	}
 	rc = open_incarnation(d, bootstrap);

@@ -57,30 +57,54 @@ static uint64_t term_at(const struct el_storage *st, uint64_t index)
 	return index > base && index <= st->last ? st->terms[index - base - 1] : 0;
 }
 
+/* One batch of its own, synced now: [HARD_STATE] [rec] BATCH_END (the hard
+ * state opens every segment, so a new one gets it). */
+static int own_batch(struct el_storage *st, const struct el_rec *rec)
+{
+	struct el_rec end = { .type = EL_REC_BATCH_END, .value = st->batch_seq + 1 };
+	int rc = EL_OK;
+
+	if (el_wal_wants_segment(&st->wal) && (rc = el_wal_new_segment(&st->wal)) != EL_OK)
+		return rc;
+	if (st->wal.segs[st->wal.n_segs - 1].size == 0) {
+		struct el_rec hs = { .type = EL_REC_HARD_STATE, .hs = st->hs };
+		rc = el_wal_add(&st->wal, &hs);
+	}
+	if (rc == EL_OK && rec != NULL)
+		rc = el_wal_add(&st->wal, rec);
+	if (rc == EL_OK)
+		rc = el_wal_add(&st->wal, &end);
+	if (rc == EL_OK)
+		rc = el_wal_commit(&st->wal);
+	if (rc == EL_OK)
+		st->batch_seq++;
+	return rc;
+}
+
 /* Stored entries after a new snapshot that do not continue it (it came from
  * a leader whose log differs) must be gone from disk BEFORE the snapshot
  * file names the new history, or a crash in between would mix the two. */
 static int drop_conflicting_suffix(struct el_storage *st, const struct el_snapshot_meta *m)
 {
-	struct el_rec rec = { .type = EL_REC_TRUNCATE, .value = m->index + 1 };
-	int rc;
+	const struct el_rec rec = { .type = EL_REC_TRUNCATE, .value = m->index + 1 };
 
 	if (st->last <= m->index || term_at(st, m->index) == m->term)
 		return EL_OK;
-	if (el_wal_wants_segment(&st->wal) && (rc = el_wal_new_segment(&st->wal)) != EL_OK)
-		return rc;
-	if (st->wal.segs[st->wal.n_segs - 1].size == 0) {
-		struct el_rec hs = { .type = EL_REC_HARD_STATE, .hs = st->hs };
-		if ((rc = el_wal_add(&st->wal, &hs)) != EL_OK)
-			return rc;
-	}
-	if ((rc = el_wal_add(&st->wal, &rec)) != EL_OK)
-		return rc;
-	rec = (struct el_rec){ .type = EL_REC_BATCH_END, .value = ++st->batch_seq };
-	if ((rc = el_wal_add(&st->wal, &rec)) != EL_OK || (rc = el_wal_commit(&st->wal)) != EL_OK)
-		return rc;
-	st->last = m->index;
-	return EL_OK;
+	const int rc = own_batch(st, &rec);
+	if (rc == EL_OK)
+		st->last = m->index;
+	return rc;
+}
+
+/* A WAL batch exists before any snapshot file does: a node's first
+ * snapshot (a joiner's from its leader, a restore's) comes after a batch
+ * of the hard state alone. So a snapshot with no WAL batch beside it never
+ * comes from a crash: it means the segments, which hold the term, the vote
+ * and the newest entries, were deleted or emptied, and recovery refuses
+ * it (storage_recover.c) rather than start without them. */
+static int wal_before_first_snapshot(struct el_storage *st)
+{
+	return st->wal.n_segs == 0 ? own_batch(st, NULL) : EL_OK;
 }
 
 /* Step 1: the snapshot, then forget stored entries it covers. */
@@ -94,7 +118,9 @@ static int persist_snapshot(struct el_storage *st, const struct el_snapshot_meta
 	 * loaded): it is on disk already. */
 	if (st->have_snap && m->index == base && m->term == st->snap.term)
 		return EL_OK;
-	rc = drop_conflicting_suffix(st, m);
+	rc = wal_before_first_snapshot(st);
+	if (rc == EL_OK)
+		rc = drop_conflicting_suffix(st, m);
 	if (rc == EL_OK)
 		rc = el_snapshot_file_write(st->dir, st->dir_fd, m, data);
 	if (rc != EL_OK)

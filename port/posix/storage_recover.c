@@ -304,6 +304,14 @@ int el_storage__recover(struct el_storage *st)
 	free(seqs);
 	if (rc != EL_OK)
 		return rc;
+	if (st->have_snap && st->batch_seq == 0) {
+		el_log(EL_LOG_ERROR, "storage %s: a snapshot (index %llu) and no WAL batch: the "
+		       "WAL segments (wal-*.log), which hold this node's term, vote and newest "
+		       "entries, were deleted or emptied (a crash never leaves this); starting "
+		       "would forget acknowledged writes and votes: refusing to start", st->dir,
+		       (unsigned long long)st->snap.index);
+		return EL_ECORRUPT;
+	}
 	reconcile_hard_state(st);
 	st->recovered = true;
 	el_log(EL_LOG_INFO, "storage %s: snapshot at %llu, log to %llu, term %llu, %zu segment(s)",

@@ -78,6 +78,20 @@ def test_backup_fresh(c):
         check("restore of a new cluster's backup: exit 0", out.returncode == 0, out.stderr[-300:])
         n.start(1)
         check("... and the restored node leads", n.wait_leader() == 1)
+        # Its WAL deleted beside the snapshot (an operator cleaning up): the
+        # segments held its term, vote and newest entries; refused, with
+        # the way back, not started on the snapshot alone.
+        n.stop(1)
+        for f in os.listdir(n.data(1)):
+            if f.startswith("wal-"):
+                os.unlink(os.path.join(n.data(1), f))
+        before = len(open(n.log(1)).read())
+        rc = n.start(1).wait(timeout=15)
+        n.procs.pop(1, None)
+        tail = open(n.log(1)).read()[before:]
+        check("WAL deleted beside the snapshot: the start is refused, saying so and the "
+              "way back", rc != 0 and "no WAL batch" in tail and "members remove 1" in tail,
+              "exit %r: %s" % (rc, tail[-500:]))
     finally:
         n.stop_all()
 

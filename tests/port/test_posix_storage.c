@@ -323,6 +323,44 @@ static void test_rotation_and_deletion_keep_hard_state(void)
 	pt_rmrf(dir);
 }
 
+/* The WAL segments beside a snapshot deleted or emptied (an operator
+ * "cleaning up", a bad copy): they hold the term, the vote and the newest
+ * entries, and no crash leaves a snapshot without a WAL batch (the first
+ * snapshot comes after one), so the start is refused, not run on the
+ * snapshot alone (an outside tester lost an acknowledged grant and saw
+ * tokens go back that way). */
+static void test_snapshot_without_wal_refuses_start(void)
+{
+	const struct el_storage_options opt = { .segment_bytes = 1 << 20 };
+	struct el_storage *st;
+	struct el_snapshot_meta snap;
+	static uint8_t data[512];
+	struct el_hard_state hs = { 4, 2, 0 };
+	char path[PATH_MAX + 40];
+
+	for (int emptied = 0; emptied <= 1; emptied++) {
+		fresh_dir("nowal");
+		EL_CHECK_EQ(el_storage_open(&st, dir, &opt), EL_OK);
+		EL_CHECK_EQ(put(st, 1, 1, 4, &hs), EL_OK);
+		for (uint64_t i = 2; i <= 30; i++)
+			EL_CHECK_EQ(put(st, i, i, 4, NULL), EL_OK);
+		pt_fill_snapshot(&snap, data, 20, 4);
+		struct el_storage_batch b = { .snapshot = &snap, .snapshot_data = data,
+					      .first = 31, .last = 30 };
+		EL_CHECK_EQ(el_storage_persist(st, &b), EL_OK);
+		EL_CHECK_EQ(el_storage_segments(st), 1);
+		el_storage_close(st);
+		el_wal_segment_path(dir, 1, path, sizeof path);
+		EL_CHECK(emptied ? truncate(path, 0) == 0 : unlink(path) == 0);
+		const unsigned errors = el_log_count(EL_LOG_ERROR);
+		st = NULL;
+		EL_CHECK_EQ(el_storage_open(&st, dir, &opt), EL_ECORRUPT);
+		EL_CHECK(st == NULL);
+		EL_CHECK(el_log_count(EL_LOG_ERROR) > errors);
+		pt_rmrf(dir);
+	}
+}
+
 /* A snapshot one below a sealed segment's last index still needs that
  * segment (it holds the entry right after the snapshot): it must stay. */
 static void test_snapshot_below_sealed_segment_keeps_it(void)
@@ -764,6 +802,7 @@ int main(int argc, char **argv)
 	EL_RUN(test_one_sync_per_batch);
 	EL_RUN(test_zeros_ahead_are_not_a_torn_tail);
 	EL_RUN(test_corrupt_sealed_segment_refuses_start);
+	EL_RUN(test_snapshot_without_wal_refuses_start);
 	EL_RUN(test_corrupt_newest_segment_before_synced_batches);
 	EL_RUN(test_installed_snapshot_drops_conflicting_suffix);
 	EL_RUN(test_dir_lock);
