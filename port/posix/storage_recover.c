@@ -120,7 +120,7 @@ static int replay_entry(struct el_storage *st, const struct el_entry *e, const u
 static int replay(struct el_storage *st, const char *path, const uint8_t *buf, size_t len,
 		  uint64_t *max_index)
 {
-	struct el_rec rec;
+	struct el_rec rec = { 0 };
 	struct el_entry e;
 	size_t off = 0, used;
 
@@ -141,6 +141,12 @@ static int replay(struct el_storage *st, const char *path, const uint8_t *buf, s
 		}
 		if (rc == EL_EIO)
 			return rc; /* out of memory */
+		if (rc != EL_OK && rec.type == EL_REC_ENTRY && !st->have_snap && st->last == 0) {
+			el_log(EL_LOG_ERROR, "wal: %s: the log starts at index %llu and there is no "
+			       "snapshot file before it: %s/" EL_SNAPSHOT_FILE " was deleted or lost; "
+			       "refusing to start", path, (unsigned long long)e.index, st->dir);
+			return EL_ECORRUPT;
+		}
 		if (rc != EL_OK) {
 			el_log(EL_LOG_ERROR, "wal: %s: entry at offset %zu does not continue the log; "
 			       "refusing to start", path, off);
