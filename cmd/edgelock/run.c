@@ -123,7 +123,8 @@ static const char LOCK_USAGE[] =
 	"--shared: with other shared holders; --lock-delay: keep the lock from others\n"
 	"that long after this session expires (0); --grace: SIGTERM this long before\n"
 	"the SIGKILL when the lock is being lost (a fifth of the TTL).\n"
-	"Exit: CMD's status; 75 not acquired; 76 lost while CMD ran (CMD killed);\n"
+	"Exit: CMD's status; 75 not acquired; 76 lost while CMD ran (CMD killed),\n"
+	"or before it could start (CMD not run);\n"
 	"126 CMD found but not executable; 127 CMD not found;\n"
 	"79 NAME is a semaphore with another N (the message names both); 128+N:\n"
 	"signal N (INT, TERM, HUP, QUIT, USR1, USR2, ALRM) while waiting for the lock\n"
@@ -454,15 +455,26 @@ static pid_t start(char **cmd, const char *name, uint64_t token, uint64_t sessio
 	int gate[2];
 	if (pipe2(gate, O_CLOEXEC) != 0)
 		return -1;
+	/* Blocked across the fork: a signal the CLI passes to CMD's group
+	 * before CMD has reset its handlers would run the CLI's handler in CMD
+	 * and be lost (a SIGTERM of a lease in doubt, found by an outside
+	 * tester); blocked, it stays pending until CMD has the defaults. */
+	sigset_t block, old;
+	sigemptyset(&block);
+	for (unsigned i = 0; i < N_CAUGHT; i++)
+		sigaddset(&block, caught[i]);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
 	const pid_t parent = getpid();
 	const pid_t pid = fork();
 	if (pid == 0) {
 		close(gate[1]);
 		child_setup(parent, gate[0]);
+		sigprocmask(SIG_SETMASK, &old, NULL);
 		execvp(cmd[0], cmd);
 		fprintf(stderr, "edgelock: cannot run %s: %s\n", cmd[0], strerror(errno));
 		_exit(errno == ENOENT ? EL_EXIT_EXEC : EL_EXIT_NOEXEC);
 	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	close(gate[0]);
 	if (pid > 0) {
 		/* Here too, so the group exists before the CLI (or the watchdog)
@@ -525,6 +537,13 @@ static enum outcome cmd_ended(el_session *s, struct watchdog *dog, bool late)
 	return lost ? RUN_LOST_UNSURE : RUN_ENDED;
 }
 
+/* How long before the local deadline CMD's group gets SIGKILL: the time a
+ * kill and its reaping take, with room for a slow machine. */
+static uint64_t kill_margin_of(const struct run_opts *o)
+{
+	return 100u + o->ttl_ms / 100u;
+}
+
 /* Watch the child and the lease until the child ends (*status): how it
  * ended. Every signal goes to CMD's process group (-child), and when the
  * lease was not kept SIGKILL goes to it even after CMD itself ended, for
@@ -532,7 +551,7 @@ static enum outcome cmd_ended(el_session *s, struct watchdog *dog, bool late)
 static enum outcome supervise(el_session *s, pid_t child, const struct run_opts *o,
 			      struct watchdog *dog, int *status)
 {
-	const uint64_t kill_margin = 100u + o->ttl_ms / 100u;
+	const uint64_t kill_margin = kill_margin_of(o);
 	bool termed = false, lost = false, late = false, jeopardy = false;
 	for (;;) {
 		const pid_t w = waitpid(child, status, WNOHANG | WUNTRACED);
@@ -553,6 +572,15 @@ static enum outcome supervise(el_session *s, pid_t child, const struct run_opts 
 		watchdog_reap(dog, 0); /* killed by someone: replaced now */
 		if (st != EL_LEASE_LOST && dog->fired == 0 && (dog->at == 0 || kill_at > dog->at + 10u))
 			watchdog_set(dog, kill_at); /* the lease moved on, or a new watchdog */
+		if (jeopardy && st == EL_LEASE_OK) {
+			/* renewed before the deadline: the lock was never lost, and
+			 * CMD, warned, may finish or end as it likes; a new doubt
+			 * warns it again */
+			fprintf(stderr, "edgelock: warning: %s: the lease was renewed again after the "
+				"command got SIGTERM (renewals had failed); the lock is still held\n",
+				o->name);
+			termed = jeopardy = false;
+		}
 		if (!lost && (st == EL_LEASE_LOST || left <= kill_margin)) {
 			kill(-child, SIGKILL);
 			lost = true;
@@ -563,6 +591,23 @@ static enum outcome supervise(el_session *s, pid_t child, const struct run_opts 
 		}
 		pass_signals(child); /* ^C, SIGTERM, a hang-up, ...: CMD decides */
 		sleep_ms(lost ? 5 : 20);
+	}
+}
+
+/* The grant may come while renewals fail (its reply crossed a cut link):
+ * CMD would start with its SIGTERM due at once, and a side effect at its
+ * start would get milliseconds under the lock. Wait until the lease is
+ * renewed (or has time enough left), or is lost, or a signal comes. */
+static bool lease_settled(el_session *s, const struct run_opts *o)
+{
+	for (;;) {
+		uint64_t left;
+		const enum el_lease_state st = el_session_state(s, &left);
+		if (st == EL_LEASE_LOST)
+			return false;
+		if (st == EL_LEASE_OK || left > kill_margin_of(o) + o->grace_ms || got_signal != 0)
+			return true;
+		sleep_ms(20);
 	}
 }
 
@@ -769,6 +814,13 @@ static int run(struct el_cli *cli, int argc, char **argv, bool election)
 	el_session_set_lock_delay(s, o.delay_ms);
 	struct acquire a = { .s = s, .o = &o, .election = election };
 	rc = acquire_until_signal(cli, &a);
+	if (rc == EL_OK && o.cmd != NULL && !lease_settled(s, &o)) {
+		fprintf(stderr, "edgelock: %s %s lost before the command could start (renewals "
+			"failed and the lease ran out); the command was not run\n",
+			election ? "leadership of" : "lock", o.name);
+		el_session_close(s);
+		return EL_EXIT_LOCK_LOST;
+	}
 	if (got_signal != 0) { /* whatever rc is: CMD must not run */
 		fprintf(stderr, "edgelock: %s: gave up waiting for %s\n",
 			strsignal(got_signal), o.name);

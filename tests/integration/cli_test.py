@@ -898,6 +898,99 @@ def test_lost_kills_group(cluster, e):
           % (rc, grandchild))
 
 
+class MuteRelay:
+    """A TCP relay from 127.0.0.1 to one daemon's client port. While mute it
+    holds back what the daemon sends (renewal replies then go unanswered,
+    as behind a cut link), and passes it all on when unmuted."""
+
+    def __init__(self, port):
+        import socket
+        import threading
+        self.up = port
+        self.mute = threading.Event()
+        self.stop = threading.Event()
+        self.ls = socket.socket()
+        self.ls.bind(("127.0.0.1", 0))
+        self.ls.listen(8)
+        self.port = self.ls.getsockname()[1]
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self):
+        import select
+        import socket
+        pairs = []
+        while not self.stop.is_set():
+            socks = [self.ls] + [x for pair in pairs for x in pair]
+            wants = [x for x in socks if x is self.ls or not self.mute.is_set()
+                     or any(x is pair[0] for pair in pairs)]
+            ready, _, _ = select.select(wants, [], [], 0.05)
+            for r in ready:
+                if r is self.ls:
+                    c, _ = self.ls.accept()
+                    pairs.append((c, socket.create_connection(("127.0.0.1", self.up))))
+                    continue
+                pair = next(p for p in pairs if r in p)
+                other = pair[1] if r is pair[0] else pair[0]
+                try:
+                    data = r.recv(65536)
+                    if data:
+                        other.sendall(data)
+                        continue
+                except OSError:
+                    pass
+                for x in pair:
+                    x.close()
+                pairs.remove(pair)
+        for pair in pairs:
+            for x in pair:
+                x.close()
+        self.ls.close()
+
+    def close(self):
+        self.stop.set()
+        self.thread.join(timeout=5)
+
+
+def test_recovered_lease(cluster, e):
+    """Renewals fail long enough for CMD's SIGTERM, then one gets through
+    before the deadline: the lock was never lost. CMD (which ignores the
+    SIGTERM) ends by itself with status 3: the CLI exits 3, not 76 "lost,
+    killed", says the lease was renewed again, and releases the lock (an
+    outside tester saw 76 and the lock left to expire). TTL 12 s, --grace
+    6 s: the first renewal (at 4 s) fails, SIGTERM follows (left <= 6.2 s),
+    the relay is unmuted at once, and the next retry (every 0.5 s) lands
+    long before the SIGKILL (left <= 0.22 s)."""
+    leader = cluster.wait_leader()
+    relay = MuteRelay(cluster.client_port[leader])
+    got = e.path("recovered-term")
+    script = ("import signal, sys, time\n"
+              "signal.signal(signal.SIGTERM, lambda *a: open(%r, 'w').write('term'))\n"
+              "end = time.time() + 11\n"
+              "while time.time() < end:\n"
+              "    time.sleep(0.05)\n"
+              "sys.exit(3)\n" % got)
+    try:
+        p = subprocess.Popen([CLI, "--endpoints", "tls+tcp://127.0.0.1:%d" % relay.port, "lock",
+                              "recovered", "--ttl", "12s", "--grace", "6s", "--",
+                              sys.executable, "-c", script], env=e.env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, start_new_session=True)
+        time.sleep(0.5)
+        relay.mute.set()
+        deadline = time.time() + 12
+        while not os.path.exists(got) and time.time() < deadline and p.poll() is None:
+            time.sleep(0.02)
+        termed = os.path.exists(got)
+        relay.mute.clear()
+        out, err = p.communicate(timeout=30)
+    finally:
+        relay.close()
+    held = e.run("locks").stdout
+    check(termed and p.returncode == 3 and "renewed again" in err and "recovered" not in held,
+          "lease renewed after SIGTERM: CMD's status (%r, want 3), a warning, the lock released "
+          "(SIGTERM seen %r; %s; locks: %r)" % (p.returncode, termed, err.strip()[-300:], held))
+
+
 def test_killed_cli(e):
     """A SIGKILLed CLI cannot kill CMD itself: the kernel does (PDEATHSIG)."""
     pidf = e.path("orphan.pid")
@@ -1531,6 +1624,7 @@ def main():
         test_leader_killed(cluster, e)
         test_cluster_stopped(cluster, e)
         test_lost_kills_group(cluster, e)
+        test_recovered_lease(cluster, e)
         test_observe_unreachable(cluster, e)
         test_signal_while_unreachable(cluster, e)
         test_status_silent_peer(cluster, e)
