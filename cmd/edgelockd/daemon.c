@@ -93,7 +93,24 @@ static int check_not_removed(const struct el_daemon *d)
 	       "status` still lists node %u, it was added back while it was down: `edgelock "
 	       "members remove %u` first)", d->cfg.id, d->cfg.data_dir, d->cfg.id, d->cfg.id,
 	       d->cfg.id);
+	if (strstr(why, "incarnation") != NULL) /* el_d_retire's from peers.c, not a removal */
+		el_d_retire_advice(d);
 	return EL_ESTOPPED;
+}
+
+/* A newer incarnation's hello need not mean a --force-new-cluster or a
+ * restore: the sender's file may be damaged or copied from another
+ * cluster, or this node's lost (read as generation 0) or replaced. Then
+ * this node's data is good, maybe the only good copy, and the wipe that
+ * the other lines advise would destroy it (found by an outside tester). */
+void el_d_retire_advice(const struct el_daemon *d)
+{
+	el_log(EL_LOG_ERROR, "node %u: if no --force-new-cluster or restore was run, an "
+	       "incarnation file is wrong instead (the other node's damaged or replaced, or this "
+	       "node's lost or replaced): do NOT wipe this node. Copy a good member's "
+	       "DATA_DIR/incarnation (a healthy cluster's all match) over each wrong one, its node "
+	       "stopped, delete %s/%s and start this node", d->cfg.id,
+	       d->cfg.data_dir, REMOVED_FILE);
 }
 
 /* A node already runs on the data directory (it holds the lock): say so

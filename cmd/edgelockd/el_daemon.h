@@ -195,6 +195,7 @@ enum el_d_inc_verdict {
 	EL_D_INC_THEY_STALE, /* the sender's data is from before ours */
 	EL_D_INC_WE_STALE,   /* ours is from before the sender's: stop */
 	EL_D_INC_OTHER,      /* another cluster made from this one */
+	EL_D_INC_DAMAGED,    /* another generation, our nonce: a file damaged or tampered */
 };
 
 struct el_daemon {
@@ -269,6 +270,9 @@ int el_d_open(struct el_daemon *d, bool bootstrap, bool join);
 /* Stop for good, as on this node's removal: why goes to data_dir's removed
  * file, and the next start on this data is refused, saying how to come back. */
 void el_d_retire(struct el_daemon *d, const char *why);
+/* After stopping on a newer incarnation: the other causes (an incarnation
+ * file lost, damaged or replaced) and how to mend them without a wipe. */
+void el_d_retire_advice(const struct el_daemon *d);
 
 /* incarnation.c: without a file, data (has_state) is of generation 0 and
  * no data has none yet; EL_EINVAL (logged) when the file is damaged. */

@@ -25,6 +25,31 @@
  * messages, and the member stops on hearing so). One of the same
  * generation with another nonce is another cluster made from this one
  * (two forced survivors): refused, said on both sides.
+ *
+ * That verdict is final, so the file must not lie: one flipped bit in a
+ * follower's "generation 1" (read as 3) made both healthy members stop for
+ * good on its hello, and the log's advice (wipe data_dir) then destroyed
+ * the only good copies (found by an outside tester). So:
+ *   - The file is two lines, "generation N nonce HEX\n" and "crc HEX\n",
+ *     the CRC-32C of the first line (its newline included), and nothing
+ *     else is read as an incarnation: a damaged or hand-edited file stops
+ *     the start (exit 2), naming the file and the repair (every member of
+ *     a healthy cluster holds the same lines: copy another member's).
+ *     The checksum is a line of its own so that the release before, which
+ *     reads only the first line, still opens the file after a downgrade.
+ *     That release wrote the first line alone: such a file still loads,
+ *     and is rewritten with its checksum, synced, at the start. "joining\n"
+ *     has none: no flip turns it into a generation, and any other damage
+ *     to it fails the parse.
+ *   - A hello whose generation differs from ours with the SAME nonce is
+ *     no --force-new-cluster's (random nonce) nor restore's (generation 1,
+ *     a later force draws a new nonce): one side's file is damaged or
+ *     tampered with (an old release's line has no checksum), so it is
+ *     refused both ways, never taken as newer or older.
+ *   - Stopping on a newer incarnation says the other causes too (this
+ *     node's file lost or replaced, the other node's damaged or copied from
+ *     another cluster: the checksum cannot tell a whole file copied in)
+ *     and that the node must then not be wiped (el_d_retire_advice, daemon.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -32,21 +57,77 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "el_crc32c.h"
 #include "el_daemon.h"
 #include "el_error.h"
 #include "el_peer_hello.h"
 
 #define INCARNATION_FILE "incarnation"
 #define JOINING_LINE "joining\n"
+#define TEXT_MAX 96 /* both lines at most 58 bytes */
+
+enum inc_kind { INC_DAMAGED, INC_JOINING, INC_CHECKED, INC_LEGACY };
 
 static void path_of(const char *dir, char *path, size_t cap)
 {
 	snprintf(path, cap, "%s/%s", dir, INCARNATION_FILE);
 }
 
+/* The file's text for inc; *first_len: its first line's length. */
+static size_t render(const struct el_d_incarnation *inc, char text[TEXT_MAX], size_t *first_len)
+{
+	if (!inc->known) {
+		*first_len = sizeof JOINING_LINE - 1;
+		return (size_t)snprintf(text, TEXT_MAX, "%s", JOINING_LINE);
+	}
+	char first[TEXT_MAX / 2 + 8];
+	const int n = snprintf(first, sizeof first, "generation %u nonce %016llx\n",
+			       inc->generation, (unsigned long long)inc->nonce);
+	*first_len = (size_t)n;
+	return (size_t)snprintf(text, TEXT_MAX, "%scrc %08x\n", first,
+				(unsigned)el_crc32c(0, first, (size_t)n));
+}
+
+/* Only what render writes, byte for byte, or the last release's first line
+ * alone; a generation above 0 has a nonce, generation 0 none. */
+static enum inc_kind parse(const char *text, size_t len, struct el_d_incarnation *out)
+{
+	if (len == sizeof JOINING_LINE - 1 && memcmp(text, JOINING_LINE, len) == 0)
+		return INC_JOINING;
+	unsigned gen = 0;
+	unsigned long long nonce = 0;
+	if (sscanf(text, "generation %u nonce %16llx", &gen, &nonce) != 2 ||
+	    (gen == 0) != (nonce == 0))
+		return INC_DAMAGED;
+	*out = (struct el_d_incarnation){ .known = true, .generation = gen, .nonce = nonce };
+	char want[TEXT_MAX];
+	size_t first = 0;
+	const size_t n = render(out, want, &first);
+	if (len == n && memcmp(text, want, n) == 0)
+		return INC_CHECKED;
+	if (len == first && memcmp(text, want, first) == 0)
+		return INC_LEGACY;
+	*out = (struct el_d_incarnation){ .known = false };
+	return INC_DAMAGED;
+}
+
+/* Two lines: what is wrong with which file, then the repair, each whole
+ * within el_log's line. */
+static void say_damaged(const char *path)
+{
+	el_log(EL_LOG_ERROR, "%s is damaged (its checksum does not match, or it is not the "
+	       "\"generation N nonce HEX\" and \"crc HEX\" lines edgelockd writes, nor "
+	       "\"joining\"): not starting, since a wrong incarnation in this node's hellos can "
+	       "stop the healthy members for good", path);
+	el_log(EL_LOG_ERROR, "to repair %s: the members of a healthy cluster hold the same "
+	       "lines in DATA_DIR/incarnation (generation 0 or no file if never forced nor "
+	       "restored): compare the other members' files and copy theirs over this one; or "
+	       "wipe data_dir, start this node with --join and `edgelock members add` it", path);
+}
+
 int el_d_incarnation_load(const char *dir, bool has_state, struct el_d_incarnation *out)
 {
-	char path[EL_DCFG_PATH_MAX + sizeof INCARNATION_FILE + 1], line[96] = "";
+	char path[EL_DCFG_PATH_MAX + sizeof INCARNATION_FILE + 1], text[TEXT_MAX + 1];
 	path_of(dir, path, sizeof path);
 	memset(out, 0, sizeof *out);
 	FILE *f = fopen(path, "r");
@@ -54,20 +135,26 @@ int el_d_incarnation_load(const char *dir, bool has_state, struct el_d_incarnati
 		out->known = has_state;
 		return errno == ENOENT ? EL_OK : EL_EIO;
 	}
-	const bool read = fgets(line, sizeof line, f) != NULL;
+	const size_t len = fread(text, 1, TEXT_MAX, f); /* more: damaged */
+	const bool failed = ferror(f) != 0;
 	fclose(f);
-	unsigned gen = 0;
-	unsigned long long nonce = 0;
-	char end = 0;
-	if (read && strcmp(line, JOINING_LINE) == 0)
-		return EL_OK;
-	if (read && sscanf(line, "generation %u nonce %16llx%c", &gen, &nonce, &end) == 3 &&
-	    end == '\n') {
-		*out = (struct el_d_incarnation){ .known = true, .generation = gen, .nonce = nonce };
-		return EL_OK;
+	text[len] = '\0';
+	if (failed) {
+		el_log(EL_LOG_ERROR, "cannot read %s", path);
+		return EL_EIO;
 	}
-	el_log(EL_LOG_ERROR, "%s is damaged (not \"generation N nonce HEX\" nor \"joining\"): "
-	       "restore it from the node's other copies, or wipe data_dir and --join", path);
+	switch (parse(text, len, out)) {
+	case INC_JOINING:
+	case INC_CHECKED:
+		return EL_OK;
+	case INC_LEGACY:
+		el_log(EL_LOG_INFO, "%s: the last release's line, without a checksum: rewritten "
+		       "with one", path);
+		return el_d_incarnation_save(dir, out);
+	case INC_DAMAGED:
+		break;
+	}
+	say_damaged(path);
 	return EL_EINVAL;
 }
 
@@ -111,14 +198,13 @@ int el_d_incarnation_clear(const char *dir)
 int el_d_incarnation_save(const char *dir, const struct el_d_incarnation *inc)
 {
 	char path[EL_DCFG_PATH_MAX + sizeof INCARNATION_FILE + 1], tmp[sizeof path + 4];
-	char line[96];
+	char line[TEXT_MAX];
+	size_t first = 0;
 	path_of(dir, path, sizeof path);
 	snprintf(tmp, sizeof tmp, "%s.tmp", path);
-	const int n = inc->known ? snprintf(line, sizeof line, "generation %u nonce %016llx\n",
-					    inc->generation, (unsigned long long)inc->nonce)
-				 : snprintf(line, sizeof line, "%s", JOINING_LINE);
+	const size_t n = render(inc, line, &first);
 	const int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	bool ok = fd >= 0 && write(fd, line, (size_t)n) == n && fsync(fd) == 0;
+	bool ok = fd >= 0 && write(fd, line, n) == (ssize_t)n && fsync(fd) == 0;
 	if (fd >= 0)
 		close(fd);
 	ok = ok && rename(tmp, path) == 0;
@@ -164,6 +250,8 @@ enum el_d_inc_verdict el_d_incarnation_judge(const struct el_d_incarnation *ours
 		return EL_D_INC_ADOPT;
 	if (h->generation == ours->generation && h->nonce == ours->nonce)
 		return EL_D_INC_SAME;
+	if (h->nonce == ours->nonce) /* no force nor restore makes that: see the top */
+		return EL_D_INC_DAMAGED;
 	if (h->generation < ours->generation)
 		return EL_D_INC_THEY_STALE;
 	return h->generation > ours->generation ? EL_D_INC_WE_STALE : EL_D_INC_OTHER;

@@ -242,7 +242,8 @@ static void refuse_cluster(struct el_daemon *d, uint64_t conn, const struct el_p
 /* The hello's incarnation against ours (incarnation.c): true when the
  * connection may go on. A stale sender is refused; a sender newer than us
  * makes this node stop for good (its data must not serve); one without
- * any, or ours adopted from it, goes on. */
+ * any, or ours adopted from it, goes on; one that shares our nonce but not
+ * our generation is a damaged file on one side: refused, by both. */
 static bool incarnation_ok(struct el_daemon *d, uint64_t conn, const struct el_peer_hello *h)
 {
 	const struct el_d_incarnation theirs = { .known = true, .generation = h->generation,
@@ -271,13 +272,24 @@ static bool incarnation_ok(struct el_daemon *d, uint64_t conn, const struct el_p
 		snprintf(why, sizeof why, "node %u's data predates a --force-new-cluster or restore "
 			 "of its cluster: node %u is of incarnation %s, this data of %s", d->cfg.id,
 			 h->node, theirs_s, ours_s);
+		if (d->stopping) /* said on the first such hello */
+			break;
 		el_log(EL_LOG_ERROR, "%s: stopping for good (it must not serve)", why);
 		el_d_retire(d, why);
+		el_d_retire_advice(d);
 		break;
 	case EL_D_INC_OTHER:
 		snprintf(why, sizeof why, "its data is of another cluster made from this one "
 			 "(incarnation %s, this node's %s: --force-new-cluster or restore run twice?): "
 			 "keep one, wipe the other's nodes and --join them", theirs_s, ours_s);
+		refuse(d, conn, why, h->node);
+		return false;
+	case EL_D_INC_DAMAGED:
+		snprintf(why, sizeof why, "node %u's incarnation %s and node %u's %s share a nonce "
+			 "but not a generation, which no --force-new-cluster or restore makes: one of "
+			 "the two incarnation files is damaged or tampered with: compare the members' "
+			 "DATA_DIR/incarnation files and copy a good one over the odd one (its node "
+			 "stopped)", h->node, theirs_s, d->cfg.id, ours_s);
 		refuse(d, conn, why, h->node);
 		return false;
 	}

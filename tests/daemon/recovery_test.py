@@ -9,6 +9,11 @@ with its token and the session, and grants the next lock a higher token.
 A damaged backup and a restore over existing state are refused; a restore
 that runs out of space (a small tmpfs, root only) removes what it wrote and
 a retry with room works. The leader's backup line names the client.
+In the restored cluster, a follower's incarnation file damaged (a flipped
+bit: the checksum refuses it), an old release's line with a flipped
+generation (the others' nonce: refused both ways, nobody stops) and the
+file lost (the node stops, saying not to wipe it): each mended by copying
+another member's file.
 
 Lost quorum: two of the three are killed for good (SIGKILL, data
 directories set aside) and the survivor too. The survivor restarts with
@@ -32,7 +37,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from elcluster import Cluster, Checks  # noqa: E402
+from elcluster import Cluster, Checks, eventually  # noqa: E402
 
 check = Checks()
 
@@ -133,6 +138,10 @@ def test_backup_restore(c):
         check("restore: the next token is higher than every one in the backup",
               rep.get(3, 0) == 0 and rep.get(11, 0) > token, repr(rep))
         conn.close()
+        try:  # its failures must not skip the rest of this test
+            test_incarnation_damage(n, next(i for i in sorted(n.procs) if i != nl))
+        except Exception as e:  # noqa: BLE001 - reported as a failed check
+            check("test_incarnation_damage", False, "raised %r" % (e,))
     finally:
         n.stop_all()
     bad = os.path.join(c.dir, "bad.snap")
@@ -150,6 +159,132 @@ def test_backup_restore(c):
     test_backup_checksum(backup, empty, os.path.join(c.dir, "legacy-restore"))
     test_restore_full_disk(c, backup, s, token)
     c.start_all()  # the original cluster again, for the lost-quorum test
+
+
+def crc32c(data):
+    crc = 0xFFFFFFFF
+    for b in data:
+        crc ^= b
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+    return crc ^ 0xFFFFFFFF
+
+
+def incarnation_text(gen, nonce):
+    """What edgelockd writes: the first line and its CRC-32C (incarnation.c)."""
+    first = "generation %d nonce %s\n" % (gen, nonce)
+    return first + "crc %08x\n" % crc32c(first.encode())
+
+
+def running(n, ids):
+    return all(n.procs.get(i) is not None and n.procs[i].poll() is None for i in ids)
+
+
+def exits(n, i, timeout):
+    """Node i's exit status once it stops by itself (popped), None if it runs on."""
+    eventually(lambda: n.procs[i].poll() is not None, timeout=timeout)
+    return n.stop(i)[0] if n.procs[i].poll() is not None else None
+
+
+def restart_with(n, i, text):
+    """Node i restarted on its data with text as its incarnation file (None:
+    no file); the length of its log before, to read what it says next."""
+    n.stop(i)
+    path = os.path.join(n.data(i), "incarnation")
+    if text is None:
+        os.remove(path)
+    else:
+        with open(path, "w") as f:
+            f.write(text)
+    start = os.path.getsize(n.log(i))
+    n.start(i)
+    return start
+
+
+def log_from(n, i, start):
+    with open(n.log(i)) as f:
+        f.seek(start)
+        return f.read()
+
+
+def test_incarnation_damage(n, f):
+    """A restored cluster (generation 1, the backup's nonce) whose follower f
+    gets a wrong incarnation file. Before, one flipped bit ("generation 1"
+    read as 3) made both healthy members stop for good on f's hello, and f
+    ran alone; the log's advice, wipe them, would have destroyed the good
+    copies. Now a checksum refuses the damaged file; a last release's line
+    (no checksum) with a flipped generation shares the others' nonce, which
+    no force or restore makes, and is refused both ways; a lost file (read
+    as generation 0) still stops f, saying not to wipe it and how to mend it;
+    and copying another member's file mends each case."""
+    healthy = [i for i in sorted(n.procs) if i != f]
+    with open(os.path.join(n.data(f), "incarnation")) as fh:
+        good = fh.read()
+    m = re.match(r"generation 1 nonce ([0-9a-f]{16})\n", good)
+    nonce = m.group(1) if m else "0" * 15 + "1"
+    check("incarnation: the file is its line and the line's CRC-32C",
+          good == incarnation_text(1, nonce), repr(good))
+    # one flipped bit: '1' (0x31) -> '3' (0x33) in the generation
+    path = os.path.join(n.data(f), "incarnation")
+    at = restart_with(n, f, good.replace("generation 1", "generation 3", 1))
+    code = exits(n, f, 10)
+    said = log_from(n, f, at)
+    check("incarnation: a flipped bit fails the checksum: exit 2, naming the file and the "
+          "repair", code == 2 and path + " is damaged" in said and
+          "compare the other members' files" in said and "--join" in said,
+          "exit %r: %s" % (code, said[-600:]))
+    time.sleep(1.0)  # had it run, its hellos would have reached them
+    check("incarnation: ... and the healthy members run on and lead",
+          running(n, healthy) and n.wait_leader(timeout=10) in healthy,
+          "running %r" % [i for i in healthy if running(n, [i])])
+    # the last release's line (no checksum), the same flip: the others' nonce
+    legacy = "generation 3 nonce %s\n" % nonce
+    at = {i: os.path.getsize(n.log(i)) for i in healthy}
+    at[f] = restart_with(n, f, legacy)
+    heard = eventually(lambda: all("share a nonce but not a generation" in log_from(n, i, at[i])
+                                   for i in healthy + [f]), timeout=15)
+    with open(path) as fh:
+        rewritten = fh.read()
+    check("incarnation: a last release's line loads and is rewritten with its checksum",
+          rewritten == incarnation_text(3, nonce) and running(n, [f]), repr(rewritten))
+    check("incarnation: another generation with the same nonce is refused both ways as "
+          "damaged or tampered, and nobody stops", heard and running(n, healthy + [f]),
+          "running %r: %s" % ([i for i in sorted(n.procs) if running(n, [i])],
+                              log_from(n, healthy[0], at[healthy[0]])[-600:]))
+    mend(n, f, healthy, "a same-nonce file")
+    test_incarnation_lost(n, f, healthy)
+
+
+def mend(n, f, healthy, what):
+    """The advice: copy a healthy member's file over f's; f runs with them."""
+    n.stop(f)
+    shutil.copyfile(os.path.join(n.data(healthy[0]), "incarnation"),
+                    os.path.join(n.data(f), "incarnation"))
+    n.start(f)
+    leader = n.wait_leader(timeout=15)
+    time.sleep(1.0)
+    check("incarnation: %s mended by copying a member's file: all three run" % what,
+          running(n, healthy + [f]) and leader in healthy + [f],
+          "running %r" % [i for i in sorted(n.procs) if running(n, [i])])
+
+
+def test_incarnation_lost(n, f, healthy):
+    """f's file deleted: its data reads as generation 0 and it stops on the
+    others' hello, as before, but the lines no longer say only that its data
+    predates a force or restore: they name a lost file and say not to wipe."""
+    at = restart_with(n, f, None)
+    code = exits(n, f, 15)
+    said = log_from(n, f, at)
+    advice = [ln for ln in said.splitlines() if "do NOT wipe" in ln]
+    check("incarnation: a lost file stops the node, saying a file may be lost and not to "
+          "wipe it (the line whole)", code is not None and advice and
+          "lost or replaced" in advice[0] and advice[0].endswith("and start this node") and
+          len(advice[0]) < 512, "exit %r: %s" % (code, said[-800:]))
+    out = subprocess.run([n.bin, "-c", n.config(f)], capture_output=True, text=True, timeout=10)
+    check("incarnation: its restart is refused, with the same advice",
+          out.returncode == 1 and "do NOT wipe" in out.stderr, out.stderr[-600:])
+    os.remove(os.path.join(n.data(f), "removed"))
+    mend(n, f, healthy, "a lost file")
 
 
 def restore(n, backup):
