@@ -11,6 +11,8 @@
 #   make test-chaos                  suite chaos-short (in make test, ~1 min):
 #                                    22 s fenced, zero violations; a 15 s control
 #                                    (client pauses), lost updates found
+#   make test-rejoin                 suite chaos-rejoin (in make test, ~35 s): a
+#                                    leader cut off 30 s rejoins within 6 s
 
 # Prerequisites name variables of fragments read later ($$(VAR)).
 .SECONDEXPANSION:
@@ -41,5 +43,13 @@ test-chaos: $(CHAOS_DEPS)
 	@tests/run-suite.sh $(BUILD)/results chaos-short /usr/bin/python3 tests/chaos/short.py $(BUILD)
 TESTS += test-chaos
 SERIAL_TESTS += test-chaos
+
+# A leader cut off by dropped packets for 30 s rejoins within 6 s of the
+# heal (TCP_USER_TIMEOUT on peer links); needs root, ~35 s.
+.PHONY: test-rejoin
+test-rejoin: $(CHAOS_DEPS)
+	@tests/run-suite.sh $(BUILD)/results chaos-rejoin /usr/bin/python3 tests/chaos/rejoin.py $(BUILD)
+TESTS += test-rejoin
+SERIAL_TESTS += test-rejoin
 SERIAL_PREREQS += $(CHAOS_DEPS)
 ALL_TARGETS += $(CHAOS_WORKER) $(CHAOS_EDGELOCKD)

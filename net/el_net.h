@@ -70,6 +70,10 @@ struct el_net_config {
 	uint32_t client_sendq_max; /* frames queued to one client before it is dropped */
 	uint32_t peer_sendq_max;   /* frames queued to one peer before frames are dropped */
 	uint32_t inq_per_conn_max; /* frames of one connection waiting in the input queue */
+	/* A peer connection whose sent bytes stay unacknowledged this long is
+	 * closed (TCP_USER_TIMEOUT) and redialed; 0: the kernel's default
+	 * (retransmits backing off for many minutes) */
+	uint32_t peer_user_timeout_ms;
 };
 
 enum el_net_kind {

@@ -66,6 +66,21 @@ void net_conn_uncount(struct el_net *net, const struct conn *c)
 		net->client_conns--;
 }
 
+/* A peer link that silently stops carrying packets (a cut cable, a
+ * firewall dropping them) keeps its connection open while TCP retransmits
+ * with backoff: after a 60 s cut a node rejoined only 48 s after the
+ * network healed (an outside tester, nftables drops in namespaces). Peers
+ * talk at every heartbeat, so bytes unacknowledged for this long mean the
+ * link is gone: the kernel closes it (SYN retries included) and the dialer
+ * redials within its backoff. A process that is stopped still acknowledges
+ * (the kernel does), so a paused peer does not trip it. */
+static void peer_user_timeout(int fd, uint32_t ms)
+{
+	const unsigned int t = ms;
+	if (ms > 0)
+		(void)setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &t, sizeof t);
+}
+
 static struct conn *conn_alloc(struct el_net *net, int fd, uint8_t kind)
 {
 	struct conn *c = calloc(1, sizeof *c);
@@ -87,6 +102,8 @@ static struct conn *conn_alloc(struct el_net *net, int fd, uint8_t kind)
 	c->deadline_ms = el_now_ms() + NET_HANDSHAKE_MS;
 	const int one = 1; /* a frame is a request or a Raft message: send it now */
 	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+	if (kind != C_CLIENT)
+		peer_user_timeout(fd, net->cfg.peer_user_timeout_ms);
 	return c;
 }
 
@@ -152,7 +169,8 @@ void net_peer_wait(struct peer *p, uint64_t now)
 
 /* A socket connecting to the n-th address of list (rotating, so a name
  * with an address nobody listens on still reaches the other). */
-static int dial_socket(const struct addrinfo *list, uint32_t n, const char **why)
+static int dial_socket(const struct addrinfo *list, uint32_t n, uint32_t user_timeout_ms,
+		       const char **why)
 {
 	uint32_t count = 0;
 	for (const struct addrinfo *ai = list; ai != NULL; ai = ai->ai_next)
@@ -166,6 +184,8 @@ static int dial_socket(const struct addrinfo *list, uint32_t n, const char **why
 		ai = ai->ai_next;
 	int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
 			ai->ai_protocol);
+	if (fd >= 0)
+		peer_user_timeout(fd, user_timeout_ms); /* before the SYN: bounds its retries */
 	if (fd >= 0 && connect(fd, ai->ai_addr, ai->ai_addrlen) != 0 && errno != EINPROGRESS) {
 		*why = strerror(errno);
 		close(fd);
@@ -179,7 +199,7 @@ static void dial_connect(struct el_net *net, int i, const struct net_resolving *
 			 const struct addrinfo *list)
 {
 	const char *why = "out of memory";
-	const int fd = dial_socket(list, rs->attempt, &why);
+	const int fd = dial_socket(list, rs->attempt, net->cfg.peer_user_timeout_ms, &why);
 	struct conn *c = fd < 0 ? NULL : conn_alloc(net, fd, C_PEER_OUT);
 	const el_id_t id = rs->id;
 	char name[32];

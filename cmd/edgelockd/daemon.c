@@ -326,6 +326,15 @@ static int open_node(struct el_daemon *d, bool bootstrap)
 	return EL_OK;
 }
 
+/* How long a peer link may leave bytes unacknowledged before it is closed
+ * and redialed (net/el_net.h): two election timeouts, at least 2 s (a busy
+ * LAN's retransmits recover well within that), at most 30 s. */
+static uint32_t peer_user_timeout_ms(uint32_t election_ms)
+{
+	const uint32_t t = 2u * election_ms;
+	return t < 2000u ? 2000u : t > 30000u ? 30000u : t;
+}
+
 static int open_net(struct el_daemon *d)
 {
 	const struct el_net_config nc = {
@@ -340,6 +349,7 @@ static int open_net(struct el_daemon *d)
 		.client_sendq_max = d->cfg.client_queue,
 		.peer_sendq_max = d->cfg.peer_queue,
 		.inq_per_conn_max = 256,
+		.peer_user_timeout_ms = peer_user_timeout_ms(d->cfg.election_ms),
 	};
 	int rc = el_net_start(&d->net, &nc);
 	if (rc == EL_OK)

@@ -81,6 +81,16 @@ class Net:
         self._set("add", a, self.addr[b])
         self._set("add", b, self.addr[a])
 
+    def block_at(self, a, b):
+        """Drop traffic between a and b both ways, by rules in a's namespace
+        only: b's kernel sees its packets lost on the wire and backs off its
+        retransmits, as behind a cut cable (a sender whose own output rule
+        drops a packet retries every 500 ms instead, never backing off)."""
+        if (a, b) in self.blocked or (b, a) in self.blocked or a == b:
+            return
+        self.blocked.add((a, b))
+        self._set("add", a, self.addr[b])
+
     def heal(self):
         for a, b in list(self.blocked):
             self._set("delete", a, self.addr[b])
