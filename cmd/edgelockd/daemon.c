@@ -96,15 +96,16 @@ static int check_not_removed(const struct el_daemon *d)
 	return EL_ESTOPPED;
 }
 
-/* A node already runs on the data directory (it holds the lock): say so
- * first, with its pid, since every other advice (bootstrap, join, restart)
- * would only meet that lock next. */
+/* A node already runs on the data directory (it holds the lock, on the
+ * directory itself too: el_dirlock.h, so a removed LOCK file does not hide
+ * it): say so first, with its pid, since every other advice (bootstrap,
+ * join, restart) would only meet that lock next. */
 static int check_not_running(const struct el_daemon *d, bool bootstrap)
 {
 	const long pid = el_dirlock_holder(d->cfg.data_dir);
 	if (pid < 0)
 		return EL_OK;
-	char who[48] = "";
+	char who[80] = " (pid unknown: its LOCK file, which names it, was removed)";
 	if (pid > 0)
 		snprintf(who, sizeof who, " (pid %ld)", pid);
 	el_log(EL_LOG_ERROR, "data_dir %s is in use by a running edgelockd%s: %s. To restart "

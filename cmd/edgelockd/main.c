@@ -268,9 +268,10 @@ static void fewer_malloc_arenas(void)
  * set aside: el_net's own (el_net_fds_reserved: peer handshakes, dials,
  * name lookups), the peer connections the loop keeps (EL_D_INBOUND_MAX, and
  * one being refused), the metrics server's (EL_D_HTTP_FDS), and FD_RESERVE
- * for storage (LOCK, the directory, the WAL segment and the next one,
- * snapshot.tmp, the parent directory at creation), stdio, the notify socket
- * and the certificate and CRL files SIGHUP reads.
+ * for storage (LOCK and the directory's lock, the directory, the WAL
+ * segment and the next one, snapshot.tmp, the parent directory at
+ * creation), stdio, the notify socket and the certificate and CRL files
+ * SIGHUP reads.
  *
  * A limit too low lowers max_clients, with a warning naming the numbers,
  * rather than refusing to start: the node is a Raft voter first, and a

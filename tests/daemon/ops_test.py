@@ -22,6 +22,8 @@ daemons over TLS on loopback (docs/operations.md):
       before it wrote it) it stops by itself again.
   (d) a node that is no member dialing for 6 s: each member logs the
       refusal once, not at every dial.
+  (e) DATA_DIR/LOCK removed while node 1 runs: a second daemon on that
+      data_dir (other ports) is refused, naming it.
 
 Processes are started and stopped by PID. Prints "N passed, N failed".
 """
@@ -259,6 +261,13 @@ def peer_addr(c, i):
     return "tls+tcp://127.0.0.1:%d" % c.peer_port[i]
 
 
+def knows_leader(c, i):
+    try:
+        return c.procs[i].poll() is None and c.status(i).get(17, 0) > 0
+    except (OSError, EOFError, KeyError):
+        return False
+
+
 def members(c, i):
     return {m.get(20): m.get(23, 0) for m in c.status(i).get(28, [])}
 
@@ -323,6 +332,33 @@ def test_refusal_rate(c):
           all(n == 1 for n in counts.values()), repr(counts))
 
 
+def test_lock_removed(c):
+    """DATA_DIR/LOCK removed while node 1 runs (a "stale pidfile" cleaned
+    up): a second edgelockd on that data_dir, on ports of its own, is
+    refused. Before, it made a new LOCK, locked it and recovered the live WAL."""
+    lock = os.path.join(c.data(1), "LOCK")
+    os.unlink(lock)
+    ports = free_ports(2)
+    p = subprocess.Popen([c.bin, "-c", c.config(1), "--peer-addr",
+                          "tls+tcp://127.0.0.1:%d" % ports[0], "--peer",
+                          "1=tls+tcp://127.0.0.1:%d" % ports[0], "--client-addr",
+                          "tls+tcp://127.0.0.1:%d" % ports[1]],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    rc = exit_within(p, 10.0)
+    if rc is None:
+        p.kill()
+    out = p.communicate()[0]
+    check("LOCK removed: a second daemon on the data_dir is refused, exit 2", rc == 2,
+          "exit %r: %s" % (rc, out[-600:]))
+    check("LOCK removed: it says a node runs there and what to do",
+          "data_dir %s is in use by a running edgelockd (pid unknown: its LOCK file, which "
+          "names it, was removed): this node already runs" % c.data(1) in out and
+          "needs its own data_dir" in out, out[-600:])
+    check("LOCK removed: the refused start made no new LOCK", not os.path.exists(lock))
+    check("LOCK removed: node 1 still runs and serves",
+          eventually(lambda: knows_leader(c, 1), 10.0))
+
+
 def main():
     build = sys.argv[1] if len(sys.argv) > 1 else "build"
     random.seed(int(os.environ.get("SEED", "1")))
@@ -335,7 +371,7 @@ def main():
     try:
         c.start_all(bootstrap=True)
         leader = c.wait_leader()
-        for t in (test_removed, test_refusal_rate):
+        for t in (test_removed, test_refusal_rate, test_lock_removed):
             try:
                 t(c, leader) if t is test_removed else t(c)
             except Exception as e:  # noqa: BLE001
