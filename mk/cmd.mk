@@ -12,7 +12,8 @@
 #   make test-sd-notify, test-fuzz-sd-env  the notify client (sd_notify.c): unit
 #                         tests and a fuzz target of the environment values it reads
 #   make test-daemon-ops      idle-connection floods under an open-files limit of 1024, a
-#                             full disk, a removed node started again (ops_test.py)
+#                             full disk, a removed node started again, a removed LOCK
+#                             file, a node on another node's data_dir (ops_test.py)
 #   make test-daemon-limits   [limits]: sessions per identity, a connection flood past
 #                         max_clients, requests in flight per connection, claims and
 #                         watches per identity, the lease bound (limits_test.py)
@@ -108,7 +109,8 @@ $(eval $(call daemon_suite,daemon-systemd,systemd_test.py))
 $(eval $(call daemon_suite,daemon-limits,limits_test.py))
 
 # What an operator meets: connection floods under a low open-files limit, a
-# full disk, a removed node started again, a non-member's refusals logged once
+# full disk, a removed node started again, a non-member's refusals logged once,
+# a second daemon after `rm DATA_DIR/LOCK`, another node's data_dir (owner.c)
 $(eval $(call daemon_suite,daemon-ops,ops_test.py))
 
 # Semaphores (issue 17): ten `edgelock lock -n 3` at once, a SIGKILLed holder,

@@ -14,7 +14,8 @@
  * Start: a new cluster is bootstrapped only with --bootstrap on an empty data
  * directory; a node joining an existing cluster starts empty with --join and
  * waits to be added; a plain start needs a directory that holds state. So a
- * node never silently starts a second cluster over existing data.
+ * node never silently starts a second cluster over existing data. Nor on
+ * another node's: the directory names the node whose state it holds (owner.c).
  * Stop (SIGTERM): a leader hands leadership to a caught-up voter with a live
  * link first, then the node exits within a few seconds.
  */
@@ -113,15 +114,16 @@ void el_d_retire_advice(const struct el_daemon *d)
 	       d->cfg.data_dir, REMOVED_FILE);
 }
 
-/* A node already runs on the data directory (it holds the lock): say so
- * first, with its pid, since every other advice (bootstrap, join, restart)
- * would only meet that lock next. */
+/* A node already runs on the data directory (it holds the lock, on the
+ * directory itself too: el_dirlock.h, so a removed LOCK file does not hide
+ * it): say so first, with its pid, since every other advice (bootstrap,
+ * join, restart) would only meet that lock next. */
 static int check_not_running(const struct el_daemon *d, bool bootstrap)
 {
 	const long pid = el_dirlock_holder(d->cfg.data_dir);
 	if (pid < 0)
 		return EL_OK;
-	char who[48] = "";
+	char who[80] = " (pid unknown: its LOCK file, which names it, was removed)";
 	if (pid > 0)
 		snprintf(who, sizeof who, " (pid %ld)", pid);
 	el_log(EL_LOG_ERROR, "data_dir %s is in use by a running edgelockd%s: %s. To restart "
@@ -137,6 +139,9 @@ static int check_start_mode(const struct el_daemon *d, bool bootstrap, bool join
 	if (check_not_running(d, bootstrap) != EL_OK)
 		return EL_ELOCKED;
 	bool state = el_d_has_state(d->cfg.data_dir);
+	/* another node's data first: its removed file is not this node's */
+	if (el_d_owner_guard(d->cfg.data_dir, d->cfg.id, state, false) != EL_OK)
+		return EL_EINVAL;
 	if (state && check_not_removed(d) != EL_OK)
 		return EL_ESTOPPED;
 	if (bootstrap && state) {
@@ -301,7 +306,10 @@ static int open_node(struct el_daemon *d, bool bootstrap)
 		storage_refused(d, rc);
 		return rc;
 	}
-	rc = open_incarnation(d, bootstrap);
+	/* this node's id first, before any state of it is written (owner.c) */
+	rc = el_d_owner_guard(d->cfg.data_dir, d->cfg.id, el_d_has_state(d->cfg.data_dir), true);
+	if (rc == EL_OK)
+		rc = open_incarnation(d, bootstrap);
 	if (rc != EL_OK)
 		return rc;
 	d->node = calloc(1, sizeof *d->node);

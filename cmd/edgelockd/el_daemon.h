@@ -8,6 +8,7 @@
  *   limits.c   [limits] claims and watches per identity, the session TTL bound
  *   metrics.c  Prometheus metrics over HTTP (el_d_metrics.h)
  *   notify.c   systemd: READY/STATUS, the watchdog from the loop, STOPPING
+ *   owner.c    which node's data the data directory holds (DATA_DIR/owner)
  *
  * One thread owns everything here; el_net's callbacks only queue frames.
  */
@@ -293,6 +294,17 @@ enum el_d_inc_verdict el_d_incarnation_judge(const struct el_d_incarnation *ours
 void el_d_incarnation_name(const struct el_d_incarnation *inc, char *out, size_t cap);
 /* True when dir holds Raft state (a snapshot or WAL segments). */
 bool el_d_has_state(const char *dir);
+/* owner.c: whose data dir holds (DATA_DIR/owner). EL_OK when dir may be
+ * node id's: its file names id, or it has none, or dir holds no state;
+ * otherwise EL_EINVAL with what is wrong in why[cap] and what to do in
+ * fix[cap] (another node's data, a damaged or unreadable file), said by
+ * the caller: the start logs them, --check-config prints them. */
+int el_d_owner_check(const char *dir, el_id_t id, bool has_state, char *why, char *fix,
+		     size_t cap);
+/* The start's and restore's: el_d_owner_check, its refusal logged; with
+ * record (the directory's lock held, before any state is written), id is
+ * written into the file unless it names id already. */
+int el_d_owner_guard(const char *dir, el_id_t id, bool has_state, bool record);
 /* The voters of a new cluster (--bootstrap, restore): cfg's [peers], this
  * node among them; EL_EINVAL (logged, naming what) otherwise. */
 int el_d_conf_of(const struct el_dcfg *cfg, struct el_conf *c, const char *what);

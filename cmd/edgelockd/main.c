@@ -46,8 +46,9 @@ static void usage(FILE *f)
 		"or --join, the data directory must hold state (a restart).\n"
 		"\n"
 		"  -c, --config FILE     the config file (INI; see dist/edgelockd.conf.example)\n"
-		"  --check-config FILE   validate FILE and its [tls] files as the start does,\n"
-		"                        print what is wrong, exit (0: valid, 1: not)\n"
+		"  --check-config FILE   validate FILE, its [tls] files and whose data\n"
+		"                        data_dir holds as the start does, print what is\n"
+		"                        wrong, exit (0: valid, 1: not)\n"
 		"  --bootstrap           start a NEW cluster of the [peers] members; the data\n"
 		"                        directory must be empty\n"
 		"  --join                start with an empty data directory and wait to be\n"
@@ -150,8 +151,22 @@ struct opts {
 	bool check, bootstrap, join, force;
 };
 
+/* --check-config: data_dir holding another node's state (or a damaged
+ * owner file) is refused as the start refuses it (owner.c), said as the
+ * other findings. */
+static bool owner_refused(const struct el_dcfg *c, const char *where)
+{
+	char why[1200], fix[1200];
+	if (c->data_dir[0] == '\0' || el_d_owner_check(c->data_dir, c->id,
+		el_d_has_state(c->data_dir), why, fix, sizeof why) == EL_OK)
+		return false;
+	fprintf(stderr, "edgelockd: %s: %s\nedgelockd: %s: %s\n", where, why, where, fix);
+	return true;
+}
+
 /* The whole config, as the start will check it: the file and flags, the
- * [tls] files under --check-config, this node among the --bootstrap voters.
+ * [tls] files and data_dir's owner under --check-config, this node among
+ * the --bootstrap voters.
  * 0 if the config can start a node; errors are already said. */
 static int check(struct el_dcfg *c, const struct opts *o, bool loaded)
 {
@@ -177,6 +192,8 @@ static int check(struct el_dcfg *c, const struct opts *o, bool loaded)
 		errors++;
 	}
 	el_ident_free(ident);
+	if (errors == 0 && loaded && o->check && owner_refused(c, where))
+		errors++;
 	return errors;
 }
 
@@ -268,9 +285,10 @@ static void fewer_malloc_arenas(void)
  * set aside: el_net's own (el_net_fds_reserved: peer handshakes, dials,
  * name lookups), the peer connections the loop keeps (EL_D_INBOUND_MAX, and
  * one being refused), the metrics server's (EL_D_HTTP_FDS), and FD_RESERVE
- * for storage (LOCK, the directory, the WAL segment and the next one,
- * snapshot.tmp, the parent directory at creation), stdio, the notify socket
- * and the certificate and CRL files SIGHUP reads.
+ * for storage (LOCK and the directory's lock, the directory, the WAL
+ * segment and the next one, snapshot.tmp, the parent directory at
+ * creation), stdio, the notify socket and the certificate and CRL files
+ * SIGHUP reads.
  *
  * A limit too low lowers max_clients, with a warning naming the numbers,
  * rather than refusing to start: the node is a Raft voter first, and a

@@ -104,12 +104,12 @@ static int check_backup(const char *file, const uint8_t *buf, uint32_t len, uint
 }
 
 /* Remove what a failed restore wrote into dir: the snapshot, its temp
- * file, WAL segments and the incarnation file, and when restore created
- * dir, its LOCK file and dir itself. Restore only ever seeds a directory
- * that held no state, so this leaves it as it was: a retry runs, instead
- * of being refused over a snapshot and part of a WAL that nobody can tell
- * whole or not. The count removed, or -1 when something could not be
- * (logged). */
+ * file, WAL segments, the incarnation and owner files, and when restore
+ * created dir, its LOCK file and dir itself. Restore only ever seeds a
+ * directory that held no state, so this leaves it as it was: a retry runs,
+ * instead of being refused over a snapshot and part of a WAL that nobody
+ * can tell whole or not. The count removed, or -1 when something could
+ * not be (logged). */
 static int undo_seed(const char *dir, bool created)
 {
 	DIR *dp = opendir(dir);
@@ -121,6 +121,7 @@ static int undo_seed(const char *dir, bool created)
 		char path[PATH_MAX];
 		if (strcmp(n, "snapshot") != 0 && strcmp(n, "snapshot.tmp") != 0 &&
 		    strncmp(n, "wal-", 4) != 0 && strncmp(n, "incarnation", 11) != 0 &&
+		    strncmp(n, "owner", 5) != 0 &&
 		    !(created && strcmp(n, "LOCK") == 0))
 			continue;
 		snprintf(path, sizeof path, "%s/%s", dir, n);
@@ -157,13 +158,15 @@ static int seed(const struct el_dcfg *cfg, const struct el_snapshot_meta *meta,
 	const struct el_storage_options opt = { .offline = true };
 	struct el_storage *st = NULL;
 	int rc = el_storage_open(&st, cfg->data_dir, &opt);
+	if (rc == EL_OK) /* the node whose state this is, before any of it (owner.c) */
+		rc = el_d_owner_guard(cfg->data_dir, cfg->id, false, true);
 	if (rc == EL_OK) { /* first: restored state must never read as generation 0 */
 		struct el_d_incarnation inc;
 		el_d_incarnation_of_backup(data, meta->len, &inc);
 		rc = el_d_incarnation_save(cfg->data_dir, &inc);
-		if (rc != EL_OK)
-			el_storage_close(st);
 	}
+	if (rc != EL_OK)
+		el_storage_close(st); /* NULL when it did not open */
 	if (rc == EL_OK) {
 		const struct el_hard_state hs = { .term = meta->term, .vote = 0,
 						  .commit = meta->index };

@@ -7,6 +7,7 @@
 
 #include <limits.h>
 
+#include "el_dirlock.h"
 #include "el_storage.h"
 #include "el_wal.h"
 
@@ -14,7 +15,7 @@
 
 struct el_storage {
 	char dir[PATH_MAX];
-	int lock_fd;
+	struct el_dirlock lock;
 	int dir_fd;
 	int failed;               /* sticky EL_ENOSPC / EL_EIO, or 0 */
 	bool offline;             /* el_storage_options.offline */

@@ -95,9 +95,9 @@ static int open_dir(struct el_storage *st, const char *dir)
 		el_log(EL_LOG_ERROR, "cannot create data directory %s: %s", dir, strerror(errno));
 		return el_io_error(errno);
 	}
-	st->lock_fd = el_dirlock_acquire(dir);
-	if (st->lock_fd < 0)
-		return st->lock_fd;
+	const int locked = el_dirlock_acquire(dir, &st->lock);
+	if (locked != EL_OK)
+		return locked;
 	st->dir_fd = el_io.open(dir, O_RDONLY | O_DIRECTORY, 0);
 	if (st->dir_fd < 0) {
 		el_log(EL_LOG_ERROR, "cannot open data directory %s: %s", dir, strerror(errno));
@@ -122,7 +122,8 @@ int el_storage_open(struct el_storage **out, const char *dir,
 	*out = NULL;
 	if (!st)
 		return EL_EIO;
-	st->lock_fd = st->dir_fd = -1;
+	st->lock = (struct el_dirlock){ .dir_fd = -1, .file_fd = -1 };
+	st->dir_fd = -1;
 	st->offline = opt != NULL && opt->offline;
 	rc = open_dir(st, dir);
 	el_wal_init(&st->wal, st->dir, st->dir_fd, seg);
@@ -144,7 +145,7 @@ void el_storage_close(struct el_storage *st)
 	el_wal_close(&st->wal);
 	if (st->dir_fd >= 0)
 		close(st->dir_fd);
-	el_dirlock_release(st->lock_fd);
+	el_dirlock_release(&st->lock);
 	free(st->terms);
 	free(st);
 }

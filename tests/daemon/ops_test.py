@@ -22,6 +22,12 @@ daemons over TLS on loopback (docs/operations.md):
       before it wrote it) it stops by itself again.
   (d) a node that is no member dialing for 6 s: each member logs the
       refusal once, not at every dial.
+  (e) DATA_DIR/LOCK removed while node 1 runs: a second daemon on that
+      data_dir (other ports) is refused, naming it.
+  (f) whose data a data_dir holds (DATA_DIR/owner): node 3's config on node
+      2's data is refused, by --check-config too, and node 2 still starts on
+      it; data without the file (the last release) starts and gets it; a
+      damaged file is refused.
 
 Processes are started and stopped by PID. Prints "N passed, N failed".
 """
@@ -259,6 +265,13 @@ def peer_addr(c, i):
     return "tls+tcp://127.0.0.1:%d" % c.peer_port[i]
 
 
+def knows_leader(c, i):
+    try:
+        return c.procs[i].poll() is None and c.status(i).get(17, 0) > 0
+    except (OSError, EOFError, KeyError):
+        return False
+
+
 def members(c, i):
     return {m.get(20): m.get(23, 0) for m in c.status(i).get(28, [])}
 
@@ -323,6 +336,102 @@ def test_refusal_rate(c):
           all(n == 1 for n in counts.values()), repr(counts))
 
 
+def test_lock_removed(c):
+    """DATA_DIR/LOCK removed while node 1 runs (a "stale pidfile" cleaned
+    up): a second edgelockd on that data_dir, on ports of its own, is
+    refused. Before, it made a new LOCK, locked it and recovered the live WAL."""
+    lock = os.path.join(c.data(1), "LOCK")
+    os.unlink(lock)
+    ports = free_ports(2)
+    p = subprocess.Popen([c.bin, "-c", c.config(1), "--peer-addr",
+                          "tls+tcp://127.0.0.1:%d" % ports[0], "--peer",
+                          "1=tls+tcp://127.0.0.1:%d" % ports[0], "--client-addr",
+                          "tls+tcp://127.0.0.1:%d" % ports[1]],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    rc = exit_within(p, 10.0)
+    if rc is None:
+        p.kill()
+    out = p.communicate()[0]
+    check("LOCK removed: a second daemon on the data_dir is refused, exit 2", rc == 2,
+          "exit %r: %s" % (rc, out[-600:]))
+    check("LOCK removed: it says a node runs there and what to do",
+          "data_dir %s is in use by a running edgelockd (pid unknown: its LOCK file, which "
+          "names it, was removed): this node already runs" % c.data(1) in out and
+          "needs its own data_dir" in out, out[-600:])
+    check("LOCK removed: the refused start made no new LOCK", not os.path.exists(lock))
+    check("LOCK removed: node 1 still runs and serves",
+          eventually(lambda: knows_leader(c, 1), 10.0))
+
+
+OWNER_LINE = r"node %d crc32c [0-9a-f]{8}\n\Z"
+
+
+def owner_of(c, i):
+    try:
+        with open(os.path.join(c.data(i), "owner")) as f:
+            return f.read()
+    except OSError as e:
+        return repr(e)
+
+
+def start_refused(c, i, *flags):
+    """Node i's config started with flags: (exit status within 10 s, its log's new lines)."""
+    before = len(log_text(c, i))
+    rc = exit_within(c.start(i, *flags), 10.0)
+    c.stop(i)
+    return rc, log_text(c, i)[before:]
+
+
+def test_owner(c):
+    """Nodes 2 and 3 stopped, node 3's config on node 2's data is refused
+    (before: it ran, and won elections as node 3 with node 2's votes and
+    log), --check-config says so too, and node 2 still starts on it. Node
+    3's data without its owner file (as the last release left it) starts
+    and gets the file; a damaged file is refused."""
+    for i in (2, 3):
+        c.stop(i)
+    check("owner: each data_dir names its node", all(
+        re.match(OWNER_LINE % i, owner_of(c, i)) for i in (1, 2, 3)),
+        repr([owner_of(c, i) for i in (1, 2, 3)]))
+    rc, tail = start_refused(c, 3, "--data-dir", c.data(2))
+    check("owner: node 3 on node 2's data_dir is refused at once, exit 2", rc == 2,
+          "exit %r: %s" % (rc, tail[-600:]))
+    check("owner: the refusal names both nodes and what to do",
+          "data_dir %s holds node 2's data (%s/owner), not node 3's ([node] id)"
+          % (c.data(2), c.data(2)) in tail and "start this one only with node 2's config"
+          in tail and "wipe it and start node 3 with --join" in tail, tail[-900:])
+    chk = subprocess.run([c.bin, "--check-config", c.config(3), "--data-dir", c.data(2)],
+                         capture_output=True, text=True, timeout=20)
+    check("owner: --check-config says the same, exit 1", chk.returncode == 1 and
+          "edgelockd: %s: data_dir %s holds node 2's data" % (c.config(3), c.data(2))
+          in chk.stderr, "exit %d: %s" % (chk.returncode, chk.stderr[-600:]))
+    c.start(2)
+    c.start(3)
+    check("owner: node 2 (and node 3) start on their own data afterwards",
+          eventually(lambda: knows_leader(c, 2) and knows_leader(c, 3), 25.0) and
+          re.match(OWNER_LINE % 2, owner_of(c, 2)), owner_of(c, 2))
+    c.stop(3)
+    os.unlink(os.path.join(c.data(3), "owner"))  # data of the last release: no such file
+    before = len(log_text(c, 3))
+    c.start(3)
+    check("owner: data_dir without the file (last release) starts and gets it",
+          eventually(lambda: knows_leader(c, 3), 20.0)
+          and re.match(OWNER_LINE % 3, owner_of(c, 3)) and
+          "no owner file (data of an earlier release): recording node 3" in
+          log_text(c, 3)[before:], owner_of(c, 3))
+    c.stop(3)
+    good = owner_of(c, 3)
+    with open(os.path.join(c.data(3), "owner"), "w") as f:
+        f.write(good.replace("node 3 ", "node 2 "))  # a flipped digit: its checksum is 3's
+    rc, tail = start_refused(c, 3)
+    check("owner: a damaged owner file is refused, exit 2, saying so",
+          rc == 2 and "%s/owner is damaged" % c.data(3) in tail, "exit %r: %s"
+          % (rc, tail[-600:]))
+    with open(os.path.join(c.data(3), "owner"), "w") as f:
+        f.write(good)
+    c.start(3)
+
+
 def main():
     build = sys.argv[1] if len(sys.argv) > 1 else "build"
     random.seed(int(os.environ.get("SEED", "1")))
@@ -335,7 +444,7 @@ def main():
     try:
         c.start_all(bootstrap=True)
         leader = c.wait_leader()
-        for t in (test_removed, test_refusal_rate):
+        for t in (test_removed, test_refusal_rate, test_lock_removed, test_owner):
             try:
                 t(c, leader) if t is test_removed else t(c)
             except Exception as e:  # noqa: BLE001

@@ -101,6 +101,14 @@ def test_backup_fresh(c):
         n.stop_all()
 
 
+def owner_of(data):
+    try:
+        with open(os.path.join(data, "owner")) as f:
+            return f.read()
+    except OSError as e:
+        return repr(e)
+
+
 def test_backup_restore(c):
     leader = c.wait_leader()
     s, token = hold(c, leader, "door")
@@ -121,6 +129,10 @@ def test_backup_restore(c):
                                capture_output=True, text=True, timeout=30) for i in sorted(n.peer_port)]
         check("restore: every node seeded (exit 0)", all(o.returncode == 0 for o in outs),
               "".join(o.stderr[-300:] for o in outs))
+        owners = [owner_of(n.data(i)) for i in sorted(n.peer_port)]
+        check("restore: each data_dir names its node in its owner file (owner.c)",
+              all(re.match(r"node %d crc32c [0-9a-f]{8}\n\Z" % i, o)
+                  for i, o in zip(sorted(n.peer_port), owners)), repr(owners))
         again = subprocess.run([n.bin, "restore", backup, "-c", n.config(1)],
                                capture_output=True, text=True, timeout=30)
         check("restore: over existing state is refused",

@@ -12,11 +12,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "el_crc32c.h"
+#include "el_dirlock.h"
 #include "el_error.h"
 #include "el_io.h"
 #include "el_platform.h"
@@ -728,8 +730,29 @@ static void test_dir_lock(void)
 		_exit(el_storage_open(&b, dir, NULL) == EL_ELOCKED ? 0 : 1);
 	EL_CHECK(waitpid(pid, &status, 0) == pid);
 	EL_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	/* LOCK removed while a holds it (a "stale pidfile" cleaned up): the
+	 * directory's own lock still refuses another open, here and in
+	 * another process, and the holder is known, its pid not */
+	char lock[PATH_MAX + 8];
+	snprintf(lock, sizeof lock, "%s/LOCK", dir);
+	EL_CHECK_EQ(unlink(lock), 0);
+	EL_CHECK_EQ(el_dirlock_holder(dir), 0);
+	EL_CHECK_EQ(el_storage_open(&b, dir, NULL), EL_ELOCKED);
+	pid = fork();
+	if (pid == 0)
+		_exit(el_storage_open(&b, dir, NULL) == EL_ELOCKED ? 0 : 1);
+	EL_CHECK(waitpid(pid, &status, 0) == pid);
+	EL_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	EL_CHECK(access(lock, F_OK) != 0); /* refused without making a new LOCK */
 	el_storage_close(a);
+	EL_CHECK_EQ(el_dirlock_holder(dir), -1);
+	/* a process of the previous release locks LOCK alone: still refused */
+	const int old = open(lock, O_RDWR | O_CREAT, 0600);
+	EL_CHECK(old >= 0 && flock(old, LOCK_EX | LOCK_NB) == 0);
+	EL_CHECK_EQ(el_storage_open(&b, dir, NULL), EL_ELOCKED);
+	close(old);
 	EL_CHECK_EQ(el_storage_open(&b, dir, NULL), EL_OK);
+	EL_CHECK_EQ(el_dirlock_holder(dir), (long)getpid());
 	el_storage_close(b);
 	pt_rmrf(dir);
 }
