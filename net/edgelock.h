@@ -186,11 +186,12 @@ void el_session_set_lock_delay(el_session *s, uint32_t delay_ms);
 int el_lock(el_session *s, const char *name, bool shared, uint32_t wait_ms, uint64_t *token);
 /* el_unlock gives one count of the hold of token back (the lock is free
  * once every count is). A release that no node answers within timeout_ms
- * may have acted or not, so it is asked again (the same seq: it acts at
- * most once) until the cluster answers, or until the session's lease ran
- * out here: EL_EEXPIRED, and the cluster gives the session's holds up as
- * it expires it (after its lock-delay). So it may take up to the lease's
- * TTL; it never returns EL_ETIMEDOUT with the hold left in doubt. The same
+ * (or before the lease runs out here, if sooner) may have acted or not, so
+ * it is asked again (the same seq: it acts at most once) until the cluster
+ * answers, or until the session's lease ran out here: EL_EEXPIRED, and the
+ * cluster gives the session's holds up as it expires it (after its
+ * lock-delay). So it takes at most what is left of the lease; it never
+ * returns EL_ETIMEDOUT with the hold left in doubt. The same
  * for el_resign. Once the lease is LOST here, the release is still sent
  * (the cluster may hold the lock a while longer, and a release frees it
  * now, without its lock-delay), tried for up to timeout_ms: EL_OK when the

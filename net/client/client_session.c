@@ -538,6 +538,22 @@ static int still_leased(el_session *s, const char *what, const char *name)
 	return EL_EEXPIRED;
 }
 
+/* How long a release or resign is tried: while the lease lasts here, at
+ * most timeout_ms. Past the lease the cluster gives the holds up itself as
+ * it expires the session, so a minority leader that cannot commit the
+ * release no longer keeps the caller for the whole timeout (a CLI ran on
+ * 10 s past its command's end, found by an outside tester). A lease already
+ * lost here still gets a best-effort try of timeout_ms: the cluster may
+ * hold it longer than this client counts. */
+static uint64_t give_deadline(el_session *s)
+{
+	el_client *c = s->client;
+	pthread_mutex_lock(&c->mu);
+	const bool leased = !lost_now(s);
+	pthread_mutex_unlock(&c->mu);
+	return leased ? within_lease(s) : el_client__now_ms() + c->timeout_ms;
+}
+
 /* A release or resign that got no answer in time may have acted or not: ask
  * the same seq again (it acts at most once; the stored reply says how it
  * ended) until the cluster answers, or until the lease ran out here, when
@@ -576,9 +592,10 @@ static int locked_request(el_session *s, struct el_cw_msg *req, struct el_cw_msg
 	req->seq = ++s->seq;
 	pthread_mutex_unlock(&c->mu);
 	bool unanswered = false, told = false; /* told: wait_grant said why itself */
-	int rc = el_client__request_unsure(c, req, rep, &unanswered);
 	const bool takes = req->type == EL_CW_ACQUIRE || req->type == EL_CW_CAMPAIGN;
 	const bool gives = req->type == EL_CW_RELEASE || req->type == EL_CW_RESIGN;
+	int rc = gives ? el_client__request_until(c, req, rep, give_deadline(s))
+		       : el_client__request_unsure(c, req, rep, &unanswered);
 	if (rc == EL_ETIMEDOUT && unanswered && takes) { /* it may act yet: learn how */
 		rc = wait_grant(s, req, rep, token, &told);
 	} else if (rc == EL_ETIMEDOUT && gives) { /* sent or not: see it through */

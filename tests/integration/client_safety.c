@@ -1264,6 +1264,41 @@ static int check_unanswered_unlock(el_client *main_c)
 	return bad;
 }
 
+/* An unlock that gets no answer (a minority leader cannot commit it; here
+ * a relay holds the replies back) gives up when the session's lease runs
+ * out here, when the cluster gives the hold up itself: not after the whole
+ * timeout_ms (10 s here; a CLI ran on 10 s past its command's end). */
+static int check_release_bound(el_client *main_c)
+{
+	struct relay r;
+	el_client *c = client_via_relay(main_c, &r, "release-bound", 10000);
+	if (c == NULL)
+		return 1;
+	el_session *s = NULL;
+	uint64_t token = 0, left = 0;
+	int bad = 0;
+	if (el_session_open(c, 3000, &s) != EL_OK ||
+	    el_lock(s, "safety/release-bound", false, 0, &token) != EL_OK) {
+		bad = failed("release-bound", "setup: %s", el_client_last_error(c));
+	} else {
+		atomic_store(&r.mute, true);
+		(void)el_session_state(s, &left);
+		const uint64_t t0 = now_ms();
+		const int rc = el_unlock(s, "safety/release-bound", token);
+		const uint64_t took = now_ms() - t0;
+		atomic_store(&r.mute, false);
+		if (rc != EL_EEXPIRED || took > left + 700)
+			bad = failed("release-bound", "el_unlock -> %d after %llu ms with %llu ms of "
+				     "lease left (%s); want EL_EEXPIRED once the lease ran out", rc,
+				     (unsigned long long)took, (unsigned long long)left,
+				     el_client_last_error(c));
+	}
+	el_session_close(s);
+	el_client_close(c);
+	relay_stop(&r);
+	return bad;
+}
+
 static const struct check CHECKS[] = {
 	{ "open-lost", run_open_lost, false },
 	{ "lost-calls", check_lost_calls, false },
@@ -1284,6 +1319,7 @@ static const struct check CHECKS[] = {
 	{ "one-gap", check_one_gap, false },
 	{ "unanswered", check_unanswered, false },
 	{ "unanswered-unlock", check_unanswered_unlock, false },
+	{ "release-bound", check_release_bound, false },
 	{ "no-quorum", check_no_quorum, true },
 };
 #define N_CHECKS (sizeof CHECKS / sizeof CHECKS[0])
