@@ -312,6 +312,9 @@ static void test_failure_messages(void)
 	EL_CHECK(failure_says(PT_OP_FDATASYNC, EIO, false, "restart the node to recover from disk",
 			      NULL));
 	EL_CHECK(failure_says(PT_OP_PWRITE, ENOSPC, true, "disk full", "restart"));
+	/* a read-only remount: a plain restart fails too, so the repair first */
+	EL_CHECK(failure_says(PT_OP_PWRITE, EROFS, false, "remount it read-write FIRST",
+			      "recover from disk"));
 }
 
 int main(int argc, char **argv)
