@@ -162,7 +162,9 @@ static int cut_tail(const char *path, size_t valid, size_t len)
 {
 	int fd, rc = EL_OK;
 	el_log(EL_LOG_WARN, "wal: %s: torn or corrupt record at the tail; truncating %zu bytes "
-	       "at offset %zu (never acknowledged)", path, len - valid, valid);
+	       "at offset %zu (a write a crash interrupted, so never acknowledged; unless "
+	       "the disk damaged synced bytes: then compare with the other members)", path,
+	       len - valid, valid);
 	fd = el_io.open(path, O_WRONLY, 0);
 	if (fd < 0)
 		return el_io_error(errno);
