@@ -195,6 +195,18 @@ def test_bad_config(c):
                          capture_output=True, text=True, timeout=10)
     check("--metrics: port 0 refused", out.returncode == 1 and "metrics" in out.stderr,
           out.stderr)
+    # on the node's own client or peer port: the start would fail to listen
+    # (exit 2, restarted by the unit for ever); refused as a config error
+    for key, port in (("client_addr", c.client_port[1]), ("peer_addr", c.peer_port[1])):
+        for host in ("127.0.0.1", "localhost", "*"):
+            url = "http://%s:%d/metrics" % (host, port)
+            for how in ("--check-config", "-c"):
+                out = subprocess.run([c.bin, how, c.config(1), "--metrics", url],
+                                     capture_output=True, text=True, timeout=10)
+                check("%s: [node] metrics %s on %s's port refused, both named (exit 1)"
+                      % (how, url, key), out.returncode == 1 and
+                      "[node] metrics %s and %s tls+tcp://127.0.0.1:%d are the same address "
+                      "and port" % (url, key, port) in out.stderr, out.stderr)
 
 
 def test_busy_port(c):
