@@ -28,6 +28,7 @@ Runs against BUILD/bin/edgelockd (or $EDGELOCKD).
 """
 import os
 import random
+import re
 import socket
 import ssl
 import struct
@@ -57,6 +58,17 @@ check = Checks()
 
 
 
+def refusals_told(c, i, limit, counts):
+    """The refusals node i's log has told for `limit` ("[limits] KEY = N"):
+    lines "(N refused in the last second)" and, for those held back after
+    such a line, "...: N more refused in the last second"; their sum."""
+    with open(c.log(i)) as f:
+        counts[:] = [int(m.group(1) or m.group(2)) for m in re.finditer(
+            r"^.*%s(?:.*\((\d+) refused in the last second\)|: (\d+) more refused in the "
+            r"last second \(the last of client \S+\))$" % re.escape(limit), f.read(), re.M)]
+    return sum(counts)
+
+
 def open_session(conn, label="limits"):
     return conn.call({1: 1, 9: 60000, 13: label, 14: random.getrandbits(64)}, timeout=10.0)
 
@@ -78,6 +90,11 @@ def test_sessions(c, leader, other_pem):
     check("sessions: the leader logs the identity and the limit",
           "client client: OPEN_SESSION refused" in log and "sessions_per_client = %d" % SESSIONS
           in log, log[-500:])
+    counts = []
+    check("sessions: both refusals logged within 3 s (the second, held back, when its second "
+          "is over)", eventually(lambda: refusals_told(c, leader, "sessions_per_client = %d"
+                                                       % SESSIONS, counts) >= 2, 3.0, 0.2)
+          and sum(counts) == 2, repr(counts))
     o = c.connect(leader, cert=other_pem)
     rep = open_session(o, "other")
     check("sessions: another identity still opens", rep.get(3, 0) == 0 and rep.get(4, 0) != 0,
@@ -345,7 +362,8 @@ def main():
         test_unproven(c, leader)
         test_idle_tcp(c, leader)
         hog_pem = mint(d, os.path.join(c.certs, "ca.pem"), os.path.join(c.certs, "ca.key"), "hog")
-        leader = limits_table.run(check, c, leader, hog_pem, other_pem, REQUESTS)
+        leader = limits_table.run(check, c, leader, hog_pem, other_pem, REQUESTS,
+                                  refusals_told)
         a.close()
         o.close()
         check("the cluster still has a leader", c.wait_leader() > 0)
