@@ -42,6 +42,7 @@ import cbor2
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from elcluster import Cluster, Conn, Checks, eventually  # noqa: E402
 from auth_test import mint  # noqa: E402
+from ops_test import closed_by_peer  # noqa: E402
 import limits_table  # noqa: E402
 
 EL_EFULL = -2
@@ -319,6 +320,7 @@ def test_idle_tcp(c, leader):
     must not keep a real client out: the newest takes the place of the one
     longest in its handshake. It used to be refused for the handshake
     deadline, 10 s, and a flood that reopened them kept every client out."""
+    start = os.path.getsize(c.log(leader))  # the lines before are test_flood's
     idle = []
     for _ in range(MAX_CLIENTS + 20):
         s = socket.create_connection(("127.0.0.1", c.client_port[leader]), timeout=5)
@@ -331,6 +333,7 @@ def test_idle_tcp(c, leader):
         except (OSError, EOFError, ssl.SSLError):
             time.sleep(0.1)
     took = time.time() - t0
+    cut = sum(closed_by_peer(s, 0) for s in idle)
     for s in idle:
         s.close()
     check("idle TCP flood: a real client is served within 3 s (not after the 10 s "
@@ -338,6 +341,22 @@ def test_idle_tcp(c, leader):
           "%.1f s, %r" % (took, st))
     log = open(c.log(leader)).read()
     check("idle TCP flood: logged", "client table full" in log, log[-300:])
+    # one line at once, the cuts after it in one more when its 10 s are
+    # over (they used to wait for the next flood's line)
+    cuts, named = [], [False]
+
+    def told():
+        with open(c.log(leader), "rb") as f:
+            f.seek(start)
+            found = re.findall(r"cut (\d+) connection\(s\) still in their TLS handshake to admit "
+                               r"newer ones(, the last from 127\.0\.0\.1:\d+)?",
+                               f.read().decode(errors="replace"))
+        cuts[:], named[0] = [int(n) for n, _ in found], all(a for _, a in found)
+        return sum(cuts) >= cut
+    check("idle TCP flood: its %d cuts (20 or more) all logged within 12 s, none left for a "
+          "later flood's line" % cut,
+          cut >= 20 and eventually(told, 12.0, 0.5) and sum(cuts) == cut, repr(cuts))
+    check("idle TCP flood: each line names the last cut's address", cuts and named[0])
 
 
 OTHER = [None, 0]
