@@ -104,7 +104,10 @@ struct el_net_stats {
 	uint64_t client_drops;          /* clients disconnected for a full queue */
 	uint64_t input_dropped;         /* frames over a connection's input share */
 	uint64_t clients_refused;       /* over max_clients */
-	uint32_t clients;               /* client connections now */
+	uint32_t clients;               /* client connections now, their handshake done */
+	uint32_t client_handshakes;     /* accepted, in their TLS handshake (or being
+					 * handed over): with clients, what counts
+					 * against max_clients */
 };
 
 /* Listen on both ports and start; EL_EINVAL (bad config, with a log line

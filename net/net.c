@@ -684,6 +684,9 @@ void el_net_stats(struct el_net *net, struct el_net_stats *st)
 {
 	pthread_mutex_lock(&net->mu);
 	*st = net->st;
+	/* client_conns (under mu) counts a client from its accept,
+	 * st.clients (the owner's: the caller) from its hand-over */
+	st->client_handshakes = net->client_conns > st->clients ? net->client_conns - st->clients : 0;
 	pthread_mutex_unlock(&net->mu);
 }
 

@@ -25,6 +25,7 @@
 
 #include "el_net.h"
 #include "el_resolve.h"
+#include "el_url.h"
 
 #define NET_PEERS_MAX 16
 #define NET_BACKOFF_MIN_MS 50u
@@ -147,6 +148,7 @@ struct el_net {
 	uint64_t accept_resume_ms; /* listeners unwatched until then (0: watched) */
 	uint64_t evict_logged_ms;  /* handshake thread: last "client table full" line */
 	uint64_t evicted_unlogged; /* such cuts since */
+	char evicted_from[EL_ADDR_NAME_MAX]; /* the last one's address */
 	struct conn *handshaking;
 	struct conn *dialing[NET_PEERS_MAX];
 	struct net_resolving {      /* a dial waiting for its peer's name */

@@ -1,9 +1,13 @@
 /*
  * url.c - the one endpoint form edgelock takes, "tls+tcp://HOST:PORT"
- * (el_url.h): libedgelock dials it, edgelockd listens on and dials it.
+ * (el_url.h): libedgelock dials it, edgelockd listens on and dials it; and
+ * a peer's socket address in the same HOST:PORT form, for log lines.
  */
+#include <netdb.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "el_error.h"
 #include "el_url.h"
@@ -44,4 +48,17 @@ int el_url_parse(const char *url, char *host, size_t host_cap, char *port,
 	host[h_len] = '\0';
 	memcpy(port, p, p_len + 1);
 	return 0;
+}
+
+void el_addr_name(const void *sa, unsigned len, char *out, size_t cap)
+{
+	char host[NI_MAXHOST], port[NI_MAXSERV];
+	const struct sockaddr *a = sa;
+	if ((a->sa_family != AF_INET && a->sa_family != AF_INET6) ||
+	    getnameinfo(a, (socklen_t)len, host, sizeof host, port, sizeof port,
+			NI_NUMERICHOST | NI_NUMERICSERV) != 0) {
+		snprintf(out, cap, "?");
+		return;
+	}
+	snprintf(out, cap, a->sa_family == AF_INET6 ? "[%s]:%s" : "%s:%s", host, port);
 }

@@ -312,16 +312,12 @@ static uint32_t count_sessions(struct el_daemon *d, const char *key)
 
 static void quota_refused(struct el_daemon *d, const char *key, uint32_t count)
 {
-	struct el_d_quota *qt = &d->quota;
-	qt->refused++;
-	if (qt->logged_ms != 0 && d->now_ms < qt->logged_ms + 1000)
-		return; /* a flood of opens must not become a flood of log lines */
-	el_log(EL_LOG_WARN, "client %s: OPEN_SESSION refused (EL_EFULL): %u sessions open or "
-	       "opening, [limits] sessions_per_client = %u (%llu refused in the last second)",
-	       key[0] != '\0' ? key : "anonymous", count, d->cfg.sessions_per_client,
-	       (unsigned long long)qt->refused);
-	qt->logged_ms = d->now_ms;
-	qt->refused = 0;
+	struct el_d_refusals *r = &d->quota.refusals;
+	const uint64_t n = el_d_refusal(d, r, key, "sessions_per_client", d->cfg.sessions_per_client);
+	if (n != 0) /* else held back for a line a second at most (limits.c) */
+		el_log(EL_LOG_WARN, "client %s: OPEN_SESSION refused (EL_EFULL): %u sessions open "
+		       "or opening, [limits] sessions_per_client = %u (%llu refused in the last "
+		       "second)", r->who, count, d->cfg.sessions_per_client, (unsigned long long)n);
 }
 
 /*

@@ -20,14 +20,32 @@
 #include "el_error.h"
 #include "el_url.h"
 
-/* The address a listener on url binds (net_hs.c's listen_on takes the
- * first answer of getaddrinfo, "*" the wildcard), or 0 when it cannot
- * tell. Only a numeric host or localhost when !lookup: [peers] names other
- * machines, and the start must not wait on DNS for them. */
+/* The host and port of url: "tls+tcp://HOST:PORT" (el_url.h), or [node]
+ * metrics' "http://HOST:PORT/PATH" split as metrics_http.c's listener
+ * splits it (the host up to the first colon). 0 when it is neither. */
+static int split(const char *url, char *host, size_t host_cap, char *port, size_t port_cap)
+{
+	if (strncmp(url, "http://", 7) != 0)
+		return el_url_parse(url, host, host_cap, port, port_cap) == EL_OK;
+	const char *at = url + 7, *colon = strchr(at, ':');
+	const char *slash = colon != NULL ? strchr(colon, '/') : NULL;
+	if (slash == NULL || (size_t)(colon - at) >= host_cap ||
+	    (size_t)(slash - colon - 1) >= port_cap)
+		return 0;
+	snprintf(host, host_cap, "%.*s", (int)(colon - at), at);
+	snprintf(port, port_cap, "%.*s", (int)(slash - colon - 1), colon + 1);
+	return 1;
+}
+
+/* The address a listener on url binds (net_hs.c's listen_on and
+ * metrics_http.c's take the first answer of getaddrinfo, "*" the
+ * wildcard), or 0 when it cannot tell. Only a numeric host or localhost
+ * when !lookup: [peers] names other machines, and the start must not wait
+ * on DNS for them. */
 static int bound(const char *url, bool lookup, struct sockaddr_storage *out)
 {
 	char host[256], port[16];
-	if (el_url_parse(url, host, sizeof host, port, sizeof port) != EL_OK)
+	if (!split(url, host, sizeof host, port, sizeof port))
 		return 0;
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
 				  .ai_flags = AI_PASSIVE | AI_NUMERICSERV };
@@ -80,6 +98,24 @@ static bool one_endpoint(const char *a, const char *b, bool lookup)
 	return same_addr(&x, &y) || (lookup && (wildcard(&x) || wildcard(&y)));
 }
 
+/* [node] metrics on the port of client_addr or peer_addr: the start
+ * would fail with "Address already in use" (exit 2, which the shipped
+ * unit restarts on, for ever), so it is refused here (exit 1) instead. */
+static int check_metrics_addr(const struct el_dcfg *c, const char *where)
+{
+	int rc = EL_OK;
+	const char *keys[2] = { "client_addr", "peer_addr" };
+	const char *addrs[2] = { c->client_addr, c->peer_addr };
+	for (uint32_t i = 0; i < 2 && c->metrics[0] != '\0'; i++)
+		if (addrs[i][0] != '\0' && one_endpoint(c->metrics, addrs[i], true)) {
+			fprintf(stderr, "edgelockd: %s: [node] metrics %s and %s %s are the same "
+				"address and port: the metrics server needs a port of its own "
+				"(give metrics another port)\n", where, c->metrics, keys[i], addrs[i]);
+			rc = EL_EINVAL;
+		}
+	return rc;
+}
+
 static int check_addrs(const struct el_dcfg *c, const char *where)
 {
 	int rc = EL_OK;
@@ -91,6 +127,7 @@ static int check_addrs(const struct el_dcfg *c, const char *where)
 			"client_addr another port)\n", where, c->peer_addr, c->client_addr);
 		rc = EL_EINVAL;
 	}
+	rc = check_metrics_addr(c, where) == EL_OK ? rc : EL_EINVAL;
 	for (uint32_t i = 0; i < c->n_peers; i++)
 		for (uint32_t j = i + 1; j < c->n_peers; j++)
 			if (one_endpoint(c->peers[i].addr, c->peers[j].addr, false)) {

@@ -7,7 +7,9 @@
  * mutex, to the buffer the HTTP server answers from. The server
  * (metrics_http.c, el_d_http.h) runs on a thread of its own, at most
  * EL_D_HTTP_CONNS connections at a time, and never touches the node: it only
- * copies that text. With no [node] metrics address every hook returns at once.
+ * copies that text, and adds how long ago the loop published it
+ * (edgelock_loop_turn_age_seconds). With no [node] metrics address every
+ * hook returns at once.
  */
 #ifndef EL_D_METRICS_H
 #define EL_D_METRICS_H

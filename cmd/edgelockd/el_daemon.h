@@ -129,6 +129,18 @@ struct el_d_seen {
 	uint8_t type;     /* EL_CMD_* */
 };
 
+/* A [limits] refusal's log line (limits.c, auth.c): at most one a second
+ * per limit, with the count since; the refusals held back meanwhile are
+ * told once that second is over (el_d_limits_turn), naming the last
+ * identity refused, not with the next refusal, which may never come. */
+struct el_d_refusals {
+	uint64_t logged_ms;
+	uint64_t refused; /* since the last line */
+	const char *key;  /* the [limits] key, and its value */
+	uint32_t limit;
+	char who[EL_IDENT_NAME_MAX + 1]; /* the last identity refused */
+};
+
 /* [limits] sessions_per_client (auth.c): the last identity counted, its live
  * sessions plus its opens in flight, valid while the table stays at index:
  * a flood of refused opens then costs no walk of the session table each. */
@@ -137,8 +149,7 @@ struct el_d_quota {
 	uint64_t index;  /* the table's last index when counted */
 	bool valid;
 	uint32_t count;
-	uint64_t logged_ms; /* last refusal logged: at most one line a second */
-	uint64_t refused;   /* refusals since then, told in the next line */
+	struct el_d_refusals refusals;
 };
 
 /* [limits] claims_per_client, watches_per_client (limits.c): the leader's
@@ -165,12 +176,6 @@ struct el_d_owned { /* by session slot of the lock table */
 	uint32_t gen;
 	uint32_t owner;     /* owners.owner[] */
 	el_slot_t next, prev; /* the owner's other sessions */
-};
-
-/* A refusal's log line: at most one a second per limit, with the count since. */
-struct el_d_refusals {
-	uint64_t logged_ms;
-	uint64_t refused;
 };
 
 struct el_d_owners {
@@ -372,7 +377,15 @@ int el_d_session_quota(struct el_daemon *d, const struct el_d_client *cl);
 const char *el_d_identity(const struct el_d_client *cl);
 
 /* limits.c: [limits] that bound what one identity holds in the table.
- * EL_EINVAL (logged) for an OPEN_SESSION asking a lease over
+ * A refusal by [limits] key (= limit) of identity who ("" anonymous): how
+ * many refusals a line about it is to tell now (this one and those held
+ * back), or 0 when it is held back; r->who names the identity. */
+uint64_t el_d_refusal(struct el_daemon *d, struct el_d_refusals *r, const char *who,
+		      const char *key, uint32_t limit);
+/* Once per turn: tell the refusals held back once their second is over,
+ * or at once when the node is stopping. */
+void el_d_limits_turn(struct el_daemon *d);
+/* EL_EINVAL (logged) for an OPEN_SESSION asking a lease over
  * max_session_ttl_ms; else EL_OK. */
 int el_d_ttl_check(struct el_daemon *d, const struct el_d_client *cl, const struct el_cw_msg *q);
 /* For ACQUIRE, CAMPAIGN and WATCH on the leader: EL_EFULL (logged) when cl's

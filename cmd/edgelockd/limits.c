@@ -30,6 +30,7 @@
  * finds its slot holding another session. A rebuild forgets the requests
  * in flight; they count once their entries apply.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "el_daemon.h"
@@ -49,15 +50,45 @@ static uint32_t limit_of(const struct el_daemon *d, enum el_d_use u)
 	return u == EL_D_WATCHES ? d->cfg.watches_per_client : d->cfg.claims_per_client;
 }
 
-/* True when one more refusal of this kind may be logged now; else counted
- * for the next line (a flood of requests must not become a flood of lines). */
-static bool may_log(struct el_daemon *d, struct el_d_refusals *r)
+/* ---- refusals in the log ----------------------------------------------------- */
+
+#define REFUSAL_LOG_MS 1000u
+
+/* A flood of requests must not become a flood of lines: one a second per
+ * limit, the rest counted. */
+uint64_t el_d_refusal(struct el_daemon *d, struct el_d_refusals *r, const char *who,
+		      const char *key, uint32_t limit)
 {
 	r->refused++;
-	if (r->logged_ms != 0 && d->now_ms < r->logged_ms + 1000)
-		return false;
+	r->key = key;
+	r->limit = limit;
+	snprintf(r->who, sizeof r->who, "%s", who[0] != '\0' ? who : "anonymous");
+	if (r->logged_ms != 0 && d->now_ms < r->logged_ms + REFUSAL_LOG_MS)
+		return 0;
+	const uint64_t n = r->refused;
 	r->logged_ms = d->now_ms;
-	return true;
+	r->refused = 0;
+	return n;
+}
+
+/* The refusals held back, once their second is over (or the node stops):
+ * a burst's first refusal got its line at once, the rest used to wait for
+ * the next refusal's line, minutes later or never. */
+static void refusals_flush(struct el_daemon *d, struct el_d_refusals *r)
+{
+	if (r->refused == 0 || (!d->stopping && d->now_ms < r->logged_ms + REFUSAL_LOG_MS))
+		return;
+	el_log(EL_LOG_WARN, "[limits] %s = %u: %llu more refused in the last second (the last of "
+	       "client %s)", r->key, r->limit, (unsigned long long)r->refused, r->who);
+	r->logged_ms = d->now_ms;
+	r->refused = 0;
+}
+
+void el_d_limits_turn(struct el_daemon *d)
+{
+	for (uint32_t u = 0; u <= EL_D_USES; u++)
+		refusals_flush(d, &d->owners.refusals[u]);
+	refusals_flush(d, &d->quota.refusals);
 }
 
 int el_d_ttl_check(struct el_daemon *d, const struct el_d_client *cl, const struct el_cw_msg *q)
@@ -65,14 +96,12 @@ int el_d_ttl_check(struct el_daemon *d, const struct el_d_client *cl, const stru
 	if (q->type != EL_CW_OPEN_SESSION || q->ttl_ms <= d->cfg.max_session_ttl_ms)
 		return EL_OK;
 	struct el_d_refusals *r = &d->owners.refusals[EL_D_USES];
-	if (may_log(d, r)) {
-		const char *id = el_d_identity(cl);
+	const uint64_t n = el_d_refusal(d, r, el_d_identity(cl), "max_session_ttl_ms",
+					d->cfg.max_session_ttl_ms);
+	if (n != 0)
 		el_log(EL_LOG_WARN, "client %s: OPEN_SESSION refused (EL_EINVAL): ttl_ms %u is over "
-		       "[limits] max_session_ttl_ms = %u (%llu refused in the last second)",
-		       id[0] != '\0' ? id : "anonymous", q->ttl_ms, d->cfg.max_session_ttl_ms,
-		       (unsigned long long)r->refused);
-		r->refused = 0;
-	}
+		       "[limits] max_session_ttl_ms = %u (%llu refused in the last second)", r->who,
+		       q->ttl_ms, d->cfg.max_session_ttl_ms, (unsigned long long)n);
 	return EL_EINVAL;
 }
 
@@ -253,15 +282,14 @@ static void refused(struct el_daemon *d, const struct el_cw_msg *q, const char *
 		    enum el_d_use u, uint32_t count)
 {
 	struct el_d_refusals *r = &d->owners.refusals[u];
-	if (!may_log(d, r))
+	const uint64_t n = el_d_refusal(d, r, id, use_key[u], limit_of(d, u));
+	if (n == 0)
 		return;
 	char name[EL_LOG_NAME_CAP(EL_NAME_MAX)];
 	el_log(EL_LOG_WARN, "client %s: %s %s refused (EL_EFULL): %u %s or requested, "
-	       "[limits] %s = %u (%llu refused in the last second)", id[0] != '\0' ? id : "anonymous",
+	       "[limits] %s = %u (%llu refused in the last second)", r->who,
 	       el_d_request_name(q->type), el_log_name(name, sizeof name, q->name, q->name_len),
-	       count, use_what[u], use_key[u],
-	       limit_of(d, u), (unsigned long long)r->refused);
-	r->refused = 0;
+	       count, use_what[u], use_key[u], limit_of(d, u), (unsigned long long)n);
 }
 
 int el_d_use_quota(struct el_daemon *d, const struct el_d_client *cl, const struct el_cw_msg *q,

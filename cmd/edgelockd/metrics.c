@@ -4,8 +4,12 @@
  *
  * Threads: the loop updates the counters (struct el_d_metrics, loop-only)
  * and every PUBLISH_MS renders the text exposition into `text`, then copies
- * it to `shown` under `mu`. The HTTP server's thread takes `mu` only to copy
- * `shown` into an answer (copy_shown): it never reads the node.
+ * it to `shown` under `mu`, with the time it did. The HTTP server's thread
+ * takes `mu` only to copy `shown` into an answer (copy_shown): it never
+ * reads the node. So that a loop stuck in a turn (a long fsync) does not
+ * hide behind the last values it published, the server adds one gauge of
+ * its own at each scrape, edgelock_loop_turn_age_seconds: how long ago that
+ * was.
  */
 #include <pthread.h>
 #include <stdarg.h>
@@ -22,6 +26,7 @@
 
 #define PUBLISH_MS 100
 #define TEXT_MAX 32768
+#define AGE_ROOM 256 /* the scrape's own gauge, after the loop's text */
 #define CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 
 /* Histogram bucket upper bounds, in nanoseconds (0.5 ms .. 1 s), then +Inf. */
@@ -55,6 +60,7 @@ struct el_d_metrics {
 	uint32_t len;
 	char text[TEXT_MAX];
 	/* under mu */
+	uint64_t shown_ns; /* when the loop published it (el_d_metrics_clock) */
 	uint32_t shown_len;
 	char shown[TEXT_MAX];
 };
@@ -263,7 +269,12 @@ static void render_net(struct el_d_metrics *m, struct el_daemon *d)
 {
 	struct el_net_stats ns;
 	el_net_stats(d->net, &ns);
-	gauge(m, "client_connections", "Client connections open.", ns.clients);
+	/* as max_clients counts them: a flood of connections stuck in their
+	 * handshake fills the table while no client is served */
+	gauge(m, "client_connections", "Client connections open, those in their TLS handshake "
+	      "included (what max_clients bounds).", ns.clients + ns.client_handshakes);
+	gauge(m, "client_handshakes", "Client connections accepted and still in their TLS "
+	      "handshake.", ns.client_handshakes);
 	counter(m, "clients_refused_total", "Client connections refused over max_clients, or cut in their TLS handshake "
 		"to make room for newer ones.",
 		ns.clients_refused);
@@ -304,6 +315,7 @@ static void publish(struct el_d_metrics *m, struct el_daemon *d)
 	pthread_mutex_lock(&m->mu);
 	memcpy(m->shown, m->text, m->len);
 	m->shown_len = m->len;
+	m->shown_ns = el_d_metrics_clock();
 	pthread_mutex_unlock(&m->mu);
 }
 
@@ -326,14 +338,26 @@ void el_d_metrics_turn(struct el_daemon *d)
 
 /* ---- the HTTP side (metrics_http.c's thread) ------------------------------------ */
 
-/* The body of a scrape: the last text the loop published. */
+/* The body of a scrape: the last text the loop published, then how old it
+ * is. The values of a loop stuck in a turn stay as they were (an answer
+ * with 200 OK all the same: the server does not wait for the loop), so
+ * only this gauge tells a wedged node from an idle one. */
 static uint32_t copy_shown(void *ctx, char *dst, uint32_t cap)
 {
 	struct el_d_metrics *m = ctx;
 	pthread_mutex_lock(&m->mu);
-	const uint32_t n = m->shown_len < cap ? m->shown_len : cap;
+	uint32_t n = m->shown_len < cap - AGE_ROOM ? m->shown_len : cap - AGE_ROOM;
 	memcpy(dst, m->shown, n);
+	const uint64_t at_ns = m->shown_ns;
 	pthread_mutex_unlock(&m->mu);
+	const uint64_t now_ns = el_d_metrics_clock();
+	const int k = snprintf(dst + n, cap - n, "# HELP edgelock_loop_turn_age_seconds Seconds since "
+			       "the node's loop last published these values (at the scrape).\n"
+			       "# TYPE edgelock_loop_turn_age_seconds gauge\n"
+			       "edgelock_loop_turn_age_seconds %.3f\n",
+			       (double)(now_ns > at_ns ? now_ns - at_ns : 0) / 1e9);
+	if (k > 0)
+		n += (uint32_t)k < cap - n ? (uint32_t)k : cap - n - 1;
 	return n;
 }
 
@@ -347,7 +371,8 @@ int el_d_metrics_open(struct el_daemon *d)
 	pthread_mutex_init(&m->mu, NULL);
 	d->metrics = m;
 	publish(m, d); /* something to answer before the first turn */
-	int rc = el_d_http_start(&m->http, d->cfg.metrics, CONTENT_TYPE, copy_shown, m, TEXT_MAX);
+	int rc = el_d_http_start(&m->http, d->cfg.metrics, CONTENT_TYPE, copy_shown, m,
+				 TEXT_MAX + AGE_ROOM);
 	if (rc == EL_OK)
 		el_log(EL_LOG_INFO, "metrics: %s", d->cfg.metrics);
 	return rc;

@@ -40,14 +40,15 @@
 #include "el_d_http.h"
 #include "el_error.h"
 #include "el_platform.h"
+#include "el_url.h"
 
 #define HTTP_REQUEST_MS 2000u /* from the accept to the end of the request head */
 #define HTTP_ANSWER_MS 5000u  /* then, to send the answer */
 #define HTTP_LINGER_MS 500u   /* then, for the client to close first (no reset) */
-#define HTTP_HEAD_MAX 2048u   /* a longer request head is answered 400 */
+#define HTTP_HEAD_MAX 2048u   /* a longer request head is answered 431 */
 #define HTTP_HDR_ROOM 256u    /* room for the status line and headers */
 #define HTTP_ACCEPT_PAUSE_MS 250u
-#define HTTP_REFUSED_LOG_MS 60000u
+#define HTTP_REFUSED_LOG_MS 10000u
 #define HTTP_URL_MAX 128u
 
 enum http_state { H_FREE = 0, H_READING, H_WRITING, H_LINGERING };
@@ -74,8 +75,10 @@ struct el_d_http {
 	void *ctx;
 	uint32_t body_max;
 	uint64_t accept_at_ms; /* accepting paused until then (out of descriptors) */
-	/* connections refused since the last line about them */
+	/* connections refused since the last line about them, the last one's
+	 * reason and address */
 	uint64_t refused, refused_logged_ms;
+	char refused_why[64], refused_from[EL_ADDR_NAME_MAX];
 	struct http_conn conn[EL_D_HTTP_CONNS];
 };
 
@@ -93,19 +96,46 @@ static void conn_close(struct http_conn *c)
 	c->state = H_FREE;
 }
 
-/* A connection refused (the cap, or out of descriptors): one line a minute
- * at most, with the count, so a flood cannot flood the log. */
-static void refused(struct el_d_http *h, uint64_t now, const char *why)
+/* The refusals counted since the last line, in one line. */
+static void refused_log(struct el_d_http *h, uint64_t now)
 {
-	h->refused++;
-	if (h->refused_logged_ms != 0 && now - h->refused_logged_ms < HTTP_REFUSED_LOG_MS)
-		return;
-	el_log(EL_LOG_WARN, "metrics: %llu connection(s) refused since the last such line (%s); "
+	el_log(EL_LOG_WARN, "metrics: %llu connection(s) refused since the last such line (%s%s%s); "
 	       "at most %u are served at a time, each closed after one answer or %u ms",
-	       (unsigned long long)h->refused, why, EL_D_HTTP_CONNS,
-	       HTTP_REQUEST_MS + HTTP_ANSWER_MS);
+	       (unsigned long long)h->refused, h->refused_why,
+	       h->refused_from[0] != '\0' ? "; the last from " : "", h->refused_from,
+	       EL_D_HTTP_CONNS, HTTP_REQUEST_MS + HTTP_ANSWER_MS);
 	h->refused = 0;
 	h->refused_logged_ms = now;
+}
+
+/* A connection refused (the cap, or out of descriptors; from fd's peer
+ * when fd >= 0): one line every HTTP_REFUSED_LOG_MS at most, with the
+ * count, so a flood cannot flood the log. The ones held back are told when
+ * that time is over (refused_flush), not with the next refusal, which may
+ * come much later or never. */
+static void refused(struct el_d_http *h, uint64_t now, const char *why, int fd)
+{
+	h->refused++;
+	snprintf(h->refused_why, sizeof h->refused_why, "%s", why);
+	h->refused_from[0] = '\0';
+	struct sockaddr_storage a;
+	socklen_t alen = sizeof a;
+	if (fd >= 0 && getpeername(fd, (struct sockaddr *)&a, &alen) == 0)
+		el_addr_name(&a, alen, h->refused_from, sizeof h->refused_from);
+	if (h->refused_logged_ms == 0 || now - h->refused_logged_ms >= HTTP_REFUSED_LOG_MS)
+		refused_log(h, now);
+}
+
+/* Tell the refusals held back once their time is over; the time until it
+ * is (ms), or -1 when none are held. */
+static int64_t refused_flush(struct el_d_http *h, uint64_t now)
+{
+	if (h->refused == 0)
+		return -1;
+	if (now - h->refused_logged_ms < HTTP_REFUSED_LOG_MS)
+		return (int64_t)(h->refused_logged_ms + HTTP_REFUSED_LOG_MS - now);
+	refused_log(h, now);
+	return -1;
 }
 
 /* ---- answering --------------------------------------------------------------- */
@@ -113,7 +143,7 @@ static void refused(struct el_d_http *h, uint64_t now, const char *why)
 static const char *reason(int code)
 {
 	return code == 200 ? "OK" : code == 404 ? "Not Found" : code == 405 ? "Method Not Allowed"
-	       : "Bad Request";
+	       : code == 431 ? "Request Header Fields Too Large" : "Bad Request";
 }
 
 /* Build the answer in one buffer: the body first (its length is in the
@@ -215,7 +245,7 @@ static void conn_read(struct el_d_http *h, struct http_conn *c, uint64_t now)
 		if (head_done(c))
 			answer(h, c, now);
 		else if (c->in_len == HTTP_HEAD_MAX)
-			respond(h, c, 400, false, now);
+			respond(h, c, 431, false, now);
 		conn_write(c, now);
 	}
 }
@@ -229,7 +259,7 @@ static void accept_all(struct el_d_http *h, uint64_t now)
 		if (fd < 0) {
 			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
 				h->accept_at_ms = now + HTTP_ACCEPT_PAUSE_MS; /* left in the backlog */
-				refused(h, now, strerror(errno));
+				refused(h, now, strerror(errno), -1);
 			}
 			return; /* EAGAIN: none left; the rest are the client's problems */
 		}
@@ -238,8 +268,8 @@ static void accept_all(struct el_d_http *h, uint64_t now)
 			if (h->conn[i].state == H_FREE)
 				c = &h->conn[i];
 		if (c == NULL) {
+			refused(h, now, "all connections busy", fd);
 			close(fd);
-			refused(h, now, "all connections busy");
 			continue;
 		}
 		*c = (struct http_conn){ .fd = fd, .state = H_READING,
@@ -271,7 +301,8 @@ static void *http_main(void *arg)
 	struct el_d_http *h = arg;
 	struct pollfd p[2 + EL_D_HTTP_CONNS];
 	while (!atomic_load(&h->stop)) {
-		const int64_t wait = http_wait(h, p, el_now_ms());
+		const uint64_t before = el_now_ms();
+		const int64_t wait = sooner(http_wait(h, p, before), refused_flush(h, before));
 		if (poll(p, 2 + EL_D_HTTP_CONNS, (int)wait) < 0 && errno != EINTR) {
 			el_log(EL_LOG_ERROR, "metrics: poll: %s; no more scrapes", strerror(errno));
 			break;
@@ -376,6 +407,8 @@ void el_d_http_stop(struct el_d_http *h)
 		if (write(h->wake_fd, &one, sizeof one) < 0)
 			el_log(EL_LOG_WARN, "metrics: cannot wake the server: %s", strerror(errno));
 		pthread_join(h->thread, NULL);
+		if (h->refused != 0) /* not lost at a stop within their 10 s */
+			refused_log(h, el_now_ms());
 	}
 	for (uint32_t i = 0; i < EL_D_HTTP_CONNS; i++)
 		if (h->conn[i].state != H_FREE)

@@ -175,7 +175,7 @@ def after_transfer(check, c, leader, hog_pem, hog_id, hog2_id):
     return new
 
 
-def ttl_bound(check, c, leader, pem):
+def ttl_bound(check, c, leader, pem, told):
     conn = c.connect(leader, cert=pem)
     over = conn.call({1: 1, 9: MAX_TTL + 1, 13: "ttl", 14: random.getrandbits(64)}, timeout=10.0)
     huge = conn.call({1: 1, 9: 4294967295, 13: "ttl", 14: random.getrandbits(64)}, timeout=10.0)
@@ -185,6 +185,15 @@ def ttl_bound(check, c, leader, pem):
     log = open(c.log(leader)).read()
     check("ttl: the leader logs why", "ttl_ms %d is over [limits] max_session_ttl_ms = %d"
           % (MAX_TTL + 1, MAX_TTL) in log, log[-400:])
+    for _ in range(4):  # a burst: one line, then one for the rest once its second is over
+        conn.call({1: 1, 9: MAX_TTL + 1, 13: "ttl", 14: random.getrandbits(64)}, timeout=10.0)
+    counts = []
+    deadline = time.time() + 3.0
+    while told(c, leader, "max_session_ttl_ms = %d" % MAX_TTL, counts) < 6 and \
+            time.time() < deadline:
+        time.sleep(0.2)
+    check("ttl: all 6 refusals logged within 3 s, none waiting for a later one",
+          sum(counts) == 6, repr(counts))
     at = conn.call({1: 1, 9: MAX_TTL, 13: "ttl", 14: random.getrandbits(64)}, timeout=10.0)
     check("ttl: an open of exactly max_session_ttl_ms is served", at.get(3, 0) == 0 and
           at.get(4, 0) != 0, repr(at))
@@ -192,9 +201,10 @@ def ttl_bound(check, c, leader, pem):
     conn.close()
 
 
-def run(check, c, leader, hog_pem, other_pem, width):
-    """Part (e) on the cluster's current leader; returns the leader after it."""
-    ttl_bound(check, c, leader, other_pem)
+def run(check, c, leader, hog_pem, other_pem, width, told):
+    """Part (e) on the cluster's current leader; returns the leader after it.
+    told(c, i, "[limits] KEY = N" text, counts): the refusals logged."""
+    ttl_bound(check, c, leader, other_pem, told)
     hog = Sess(c.connect(leader, cert=hog_pem), "hog")
     hog2 = Sess(c.connect(leader, cert=hog_pem), "hog2")
     other = Sess(c.connect(leader, cert=other_pem), "other-table")

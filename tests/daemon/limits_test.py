@@ -28,6 +28,7 @@ Runs against BUILD/bin/edgelockd (or $EDGELOCKD).
 """
 import os
 import random
+import re
 import socket
 import ssl
 import struct
@@ -41,6 +42,7 @@ import cbor2
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from elcluster import Cluster, Conn, Checks, eventually  # noqa: E402
 from auth_test import mint  # noqa: E402
+from ops_test import closed_by_peer  # noqa: E402
 import limits_table  # noqa: E402
 
 EL_EFULL = -2
@@ -55,6 +57,17 @@ requests_per_client = %d
 check = Checks()
 
 
+
+
+def refusals_told(c, i, limit, counts):
+    """The refusals node i's log has told for `limit` ("[limits] KEY = N"):
+    lines "(N refused in the last second)" and, for those held back after
+    such a line, "...: N more refused in the last second"; their sum."""
+    with open(c.log(i)) as f:
+        counts[:] = [int(m.group(1) or m.group(2)) for m in re.finditer(
+            r"^.*%s(?:.*\((\d+) refused in the last second\)|: (\d+) more refused in the "
+            r"last second \(the last of client \S+\))$" % re.escape(limit), f.read(), re.M)]
+    return sum(counts)
 
 
 def open_session(conn, label="limits"):
@@ -78,6 +91,11 @@ def test_sessions(c, leader, other_pem):
     check("sessions: the leader logs the identity and the limit",
           "client client: OPEN_SESSION refused" in log and "sessions_per_client = %d" % SESSIONS
           in log, log[-500:])
+    counts = []
+    check("sessions: both refusals logged within 3 s (the second, held back, when its second "
+          "is over)", eventually(lambda: refusals_told(c, leader, "sessions_per_client = %d"
+                                                       % SESSIONS, counts) >= 2, 3.0, 0.2)
+          and sum(counts) == 2, repr(counts))
     o = c.connect(leader, cert=other_pem)
     rep = open_session(o, "other")
     check("sessions: another identity still opens", rep.get(3, 0) == 0 and rep.get(4, 0) != 0,
@@ -302,6 +320,7 @@ def test_idle_tcp(c, leader):
     must not keep a real client out: the newest takes the place of the one
     longest in its handshake. It used to be refused for the handshake
     deadline, 10 s, and a flood that reopened them kept every client out."""
+    start = os.path.getsize(c.log(leader))  # the lines before are test_flood's
     idle = []
     for _ in range(MAX_CLIENTS + 20):
         s = socket.create_connection(("127.0.0.1", c.client_port[leader]), timeout=5)
@@ -314,6 +333,7 @@ def test_idle_tcp(c, leader):
         except (OSError, EOFError, ssl.SSLError):
             time.sleep(0.1)
     took = time.time() - t0
+    cut = sum(closed_by_peer(s, 0) for s in idle)
     for s in idle:
         s.close()
     check("idle TCP flood: a real client is served within 3 s (not after the 10 s "
@@ -321,6 +341,22 @@ def test_idle_tcp(c, leader):
           "%.1f s, %r" % (took, st))
     log = open(c.log(leader)).read()
     check("idle TCP flood: logged", "client table full" in log, log[-300:])
+    # one line at once, the cuts after it in one more when its 10 s are
+    # over (they used to wait for the next flood's line)
+    cuts, named = [], [False]
+
+    def told():
+        with open(c.log(leader), "rb") as f:
+            f.seek(start)
+            found = re.findall(r"cut (\d+) connection\(s\) still in their TLS handshake to admit "
+                               r"newer ones(, the last from 127\.0\.0\.1:\d+)?",
+                               f.read().decode(errors="replace"))
+        cuts[:], named[0] = [int(n) for n, _ in found], all(a for _, a in found)
+        return sum(cuts) >= cut
+    check("idle TCP flood: its %d cuts (20 or more) all logged within 12 s, none left for a "
+          "later flood's line" % cut,
+          cut >= 20 and eventually(told, 12.0, 0.5) and sum(cuts) == cut, repr(cuts))
+    check("idle TCP flood: each line names the last cut's address", cuts and named[0])
 
 
 OTHER = [None, 0]
@@ -345,7 +381,8 @@ def main():
         test_unproven(c, leader)
         test_idle_tcp(c, leader)
         hog_pem = mint(d, os.path.join(c.certs, "ca.pem"), os.path.join(c.certs, "ca.key"), "hog")
-        leader = limits_table.run(check, c, leader, hog_pem, other_pem, REQUESTS)
+        leader = limits_table.run(check, c, leader, hog_pem, other_pem, REQUESTS,
+                                  refusals_told)
         a.close()
         o.close()
         check("the cluster still has a leader", c.wait_leader() > 0)

@@ -6,11 +6,20 @@ released and a release with a wrong token refused; then every node is
 scraped with urllib and its text parsed: one leader, one term, the leader's
 locks and sessions (and STATUS's counts after each step), applied indexes equal, the refused release counted
 stale, the storage histogram cumulative and non-empty, the Content-Type,
-404 for another path, and a bad [node] metrics named with its line by
---check-config. Every process is started and stopped by PID (elcluster.py).
+404 for another path, 431 for a request head over 2 KiB, a bad [node]
+metrics named with its line by --check-config, and one on the port of
+client_addr or peer_addr refused. Then what an operator's alerts rest on:
+edgelock_loop_turn_age_seconds small on a healthy node and growing while a
+follower's loop thread alone is stopped (ptrace; SIGSTOP would stop the
+HTTP thread too) with its other values frozen; 20 TCP connections that
+never start TLS counted in edgelock_client_connections and
+edgelock_client_handshakes; connections refused past the metrics port's cap
+all logged within about 10 s, not with the next refusal. Every process is
+started and stopped by PID (elcluster.py).
 
 Prints "ok NAME" / "FAIL NAME: why" per check and "N passed, N failed".
 """
+import ctypes
 import os
 import random
 import re
@@ -23,6 +32,7 @@ import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from elcluster import Cluster, free_ports, Checks, eventually  # noqa: E402
+from ops_test import closed_by_peer  # noqa: E402
 
 check = Checks()
 SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})? (\S+)$')
@@ -162,6 +172,10 @@ def test_scrape(c, urls, leader):
           repr(val(s, "stale_replies_total")))
     check("leader: client connections gauge present",
           val(s, "client_connections") is not None)
+    ages = {i: val(r[2], "loop_turn_age_seconds") for i, r in res.items()}
+    check("every node: edgelock_loop_turn_age_seconds, a gauge, under 1 s when healthy",
+          all(a is not None and 0 <= a < 1.0 for a in ages.values()) and
+          parse(res[leader][1])[1].get("edgelock_loop_turn_age_seconds") == "gauge", repr(ages))
     for i, r in res.items():
         samples, types = parse(r[1])
         check_histogram(samples, types, "storage_persist_seconds", "node%d" % i)
@@ -181,6 +195,142 @@ def test_not_found(urls):
         check("GET %s: 404" % path, code == 404, repr(code))
 
 
+# ptrace(2): stop one thread of a process (the node's loop) and no other.
+PTRACE_DETACH, PTRACE_SEIZE, PTRACE_INTERRUPT, WALL = 17, 0x4206, 0x4207, 0x40000000
+
+
+def ptrace(req, tid):
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p]
+    if libc.ptrace(req, tid, None, None) != 0:
+        raise OSError(ctypes.get_errno(), "ptrace %#x of %d" % (req, tid))
+
+
+def test_stalled_loop(c, urls, leader):
+    """A loop stuck in a turn (as in a fsync hanging for seconds): the
+    scrape still answers 200 with the values of before, and the turn age
+    the HTTP thread adds grows. The loop is edgelockd's main thread (its
+    tid is the pid); PTRACE_INTERRUPT stops that one thread alone."""
+    follower = next(i for i in sorted(urls) if i != leader)
+    tid = c.procs[follower].pid
+    before = parse(scrape(urls[follower])[1])[0]
+    try:
+        ptrace(PTRACE_SEIZE, tid)
+    except OSError as e:  # no CAP_SYS_PTRACE, or Yama's ptrace_scope 2 or 3
+        print("skip the stopped loop (the gauge is checked above): %s" % e)
+        return
+    try:
+        ptrace(PTRACE_INTERRUPT, tid)
+        os.waitpid(tid, WALL)
+        time.sleep(0.5)
+        first = parse(scrape(urls[follower])[1])[0]
+        conn = c.connect(leader)  # the cluster commits on: the follower's values do not follow
+        try:
+            conn.call({1: 1, 9: 30000, 13: "stalled", 14: random.getrandbits(64)})
+        finally:
+            conn.close()
+        time.sleep(1.5)
+        second = parse(scrape(urls[follower])[1])[0]
+    finally:
+        ptrace(PTRACE_DETACH, tid)
+    a1, a2 = val(first, "loop_turn_age_seconds"), val(second, "loop_turn_age_seconds")
+    print("     turn age with the loop stopped: %s s, then %s s" % (a1, a2))
+    check("a stopped loop: scrapes still answered, the turn age grows (>= 1.5 s)",
+          a1 is not None and a2 is not None and a2 >= 1.5 and a2 > a1, "%r %r" % (a1, a2))
+    check("a stopped loop: its values stay as they were (commit index)",
+          val(second, "commit_index") == val(first, "commit_index") ==
+          val(before, "commit_index"), "%r %r %r" % (val(before, "commit_index"),
+                                                     val(first, "commit_index"),
+                                                     val(second, "commit_index")))
+    check("a loop running again: the turn age back under 1 s",
+          eventually(lambda: (val(parse(scrape(urls[follower])[1])[0],
+                                  "loop_turn_age_seconds") or 99) < 1.0, 10.0))
+
+
+def test_handshakes(c, urls, leader):
+    """Connections in their TLS handshake count against max_clients, so the
+    gauge of client connections counts them too (it read 0 while 20 such
+    filled max_clients = 20), and edgelock_client_handshakes says which."""
+    socks = [socket.create_connection(("127.0.0.1", c.client_port[leader]), timeout=5)
+             for _ in range(20)]
+    try:
+        got = {}
+
+        def counted():
+            s = parse(scrape(urls[leader])[1])[0]
+            got.update(conns=val(s, "client_connections"), hs=val(s, "client_handshakes"))
+            return (got["conns"] or 0) >= 20 and (got["hs"] or 0) >= 20
+        check("20 connections in their TLS handshake: in client_connections and "
+              "client_handshakes", eventually(counted, 5.0), repr(got))
+    finally:
+        for k in socks:
+            k.close()
+    check("closed: client_handshakes back to 0",
+          eventually(lambda: val(parse(scrape(urls[leader])[1])[0], "client_handshakes") == 0,
+                     5.0))
+
+
+def raw_request(url, head):
+    """The status line's code of the answer to the request head `head`."""
+    port = int(url.split(":")[2].split("/")[0])
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as k:
+        k.sendall(head)
+        got = b""
+        while b"\r\n" not in got:
+            more = k.recv(4096)
+            if not more:
+                break
+            got += more
+    return int(got.split(b" ")[1]) if got.startswith(b"HTTP/1.1 ") else got[:40]
+
+
+def test_head_size(urls):
+    path = "/" + urls[1].rsplit("/", 1)[1]
+    ok = ("GET %s HTTP/1.1\r\nHost: x\r\nX-Pad: %s\r\n\r\n" % (path, "a" * 1900)).encode()
+    big = ("GET %s HTTP/1.1\r\nHost: x\r\nX-Pad: %s\r\n\r\n" % (path, "a" * 3000)).encode()
+    check("a request head of %d bytes (under 2 KiB): 200" % len(ok),
+          raw_request(urls[1], ok) == 200)
+    code = raw_request(urls[1], big)
+    check("a request head over 2 KiB: 431 Request Header Fields Too Large", code == 431,
+          repr(code))
+
+
+def refused_counts(c, i):
+    """The counts of node i's "N connection(s) refused" lines, and whether
+    each names the last one's address."""
+    with open(c.log(i)) as f:
+        found = re.findall(r"metrics: (\d+) connection\(s\) refused since the last such line "
+                           r"\(all connections busy(; the last from 127\.0\.0\.1:\d+)?\)",
+                           f.read())
+    return [int(n) for n, _ in found], all(a for _, a in found)
+
+
+def test_refusals_logged(c, urls):
+    """Past the 8 connections served at once, 5 more refused in a burst:
+    the first gets its line at once, the other 4 one when the 10 s after it
+    are over, with no refusal after them (they used to wait for the next)."""
+    i = 3
+    port = int(urls[i].split(":")[2].split("/")[0])
+    time.sleep(1.0)  # earlier scrapes' connections gone (they linger up to 0.5 s)
+    # 13 open together: 8 hold their places (for 2 s), 5 are refused;
+    # none is closed before those 5 are, or its place would go to another
+    socks = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(13)]
+    eventually(lambda: sum(closed_by_peer(k, 0) for k in socks) >= 5, 1.5, 0.05)
+    for k in socks:
+        k.close()
+    t0 = time.time()
+    counts, named = [], [False]
+
+    def told():
+        counts[:], named[0] = refused_counts(c, i)
+        return sum(counts) >= 5
+    ok = eventually(told, 14.0, 0.5)
+    check("metrics port: 5 connections refused in a burst, all logged within 14 s",
+          ok and sum(counts) == 5 and len(counts) == 2,
+          "%r after %.1f s" % (counts, time.time() - t0))
+    check("metrics port: each such line names the last one's address", counts and named[0])
+
+
 def test_bad_config(c):
     bad = os.path.join(c.dir, "bad-metrics.conf")
     with open(c.config(1)) as f:
@@ -195,6 +345,18 @@ def test_bad_config(c):
                          capture_output=True, text=True, timeout=10)
     check("--metrics: port 0 refused", out.returncode == 1 and "metrics" in out.stderr,
           out.stderr)
+    # on the node's own client or peer port: the start would fail to listen
+    # (exit 2, restarted by the unit for ever); refused as a config error
+    for key, port in (("client_addr", c.client_port[1]), ("peer_addr", c.peer_port[1])):
+        for host in ("127.0.0.1", "localhost", "*"):
+            url = "http://%s:%d/metrics" % (host, port)
+            for how in ("--check-config", "-c"):
+                out = subprocess.run([c.bin, how, c.config(1), "--metrics", url],
+                                     capture_output=True, text=True, timeout=10)
+                check("%s: [node] metrics %s on %s's port refused, both named (exit 1)"
+                      % (how, url, key), out.returncode == 1 and
+                      "[node] metrics %s and %s tls+tcp://127.0.0.1:%d are the same address "
+                      "and port" % (url, key, port) in out.stderr, out.stderr)
 
 
 def test_busy_port(c):
@@ -228,7 +390,10 @@ def main():
             c.start(i, "--bootstrap", "--metrics", urls[i])
         leader = c.wait_leader()
         for t in (lambda: do_work(c, leader), lambda: test_scrape(c, urls, leader),
-                  lambda: test_not_found(urls), lambda: test_bad_config(c)):
+                  lambda: test_not_found(urls), lambda: test_head_size(urls),
+                  lambda: test_bad_config(c), lambda: test_stalled_loop(c, urls, leader),
+                  lambda: test_handshakes(c, urls, leader),
+                  lambda: test_refusals_logged(c, urls)):
             try:
                 t()
             except Exception as e:  # a crashed step fails, the rest still run

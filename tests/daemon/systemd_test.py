@@ -5,7 +5,8 @@ pointing at it (and WATCHDOG_USEC=400000, WATCHDOG_PID the daemon's own pid:
 `sh -c 'export WATCHDOG_PID=$$; exec edgelockd ...'`), and checks what
 systemd would see: READY=1 and STATUS= once the loop runs, WATCHDOG=1 every
 ~200 ms from the loop (none while the process is SIGSTOPped, again after
-SIGCONT), STOPPING=1 on SIGTERM and exit 0. Then a restart whose
+SIGCONT), the unit's ExecReload= run as systemctl reload runs it (the
+certificates reloaded), STOPPING=1 on SIGTERM and exit 0. Then a restart whose
 WATCHDOG_PID is another process (no watchdog), and a --join node (READY
 before it is a member). One-node clusters; processes stopped by PID.
 
@@ -21,7 +22,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from elcluster import Cluster, Checks  # noqa: E402
+from elcluster import Cluster, Checks, eventually  # noqa: E402
 
 check = Checks()
 
@@ -113,6 +114,7 @@ def test_watched(c, n):
     t = time.time()
     os.kill(p.pid, signal.SIGCONT)
     check("WATCHDOG=1 again after SIGCONT", n.wait("WATCHDOG=1", 1.0, t) is not None)
+    reload_as_unit(c, p)
     t = time.time()
     rc, secs = c.stop(1)
     check("SIGTERM: STOPPING=1", n.lines("STOPPING=1", t) != [])
@@ -193,14 +195,38 @@ def test_journal_priority(c, n):
     check("journal run: SIGTERM exit 0", rc == 0, "rc %s" % rc)
 
 
+def unit_text():
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    with open(os.path.join(root, "dist", "edgelockd.service")) as f:
+        return f.read()
+
+
+def reload_as_unit(c, p):
+    """`systemctl reload edgelockd` runs the unit's ExecReload= with
+    $MAINPID the daemon's pid: it must be the SIGHUP reload."""
+    m = re.search(r"^ExecReload=(.*)$", unit_text(), re.M)
+    check("unit: ExecReload= sends SIGHUP to the main process",
+          m is not None and m.group(1) == "/bin/kill -HUP $MAINPID",
+          m.group(0) if m else "no ExecReload= (systemctl reload fails)")
+    if m is None:
+        return
+    with open(c.log(1)) as f:
+        before = f.read().count("SIGHUP: reloaded")
+    rc = subprocess.run(m.group(1).replace("$MAINPID", str(p.pid)).split(), timeout=10).returncode
+
+    def reloaded():
+        with open(c.log(1)) as f:
+            return f.read().count("SIGHUP: reloaded") > before
+    check("systemctl reload (its ExecReload= run): the certificates reloaded, still running",
+          rc == 0 and eventually(reloaded, 5.0) and p.poll() is None, "rc %d" % rc)
+
+
 def test_unit_file(c):
     """dist/edgelockd.service as systemd reads it: `systemd-analyze verify`
     finds nothing wrong (its ExecStart pointed at this build's binary, since
     /usr/bin/edgelockd is not installed here) and the hardening keeps the
     exposure score of `systemd-analyze security` at "OK" (below 2.0)."""
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    with open(os.path.join(root, "dist", "edgelockd.service")) as f:
-        unit = f.read()
+    unit = unit_text()
     check("unit: ExecStart runs /usr/bin/edgelockd", "ExecStart=/usr/bin/edgelockd " in unit)
     path = os.path.join(c.dir, "edgelockd.service")
     with open(path, "w") as f:

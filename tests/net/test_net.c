@@ -600,6 +600,42 @@ static void test_max_clients(void)
 	EL_CHECK_EQ(stats_of(&node_a).clients, 2);
 }
 
+/* Plain TCP connections to the client port that never start TLS count
+ * against max_clients from their accept: el_net_stats says so
+ * (client_handshakes), so a table full of them does not read as empty;
+ * once they close, neither count keeps them. */
+static bool handshakes_are(struct node *n, uint32_t want)
+{
+	for (uint64_t end = now_ms() + WAIT_MS; now_ms() < end; usleep(20 * 1000))
+		if (stats_of(n).client_handshakes == want)
+			return true;
+	printf("  client_handshakes %u, %u expected\n", stats_of(n).client_handshakes, want);
+	return false;
+}
+
+static void test_handshakes_counted(void)
+{
+	enum { PLAIN = 3 };
+	uint64_t conn;
+	EL_CHECK(start_a());
+	EL_CHECK(client_connect(&cli[0], &node_a, &conn));
+	struct sockaddr_in to = { .sin_family = AF_INET,
+				  .sin_port = htons((uint16_t)node_a.client_port),
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int fds[PLAIN];
+	for (int i = 0; i < PLAIN; i++) {
+		fds[i] = socket(AF_INET, SOCK_STREAM, 0);
+		EL_CHECK(fds[i] >= 0 && connect(fds[i], (struct sockaddr *)&to, sizeof to) == 0);
+	}
+	EL_CHECK(handshakes_are(&node_a, PLAIN));
+	EL_CHECK_EQ(stats_of(&node_a).clients, 1); /* the TLS one, handed over */
+	for (int i = 0; i < PLAIN; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	EL_CHECK(handshakes_are(&node_a, 0));
+	EL_CHECK_EQ(stats_of(&node_a).clients, 1);
+}
+
 /* 500 small frames in one write while the owner holds what comes: at most
  * inq_per_conn_max wait; as the owner frees them, all 500 come, in order. */
 static void test_input_paused_not_lost(void)
@@ -1103,6 +1139,7 @@ int main(int argc, char **argv)
 	RUN(test_close_client);
 	RUN(test_client_disconnect);
 	RUN(test_max_clients);
+	RUN(test_handshakes_counted);
 	RUN(test_input_paused_not_lost);
 	RUN(test_full_client_queue_drops_client);
 	RUN(test_peer_dial_handshake_ready);
