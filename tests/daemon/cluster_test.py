@@ -944,6 +944,16 @@ def test_check_config_lines(c, cfg):
                                    timeout=10)
             check("start: refused as check-config refuses it (%s)" % name,
                   start.returncode == 1 and start.stderr == out.stderr, start.stderr)
+    # The lines say "warning:", and so may the config (journalctl's name too).
+    for level, rc in (("warning", 0), ("WARN", 0), ("loud", 1)):
+        path = os.path.join(c.dir, "level-%s.conf" % level)
+        with open(path, "w") as f:
+            f.write(good.replace("level = info", "level = " + level))
+        out = subprocess.run([c.bin, "--check-config", path], capture_output=True,
+                             text=True, timeout=10)
+        check("check-config: [log] level = %s %s" % (level, "accepted" if rc == 0 else "refused"),
+              out.returncode == rc and (rc == 0 or "warn (or warning)" in out.stderr),
+              out.stderr)
     # One error per field: a bad value is not also "missing", nor compared.
     for key in ("peer_addr", "id"):
         path = os.path.join(c.dir, "bad-%s-only.conf" % key)
