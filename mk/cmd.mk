@@ -12,8 +12,8 @@
 #   make test-sd-notify, test-fuzz-sd-env  the notify client (sd_notify.c): unit
 #                         tests and a fuzz target of the environment values it reads
 #   make test-daemon-ops      idle-connection floods under an open-files limit of 1024, a
-#                             full disk, a removed node started again, a removed LOCK
-#                             file, a node on another node's data_dir (ops_test.py)
+#                             full disk, a slow disk, a removed node started again, a
+#                             removed LOCK file, a node on another node's data_dir (ops_test.py)
 #   make test-daemon-limits   [limits]: sessions per identity, a connection flood past
 #                         max_clients, requests in flight per connection, claims and
 #                         watches per identity, the lease bound (limits_test.py)
@@ -109,9 +109,17 @@ $(eval $(call daemon_suite,daemon-systemd,systemd_test.py))
 $(eval $(call daemon_suite,daemon-limits,limits_test.py))
 
 # What an operator meets: connection floods under a low open-files limit, a
-# full disk, a removed node started again, a non-member's refusals logged once,
-# a second daemon after `rm DATA_DIR/LOCK`, another node's data_dir (owner.c)
+# full disk, a slow disk (an LD_PRELOAD shim delays fdatasync), a removed
+# node started again, a non-member's refusals logged once, a second daemon
+# after `rm DATA_DIR/LOCK`, another node's data_dir (owner.c)
 $(eval $(call daemon_suite,daemon-ops,ops_test.py))
+SLOW_FSYNC := $(BUILD)/tests/slow_fsync.so
+$(SLOW_FSYNC): tests/daemon/slow_fsync.c
+	@mkdir -p $(@D)
+	$(call say,LD,$@)
+	$(Q)$(CC) $(HOST_CFLAGS) -fPIC -shared $< -ldl -o $@
+test-daemon-ops: $(SLOW_FSYNC)
+SERIAL_PREREQS += $(SLOW_FSYNC)
 
 # Semaphores (issue 17): ten `edgelock lock -n 3` at once, a SIGKILLed holder,
 # the limit mismatch's exit code, `edgelock locks` (about 20 s each run)

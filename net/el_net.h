@@ -132,6 +132,12 @@ void el_net_item_free(struct el_net *net, struct el_net_item *it);
 /* Dial peer id at addr (again, if the address changed); idempotent. */
 int el_net_peer_set(struct el_net *net, el_id_t id, const char *addr);
 void el_net_peer_remove(struct el_net *net, el_id_t id);
+/* Peer id is no longer a member: stop dialing it, but keep its live link,
+ * if any, until it closes (a leader's last word to a removed node goes
+ * over it); then it is not redialed (logged). True when a link was up (it
+ * is kept), false when none was (the peer is forgotten now). Another
+ * el_net_peer_set of it undoes this. */
+bool el_net_peer_retire(struct el_net *net, el_id_t id);
 /* Queue a frame body to peer id: EL_OK, EL_ENOTFOUND (no such peer or not
  * connected), EL_EFULL (queue full: dropped). */
 int el_net_peer_send(struct el_net *net, el_id_t id, const uint8_t *body, uint32_t len);

@@ -376,6 +376,8 @@ int el_net_peer_set(struct el_net *net, el_id_t id, const char *addr)
 	pthread_mutex_lock(&net->mu);
 	struct peer *p = peer_find(net, id);
 	int rc = EL_OK;
+	if (p != NULL)
+		p->retired = false; /* dialed again: a member again */
 	if (p == NULL || strcmp(p->addr, addr) != 0) {
 		if (p != NULL)
 			peer_drop(net, p);
@@ -387,6 +389,7 @@ int el_net_peer_set(struct el_net *net, el_id_t id, const char *addr)
 			rc = EL_EFULL;
 		} else {
 			p->id = id;
+			p->retired = false;
 			p->gen = ++net->gen_seq;
 			snprintf(p->addr, sizeof p->addr, "%s", addr);
 			p->state = P_WAIT;
@@ -398,6 +401,19 @@ int el_net_peer_set(struct el_net *net, el_id_t id, const char *addr)
 	}
 	pthread_mutex_unlock(&net->mu);
 	return rc;
+}
+
+bool el_net_peer_retire(struct el_net *net, el_id_t id)
+{
+	pthread_mutex_lock(&net->mu);
+	struct peer *p = peer_find(net, id);
+	const bool up = p != NULL && p->c != NULL;
+	if (up)
+		p->retired = true; /* link_lost drops it */
+	else if (p != NULL)
+		peer_drop(net, p);
+	pthread_mutex_unlock(&net->mu);
+	return up;
 }
 
 void el_net_peer_remove(struct el_net *net, el_id_t id)
@@ -542,13 +558,20 @@ static struct el_net_item *end_item(const struct conn *c, uint8_t kind)
 	return it;
 }
 
-/* A dialed link ended: the handshake thread dials again after the backoff. */
+/* A dialed link ended: the handshake thread dials again after the backoff,
+ * unless the peer is retired (no longer a member): then it is forgotten. */
 static bool link_lost(struct el_net *net, struct conn *c)
 {
 	pthread_mutex_lock(&net->mu);
 	struct peer *p = peer_find(net, c->peer);
 	const bool ours = p != NULL && p->c == c;
-	if (ours) {
+	if (ours && p->retired) {
+		/* "redialing" was wrong for a node just removed (outside tester) */
+		el_log(EL_LOG_INFO, "net: link to node %u closed; it is no longer a member: "
+		       "not redialing", p->id);
+		p->c = NULL;
+		peer_drop(net, p);
+	} else if (ours) {
 		p->c = NULL;
 		const uint64_t now = el_now_ms();
 		const bool held = now - c->up_ms >= NET_LINK_STABLE_MS;

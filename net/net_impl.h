@@ -123,6 +123,7 @@ struct peer {
 	/* the owner's alone */
 	struct conn *c; /* the live dialed connection */
 	bool refusing;  /* its links close at once: said once, quiet until one holds */
+	bool retired;   /* no longer a member: its link kept while up, never redialed */
 };
 
 struct el_net {

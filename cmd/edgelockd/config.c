@@ -168,6 +168,7 @@ static int set_peer(struct el_dcfg *c, const char *key, const char *v)
 	return EL_OK;
 }
 
+/* "warning" too: the log lines say "warning:", and journalctl -p calls it so */
 static int set_level(int *out, const char *v)
 {
 	static const char *names[] = { "debug", "info", "warn", "error" };
@@ -176,7 +177,10 @@ static int set_level(int *out, const char *v)
 			*out = i;
 			return EL_OK;
 		}
-	return EL_EINVAL;
+	if (strcasecmp(v, "warning") != 0)
+		return EL_EINVAL;
+	*out = EL_LOG_WARN;
+	return EL_OK;
 }
 
 /* Which EL_DCFG_BAD_* bit a refused value of section/key sets (0: none,
@@ -291,7 +295,7 @@ int el_dcfg_set(struct el_dcfg *c, const char *section, const char *key, const c
 		rc = set_net_threads(&c->net_threads, v),
 		why = "must be 0 or 2..64 (kept for older configs; no effect)";
 	else if (IS("log", "level"))
-		rc = set_level(&c->log_level, v), why = "must be debug, info, warn or error";
+		rc = set_level(&c->log_level, v), why = "must be debug, info, warn (or warning) or error";
 	else
 		rc = EL_EINVAL, why = "unknown key";
 	if (rc == EL_OK)

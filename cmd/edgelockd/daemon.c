@@ -486,7 +486,7 @@ static int ready_loop(struct el_daemon *d)
 		for (uint32_t i = 0; i < rd.raft.n_msgs; i++)
 			if (el_raft_msg_may_lead(&rd.raft.msgs[i]))
 				el_d_peer_send(d, &rd.raft.msgs[i]);
-		uint64_t t0 = d->metrics != NULL ? el_d_metrics_clock() : 0;
+		const uint64_t t0 = el_d_metrics_clock(); /* metrics, and diag.c's slow persist */
 		int rc = el_storage_persist_ready(d->st, &rd.raft, el_node_raft(d->node));
 		if (rc != EL_OK) {
 			el_log(EL_LOG_ERROR, "storage failed (%s): stopping (exit 3) without "
@@ -495,6 +495,7 @@ static int ready_loop(struct el_daemon *d)
 			return rc;
 		}
 		el_d_metrics_batch(d, &rd, t0);
+		el_d_diag_batch(d, &rd, t0);
 		for (uint32_t i = 0; i < rd.raft.n_msgs; i++)
 			if (!el_raft_msg_may_lead(&rd.raft.msgs[i]))
 				el_d_peer_send(d, &rd.raft.msgs[i]);
@@ -590,6 +591,7 @@ static void log_role(struct el_daemon *d)
 	el_log_set_term(el_raft_term(r));
 	el_log(EL_LOG_INFO, "node %u: %s, term %llu, leader %u", d->cfg.id,
 	       names[el_raft_state(r) & 3], (unsigned long long)el_raft_term(r), el_raft_leader(r));
+	el_d_diag_role(d); /* why, at warning when it is trouble */
 }
 
 /* A node removed from the configuration stops by itself once it knows the

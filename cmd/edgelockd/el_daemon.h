@@ -9,6 +9,7 @@
  *   metrics.c  Prometheus metrics over HTTP (el_d_metrics.h)
  *   notify.c   systemd: READY/STATUS, the watchdog from the loop, STOPPING
  *   owner.c    which node's data the data directory holds (DATA_DIR/owner)
+ *   diag.c     the log lines that say why: role changes, membership, slow fsync
  *
  * One thread owns everything here; el_net's callbacks only queue frames.
  */
@@ -388,6 +389,8 @@ void el_d_limits_turn(struct el_daemon *d);
 /* EL_EINVAL (logged) for an OPEN_SESSION asking a lease over
  * max_session_ttl_ms; else EL_OK. */
 int el_d_ttl_check(struct el_daemon *d, const struct el_d_client *cl, const struct el_cw_msg *q);
+/* Add session slot s's claims (held or waited for) and watches to n. */
+void el_d_session_uses(const struct el_lock_table *t, el_slot_t s, uint32_t n[EL_D_USES]);
 /* For ACQUIRE, CAMPAIGN and WATCH on the leader: EL_EFULL (logged) when cl's
  * identity already holds, waits for or has requested claims_per_client
  * claims (watches_per_client watches), else EL_OK and *charge to pass to
@@ -397,6 +400,18 @@ int el_d_use_quota(struct el_daemon *d, const struct el_d_client *cl, const stru
 /* p is in flight: count it for its identity until el_d_uncharge (its reply). */
 void el_d_charge(struct el_daemon *d, struct el_d_pending *p, uint32_t charge);
 void el_d_uncharge(struct el_daemon *d, struct el_d_pending *p);
+
+/* diag.c: the lines that say why (docs/operations.md, "Watching it").
+ * After each role line: why a follower campaigns, why a leader stepped
+ * down. After each batch is persisted (t0_ns: before the persist): a slow
+ * persist, the session expiries this leader proposed, the membership
+ * changes applied (a removed node's dial retired). */
+void el_d_diag_role(struct el_daemon *d);
+void el_d_diag_batch(struct el_daemon *d, const struct el_node_ready *rd, uint64_t t0_ns);
+/* Node id is out of the configuration for good: stop dialing it (a link up
+ * is kept until it closes; a leader with none keeps dialing it for the
+ * removal notice's window first). */
+void el_d_peer_retire(struct el_daemon *d, el_id_t id);
 
 /* notify.c (systemd: READY, STATUS, WATCHDOG, STOPPING) */
 void el_d_notify_init(struct el_daemon *d);
@@ -422,6 +437,9 @@ const struct el_d_book *el_d_book_find(const struct el_daemon *d, el_id_t id);
  * election timeout, its link up or not (a cut-off or stopped node, as
  * CheckQuorum sees it). False on a follower, which has no such view. */
 bool el_d_peer_silent(const struct el_daemon *d, el_id_t id);
+/* Whether this node has had no Raft message from id for window ms,
+ * counting from start at the earliest. */
+bool el_d_heard_none(const struct el_daemon *d, el_id_t id, uint64_t start, uint64_t window);
 void el_d_book_set(struct el_daemon *d, el_id_t id, const char *peer, uint32_t peer_len,
 		   const char *client, uint32_t client_len);
 int el_d_hello(const struct el_daemon *d, uint8_t *buf, uint32_t cap);

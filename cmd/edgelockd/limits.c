@@ -208,8 +208,7 @@ static void keep_current(struct el_daemon *d)
 
 /* ---- counting ------------------------------------------------------------------ */
 
-/* Add session slot s's claims and watches to n. */
-static void session_uses(const struct el_lock_table *t, el_slot_t s, uint32_t n[EL_D_USES])
+void el_d_session_uses(const struct el_lock_table *t, el_slot_t s, uint32_t n[EL_D_USES])
 {
 #if EL_INDEXED
 	for (el_slot_t c = t->sessions[s].claims; c != EL_LOCK_NONE; c = t->claims[c].sess_next)
@@ -272,7 +271,7 @@ static const uint32_t *owner_count(struct el_daemon *d, uint32_t i)
 		if (t->sessions[s].id != o->owned[s].session)
 			disown(o, s); /* ended */
 		else
-			session_uses(t, s, w->count);
+			el_d_session_uses(t, s, w->count);
 	}
 	w->counted_at = t->last_index + 1;
 	return w->count;

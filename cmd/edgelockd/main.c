@@ -66,7 +66,7 @@ static void usage(FILE *f)
 		"  --ca-file F           [tls] ca_file\n"
 		"  --cert-key-file F     [tls] cert_key_file (certificate and key, PEM)\n"
 		"  --crl-file F          [tls] crl_file (revoked certificates, PEM)\n"
-		"  --log-level L         [log] level: debug, info, warn, error\n"
+		"  --log-level L         [log] level: debug, info, warn (warning), error\n"
 		"  -h, --help            this text\n"
 		"  --version             version, protocol and capacity profile\n"
 		"restore BACKUP: seed the empty data directory from `edgelock snapshot save`\n"

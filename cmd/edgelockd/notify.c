@@ -21,12 +21,14 @@
 #include "el_platform.h"
 #include "el_sd_notify.h"
 
+#define WATCHDOG_USEC_MIN 1000000u /* below: warned as too short for the loop */
+
 static struct {
 	bool ready;          /* READY=1 sent */
 	bool warned;         /* an sd_notify error was logged */
 	uint64_t wd_ms;      /* ping period (half the watchdog timeout); 0: none */
 	uint64_t wd_next_ms; /* next ping due */
-	char status[96];     /* last STATUS= sent */
+	char status[128];    /* last STATUS= sent */
 } nt;
 
 static void send_notify(const char *msg)
@@ -34,7 +36,7 @@ static void send_notify(const char *msg)
 	int rc = el_sd_notify(msg);
 	if (rc < 0 && !nt.warned) {
 		nt.warned = true;
-		el_log(EL_LOG_WARN, "sd_notify(\"%s\") failed: error %d (logged once)", msg, -rc);
+		el_log(EL_LOG_WARN, "sd_notify(\"%s\") failed: %s (logged once)", msg, strerror(-rc));
 	}
 }
 
@@ -44,7 +46,8 @@ void el_d_notify_init(struct el_daemon *d)
 	uint64_t usec = 0;
 	int rc = el_sd_watchdog_enabled(&usec);
 	if (rc < 0)
-		el_log(EL_LOG_WARN, "systemd watchdog settings unusable: error %d (no watchdog)", -rc);
+		el_log(EL_LOG_WARN, "systemd watchdog settings unusable: WATCHDOG_USEC or "
+		       "WATCHDOG_PID: %s (no watchdog)", strerror(-rc));
 	nt.wd_ms = rc > 0 ? usec / 2000 : 0;
 	if (rc > 0 && nt.wd_ms == 0)
 		nt.wd_ms = 1;
@@ -52,6 +55,13 @@ void el_d_notify_init(struct el_daemon *d)
 	if (nt.wd_ms > 0)
 		el_log(EL_LOG_INFO, "systemd watchdog: %llu ms, a ping every %llu ms from the loop",
 		       (unsigned long long)(usec / 1000), (unsigned long long)nt.wd_ms);
+	/* A turn may wait up to 100 ms and then persist (an fdatasync, a
+	 * snapshot): a ping every 500 ms or less is soon late on a slow disk,
+	 * and systemd then kills a node that was working. Said, not refused. */
+	if (rc > 0 && usec < WATCHDOG_USEC_MIN)
+		el_log(EL_LOG_WARN, "systemd watchdog of %llu ms is too short for the loop (a turn "
+		       "may wait 100 ms, then an fsync): a slow disk gets the node killed; set "
+		       "WatchdogSec=2s or more", (unsigned long long)(usec / 1000));
 }
 
 static void status_line(const struct el_daemon *d, char *out, size_t cap)
@@ -59,7 +69,10 @@ static void status_line(const struct el_daemon *d, char *out, size_t cap)
 	const struct el_raft *r = el_node_raft(d->node);
 	unsigned long long term = (unsigned long long)el_raft_term(r);
 	enum el_state s = el_raft_state(r);
-	if (el_conf_find(el_raft_conf(r), d->cfg.id) == NULL)
+	if (el_conf_find(el_raft_conf(r), d->cfg.id) == NULL && d->was_member)
+		snprintf(out, cap, "node %u: removed from the cluster (entry %llu), term %llu",
+			 d->cfg.id, (unsigned long long)r->conf_index, term);
+	else if (el_conf_find(el_raft_conf(r), d->cfg.id) == NULL)
 		snprintf(out, cap, "node %u: not a member yet, waiting to be added, term %llu",
 			 d->cfg.id, term);
 	else if (s == EL_LEADER)

@@ -38,7 +38,6 @@ const struct el_d_book *el_d_book_find(const struct el_daemon *d, el_id_t id)
 
 bool el_d_peer_silent(const struct el_daemon *d, el_id_t id)
 {
-	const struct el_d_book *b = el_d_book_find(d, id);
 	const struct el_raft *r = el_node_raft(d->node);
 	uint64_t start, window;
 	if (id == d->cfg.id) {
@@ -56,6 +55,12 @@ bool el_d_peer_silent(const struct el_daemon *d, el_id_t id)
 	} else {
 		return false; /* a follower hears from the leader only */
 	}
+	return el_d_heard_none(d, id, start, window);
+}
+
+bool el_d_heard_none(const struct el_daemon *d, el_id_t id, uint64_t start, uint64_t window)
+{
+	const struct el_d_book *b = el_d_book_find(d, id);
 	/* counted from the role's start, not from what it heard before */
 	uint64_t since = b != NULL ? b->heard_ms : 0;
 	if (since < start)
@@ -204,6 +209,17 @@ static bool in_previous_conf(const struct el_raft *r, el_id_t id)
 	return el_conf_find(&c, id) != NULL;
 }
 
+/* Whether node id is out of the configuration by a committed entry: its
+ * removal is the latest change, and committed (a leader removing itself
+ * leads until then, so its followers must still dial it). Its hello is
+ * still taken (in_previous_conf), but this node no longer dials it. */
+static bool removed_for_good(const struct el_daemon *d, el_id_t id)
+{
+	const struct el_raft *r = el_node_raft(d->node);
+	return r->conf_index != 0 && el_raft_commit(r) >= r->conf_index &&
+	       el_conf_find(el_raft_conf(r), id) == NULL && in_previous_conf(r, id);
+}
+
 /* Whether node id may speak Raft to this node: a member (voter or learner)
  * of its configuration or of the one before, or one of its [peers] (the
  * operator's word: a --join node knows no configuration until the leader
@@ -324,6 +340,8 @@ static void book_heard(struct el_daemon *d, const struct el_peer_hello *h)
 		peer_len = 0;
 	}
 	el_d_book_set(d, h->node, h->peer_addr, peer_len, h->client_addr, h->client_addr_len);
+	if (removed_for_good(d, h->node)) /* its hello must not revive our dial */
+		el_d_peer_retire(d, h->node);
 }
 
 static void on_hello(struct el_daemon *d, struct el_d_inbound *in, const uint8_t *buf,

@@ -121,6 +121,7 @@ def test_lock_round_trip(c):
 def test_session_expiring(c):
     conn = c.connect(S.leader)
     s, _ = open_session(conn, ttl=2400, client="short")
+    held = conn.call({1: 4, 4: s, 5: 1, 6: "short-held"})
     t0 = time.time()
     ev = None
     try:
@@ -133,9 +134,14 @@ def test_session_expiring(c):
     check("push: SESSION_EXPIRING before the lease ends, with a third or less left",
           ev is not None and 0 < ev.get(39, 0) <= 800 and time.time() - t0 < 2.4, repr(ev))
     time.sleep(max(0.0, t0 + 3.4 - time.time()))
-    rep = conn.call({1: 4, 4: s, 5: 1, 6: "after-expiry"})
+    rep = conn.call({1: 4, 4: s, 5: 2, 6: "after-expiry"})
     check("push: the unrenewed session then expires", rep.get(3) == EL_EEXPIRED, repr(rep))
     conn.close()
+    line = re.search(r"info: session %d of client 'client short' expired: no keepalive within "
+                     r"its 2400 ms lease; ending it \(entry \d+\), with its 1 lock claim" % s,
+                     log_text(c, S.leader))
+    check("expiry: the leader logs the session, its client and its claims",
+          held.get(3, 0) == 0 and line, repr(held))
 
 
 def still_serving(c, name):
@@ -792,6 +798,9 @@ def test_sigkill_leader_waiter_granted(c):
         f.seek(sizes.get(S.leader, 0))
         early = "the link to node %d, the leader, closed" % old in f.read()
     check("sigkill: the new leader campaigned when the old one's link closed", early)
+    check("sigkill: ... and says why at warning level",
+          re.search(r"warning: node %d: its link to leader %d closed and nothing came from it "
+                    r"for \d+ ms since: campaigning" % (S.leader, old), log_text(c, S.leader)))
     a, b = c.connect(S.leader), c.connect(S.leader)
     b.call({1: 2, 4: sb})  # reattach B's events to this connection
     rel = a.call({1: 5, 4: sa, 5: 2, 6: "pump", 11: ta})
@@ -842,6 +851,40 @@ def test_no_redirect_to_dead_leader(c):
     c.start(old)
     S.leader = c.wait_leader(timeout=15)
     check("dead leader: a leader again once the nodes are back", S.leader in c.procs)
+
+
+def test_why_leader_changed(c):
+    """The reasons at warning level (journalctl -p warning): a SIGSTOPped
+    leader (its links stay up) is heard from no more, and the follower that
+    campaigns says so; a leader whose two followers are SIGSTOPped steps
+    down on CheckQuorum and says it lost quorum, naming them."""
+    old = c.wait_leader()
+    sizes = {i: os.path.getsize(c.log(i)) for i in c.procs}
+    c.signal(old, signal.SIGSTOP)
+    try:
+        S.leader = c.wait_leader(timeout=10, exclude=(old,))
+    finally:
+        c.signal(old, signal.SIGCONT)
+    said = [ln for i in c.procs if i != old for ln in log_text(c, i)[sizes[i]:].splitlines()
+            if re.search(r": warning: node \d+: heard nothing from leader %d for \d+ ms "
+                         r"\(election timeout %d ms\): campaigning" % (old, c.election_ms), ln)]
+    check("stopped leader: a follower says it heard nothing from it, at warning", said)
+    S.leader = c.wait_leader(timeout=15)
+    others = [i for i in sorted(c.procs) if i != S.leader]
+    size = os.path.getsize(c.log(S.leader))
+    want = (r": warning: node %d: lost quorum: heard from fewer than a majority of the 3 "
+            r"voters within an election timeout \(%d ms\), stepped down \(check_quorum\); "
+            r"not heard from: node %d, %d" % (S.leader, c.election_ms, others[0], others[1]))
+    for i in others:
+        c.signal(i, signal.SIGSTOP)
+    try:
+        lost = wait_for(lambda: re.search(want, log_text(c, S.leader)[size:]), 5.0)
+    finally:
+        for i in others:
+            c.signal(i, signal.SIGCONT)
+    check("lost quorum: the leader says so at warning, naming the voters it lost", lost,
+          log_text(c, S.leader)[size:][-600:])
+    S.leader = c.wait_leader(timeout=15)
 
 
 def test_kill_all_restart(c):
@@ -944,6 +987,16 @@ def test_check_config_lines(c, cfg):
                                    timeout=10)
             check("start: refused as check-config refuses it (%s)" % name,
                   start.returncode == 1 and start.stderr == out.stderr, start.stderr)
+    # The lines say "warning:", and so may the config (journalctl's name too).
+    for level, rc in (("warning", 0), ("WARN", 0), ("loud", 1)):
+        path = os.path.join(c.dir, "level-%s.conf" % level)
+        with open(path, "w") as f:
+            f.write(good.replace("level = info", "level = " + level))
+        out = subprocess.run([c.bin, "--check-config", path], capture_output=True,
+                             text=True, timeout=10)
+        check("check-config: [log] level = %s %s" % (level, "accepted" if rc == 0 else "refused"),
+              out.returncode == rc and (rc == 0 or "warn (or warning)" in out.stderr),
+              out.stderr)
     # One error per field: a bad value is not also "missing", nor compared.
     for key in ("peer_addr", "id"):
         path = os.path.join(c.dir, "bad-%s-only.conf" % key)
@@ -1184,7 +1237,7 @@ def main():
                   test_bad_peer_input, test_peer_identity, test_many_clients, test_two_threads,
                   test_waiting_joiner, test_membership, test_sigterm_leader,
                   test_sigkill_leader_waiter_granted, test_no_redirect_to_dead_leader,
-                  test_kill_all_restart,
+                  test_why_leader_changed, test_kill_all_restart,
                   test_start_guards):
             try:
                 renew_b()

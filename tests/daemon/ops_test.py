@@ -16,7 +16,13 @@ daemons over TLS on loopback (docs/operations.md):
   (b) a full disk (a small tmpfs as the data directory, root only): the node
       stops with exit 3 and says to free space first; with space it
       restarts with its state.
-  (c) a removed node: the admin lines name the client; node 4 removed
+  (b2) a slow disk (an LD_PRELOAD shim, tests/daemon/slow_fsync.c, makes
+      fdatasync take 400 ms): one warning names the write's duration, not
+      one per write.
+  (c) a removed node: the admin lines name the client; every node logs the
+      membership changes as they apply (added as a learner, promoted,
+      removed) with the entry; the members say node 4's link closed and is
+      not redialed, as it is no longer a member; node 4 removed
       stops by itself (exit 0); started again on its data it refuses at once
       (exit 1) saying how to come back; without its "removed" file (stopped
       before it wrote it) it stops by itself again.
@@ -261,6 +267,48 @@ def test_disk_full(build):
         subprocess.run(["umount", "-l", data])
 
 
+def test_slow_disk(build):
+    """fdatasync made 400 ms slow (over half the 600 ms election timeout)
+    for a few writes: one warning with the duration, at most one per 10 s."""
+    shim = os.path.join(os.path.abspath(build), "tests", "slow_fsync.so")
+    c = Cluster(build, 1, tmp=os.path.join(os.path.abspath(build), "tmp",
+                                           "ops-slow-%d" % os.getpid()))
+    flag = os.path.join(c.dir, "slow")
+    env = {"LD_PRELOAD": shim, "EL_SLOW_FSYNC_FLAG": flag, "EL_SLOW_FSYNC_MS": "400",
+           # the ASan build's runtime must otherwise come first in the list
+           "ASAN_OPTIONS": os.environ.get("ASAN_OPTIONS", "") + ":verify_asan_link_order=0"}
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        c.start(1, "--bootstrap")
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    try:
+        c.wait_leader()
+        conn = c.connect(1)
+        s = open_session(conn, "slow")
+        open(flag, "w").close()
+        t0 = time.time()
+        ok, _ = cycles(conn, s, 1, "slow", 3)  # 6 writes, each 400 ms
+        os.unlink(flag)
+        secs = time.time() - t0
+        conn.close()
+        lines = [ln for ln in log_text(c, 1).splitlines() if "fdatasync" in ln]
+        check("slow disk: the writes went on, slowly (%.1f s)" % secs, ok == 3 and secs >= 2.0,
+              "%d ok" % ok)
+        check("slow disk: one warning naming the write's duration and the bound",
+              len(lines) == 1 and re.search(r": warning: storage: a write \+ fdatasync of \d+ "
+                                            r"entr(y|ies) took (4\d\d|[5-9]\d\d) ms \(over 300 ms",
+                                            lines[0]), lines)
+    finally:
+        c.stop_all()
+        check.no_sanitizer_reports(c)
+
+
 def peer_addr(c, i):
     return "tls+tcp://127.0.0.1:%d" % c.peer_port[i]
 
@@ -302,6 +350,7 @@ def test_removed(c, leader):
     rc = exit_within(c.procs[4], 20.0)
     check("removed: node 4 stops by itself, exit 0", rc == 0, "exit %r" % rc)
     c.procs.pop(4, None)
+    check_membership_lines(c)
     marker = os.path.join(c.data(4), "removed")
     check("removed: it leaves data_dir/removed", os.path.exists(marker))
     for flags in ((), ("--join",)):
@@ -322,6 +371,29 @@ def test_removed(c, leader):
     check("removed: without the file, a log that ends with its removal stops it again, exit 0",
           rc == 0 and "its log ends with its removal" in tail, "exit %r: %s" % (rc, tail))
     check("removed: ... and writes the file for the next start", os.path.exists(marker))
+
+
+def check_membership_lines(c):
+    """Each change applied is a line on every node, with its entry; a
+    removed node's link is said closed for good, not redialed."""
+    found = {}
+    for i in (1, 2, 3, 4):  # node 4 learns the configuration it was added by whole
+        text = log_text(c, i)
+        found[i] = [re.search(r"info: membership \(entry (\d+)\): node 4%s %s"
+                              % (" \(this node\)" if i == 4 else "", what), text)
+                    for what in (("promoted to voter", "removed") if i == 4 else
+                                 ("added as a learner", "promoted to voter", "removed"))]
+    check("membership: every node logs node 4 added, promoted and removed, at the same entries",
+          all(all(found[i]) for i in found) and
+          len({tuple(m.group(1) for m in found[i][-2:]) for i in found}) == 1,
+          {i: [m and m.group(0) for m in found[i]] for i in found})
+    closed = lambda i: "net: link to node 4 closed; it is no longer a member: not redialing" \
+        in log_text(c, i)
+    check("membership: each member says node 4's link closed and is not redialed",
+          eventually(lambda: all(closed(i) for i in (1, 2, 3)), 5.0),
+          {i: closed(i) for i in (1, 2, 3)})
+    check("membership: no member claims to redial node 4",
+          not any("link to node 4 lost; redialing" in log_text(c, i) for i in (1, 2, 3)))
 
 
 def test_refusal_rate(c):
@@ -435,7 +507,7 @@ def test_owner(c):
 def main():
     build = sys.argv[1] if len(sys.argv) > 1 else "build"
     random.seed(int(os.environ.get("SEED", "1")))
-    for t in (test_descriptors, test_disk_full):
+    for t in (test_descriptors, test_disk_full, test_slow_disk):
         try:
             t(build)
         except Exception as e:  # noqa: BLE001 - a crashed step fails, the rest still run

@@ -6,9 +6,13 @@ pointing at it (and WATCHDOG_USEC=400000, WATCHDOG_PID the daemon's own pid:
 systemd would see: READY=1 and STATUS= once the loop runs, WATCHDOG=1 every
 ~200 ms from the loop (none while the process is SIGSTOPped, again after
 SIGCONT), the unit's ExecReload= run as systemctl reload runs it (the
-certificates reloaded), STOPPING=1 on SIGTERM and exit 0. Then a restart whose
-WATCHDOG_PID is another process (no watchdog), and a --join node (READY
-before it is a member). One-node clusters; processes stopped by PID.
+certificates reloaded), STOPPING=1 on SIGTERM and exit 0, and a warning
+that 400 ms is too short a watchdog for the loop. Then a restart whose
+WATCHDOG_PID is another process (no watchdog); one whose settings are
+unusable and whose socket is gone (the errors named in words, not
+numbers); and a --join node (READY before it is a member; once added and
+removed, STATUS says it was removed). One-node clusters; processes stopped
+by PID.
 
 Prints "ok NAME" / "FAIL NAME: why" per check and "N passed, N failed".
 """
@@ -122,6 +126,11 @@ def test_watched(c, n):
     st = n.lines("STATUS=", t)
     check("STATUS= says stopping, and stays so", st and st[-1][1] == "STATUS=node 1: stopping",
           repr(st))
+    with open(c.log(1)) as f:
+        short = [ln for ln in f if "too short for the loop" in ln]
+    check("a 400 ms watchdog: a warning says it is too short, and what to set",
+          len(short) == 1 and ": warning: systemd watchdog of 400 ms is too short" in short[0] and
+          "WatchdogSec=2s or more" in short[0], short)
 
 
 def test_other_pid(c, n):
@@ -136,8 +145,36 @@ def test_other_pid(c, n):
     check("restart: SIGTERM exit 0", rc == 0, "rc %s" % rc)
 
 
+def test_errors_named(c, n):
+    """A WATCHDOG_USEC that is no number and a NOTIFY_SOCKET whose file is
+    gone: both warnings say what is wrong in words (they said "error 22")."""
+    env = dict(os.environ, NOTIFY_SOCKET=os.path.join(c.dir, "gone.sock"), WATCHDOG_USEC="abc")
+    logf = open(c.log(1), "a")
+    size = logf.tell()
+    c.procs[1] = subprocess.Popen([c.bin, "-c", c.config(1)], env=env, stdout=logf,
+                                  stderr=subprocess.STDOUT)
+    logf.close()
+    c.wait_leader()
+    rc, _ = c.stop(1)
+    with open(c.log(1)) as f:
+        text = f.read()[size:]
+    check("WATCHDOG_USEC=abc: the warning names the error in words",
+          "systemd watchdog settings unusable: WATCHDOG_USEC or WATCHDOG_PID: Invalid argument "
+          "(no watchdog)" in text, text[-600:])
+    check("NOTIFY_SOCKET gone: the warning names the error in words",
+          re.search(r"sd_notify\(.*\) failed: No such file or directory \(logged once\)", text),
+          text[-600:])
+    check("errors named: SIGTERM exit 0", rc == 0, "rc %s" % rc)
+
+
+def members(c, i):
+    return {m.get(20): m.get(23, 0) for m in c.status(i).get(28, [])}
+
+
 def test_join(c, n):
-    """--join: READY=1 while not a member yet (it must run to be added)."""
+    """--join: READY=1 while not a member yet (it must run to be added);
+    added by node 1, then removed: STATUS says it was removed, not that it
+    waits to be added."""
     c.add_node(2)
     t = time.time()
     start(c, 2, n, "$$", "--join")
@@ -145,8 +182,27 @@ def test_join(c, n):
     st = n.wait("STATUS=", 1.0, t)
     check("--join: STATUS says waiting to be added", st and "waiting to be added" in st, st)
     check("--join: WATCHDOG=1", n.wait("WATCHDOG=1", 1.0, t) is not None)
+    c.start(1)  # no NOTIFY_SOCKET: the lines seen are node 2's
+    c.wait_leader(exclude=(2,))
+    admin = c.connect(1)
+    rep = admin.call({1: 14, 20: 2, 21: "tls+tcp://127.0.0.1:%d" % c.peer_port[2],
+                      22: c.addr(2)})
+    added = rep.get(3, 0) == 0 and n.wait("STATUS=", 10.0, t, "node 2: follower of 1")
+    check("--join: added, STATUS says follower of 1", added, repr(rep))
+    deadline = time.time() + 10.0
+    while time.time() < deadline and members(c, 1).get(2) != 1:
+        time.sleep(0.1)
+    t = time.time()
+    rep = admin.call({1: 15, 20: 2})
+    admin.close()
+    st = n.wait("STATUS=", 10.0, t, "node 2: removed")
+    check("--join, then removed: STATUS says removed, with the entry",
+          rep.get(3, 0) == 0 and st and re.match(r"STATUS=node 2: removed from the cluster "
+                                                 r"\(entry \d+\), term \d+$", st),
+          "%r %r" % (rep, n.lines("STATUS=", t)))
     rc, _ = c.stop(2)
     check("--join: SIGTERM exit 0", rc == 0, "rc %s" % rc)
+    c.stop(1)
 
 
 JOURNAL_LINE = re.compile(r"^<(\d)>edgelock node1( term (\d+))?: (debug|info|warning|error): ")
@@ -247,7 +303,8 @@ def main():
     n = Notify(os.path.join(c.dir, "notify.sock"))
     try:
         test_unit_file(c)
-        for test in (test_watched, test_other_pid, test_join, test_journal_priority):
+        for test in (test_watched, test_other_pid, test_errors_named, test_join,
+                     test_journal_priority):
             with n.lock:
                 n.msgs.clear()
             test(c, n)

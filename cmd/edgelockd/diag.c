@@ -1,0 +1,349 @@
+/*
+ * diag.c - the log lines an operator diagnoses a node by (found missing by
+ * an outside SRE tester, who could not tell from the logs why things
+ * happened; docs/operations.md, "Watching it"):
+ *
+ *   - why a role changed: a follower that campaigns says it heard nothing
+ *     from its leader (WARN), a leader that steps down on CheckQuorum says
+ *     it lost its quorum and which voters were silent (WARN);
+ *   - every membership change as it applies, on every node (INFO), and the
+ *     dial of a removed node retired (net.c says so when its link closes);
+ *   - a session expiry the leader proposes (INFO), with the client's name;
+ *   - a slow storage write + fdatasync (WARN, one line per 10 s at most).
+ *
+ * The core is freestanding and says none of this itself: the reasons are
+ * inferred from the role, leader, counters and entries it exposes. The state
+ * is file-local, as notify.c's: one daemon, one thread, per process.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "el_d_metrics.h"
+#include "el_daemon.h"
+#include "el_error.h"
+#include "el_platform.h"
+
+#define SLOW_PERSIST_MS 1000u    /* or half the election timeout, if smaller */
+#define NOTICE_ELECTIONS 5u      /* daemon.c's REMOVED_QUIET_ELECTIONS (notify_removed) */
+#define SLOW_LOG_EVERY_MS 10000u /* at most one slow-persist line per this */
+
+static struct {
+	bool started;
+	uint8_t state;            /* role and leader at the last change seen */
+	el_id_t leader;
+	uint64_t stepdowns;       /* el_raft_stats: stepdowns_quorum seen */
+	uint64_t expiries;        /* el_node stats: expiries_proposed seen */
+	uint64_t replayed;        /* entries up to here applied before this start */
+	struct el_conf conf;      /* as of the last entry applied */
+	uint64_t slow_logged_ms;  /* last slow-persist line; 0: none yet */
+	uint64_t slow_held;       /* slow persists since, not logged */
+	uint64_t slow_held_max_ms;
+	struct { el_id_t id; uint64_t due_ms; } retiring[EL_NODES_MAX]; /* el_d_peer_retire */
+} dg;
+
+static void start(struct el_daemon *d)
+{
+	const struct el_raft *r = el_node_raft(d->node);
+	if (dg.started)
+		return;
+	dg.started = true;
+	dg.state = (uint8_t)el_raft_state(r);
+	dg.leader = el_raft_leader(r);
+	dg.stepdowns = el_raft_stats(r)->stepdowns_quorum;
+	dg.expiries = d->node->stats.expiries_proposed;
+	dg.replayed = el_raft_commit(r);
+	dg.conf = el_raft_snapshot(r)->conf;
+}
+
+/* ---- role changes ------------------------------------------------------------ */
+
+/* CheckQuorum stepped this leader down. The core keeps which voters it
+ * heard from only until that check; the voters named are those this node
+ * has had no Raft message from for an election timeout (the same window). */
+static void lost_quorum(struct el_daemon *d)
+{
+	const struct el_conf *c = el_raft_conf(el_node_raft(d->node));
+	char silent[EL_NODES_MAX * 12 + 1] = "";
+	size_t len = 0;
+	uint32_t voters = 0;
+	for (uint32_t i = 0; i < c->n; i++) {
+		const el_id_t id = c->m[i].id;
+		if (c->m[i].role != EL_MEMBER_VOTER)
+			continue;
+		voters++;
+		if (id != d->cfg.id && len < sizeof silent - 12 &&
+		    el_d_heard_none(d, id, d->leader_since_ms, d->cfg.election_ms))
+			len += (size_t)snprintf(silent + len, sizeof silent - len, "%s%u",
+						len > 0 ? ", " : "", id);
+	}
+	el_log(EL_LOG_WARN, "node %u: lost quorum: heard from fewer than a majority of the %u "
+	       "voters within an election timeout (%u ms), stepped down (check_quorum)%s%s%s",
+	       d->cfg.id, voters, d->cfg.election_ms, len > 0 ? "; not heard from: node " : "",
+	       silent, len > 0 ? "" : "; fewer than a majority answered");
+}
+
+/* A follower of leader stopped following it and campaigns (a pre-vote
+ * first: a leadership transfer campaigns as a candidate at once). */
+static void leader_lost(struct el_daemon *d, el_id_t leader, enum el_state now)
+{
+	if (now == EL_CANDIDATE) {
+		el_log(EL_LOG_INFO, "node %u: campaigning at once: leader %u hands leadership to "
+		       "it (transfer)", d->cfg.id, leader);
+		return;
+	}
+	const struct el_d_book *b = el_d_book_find(d, leader);
+	const uint64_t heard = b != NULL ? b->heard_ms : 0;
+	const unsigned long long quiet = heard != 0 && d->now_ms > heard ? d->now_ms - heard : 0;
+	if (heard == 0 || quiet >= d->cfg.election_ms)
+		el_log(EL_LOG_WARN, "node %u: heard nothing from leader %u for %s%llu ms (election "
+		       "timeout %u ms): campaigning for its place", d->cfg.id, leader,
+		       heard == 0 ? "over " : "", heard == 0 ? (unsigned long long)d->cfg.election_ms
+		       : quiet, d->cfg.election_ms);
+	else /* el_raft_peer_lost: a heartbeat interval of silence confirms it */
+		el_log(EL_LOG_WARN, "node %u: its link to leader %u closed and nothing came from "
+		       "it for %llu ms since: campaigning for its place", d->cfg.id, leader, quiet);
+}
+
+void el_d_diag_role(struct el_daemon *d)
+{
+	const struct el_raft *r = el_node_raft(d->node);
+	if (!dg.started) {
+		start(d);
+		return;
+	}
+	const enum el_state s = el_raft_state(r);
+	const uint64_t stepdowns = el_raft_stats(r)->stepdowns_quorum;
+	if (stepdowns != dg.stepdowns && s != EL_LEADER)
+		lost_quorum(d);
+	else if (dg.state == EL_FOLLOWER && dg.leader != 0 && dg.leader != d->cfg.id &&
+		 el_raft_leader(r) == 0 && (s == EL_PRECANDIDATE || s == EL_CANDIDATE))
+		leader_lost(d, dg.leader, s);
+	dg.state = (uint8_t)s;
+	dg.leader = el_raft_leader(r);
+	dg.stepdowns = stepdowns;
+}
+
+/* ---- membership ---------------------------------------------------------------- */
+
+/* "voters 1, 2, 3; learners 4" (catching up or not) */
+static void conf_text(const struct el_conf *c, char *out, size_t cap)
+{
+	size_t len = 0;
+	out[0] = '\0';
+	for (int k = 0; k < 2; k++) {
+		bool first = true;
+		for (uint32_t i = 0; i < c->n; i++) {
+			if ((c->m[i].role == EL_MEMBER_VOTER) != (k == 0) || len + 1 >= cap)
+				continue;
+			const char *sep = !first ? ", " : k == 0 ? "voters " : len > 0 ? "; learners "
+											 : "learners ";
+			const int n = snprintf(out + len, cap - len, "%s%u", sep, c->m[i].id);
+			len = n < 0 ? len : len + (size_t)n < cap ? len + (size_t)n : cap - 1;
+			first = false;
+		}
+	}
+	if (len == 0)
+		snprintf(out, cap, "no members");
+}
+
+static bool conf_same(const struct el_conf *a, const struct el_conf *b)
+{
+	bool same = a->n == b->n;
+	for (uint32_t i = 0; i < a->n && same; i++) {
+		const struct el_member *m = el_conf_find(b, a->m[i].id);
+		same = m != NULL && m->role == a->m[i].role;
+	}
+	return same;
+}
+
+/* What happened to member m, was before (NULL: not a member), or NULL. */
+static const char *member_change(const struct el_member *m, const struct el_member *was)
+{
+	if (was == NULL)
+		return m->role == EL_MEMBER_VOTER ? "added as a voter"
+		       : m->role == EL_MEMBER_CATCHING_UP ? "added as a learner (a voter once "
+							    "caught up)"
+		       : "added as a learner";
+	if (was->role == m->role)
+		return NULL;
+	return m->role == EL_MEMBER_VOTER ? "promoted to voter" : "made a learner";
+}
+
+/* Node id left the configuration for good: stop dialing it. Its link, if
+ * up, stays until it closes (net.c then says it is not redialed, where it
+ * said "redialing", found by an outside tester). A leader whose link to it
+ * is down keeps dialing it for notify_removed's window first (daemon.c),
+ * so that the node hears that its removal committed. */
+void el_d_peer_retire(struct el_daemon *d, el_id_t id)
+{
+	int slot = -1, free_slot = -1;
+	for (int i = 0; i < (int)EL_NODES_MAX; i++) {
+		slot = dg.retiring[i].id == id ? i : slot;
+		free_slot = dg.retiring[i].id == 0 && free_slot < 0 ? i : free_slot;
+	}
+	if (d->net == NULL || id == d->cfg.id)
+		return;
+	if (slot < 0 && free_slot >= 0 && el_raft_state(el_node_raft(d->node)) == EL_LEADER &&
+	    !el_net_peer_up(d->net, id)) {
+		dg.retiring[free_slot].id = id;
+		dg.retiring[free_slot].due_ms = el_now_ms() + NOTICE_ELECTIONS * d->cfg.election_ms;
+		return;
+	}
+	if (slot >= 0 && el_now_ms() < dg.retiring[slot].due_ms)
+		return; /* its notice window first */
+	if (slot >= 0)
+		dg.retiring[slot].id = 0;
+	(void)el_net_peer_retire(d->net, id);
+}
+
+/* The retirements a leader put off, once due (or moot: added back). */
+static void retire_due(struct el_daemon *d)
+{
+	const struct el_conf *c = el_raft_conf(el_node_raft(d->node));
+	for (uint32_t i = 0; i < EL_NODES_MAX; i++) {
+		const el_id_t id = dg.retiring[i].id;
+		if (id != 0 && el_conf_find(c, id) != NULL)
+			dg.retiring[i].id = 0;
+		else if (id != 0 && el_now_ms() >= dg.retiring[i].due_ms)
+			el_d_peer_retire(d, id);
+	}
+}
+
+/* The dials a change from before to after (applied) calls for: a node out
+ * for good (not in the latest configuration either) is retired, one added
+ * back (its removal may have retired it) is dialed again. */
+static void redial(struct el_daemon *d, const struct el_conf *before, const struct el_conf *after)
+{
+	const struct el_conf *latest = el_raft_conf(el_node_raft(d->node));
+	for (uint32_t i = 0; i < before->n; i++)
+		if (el_conf_find(after, before->m[i].id) == NULL &&
+		    el_conf_find(latest, before->m[i].id) == NULL)
+			el_d_peer_retire(d, before->m[i].id);
+	for (uint32_t i = 0; i < after->n; i++) {
+		const el_id_t id = after->m[i].id;
+		if (id != d->cfg.id && el_conf_find(before, id) == NULL &&
+		    el_conf_find(latest, id) != NULL && el_d_book_find(d, id) != NULL)
+			el_d_book_set(d, id, "", 0, "", 0); /* dials it if its address is known */
+	}
+}
+
+/* One line per member the configuration of entry index changed. */
+static void conf_changed(struct el_daemon *d, const struct el_conf *next, uint64_t index)
+{
+	const enum el_log_level lvl = index <= dg.replayed ? EL_LOG_DEBUG : EL_LOG_INFO;
+	const char *again = index <= dg.replayed ? " (replayed at start)" : "";
+	char now[EL_NODES_MAX * 12 + 32];
+	conf_text(next, now, sizeof now);
+	if (dg.conf.n == 0)
+		el_log(lvl, "membership (entry %llu): %s%s", (unsigned long long)index, now, again);
+	for (uint32_t i = 0; i < next->n && dg.conf.n > 0; i++) {
+		const struct el_member *m = &next->m[i];
+		const char *what = member_change(m, el_conf_find(&dg.conf, m->id));
+		if (what != NULL)
+			el_log(lvl, "membership (entry %llu): node %u%s %s; now %s%s",
+			       (unsigned long long)index, m->id, m->id == d->cfg.id ? " (this node)" : "",
+			       what, now, again);
+	}
+	for (uint32_t i = 0; i < dg.conf.n; i++)
+		if (el_conf_find(next, dg.conf.m[i].id) == NULL)
+			el_log(lvl, "membership (entry %llu): node %u%s removed; now %s%s",
+			       (unsigned long long)index, dg.conf.m[i].id,
+			       dg.conf.m[i].id == d->cfg.id ? " (this node)" : "", now, again);
+	redial(d, &dg.conf, next);
+}
+
+/* The committed entries of a batch: configurations, as they apply. */
+static void members_applied(struct el_daemon *d, const struct el_ready *rd)
+{
+	const struct el_raft *r = el_node_raft(d->node);
+	struct el_conf next;
+	if (rd->restore && rd->snapshot != NULL) {
+		if (!conf_same(&rd->snapshot->conf, &dg.conf)) {
+			char now[EL_NODES_MAX * 12 + 32];
+			conf_text(&rd->snapshot->conf, now, sizeof now);
+			el_log(EL_LOG_INFO, "membership (snapshot at entry %llu): %s",
+			       (unsigned long long)rd->snapshot->index, now);
+		}
+		redial(d, &dg.conf, &rd->snapshot->conf);
+		dg.conf = rd->snapshot->conf;
+	}
+	for (uint64_t i = rd->apply_first; i <= rd->apply_last && i != 0; i++) {
+		const struct el_entry *e = el_raft_entry(r, i);
+		if (e == NULL || e->type != EL_ENTRY_CONF || el_conf_decode(&next, e->data, e->len) != 0)
+			continue;
+		conf_changed(d, &next, i);
+		dg.conf = next;
+	}
+}
+
+/* ---- sessions and storage --------------------------------------------------------- */
+
+/* The session expiries this leader proposed since the last batch: they are
+ * among the entries this batch persisted, and the table still holds them. */
+static void expiries_proposed(struct el_daemon *d, const struct el_ready *rd)
+{
+	const struct el_raft *r = el_node_raft(d->node);
+	const struct el_lock_table *t = el_node_table(d->node);
+	if (d->node->stats.expiries_proposed == dg.expiries)
+		return;
+	dg.expiries = d->node->stats.expiries_proposed;
+	for (uint64_t i = rd->persist_first; i <= rd->persist_last && i != 0; i++) {
+		const struct el_entry *e = el_raft_entry(r, i);
+		struct el_lock_cmd c;
+		if (e == NULL || e->type != EL_ENTRY_NORMAL ||
+		    el_lock_cmd_decode(&c, e->data, e->len) != EL_OK || c.type != EL_CMD_EXPIRE_SESSION)
+			continue;
+		const el_slot_t s = el_lock_session_slot(t, c.session);
+		char name[EL_LOG_NAME_CAP(EL_CLIENT_NAME_MAX)] = "?";
+		uint32_t uses[EL_D_USES] = { 0 };
+		uint32_t ttl = 0;
+		if (s != EL_LOCK_NONE) {
+			el_log_name(name, sizeof name, t->sessions[s].client, t->sessions[s].client_len);
+			ttl = t->sessions[s].ttl_ms;
+			el_d_session_uses(t, s, uses);
+		}
+		el_log(EL_LOG_INFO, "session %llu of client %s expired: no keepalive within its "
+		       "%u ms lease; ending it (entry %llu), with its %u lock claim(s) (held or "
+		       "waited for) and %u watch(es)", (unsigned long long)c.session, name, ttl,
+		       (unsigned long long)i, uses[EL_D_CLAIMS], uses[EL_D_WATCHES]);
+	}
+}
+
+/* A persist (WAL write + fdatasync, a received snapshot too) slower than
+ * SLOW_PERSIST_MS or half the election timeout: followers and clients
+ * wait on it, and a leader's heartbeats may too. */
+static void slow_persist(struct el_daemon *d, const struct el_ready *rd, uint64_t ns)
+{
+	const uint64_t ms = ns / 1000000u, now = el_now_ms();
+	const uint64_t over = d->cfg.election_ms / 2 < SLOW_PERSIST_MS ? d->cfg.election_ms / 2
+								      : SLOW_PERSIST_MS;
+	if (ms <= over)
+		return;
+	if (dg.slow_logged_ms != 0 && now - dg.slow_logged_ms < SLOW_LOG_EVERY_MS) {
+		dg.slow_held++;
+		dg.slow_held_max_ms = ms > dg.slow_held_max_ms ? ms : dg.slow_held_max_ms;
+		return;
+	}
+	char more[96] = "";
+	if (dg.slow_held > 0)
+		snprintf(more, sizeof more, "; %llu more since the last such line (slowest %llu ms)",
+			 (unsigned long long)dg.slow_held, (unsigned long long)dg.slow_held_max_ms);
+	const uint64_t n = rd->persist_first <= rd->persist_last
+				   ? rd->persist_last - rd->persist_first + 1 : 0;
+	el_log(EL_LOG_WARN, "storage: a write + fdatasync of %llu entr%s%s took %llu ms (over "
+	       "%llu ms: the disk stalls this node, and every reply and vote waits for it)%s",
+	       (unsigned long long)n, n == 1 ? "y" : "ies", rd->snapshot != NULL ? " and a snapshot" : "",
+	       (unsigned long long)ms, (unsigned long long)over, more);
+	dg.slow_logged_ms = now;
+	dg.slow_held = 0;
+	dg.slow_held_max_ms = 0;
+}
+
+void el_d_diag_batch(struct el_daemon *d, const struct el_node_ready *rd, uint64_t t0_ns)
+{
+	slow_persist(d, &rd->raft, el_d_metrics_clock() - t0_ns);
+	start(d);
+	expiries_proposed(d, &rd->raft);
+	members_applied(d, &rd->raft);
+	retire_due(d);
+}
