@@ -135,9 +135,10 @@ enum el_lease_state {
  * does not check that bound: it is the daemon's setting. */
 int el_session_open(el_client *c, uint32_t ttl_ms, el_session **out);
 /* Close the session (its locks are released, no lock-delay) and free it.
- * The CLOSE is sent even when the session is LOST here (the cluster may
- * still hold it), within the client's timeout_ms; EL_OK also when the
- * cluster had already expired it. */
+ * The CLOSE is sent within the client's timeout_ms; also when the session
+ * is LOST here (the cluster may still hold it a little longer), then tried
+ * for at most 1 s, since the cluster expires it soon anyway. EL_OK also
+ * when the cluster had already expired it. */
 int el_session_close(el_session *s);
 /* The lease as this client sees it; *left_ms (may be NULL): time to the
  * local deadline (0 when lost). LOST is final for the session: from then

@@ -544,6 +544,32 @@ static uint64_t kill_margin_of(const struct run_opts *o)
 	return 100u + o->ttl_ms / 100u;
 }
 
+/* CMD ended after its SIGTERM while the lease was in doubt: a renewal may
+ * still land (the network back, a redial under way). CMD has ended, so
+ * waiting is safe; wait until the lease is renewed (true: the lock was
+ * never lost, and is released as usual) or lost, or its SIGKILL time comes
+ * (then CMD's group, its children, is killed). Exiting at once reported a
+ * kept lease as lost and left the lock to expire (an outside tester). */
+static bool renewed_in_time(el_session *s, const struct run_opts *o, pid_t child)
+{
+	const uint64_t kill_margin = kill_margin_of(o);
+	for (;;) {
+		uint64_t left;
+		const enum el_lease_state st = el_session_state(s, &left);
+		if (st == EL_LEASE_OK) {
+			fprintf(stderr, "edgelock: warning: %s: the lease was renewed again after "
+				"the command got SIGTERM and ended (renewals had failed); releasing the "
+				"lock\n", o->name);
+			return true;
+		}
+		if (st == EL_LEASE_LOST || left <= kill_margin) {
+			kill(-child, SIGKILL);
+			return false;
+		}
+		sleep_ms(20);
+	}
+}
+
 /* Watch the child and the lease until the child ends (*status): how it
  * ended. Every signal goes to CMD's process group (-child), and when the
  * lease was not kept SIGKILL goes to it even after CMD itself ended, for
@@ -560,6 +586,8 @@ static enum outcome supervise(el_session *s, pid_t child, const struct run_opts 
 			continue;
 		}
 		if (w == child) {
+			if (jeopardy && !lost && renewed_in_time(s, o, child))
+				jeopardy = false; /* said so: the lock is held, release it */
 			const enum outcome out = (lost && !late) || jeopardy ? RUN_KILLED
 									      : cmd_ended(s, dog, late);
 			if (out != RUN_ENDED)

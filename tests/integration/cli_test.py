@@ -952,27 +952,28 @@ class MuteRelay:
         self.thread.join(timeout=5)
 
 
-def test_recovered_lease(cluster, e):
-    """Renewals fail long enough for CMD's SIGTERM, then one gets through
-    before the deadline: the lock was never lost. CMD (which ignores the
-    SIGTERM) ends by itself with status 3: the CLI exits 3, not 76 "lost,
-    killed", says the lease was renewed again, and releases the lock (an
-    outside tester saw 76 and the lock left to expire). TTL 12 s, --grace
-    6 s: the first renewal (at 4 s) fails, SIGTERM follows (left <= 6.2 s),
-    the relay is unmuted at once, and the next retry (every 0.5 s) lands
-    long before the SIGKILL (left <= 0.22 s)."""
+def recovered_run(cluster, e, name, on_term, hold_back):
+    """`lock NAME --ttl 12s --grace 6s` of a Python CMD through a muting
+    relay: mute after 0.5 s, unmute hold_back s after CMD saw SIGTERM (its
+    handler runs on_term, then CMD exits 3 at 11 s if still alive). The
+    first renewal (at 4 s) fails, SIGTERM follows (left <= 6.2 s), and the
+    next retry (every 0.5 s) lands long before the SIGKILL (left <= 0.22 s).
+    Returns (exit code, stderr, whether CMD saw SIGTERM, `locks` output)."""
     leader = cluster.wait_leader()
     relay = MuteRelay(cluster.client_port[leader])
-    got = e.path("recovered-term")
+    got = e.path(name + "-term")
     script = ("import signal, sys, time\n"
-              "signal.signal(signal.SIGTERM, lambda *a: open(%r, 'w').write('term'))\n"
+              "def term(*a):\n"
+              "    open(%r, 'w').write('term')\n"
+              "    %s\n"
+              "signal.signal(signal.SIGTERM, term)\n"
               "end = time.time() + 11\n"
               "while time.time() < end:\n"
               "    time.sleep(0.05)\n"
-              "sys.exit(3)\n" % got)
+              "sys.exit(3)\n" % (got, on_term))
     try:
         p = subprocess.Popen([CLI, "--endpoints", "tls+tcp://127.0.0.1:%d" % relay.port, "lock",
-                              "recovered", "--ttl", "12s", "--grace", "6s", "--",
+                              name, "--ttl", "12s", "--grace", "6s", "--",
                               sys.executable, "-c", script], env=e.env, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True, start_new_session=True)
         time.sleep(0.5)
@@ -981,14 +982,30 @@ def test_recovered_lease(cluster, e):
         while not os.path.exists(got) and time.time() < deadline and p.poll() is None:
             time.sleep(0.02)
         termed = os.path.exists(got)
+        time.sleep(hold_back)
         relay.mute.clear()
-        out, err = p.communicate(timeout=30)
+        _, err = p.communicate(timeout=30)
     finally:
         relay.close()
-    held = e.run("locks").stdout
-    check(termed and p.returncode == 3 and "renewed again" in err and "recovered" not in held,
-          "lease renewed after SIGTERM: CMD's status (%r, want 3), a warning, the lock released "
-          "(SIGTERM seen %r; %s; locks: %r)" % (p.returncode, termed, err.strip()[-300:], held))
+    return p.returncode, err, termed, e.run("locks").stdout
+
+
+def test_recovered_lease(cluster, e):
+    """Renewals fail long enough for CMD's SIGTERM, then one gets through
+    before the deadline: the lock was never lost, so the CLI exits with CMD's
+    status, not 76 "lost, killed", says the lease was renewed again, and
+    releases the lock (an outside tester saw 76 and the lock left to
+    expire). Once with a CMD that ignores the SIGTERM and ends by itself
+    (status 3), once with one that obeys it at once (status 5) while the
+    renewal is still held back: the CLI waits for the lease to settle rather
+    than report it lost (a second tester saw 76 there)."""
+    for name, on_term, hold_back, want in (("recovered", "pass", 0.0, 3),
+                                           ("obeyed", "sys.exit(5)", 0.5, 5)):
+        rc, err, termed, held = recovered_run(cluster, e, name, on_term, hold_back)
+        check(termed and rc == want and "renewed again" in err and name not in held,
+              "lease renewed after SIGTERM (%s): CMD's status (%r, want %d), a warning, the "
+              "lock released (SIGTERM seen %r; %s; locks: %r)"
+              % (name, rc, want, termed, err.strip()[-300:], held))
 
 
 def test_killed_cli(e):

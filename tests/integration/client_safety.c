@@ -1264,38 +1264,86 @@ static int check_unanswered_unlock(el_client *main_c)
 	return bad;
 }
 
+/* A client through a relay to the leader, a session of ttl_ms on it holding
+ * lock name: what the relay checks below start from. */
+struct relayed {
+	struct relay r;
+	el_client *c;
+	el_session *s;
+	uint64_t token;
+};
+
+static bool relayed_open(el_client *main_c, struct relayed *x, const char *check,
+			 uint32_t timeout_ms, uint32_t ttl_ms, const char *name)
+{
+	memset(x, 0, sizeof *x);
+	x->c = client_via_relay(main_c, &x->r, check, timeout_ms);
+	if (x->c == NULL)
+		return false;
+	if (el_session_open(x->c, ttl_ms, &x->s) == EL_OK &&
+	    el_lock(x->s, name, false, 0, &x->token) == EL_OK)
+		return true;
+	failed(check, "setup: %s", el_client_last_error(x->c));
+	return false;
+}
+
+static void relayed_close(struct relayed *x)
+{
+	el_session_close(x->s);
+	el_client_close(x->c);
+	if (x->r.lfd >= 0)
+		relay_stop(&x->r);
+}
+
 /* An unlock that gets no answer (a minority leader cannot commit it; here
  * a relay holds the replies back) gives up when the session's lease runs
  * out here, when the cluster gives the hold up itself: not after the whole
  * timeout_ms (10 s here; a CLI ran on 10 s past its command's end). */
 static int check_release_bound(el_client *main_c)
 {
-	struct relay r;
-	el_client *c = client_via_relay(main_c, &r, "release-bound", 10000);
-	if (c == NULL)
-		return 1;
-	el_session *s = NULL;
-	uint64_t token = 0, left = 0;
-	int bad = 0;
-	if (el_session_open(c, 3000, &s) != EL_OK ||
-	    el_lock(s, "safety/release-bound", false, 0, &token) != EL_OK) {
-		bad = failed("release-bound", "setup: %s", el_client_last_error(c));
-	} else {
-		atomic_store(&r.mute, true);
-		(void)el_session_state(s, &left);
+	struct relayed x;
+	uint64_t left = 0;
+	int bad = 1;
+	if (relayed_open(main_c, &x, "release-bound", 10000, 3000, "safety/release-bound")) {
+		atomic_store(&x.r.mute, true);
+		(void)el_session_state(x.s, &left);
 		const uint64_t t0 = now_ms();
-		const int rc = el_unlock(s, "safety/release-bound", token);
+		const int rc = el_unlock(x.s, "safety/release-bound", x.token);
 		const uint64_t took = now_ms() - t0;
-		atomic_store(&r.mute, false);
-		if (rc != EL_EEXPIRED || took > left + 700)
-			bad = failed("release-bound", "el_unlock -> %d after %llu ms with %llu ms of "
-				     "lease left (%s); want EL_EEXPIRED once the lease ran out", rc,
-				     (unsigned long long)took, (unsigned long long)left,
-				     el_client_last_error(c));
+		atomic_store(&x.r.mute, false);
+		bad = rc != EL_EEXPIRED || took > left + 700;
+		if (bad)
+			failed("release-bound", "el_unlock -> %d after %llu ms with %llu ms of lease "
+			       "left (%s); want EL_EEXPIRED once the lease ran out", rc,
+			       (unsigned long long)took, (unsigned long long)left,
+			       el_client_last_error(x.c));
 	}
-	el_session_close(s);
-	el_client_close(c);
-	relay_stop(&r);
+	relayed_close(&x);
+	return bad;
+}
+
+/* el_session_close of a session already LOST here, the cluster silent: a
+ * short try (the session is about to expire there anyway), not the whole
+ * timeout_ms (10 s here; a CLI lingered so after its command had ended). */
+static int check_close_lost(el_client *main_c)
+{
+	struct relayed x;
+	int bad = 1;
+	if (relayed_open(main_c, &x, "close-lost", 10000, 2000, "safety/close-lost")) {
+		atomic_store(&x.r.mute, true);
+		const bool lost = wait_lost(x.s, 10000);
+		const uint64_t t0 = now_ms();
+		(void)el_session_close(x.s);
+		x.s = NULL;
+		const uint64_t took = now_ms() - t0;
+		atomic_store(&x.r.mute, false);
+		bad = !lost || took > 1600;
+		if (bad)
+			failed("close-lost", "el_session_close of a %s session, the cluster silent: "
+			       "%llu ms; want at most about 1 s", lost ? "LOST" : "never LOST",
+			       (unsigned long long)took);
+	}
+	relayed_close(&x);
 	return bad;
 }
 
@@ -1320,6 +1368,7 @@ static const struct check CHECKS[] = {
 	{ "unanswered", check_unanswered, false },
 	{ "unanswered-unlock", check_unanswered_unlock, false },
 	{ "release-bound", check_release_bound, false },
+	{ "close-lost", check_close_lost, false },
 	{ "no-quorum", check_no_quorum, true },
 };
 #define N_CHECKS (sizeof CHECKS / sizeof CHECKS[0])
