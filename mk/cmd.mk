@@ -154,6 +154,29 @@ fuzz-sd-env: $(BUILD)/fuzz/fuzz_sd_env
 fuzz: fuzz-sd-env
 TESTS += test-sd-notify test-fuzz-sd-env
 
+# The data directory's small files edgelockd reads at every start
+# (incarnation.c, owner.c): any bytes as each; seeds in tests/fuzz/corpus/datadir
+DATADIR_FUZZ_SRCS := cmd/edgelockd/incarnation.c cmd/edgelockd/owner.c port/posix/crc32c.c \
+	port/posix/log.c port/posix/random.c
+$(BUILD)/fuzz/fuzz_datadir: tests/fuzz/fuzz_datadir.c $(DATADIR_FUZZ_SRCS) cmd/edgelockd/el_daemon.h
+	@mkdir -p $(@D)
+	$(call say,FUZZCC,$@)
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -D_DEFAULT_SOURCE -Icmd/edgelockd -Inet -Icore -Iport/posix $< \
+		$(DATADIR_FUZZ_SRCS) -o $@
+
+.PHONY: test-fuzz-datadir fuzz-datadir
+test-fuzz-datadir: $(BUILD)/fuzz/fuzz_datadir
+	@rm -rf $(BUILD)/fuzz/work/datadir && mkdir -p $(BUILD)/fuzz/work && cp -r tests/fuzz/corpus/datadir $(BUILD)/fuzz/work/datadir
+	@tests/run-suite.sh $(BUILD)/results fuzz-datadir bash -c '$(BUILD)/fuzz/fuzz_datadir -seed=1 -runs=20000 \
+		-artifact_prefix=$(BUILD)/fuzz/work/ $(BUILD)/fuzz/work/datadir >$(BUILD)/fuzz/work/datadir.log 2>&1 \
+		&& echo "1 passed, 0 failed" || { tail -n 30 $(BUILD)/fuzz/work/datadir.log; echo "0 passed, 1 failed"; exit 1; }'
+fuzz-datadir: $(BUILD)/fuzz/fuzz_datadir
+	@mkdir -p $(BUILD)/fuzz/work/datadir
+	$(BUILD)/fuzz/fuzz_datadir -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=$(BUILD)/fuzz/work/ \
+		$(BUILD)/fuzz/work/datadir tests/fuzz/corpus/datadir
+fuzz: fuzz-datadir
+TESTS += test-fuzz-datadir
+
 # edgelockd's config file reader (config.c on libinih, with the [acl] parser):
 # any bytes as a file; seeds in tests/fuzz/corpus/dcfg
 DCFG_FUZZ_SRCS := cmd/edgelockd/config.c net/acl.c net/url.c net/ini_line.c
