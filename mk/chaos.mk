@@ -12,7 +12,7 @@
 #                                    22 s fenced, zero violations; a 15 s control
 #                                    (client pauses), lost updates found
 #   make test-rejoin                 suite chaos-rejoin (in make test, ~35 s): a
-#                                    leader cut off 30 s rejoins within 6 s
+#                                    leader cut off 30 s rejoins within 8 s
 
 # Prerequisites name variables of fragments read later ($$(VAR)).
 .SECONDEXPANSION:
@@ -44,12 +44,13 @@ test-chaos: $(CHAOS_DEPS)
 TESTS += test-chaos
 SERIAL_TESTS += test-chaos
 
-# A leader cut off by dropped packets for 30 s rejoins within 6 s of the
-# heal (TCP_USER_TIMEOUT on peer links); needs root, ~35 s.
+# A leader cut off by dropped packets for 30 s rejoins within 8 s of the
+# heal (TCP_USER_TIMEOUT on peer links); needs root, ~35 s. Not serial: it
+# mostly waits, and its bound (8 s; measured 0.4 s, 2.8 s beside a build at
+# -j2, 26 s without the fix) leaves room for the parallel suites' load.
 .PHONY: test-rejoin
 test-rejoin: $(CHAOS_DEPS)
 	@tests/run-suite.sh $(BUILD)/results chaos-rejoin /usr/bin/python3 tests/chaos/rejoin.py $(BUILD)
 TESTS += test-rejoin
-SERIAL_TESTS += test-rejoin
 SERIAL_PREREQS += $(CHAOS_DEPS)
 ALL_TARGETS += $(CHAOS_WORKER) $(CHAOS_EDGELOCKD)

@@ -15,7 +15,8 @@ outside tester waited 48 s), the cluster running on two of three
 meanwhile. With
 TCP_USER_TIMEOUT on peer sockets the dead connection is closed within two
 election timeouts and the dialer redials within its 2 s backoff: the
-old leader must name the new one within 6 s of the heal.
+old leader must name the new one within 8 s of the heal (0.4 s measured
+quiet, 2.8 s beside a build at -j2).
 
 Needs root (namespaces). Prints "N passed, N failed".
 """
@@ -33,7 +34,7 @@ from netns import Net  # noqa: E402
 
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
 PEER_PORT, CLIENT_PORT = 7000, 7100
-CUT_S, REJOIN_BOUND_S = 30.0, 6.0
+CUT_S, REJOIN_BOUND_S = 30.0, 8.0
 
 
 def ip(i):
