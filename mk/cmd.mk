@@ -156,7 +156,8 @@ TESTS += test-sd-notify test-fuzz-sd-env
 
 # The data directory's small files edgelockd reads at every start
 # (incarnation.c, owner.c): any bytes as each; seeds in tests/fuzz/corpus/datadir
-DATADIR_FUZZ_SRCS := cmd/edgelockd/incarnation.c cmd/edgelockd/owner.c port/posix/crc32c.c \
+DATADIR_FUZZ_SRCS := cmd/edgelockd/incarnation.c cmd/edgelockd/owner.c cmd/edgelockd/dir_file.c \
+	port/posix/crc32c.c \
 	port/posix/log.c port/posix/random.c
 $(BUILD)/fuzz/fuzz_datadir: tests/fuzz/fuzz_datadir.c $(DATADIR_FUZZ_SRCS) cmd/edgelockd/el_daemon.h
 	@mkdir -p $(@D)

@@ -9,6 +9,7 @@
  *   metrics.c  Prometheus metrics over HTTP (el_d_metrics.h)
  *   notify.c   systemd: READY/STATUS, the watchdog from the loop, STOPPING
  *   owner.c    which node's data the data directory holds (DATA_DIR/owner)
+ *   dir_file.c a small file of data_dir written whole (temp, sync, rename)
  *   diag.c     the log lines that say why: role changes, membership, slow fsync
  *
  * One thread owns everything here; el_net's callbacks only queue frames.
@@ -285,6 +286,9 @@ void el_d_retire_advice(const struct el_daemon *d);
  * no data has none yet; EL_EINVAL (logged) when the file is damaged. */
 int el_d_incarnation_load(const char *dir, bool has_state, struct el_d_incarnation *out);
 int el_d_incarnation_save(const char *dir, const struct el_d_incarnation *inc);
+/* dir_file.c: path (in dir) replaced whole by n bytes of text, synced with
+ * its directory; EL_EIO (logged) when it cannot be. */
+int el_d_replace_file(const char *dir, const char *path, const void *text, size_t n);
 /* True when dir is a --join node's that has not heard from the cluster yet. */
 bool el_d_incarnation_joining(const char *dir);
 /* Remove the file (a bootstrap: generation 0), durably. */

@@ -197,27 +197,10 @@ int el_d_incarnation_clear(const char *dir)
  * relies on it (a hello, the forced configuration, the restored state). */
 int el_d_incarnation_save(const char *dir, const struct el_d_incarnation *inc)
 {
-	char path[EL_DCFG_PATH_MAX + sizeof INCARNATION_FILE + 1], tmp[sizeof path + 4];
-	char line[TEXT_MAX];
+	char path[EL_DCFG_PATH_MAX + sizeof INCARNATION_FILE + 1], line[TEXT_MAX];
 	size_t first = 0;
 	path_of(dir, path, sizeof path);
-	snprintf(tmp, sizeof tmp, "%s.tmp", path);
-	const size_t n = render(inc, line, &first);
-	const int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	bool ok = fd >= 0 && write(fd, line, n) == (ssize_t)n && fsync(fd) == 0;
-	if (fd >= 0)
-		close(fd);
-	ok = ok && rename(tmp, path) == 0;
-	const int dfd = ok ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
-	ok = ok && dfd >= 0 && fsync(dfd) == 0;
-	if (dfd >= 0)
-		close(dfd);
-	if (!ok) {
-		el_log(EL_LOG_ERROR, "cannot write %s: %s", path, strerror(errno));
-		(void)unlink(tmp);
-		return EL_EIO;
-	}
-	return EL_OK;
+	return el_d_replace_file(dir, path, line, render(inc, line, &first));
 }
 
 int el_d_incarnation_next(const struct el_d_incarnation *old, struct el_d_incarnation *out)

@@ -116,29 +116,6 @@ int el_d_owner_check(const char *dir, el_id_t id, bool has_state, char *why, cha
 	return EL_EINVAL;
 }
 
-/* text (n bytes) as dir's owner file, whole and synced, its directory too:
- * a crash leaves the old file or the new one, never a part. */
-static int save(const char *dir, const char *path, const char *text, int n)
-{
-	char tmp[OWNER_PATH_MAX + 4];
-	snprintf(tmp, sizeof tmp, "%s.tmp", path);
-	const int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	bool ok = fd >= 0 && write(fd, text, (size_t)n) == n && fsync(fd) == 0;
-	if (fd >= 0)
-		close(fd);
-	ok = ok && rename(tmp, path) == 0;
-	const int dfd = ok ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
-	ok = ok && dfd >= 0 && fsync(dfd) == 0;
-	if (dfd >= 0)
-		close(dfd);
-	if (!ok) {
-		el_log(EL_LOG_ERROR, "cannot write %s: %s", path, strerror(errno));
-		(void)unlink(tmp);
-		return EL_EIO;
-	}
-	return EL_OK;
-}
-
 int el_d_owner_guard(const char *dir, el_id_t id, bool has_state, bool record)
 {
 	char why[1200], fix[1200], path[OWNER_PATH_MAX], line[OWNER_LINE_MAX];
@@ -157,5 +134,5 @@ int el_d_owner_guard(const char *dir, el_id_t id, bool has_state, bool record)
 	if (r == OWNER_NONE && has_state) /* the previous release wrote none */
 		el_log(EL_LOG_INFO, "data_dir %s has no %s file (data of an earlier release): "
 		       "recording node %u as the node whose data it is", dir, OWNER_FILE, id);
-	return save(dir, path, line, owner_line(id, line, sizeof line));
+	return el_d_replace_file(dir, path, line, (size_t)owner_line(id, line, sizeof line));
 }
