@@ -259,14 +259,13 @@ static void note_own_removal(struct el_daemon *d)
  * so that a restart after its first entries, before it adopted the
  * cluster's incarnation, does not read its data as generation 0 and stop
  * on the first hello of a forced or restored cluster. */
-static int open_incarnation(struct el_daemon *d, bool bootstrap)
+static int open_incarnation(struct el_daemon *d, bool bootstrap, bool state)
 {
 	const char *dir = d->cfg.data_dir;
 	if (bootstrap) {
 		d->inc = (struct el_d_incarnation){ .known = true };
 		return el_d_incarnation_clear(dir);
 	}
-	const bool state = el_d_has_state(dir);
 	int rc = el_d_incarnation_load(dir, state, &d->inc);
 	if (rc == EL_OK && !state && !d->inc.known)
 		rc = el_d_incarnation_save(dir, &d->inc);
@@ -307,9 +306,10 @@ static int open_node(struct el_daemon *d, bool bootstrap)
 		return rc;
 	}
 	/* this node's id first, before any state of it is written (owner.c) */
-	rc = el_d_owner_guard(d->cfg.data_dir, d->cfg.id, el_d_has_state(d->cfg.data_dir), true);
+	const bool state = el_d_has_state(d->cfg.data_dir);
+	rc = el_d_owner_guard(d->cfg.data_dir, d->cfg.id, state, true);
 	if (rc == EL_OK)
-		rc = open_incarnation(d, bootstrap);
+		rc = open_incarnation(d, bootstrap, state);
 	if (rc != EL_OK)
 		return rc;
 	d->node = calloc(1, sizeof *d->node);
