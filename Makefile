@@ -54,6 +54,20 @@ TEST_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 BENCHES :=
 ALL_TARGETS :=
 
+# The source revision of this build (tools/revision.sh, net/el_version.h):
+# one generated file, rewritten only when the revision changes, so a commit
+# relinks the programs that print it and recompiles nothing else.
+REVISION_C := $(BUILD)/gen/revision.c
+REVISION_O := $(BUILD)/gen/revision.o
+$(REVISION_C): FORCE
+	@mkdir -p $(@D)
+	@tools/revision.sh > $@.tmp && { cmp -s $@.tmp $@ && rm -f $@.tmp || mv -f $@.tmp $@; }
+$(REVISION_O): $(REVISION_C)
+	$(call say,CC,$@)
+	$(Q)$(CC) $(HOST_CFLAGS) -c $< -o $@
+.PHONY: FORCE
+FORCE:
+
 include $(sort $(wildcard mk/*.mk))
 
 .PHONY: all deps test test-suites test-parallel test-serial serial-prereqs bench clean run sim size

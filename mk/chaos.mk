@@ -30,7 +30,8 @@ $(CHAOS_WORKER): tests/chaos/worker.c $$(CLIENT_SRCS) $$(CLIENT_HDRS)
 	$(call say,LD,$@)
 	$(Q)$(CC) $(HOST_CFLAGS) -O1 $(SANFLAGS) $(CLIENT_FLAGS) $< $(CLIENT_SRCS) $(CLIENT_LIBS) -o $@
 
-$(CHAOS_EDGELOCKD): tests/chaos/crashpoint.c $$(EDGELOCKD_OBJS) $$(GW_NET_OBJS) $$(GW_POSIX_OBJS) $$(GW_CORE_OBJS)
+$(CHAOS_EDGELOCKD): tests/chaos/crashpoint.c $$(EDGELOCKD_OBJS) $$(GW_NET_OBJS) $$(GW_POSIX_OBJS) $$(GW_CORE_OBJS) \
+		$(REVISION_O)
 	@mkdir -p $(@D)
 	$(call say,LD,$@)
 	$(Q)$(CC) $(HOST_CFLAGS) $(GW_FLAGS) -Iport/posix $^ $(NET_LIBS) -o $@

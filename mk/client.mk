@@ -46,10 +46,10 @@ EDGELOCK_CLI_SRCS := $(sort $(wildcard cmd/edgelock/*.c)) net/ini_line.c net/bac
 EDGELOCK_CLI_HDRS = $(wildcard cmd/edgelock/*.h) net/el_ini_line.h net/el_backup.h port/posix/el_crc32c.h
 EDGELOCK_CLI_INC := -Icmd/edgelock -Iport/posix
 $(EDGELOCK_CLI): $(EDGELOCK_CLI_SRCS) $(EDGELOCK_CLI_HDRS) $(LIBEDGELOCK) \
-		$(CLIENT_HDRS)
+		$(CLIENT_HDRS) $(REVISION_O)
 	@mkdir -p $(@D)
 	$(call say,LD,$@)
-	$(Q)$(CC) $(HOST_CFLAGS) $(CLIENT_FLAGS) $(EDGELOCK_CLI_INC) $(EDGELOCK_CLI_SRCS) $(LIBEDGELOCK) \
+	$(Q)$(CC) $(HOST_CFLAGS) $(CLIENT_FLAGS) $(EDGELOCK_CLI_INC) $(EDGELOCK_CLI_SRCS) $(REVISION_O) $(LIBEDGELOCK) \
 		$(CLIENT_LIBS) -linih -o $@
 
 .PHONY: libedgelock edgelock test-client

@@ -33,7 +33,7 @@ $(BUILD)/gw/cmd/edgelockd/%.o: cmd/edgelockd/%.c $$(GW_HDRS)
 	$(call say,CC,$@)
 	$(Q)$(CC) $(HOST_CFLAGS) $(GW_FLAGS) $(NET_INCLUDES) -c $< -o $@
 
-$(EDGELOCKD): $$(EDGELOCKD_OBJS) $$(GW_NET_OBJS) $$(GW_POSIX_OBJS) $$(GW_CORE_OBJS)
+$(EDGELOCKD): $$(EDGELOCKD_OBJS) $$(GW_NET_OBJS) $$(GW_POSIX_OBJS) $$(GW_CORE_OBJS) $(REVISION_O)
 	@mkdir -p $(@D)
 	$(call say,LD,$@)
 	$(Q)$(CC) $(HOST_CFLAGS) $^ $(NET_LIBS) -o $@
@@ -46,7 +46,8 @@ $(BUILD)/gw-san/cmd/edgelockd/%.o: cmd/edgelockd/%.c $$(GW_HDRS)
 	$(call say,CC,$@)
 	$(Q)$(CC) $(HOST_CFLAGS) -O1 $(SANFLAGS) $(GW_FLAGS) $(NET_INCLUDES) -c $< -o $@
 
-$(EDGELOCKD_SAN): $$(EDGELOCKD_SAN_OBJS) $$(GW_SAN_NET_OBJS) $$(GW_SAN_POSIX_OBJS) $$(GW_SAN_CORE_OBJS)
+$(EDGELOCKD_SAN): $$(EDGELOCKD_SAN_OBJS) $$(GW_SAN_NET_OBJS) $$(GW_SAN_POSIX_OBJS) $$(GW_SAN_CORE_OBJS) \
+		$(REVISION_O)
 	@mkdir -p $(@D)
 	$(call say,LD,$@)
 	$(Q)$(CC) $(HOST_CFLAGS) $(SANFLAGS) $^ $(NET_LIBS) -o $@

@@ -92,7 +92,11 @@ $$(BUILD)/$(1)/client/%.o: %.c $$(CLIENT_HDRS) cmd/edgelockd/el_gateway_config.h
 	$$(call say,CC,$$@)
 	$$(Q)$$($(1)_CC) $$(HOST_CFLAGS) $$($(1)_FLAGS) -fPIC $$(CLIENT_FLAGS) $$($(1)_INC) -c $$< -o $$@
 
-$$(BUILD)/$(1)/bin/edgelockd: $$$$($(1)_GW_OBJS)
+$$(BUILD)/$(1)/gen/revision.o: $$(REVISION_C) boards/$(1)/linux.mk | $$($(1)_STAMP)
+	@mkdir -p $$(@D)
+	$$(call say,CC,$$@)
+	$$(Q)$$($(1)_CC) $$(HOST_CFLAGS) $$($(1)_FLAGS) -c $$< -o $$@
+$$(BUILD)/$(1)/bin/edgelockd: $$$$($(1)_GW_OBJS) $$(BUILD)/$(1)/gen/revision.o
 	@mkdir -p $$(@D)
 	$$(call say,LD,$$@)
 	$$(Q)$$($(1)_CC) $$^ $$($(1)_LDDIRS) $$(NET_LIBS) -o $$@
@@ -105,11 +109,11 @@ $$(BUILD)/$(1)/lib/libedgelock.so: $$$$($(1)_CLIENT_OBJS)
 	$$(call say,LD,$$@)
 	$$(Q)$$($(1)_CC) -shared $$^ $$($(1)_LDDIRS) $$(CLIENT_LIBS) -o $$@
 $$(BUILD)/$(1)/bin/edgelock: $$(EDGELOCK_CLI_SRCS) $$(EDGELOCK_CLI_HDRS) \
-		$$(BUILD)/$(1)/lib/libedgelock.a $$(CLIENT_HDRS)
+		$$(BUILD)/$(1)/lib/libedgelock.a $$(CLIENT_HDRS) $$(BUILD)/$(1)/gen/revision.o
 	@mkdir -p $$(@D)
 	$$(call say,LD,$$@)
 	$$(Q)$$($(1)_CC) $$(HOST_CFLAGS) $$($(1)_FLAGS) $$(CLIENT_FLAGS) $$(EDGELOCK_CLI_INC) \
-		$$($(1)_INC) $$(EDGELOCK_CLI_SRCS) $$(BUILD)/$(1)/lib/libedgelock.a $$($(1)_LDDIRS) \
+		$$($(1)_INC) $$(EDGELOCK_CLI_SRCS) $$(BUILD)/$(1)/gen/revision.o $$(BUILD)/$(1)/lib/libedgelock.a $$($(1)_LDDIRS) \
 		$$(CLIENT_LIBS) -linih -o $$@
 
 # This board's edgelockd under qemu-user in a cluster with two x86-64 nodes,

@@ -109,7 +109,7 @@ $(BUILD)/small/%.o: %.c $$(SMALL_HDRS) $(MIXED_FRAME_HDRS) $(wildcard cmd/edgelo
 		-Icmd/edgelock-uart-relay -c $< -o $@
 
 $(SMALL_EDGELOCKD): $$(patsubst %.c,$(BUILD)/small/%.o,$$(EDGELOCKD_SRCS)) $$(SMALL_NET_OBJS) \
-		$$(SMALL_POSIX_OBJS) $$(SMALL_CORE_OBJS)
+		$$(SMALL_POSIX_OBJS) $$(SMALL_CORE_OBJS) $(REVISION_O)
 	@mkdir -p $(@D)
 	$(call say,LD,$@)
 	$(Q)$(CC) $(HOST_CFLAGS) $^ $(NET_LIBS) -o $@

@@ -14,9 +14,11 @@
 
 #include "el_cbor.h"
 #include "el_cli.h"
+#include "el_client_wire.h"
 #include "el_config.h"
 #include "el_ini_line.h"
 #include "el_link.h"
+#include "el_version.h"
 
 static const char USAGE[] =
 	"usage: edgelock [OPTIONS] COMMAND [ARGS]\n"
@@ -51,6 +53,7 @@ static const char USAGE[] =
 	"                         Lines, one object per line (per endpoint, lock,\n"
 	"                         change); no line for no locks\n"
 	"  -h, --help             this text; COMMAND --help for a command's\n"
+	"  --version              the release, source revision and client protocol\n"
 	"\n"
 	"durations: 500ms, 10s, 2m, 1h (a plain number is seconds), at most 1193h\n"
 	"\n"
@@ -526,6 +529,11 @@ int main(int argc, char **argv)
 	for (; i < argc && argv[i][0] == '-'; i++) {
 		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
 			fputs(USAGE, stdout);
+			return el_cli_flush(EL_EXIT_OK, NULL);
+		}
+		if (strcmp(argv[i], "--version") == 0) {
+			printf("edgelock " EL_VERSION " (revision %s), client protocol %d\n",
+			       el_build_revision, EL_CW_VERSION);
 			return el_cli_flush(EL_EXIT_OK, NULL);
 		}
 		const int rc = global_option(&cli, argc, argv, &i);

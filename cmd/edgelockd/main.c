@@ -22,6 +22,7 @@
 #include "el_net.h"
 #include "el_peer_hello.h"
 #include "el_platform.h"
+#include "el_version.h"
 
 static volatile int stop_signal, reload_signal;
 
@@ -219,9 +220,10 @@ static int parse(struct el_dcfg *c, struct opts *o, int argc, char **argv)
 			return 1;
 		}
 		if (!strcmp(argv[i], "--version")) {
-			printf("edgelockd 0.1, client protocol %d, capacity profile %016llx "
-			       "(%u sessions, %u locks, %u waiters, %u requests in flight), "
-			       "node state %zu bytes\n", EL_CW_VERSION,
+			printf("edgelockd " EL_VERSION " (revision %s), client protocol %d, "
+			       "capacity profile %016llx (%u sessions, %u locks, %u waiters, "
+			       "%u requests in flight), node state %zu bytes\n", el_build_revision,
+			       EL_CW_VERSION,
 			       (unsigned long long)el_peer_profile(), (unsigned)EL_SESSIONS_MAX, (unsigned)EL_LOCKS_MAX,
 			       (unsigned)EL_WAITERS_MAX, (unsigned)EL_PENDING_MAX, sizeof(struct el_node));
 			return 1;
@@ -372,6 +374,8 @@ int main(int argc, char **argv)
 	if (fd_budget(&d.cfg) != EL_OK)
 		return 2;
 	d.force_new_cluster = o.force;
+	/* First: which build a log is of, when a fleet runs two mid-upgrade. */
+	el_log(EL_LOG_INFO, "edgelockd " EL_VERSION " (revision %s) starting", el_build_revision);
 	const int opened = el_d_open(&d, o.bootstrap, o.join);
 	if (opened != EL_OK) {
 		el_d_close(&d);

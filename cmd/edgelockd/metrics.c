@@ -22,6 +22,7 @@
 #include "el_d_metrics.h"
 #include "el_daemon.h"
 #include "el_error.h"
+#include "el_version.h"
 #include "el_platform.h"
 
 #define PUBLISH_MS 100
@@ -199,6 +200,15 @@ static void hist(struct el_d_metrics *m, const char *name, const char *help, con
 	put(m, "edgelock_%s_count %llu\n", name, (unsigned long long)h->n);
 }
 
+/* The usual Prometheus info gauge: a dashboard tells a fleet's builds apart
+ * (an upgrade half done) by its labels. */
+static void render_build(struct el_d_metrics *m)
+{
+	head(m, "build_info", "gauge", "1, labelled with this edgelockd's release and source revision.");
+	put(m, "edgelock_build_info{version=\"%s\",revision=\"%s\"} 1\n", EL_VERSION,
+	    el_build_revision);
+}
+
 static void render_raft(struct el_d_metrics *m, struct el_daemon *d)
 {
 	static const char *roles[] = { "follower", "pre_candidate", "candidate", "leader" };
@@ -305,6 +315,7 @@ static void publish(struct el_d_metrics *m, struct el_daemon *d)
 {
 	m->len = 0;
 	m->text[0] = '\0';
+	render_build(m);
 	render_raft(m, d);
 	render_table(m, d);
 	render_node(m, d);

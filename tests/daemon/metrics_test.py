@@ -8,7 +8,8 @@ locks and sessions (and STATUS's counts after each step), applied indexes equal,
 stale, the storage histogram cumulative and non-empty, the Content-Type,
 404 for another path, 431 for a request head over 2 KiB, a bad [node]
 metrics named with its line by --check-config, and one on the port of
-client_addr or peer_addr refused. Then what an operator's alerts rest on:
+client_addr or peer_addr refused, and edgelock_build_info, --version and
+the first log line naming this tree's source revision. Then what an operator's alerts rest on:
 edgelock_loop_turn_age_seconds small on a healthy node and growing while a
 follower's loop thread alone is stopped (ptrace; SIGSTOP would stop the
 HTTP thread too) with its other values frozen; 20 TCP connections that
@@ -379,6 +380,38 @@ def test_busy_port(c):
           rc == 2 and "[node] metrics " + url in log, "rc %r" % rc)
 
 
+def expected_revision():
+    """What the build should call itself: the tree's git describe (without
+    -dirty, which a test run's own files may flip), or "unknown"."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    r = subprocess.run(["git", "-C", root, "describe", "--always", "--abbrev=12"],
+                       capture_output=True, text=True)
+    return r.stdout.strip() if r.returncode == 0 and r.stdout.strip() else "unknown"
+
+
+def test_build(c, urls):
+    """Two builds of one release tell themselves apart (an upgrade half
+    done): --version, the start line and edgelock_build_info all name the
+    source revision of this tree, not a stale one."""
+    want = expected_revision()
+    ver = subprocess.run([c.bin, "--version"], capture_output=True, text=True).stdout
+    m = re.match(r"edgelockd (\S+) \(revision ([A-Za-z0-9._+-]+)\), client protocol", ver)
+    rev = m.group(2) if m else None
+    check("edgelockd --version names the release and this tree's revision",
+          m is not None and rev.removesuffix("-dirty") == want, "%r, want %r" % (ver, want))
+    samples, types = parse(scrape(urls[1])[1])
+    info = [k for k in samples if k[0] == "edgelock_build_info"]
+    check("edgelock_build_info: a gauge of 1 labelled with the same version and revision",
+          m is not None and types.get("edgelock_build_info") == "gauge" and
+          info == [("edgelock_build_info", '{version="%s",revision="%s"}' % (m.group(1), rev))]
+          and samples[info[0]] == 1, repr(info))
+    with open(c.log(1)) as f:
+        first = f.read().splitlines()[:3]
+    check("the log starts with the build: edgelockd VERSION (revision REV) starting",
+          m is not None and any("edgelockd %s (revision %s) starting" % (m.group(1), rev) in line
+                                for line in first), repr(first))
+
+
 def main():
     build = sys.argv[1] if len(sys.argv) > 1 else "build"
     random.seed(int(os.environ.get("SEED", "1")))
@@ -389,7 +422,8 @@ def main():
         for i in sorted(c.peer_port):
             c.start(i, "--bootstrap", "--metrics", urls[i])
         leader = c.wait_leader()
-        for t in (lambda: do_work(c, leader), lambda: test_scrape(c, urls, leader),
+        for t in (lambda: test_build(c, urls),
+                  lambda: do_work(c, leader), lambda: test_scrape(c, urls, leader),
                   lambda: test_not_found(urls), lambda: test_head_size(urls),
                   lambda: test_bad_config(c), lambda: test_stalled_loop(c, urls, leader),
                   lambda: test_handshakes(c, urls, leader),

@@ -1411,6 +1411,14 @@ def test_help():
     bad = subprocess.run([CLI, "frobnicate"], capture_output=True, text=True)
     check(ok and bad.returncode == 64 and "unknown command" in bad.stderr,
           "--help on every command exits 0; an unknown command exits 64")
+    ver = subprocess.run([CLI, "--version"], capture_output=True, text=True)
+    daemon = subprocess.run([os.path.join(BUILD, "bin", "edgelockd"), "--version"],
+                            capture_output=True, text=True).stdout
+    m = re.match(r"edgelock (\S+ \(revision \S+\)), client protocol (\d+)\n$", ver.stdout)
+    check(ver.returncode == 0 and m is not None and
+          daemon.startswith("edgelockd %s, client protocol %s," % m.groups()),
+          "edgelock --version exits 0 naming the release, revision and protocol of the "
+          "edgelockd built beside it (%r / %r)" % (ver.stdout, daemon[:60]))
     extra = subprocess.run([CLI, "members", "list", "extra"], capture_output=True, text=True)
     check(extra.returncode == 64, "members list with a stray argument exits 64")
     nowhere = subprocess.run([CLI, "--config", "/nonexistent", "status"], capture_output=True,
