@@ -384,8 +384,11 @@ def expected_revision():
     """What the build should call itself: the tree's git describe (without
     -dirty, which a test run's own files may flip), or "unknown"."""
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    r = subprocess.run(["git", "-C", root, "describe", "--always", "--abbrev=12"],
-                       capture_output=True, text=True)
+    try:
+        r = subprocess.run(["git", "-C", root, "describe", "--always", "--abbrev=12"],
+                           capture_output=True, text=True)
+    except OSError:  # no git on this machine
+        return "unknown"
     return r.stdout.strip() if r.returncode == 0 and r.stdout.strip() else "unknown"
 
 
