@@ -29,6 +29,7 @@ struct reader {
 	const char *file;
 	int line;
 	int errors;
+	bool cut; /* the reading ended at a line it cannot take */
 	struct el_dcfg *cfg;
 	uint32_t n_seen;
 	struct {
@@ -357,6 +358,7 @@ static char *read_line(char *str, int num, void *stream)
 		fprintf(stderr, "edgelockd: %s:%d: line longer than %d characters\n", r->file,
 			r->line, num - 1);
 	r->errors += why != EL_INI_LINE_OK;
+	r->cut = r->cut || s == NULL;
 	return s;
 }
 
@@ -381,6 +383,8 @@ int el_dcfg_load(struct el_dcfg *c, const char *file)
 			rc);
 		r.errors++;
 	}
+	if (r.cut)
+		return EL_EIO;
 	return r.errors == 0 && rc >= 0 ? EL_OK : EL_EINVAL;
 }
 

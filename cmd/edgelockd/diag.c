@@ -234,7 +234,14 @@ static void conf_changed(struct el_daemon *d, const struct el_conf *next, uint64
 	const char *again = index <= dg.replayed ? " (replayed at start)" : "";
 	char now[EL_NODES_MAX * 12 + 32];
 	conf_text(next, now, sizeof now);
-	if (dg.conf.n == 0)
+	/* The first configuration a joining node applies is the one that adds
+	 * it: said as the others say it, "node 4 (this node) added as a
+	 * learner" (docs/operations.md), not as a bare list. */
+	const struct el_member *self = el_conf_find(next, d->cfg.id);
+	if (dg.conf.n == 0 && self != NULL)
+		el_log(lvl, "membership (entry %llu): node %u (this node) %s; now %s%s",
+		       (unsigned long long)index, self->id, member_change(self, NULL), now, again);
+	else if (dg.conf.n == 0)
 		el_log(lvl, "membership (entry %llu): %s%s", (unsigned long long)index, now, again);
 	for (uint32_t i = 0; i < next->n && dg.conf.n > 0; i++) {
 		const struct el_member *m = &next->m[i];

@@ -84,7 +84,9 @@ struct el_dcfg {
  * struct el_daemon): the keys without a default stay zero. */
 void el_dcfg_defaults(struct el_dcfg *c);
 /* Read FILE into c; prints every problem to stderr; 0, EL_EINVAL, or EL_EIO
- * for a FILE that cannot be opened or is a directory (nothing read). */
+ * for a FILE not read whole: it cannot be opened, is a directory, or its
+ * reading ended at a line too long or with a NUL byte (the keys after it
+ * were never read, so none is "missing"). */
 int el_dcfg_load(struct el_dcfg *c, const char *file);
 /* Set one key as the file would ("node", "id", "3"); for flags. */
 int el_dcfg_set(struct el_dcfg *c, const char *section, const char *key, const char *value,

@@ -66,7 +66,7 @@ static void usage(FILE *f)
 		"  --peer ID=URL         [peers] ID = URL (repeatable)\n"
 		"  --ca-file F           [tls] ca_file\n"
 		"  --cert-key-file F     [tls] cert_key_file (certificate and key, PEM)\n"
-		"  --crl-file F          [tls] crl_file (revoked certificates, PEM)\n"
+		"  --crl-file F          [tls] crl_file (revoked certificates, PEM or DER)\n"
 		"  --log-level L         [log] level: debug, info, warn (warning), error\n"
 		"  -h, --help            this text\n"
 		"  --version             version, protocol and capacity profile\n"
@@ -254,7 +254,8 @@ static int parse(struct el_dcfg *c, struct opts *o, int argc, char **argv)
 	}
 	if (usage_errors) /* what is missing from a config nobody meant to give */
 		return 2;
-	/* a file that could not be opened at all has nothing to check */
+	/* a file not read whole (not opened, or cut at a bad line) has nothing
+	 * to check: the keys after that line were never read, not missing */
 	errors += check(c, o, load != EL_EIO);
 	if (errors)
 		return 2;

@@ -949,6 +949,16 @@ def test_check_config_lines(c, cfg):
     check("check-config: an over-long line is refused whole, never read in parts",
           out.returncode == 1 and "lines.conf:1: line longer than 199 characters" in out.stderr
           and "77" not in out.stderr.replace(c.dir, "DIR"), out.stderr)  # (a pid in the path)
+    # ... and alone: the keys after it were never read, they are not missing
+    # (an outside tester saw "missing [tls] ca_file" for a key on line 13).
+    text = good.replace("\n", "\n; " + "y" * 200 + "\n", 1)
+    with open(bad, "w") as f:
+        f.write(text)
+    out = subprocess.run([c.bin, "--check-config", bad], capture_output=True, text=True,
+                         timeout=10)
+    check("check-config: a line over 199 characters is the file's one error (no 'missing')",
+          out.returncode == 1 and out.stderr.strip().splitlines() ==
+          ["edgelockd: %s:2: line longer than 199 characters" % bad], out.stderr)
     text = good + "[log]\nlevel = info\x00 after a NUL\n"
     with open(bad, "w") as f:
         f.write(text)
