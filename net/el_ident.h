@@ -74,6 +74,15 @@ int el_ident_load(struct el_ident **out, const char *ca_file, const char *cert_f
  * every certificate (mbedtls' BADCRL flags): fail closed, so keep it fresh. */
 int el_ident_load_crl(struct el_ident **out, const char *ca_file, const char *cert_file,
 		      const char *key_file, const char *crl_file, char *err, size_t err_cap);
+/* The same for a running node's reload: our own certificate revoked by
+ * crl_file (and nothing else wrong with it) is taken, and
+ * el_ident_own_revoked() says so. Refusing the whole reload would keep the
+ * old CRL, so every other certificate the new one revokes would still be
+ * accepted here (revocation failing open: an outside tester); the members
+ * that load the CRL refuse this node's new connections themselves. */
+int el_ident_reload_crl(struct el_ident **out, const char *ca_file, const char *cert_file,
+			const char *key_file, const char *crl_file, char *err, size_t err_cap);
+bool el_ident_own_revoked(const struct el_ident *id);
 void el_ident_free(struct el_ident *id);
 /* Our own proven-to-others name (our certificate's CN) and role. */
 const char *el_ident_name(const struct el_ident *id);

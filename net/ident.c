@@ -38,6 +38,8 @@ struct el_ident {
 	mbedtls_ctr_drbg_context drbg;
 	enum el_ident_role role;
 	char name[EL_IDENT_NAME_MAX + 1];
+	bool own_revoked_ok; /* el_ident_reload_crl: ours revoked by the CRL is taken */
+	bool own_revoked;    /* ... and it is */
 };
 
 static void say(char *err, size_t cap, const char *fmt, ...)
@@ -131,6 +133,22 @@ static int verify_chain(struct el_ident *id, mbedtls_x509_crt *crt, char *err, s
 	return EL_EPERM;
 }
 
+/* Our own certificate: as any other, except that a reload may take it
+ * revoked and nothing else wrong (el_ident_reload_crl). */
+static int verify_own(struct el_ident *id, char *err, size_t cap)
+{
+	uint32_t flags = 0;
+	mbedtls_x509_crl *crl = id->has_crl ? &id->crl : NULL;
+	if (mbedtls_x509_crt_verify(&id->cert, &id->ca, crl, NULL, &flags, NULL, NULL) == 0)
+		return 0;
+	if (id->own_revoked_ok && flags == MBEDTLS_X509_BADCERT_REVOKED) {
+		id->own_revoked = true;
+		return 0;
+	}
+	explain(&id->cert, flags, err, cap);
+	return EL_EPERM;
+}
+
 /* A directory for a file: mbedtls sizes a file with ftell, which on a
  * directory gives LONG_MAX, and asks calloc for that (a sanitizer aborts). */
 static bool is_dir(const char *path, const char *what, char *err, size_t cap)
@@ -176,7 +194,7 @@ static int load_parts(struct el_ident *id, const char *ca_file, const char *cert
 		return EL_EINVAL;
 	}
 	char why[200];
-	if (verify_chain(id, &id->cert, why, sizeof(why)) != 0) {
+	if (verify_own(id, why, sizeof(why)) != 0) {
 		say(err, cap, "%s: %s (%s%s%s)", cert_file, why, ca_file, crl_file ? ", " : "",
 		    crl_file ? crl_file : "");
 		return EL_EINVAL;
@@ -190,8 +208,9 @@ int el_ident_load(struct el_ident **out, const char *ca_file, const char *cert_f
 	return el_ident_load_crl(out, ca_file, cert_file, key_file, NULL, err, err_cap);
 }
 
-int el_ident_load_crl(struct el_ident **out, const char *ca_file, const char *cert_file,
-		      const char *key_file, const char *crl_file, char *err, size_t err_cap)
+static int load(struct el_ident **out, const char *ca_file, const char *cert_file,
+		const char *key_file, const char *crl_file, bool own_revoked_ok, char *err,
+		size_t err_cap)
 {
 	*out = NULL;
 	struct el_ident *id = calloc(1, sizeof(*id));
@@ -199,6 +218,7 @@ int el_ident_load_crl(struct el_ident **out, const char *ca_file, const char *ce
 		say(err, err_cap, "out of memory");
 		return EL_EFULL;
 	}
+	id->own_revoked_ok = own_revoked_ok;
 	mbedtls_x509_crt_init(&id->ca);
 	mbedtls_x509_crl_init(&id->crl);
 	mbedtls_x509_crt_init(&id->cert);
@@ -217,6 +237,23 @@ int el_ident_load_crl(struct el_ident **out, const char *ca_file, const char *ce
 	}
 	*out = id;
 	return 0;
+}
+
+int el_ident_load_crl(struct el_ident **out, const char *ca_file, const char *cert_file,
+		      const char *key_file, const char *crl_file, char *err, size_t err_cap)
+{
+	return load(out, ca_file, cert_file, key_file, crl_file, false, err, err_cap);
+}
+
+int el_ident_reload_crl(struct el_ident **out, const char *ca_file, const char *cert_file,
+			const char *key_file, const char *crl_file, char *err, size_t err_cap)
+{
+	return load(out, ca_file, cert_file, key_file, crl_file, true, err, err_cap);
+}
+
+bool el_ident_own_revoked(const struct el_ident *id)
+{
+	return id->own_revoked;
 }
 
 void el_ident_free(struct el_ident *id)

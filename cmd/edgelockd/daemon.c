@@ -379,12 +379,13 @@ static int open_net(struct el_daemon *d)
  * name every other node checks, and be neither expired nor revoked by
  * [tls] crl_file. Loaded into *out; why not goes to the log at level lvl.
  * The start, SIGHUP and --check-config all check the files here. */
-int el_d_load_ident(const struct el_dcfg *cfg, struct el_ident **out, char *why, size_t cap)
+int el_d_load_ident(const struct el_dcfg *cfg, struct el_ident **out, bool reload, char *why,
+		    size_t cap)
 {
 	char err[512], want[32];
 	const char *crl = cfg->crl_file[0] != '\0' ? cfg->crl_file : NULL;
-	int rc = el_ident_load_crl(out, cfg->ca_file, cfg->cert_key_file, NULL, crl, err,
-				   sizeof err);
+	int rc = (reload ? el_ident_reload_crl : el_ident_load_crl)(
+		out, cfg->ca_file, cfg->cert_key_file, NULL, crl, err, sizeof err);
 	if (rc != EL_OK) {
 		snprintf(why, cap, "[tls] %s", err);
 		return rc;
@@ -405,7 +406,7 @@ int el_d_load_ident(const struct el_dcfg *cfg, struct el_ident **out, char *why,
 static int open_ident(struct el_daemon *d)
 {
 	char why[700];
-	const int rc = el_d_load_ident(&d->cfg, &d->ident, why, sizeof why);
+	const int rc = el_d_load_ident(&d->cfg, &d->ident, false, why, sizeof why);
 	if (rc != EL_OK)
 		el_log(EL_LOG_ERROR, "%s", why);
 	return rc;
@@ -424,7 +425,7 @@ void el_d_reload(struct el_daemon *d)
 	struct el_ident *next = NULL;
 	char why[700];
 	if (el_dcfg_key_mode(&d->cfg, why, sizeof why) != EL_OK ||
-	    el_d_load_ident(&d->cfg, &next, why, sizeof why) != EL_OK) {
+	    el_d_load_ident(&d->cfg, &next, true, why, sizeof why) != EL_OK) {
 		el_log(EL_LOG_ERROR, "%s%s", kept, why);
 		return;
 	}
@@ -438,6 +439,12 @@ void el_d_reload(struct el_daemon *d)
 	el_log(EL_LOG_INFO, "SIGHUP: reloaded [tls] ca_file %s, cert_key_file %s%s%s for new "
 	       "connections (TLS and identity proofs)", d->cfg.ca_file, d->cfg.cert_key_file,
 	       d->cfg.crl_file[0] != '\0' ? ", crl_file " : " (no crl_file)", d->cfg.crl_file);
+	if (el_ident_own_revoked(next))
+		el_log(EL_LOG_ERROR, "SIGHUP: crl_file %s revokes this node's own certificate "
+		       "(%s): applied to every other certificate all the same; the members that "
+		       "load it refuse this node's new peer connections, and it will not start "
+		       "with it: install a new certificate (docs/security.md) and send SIGHUP",
+		       d->cfg.crl_file, d->cfg.cert_key_file);
 }
 
 int el_d_open(struct el_daemon *d, bool bootstrap, bool join)

@@ -322,8 +322,11 @@ int el_d_conf_of(const struct el_dcfg *cfg, struct el_conf *c, const char *what)
  * checked as the start checks it: readable, matching, in date, not revoked,
  * OU=node and CN=node<id>. EL_OK, or an error with why ("[tls] ...")
  * in why[cap], for the caller to say: the daemon logs it, --check-config
- * prints it as its other findings. */
-int el_d_load_ident(const struct el_dcfg *cfg, struct el_ident **out, char *why, size_t cap);
+ * prints it as its other findings. reload (SIGHUP): this node's certificate
+ * revoked by crl_file is taken (el_ident_reload_crl), so the new CRL still
+ * applies to everyone else. */
+int el_d_load_ident(const struct el_dcfg *cfg, struct el_ident **out, bool reload, char *why,
+		    size_t cap);
 /* restore.c: seed cfg's empty data directory from a backup (edgelock
  * snapshot save) as the state of a new cluster of cfg's [peers]; EL_OK or
  * an error already logged. */

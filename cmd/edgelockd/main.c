@@ -188,7 +188,7 @@ static int check(struct el_dcfg *c, const struct opts *o, bool loaded)
 	struct el_ident *ident = NULL;
 	char why[700];
 	/* said as the other findings, "edgelockd: FILE: ...", not as a log line */
-	if (errors == 0 && loaded && o->check && el_d_load_ident(c, &ident, why, sizeof why) != EL_OK) {
+	if (errors == 0 && loaded && o->check && el_d_load_ident(c, &ident, false, why, sizeof why) != EL_OK) {
 		fprintf(stderr, "edgelockd: %s: %s\n", where, why);
 		errors++;
 	}

@@ -13,7 +13,10 @@ reason in the log). Checks:
     node: that client is refused ("revoked (CRL)"), another client still
     works, and the cluster keeps its leader and term (no election);
   - a CRL file that does not parse at SIGHUP: the node logs why, keeps the
-    old files (the revoked client is still refused) and keeps running.
+    old files (the revoked client is still refused) and keeps running;
+  - a CRL that revokes the node's own certificate and a client's, SIGHUP:
+    the client is refused there all the same, the node says its own
+    certificate is revoked, and keeps serving.
 Every process is stopped by PID. Runs against BUILD/bin/edgelockd (or $EDGELOCKD).
 """
 import os
@@ -284,6 +287,32 @@ def test_open_key_reload(c, pems, leader):
         os.chmod(key, 0o600)
 
 
+def test_own_revoked_reload(c, ca, crl, pems, leader):
+    """A new CRL that revokes the node's own certificate as well as a
+    client's, SIGHUP: the node applies it to the client all the same (it
+    kept its old CRL, so the client was still served there: an outside
+    tester got a lock with a revoked certificate) and says its own
+    certificate is revoked."""
+    check("a client works before its revocation", works(c, leader, pems["doomed2"]))
+    ca.revoke("node%d-renewed" % leader)  # the leader's certificate since test_renewal
+    ca.revoke("doomed2")
+    ca.crl(crl)
+    before = log_text(c, leader).count("SIGHUP: reloaded")
+    c.signal(leader, signal.SIGHUP)
+    deadline = time.time() + 5
+    while log_text(c, leader).count("SIGHUP: reloaded") == before and time.time() < deadline:
+        time.sleep(0.05)
+    text = log_text(c, leader)
+    check("own certificate revoked at SIGHUP: the new CRL is applied, the revoked client "
+          "refused", refused_as(c, leader, pems["doomed2"], "certificate of doomed2"),
+          text[-800:])
+    check("own certificate revoked at SIGHUP: said, with what to do",
+          "revokes this node's own certificate" in text and "install a new certificate" in text,
+          text[-800:])
+    check("own certificate revoked at SIGHUP: the node keeps running and serving",
+          c.procs[leader].poll() is None and works(c, leader, pems["good"]))
+
+
 def main():
     build = sys.argv[1] if len(sys.argv) > 1 else "build"
     c = Cluster(build, 3, tmp=os.path.join(os.path.abspath(build), "tmp",
@@ -297,6 +326,7 @@ def main():
         for i in c.peer_port:
             c.write_config(i, list(c.peer_port))
         pems = {"good": ca.mint("good", "good"), "doomed": ca.mint("doomed", "doomed"),
+                "doomed2": ca.mint("doomed2", "doomed2"),
                 "expired": ca.mint("expired", "expired", start="20200101000000Z",
                                    end="20210101000000Z"),
                 "node1-old": ca.mint("node1-old", "node1", "node", "20200101000000Z",
@@ -317,6 +347,7 @@ def main():
         test_renewal(c, ca, leader)
         test_bad_reload(c, crl, pems, leader)
         test_open_key_reload(c, pems, leader)
+        test_own_revoked_reload(c, ca, crl, pems, leader)
     except Exception as e:  # a crashed step fails the suite
         check("certs test", False, "raised %r" % (e,))
     finally:
