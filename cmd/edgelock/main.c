@@ -196,7 +196,11 @@ int el_cli_fail(struct el_cli *cli, const char *what, int err)
 	case EL_EINVAL:
 		/* the library's own checks are the command line's fault; a
 		 * cluster's [limits] refusing it (a TTL over max_session_ttl_ms)
-		 * is a refusal, and the library's message names the key */
+		 * is a refusal, and the library's message names the key; a
+		 * certificate whose CN is too long to own a session is a
+		 * certificate file to replace */
+		if (strstr(why, "certificate CN is") != NULL)
+			return EL_EXIT_CONFIG;
 		return strstr(why, "the cluster's [limits]") != NULL ? EL_EXIT_FAILED
 								       : EL_EXIT_USAGE;
 	case EL_ELIMIT:

@@ -434,6 +434,21 @@ static void seq_refused(struct el_daemon *d, uint64_t conn, const struct el_cw_m
 	reply_err(d, conn, q->type, q->id, EL_EINVAL, 0);
 }
 
+/* OPEN_SESSION from an identity too long for a session's owner field
+ * (el_d_client_stamp): refused, and said, since nothing else tells. */
+static void identity_too_long(struct el_daemon *d, uint64_t conn, const struct el_cw_msg *q)
+{
+	struct el_d_client *cl = el_d_client_of(d, conn);
+	struct refusal_note n;
+	if (refusal_may_log(d, cl, &n))
+		el_log(EL_LOG_WARN, "client %s conn %llu req %llu: OPEN_SESSION refused (%s): the "
+		       "identity (certificate CN) is %zu bytes, a session's owner holds at most "
+		       "%d: give this client a certificate with a shorter CN%s", client_name(cl),
+		       (unsigned long long)conn, (unsigned long long)q->id, el_strerror(EL_EINVAL),
+		       strlen(client_name(cl)), EL_CLIENT_NAME_MAX - 1, n.held);
+	reply_err(d, conn, q->type, q->id, EL_EINVAL, 0);
+}
+
 static void command(struct el_daemon *d, uint64_t conn, const struct el_d_client *cl,
 		    const struct el_cw_msg *q)
 {
@@ -442,8 +457,11 @@ static void command(struct el_daemon *d, uint64_t conn, const struct el_d_client
 	if (q->type != EL_CW_OPEN_SESSION)
 		attach(d, q->session, conn);
 	to_cmd(q, &c);
-	if ((q->type == EL_CW_OPEN_SESSION && el_d_client_stamp(cl, &c) != EL_OK) ||
-	    el_lock_cmd_check(&c) != EL_OK) {
+	if (q->type == EL_CW_OPEN_SESSION && el_d_client_stamp(cl, &c) != EL_OK) {
+		identity_too_long(d, conn, q);
+		return;
+	}
+	if (el_lock_cmd_check(&c) != EL_OK) {
 		reply_err(d, conn, q->type, q->id, EL_EINVAL, 0);
 		return;
 	}

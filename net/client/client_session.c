@@ -93,6 +93,17 @@ static int close_on_server(el_client *c, uint64_t id, uint64_t deadline_ms)
  * the send, so time spent dialing counts against it. */
 static int open_on_server(el_client *c, el_session *s)
 {
+	/* The daemon writes "<CN> <label>" into the session's owner field, the
+	 * CN whole (ownership rests on it), and refuses one that cannot fit:
+	 * say why here, not as a guess about the ttl (an outside tester). */
+	const size_t cn = c->ident != NULL ? strlen(el_ident_name(c->ident)) : 0;
+	if (cn + 1 > EL_CLIENT_NAME_MAX) {
+		el_client__fail("open session: %s: this client's certificate CN is %zu bytes, and "
+				"a session's owner holds at most %d; use a certificate with a "
+				"shorter CN (docs/security.md)", el_strerror(EL_EINVAL), cn,
+				EL_CLIENT_NAME_MAX - 1);
+		return EL_EINVAL;
+	}
 	struct el_cw_msg *req = calloc(2, sizeof(*req));
 	if (req == NULL)
 		return EL_EFULL;

@@ -24,7 +24,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from elcluster import Checks, Cluster, Conn, write_private  # noqa: E402
+from elcluster import Checks, Cluster, Conn, eventually, write_private  # noqa: E402
 
 EL_EPERM = -18
 check = Checks()
@@ -392,6 +392,39 @@ def test_cli_refused(c):
               "unreachable" not in out, out[-300:])
 
 
+def test_long_identity(c, leader):
+    """A session's owner field holds the opener's CN whole and at most 31
+    bytes of it: a 31-byte CN opens a session, a 32-byte one is refused
+    EINVAL with a line naming the CN's length (nothing was logged), and the
+    CLI says the CN is too long, not that the ttl may be (an outside
+    tester). The CN is still a valid identity for what needs no session."""
+    d = os.path.join(c.dir, "certs")
+    pems = {n: mint(d, os.path.join(c.certs, "ca.pem"), os.path.join(c.certs, "ca.key"),
+                    "sensor-" + "y" * (n - 7)) for n in (31, 32)}
+    conn = c.connect(leader, cert=pems[31])
+    try:
+        check("a 31-byte CN opens a session", session(conn, "l") != 0)
+    finally:
+        conn.close()
+    conn = c.connect(leader, cert=pems[32])
+    try:
+        rep = conn.call({1: 1, 9: 30000, 13: "l", 14: random.getrandbits(64)})
+        st = conn.call({1: 13})
+    finally:
+        conn.close()
+    line = "the identity (certificate CN) is 32 bytes, a session's owner holds at most 31"
+    check("a 32-byte CN: OPEN_SESSION refused EINVAL, STATUS still served, the log says why",
+          rep.get(3) == -1 and st.get(3, 0) == 0 and
+          eventually(lambda: line in log_text(c, leader), 3.0), repr((rep, st)))
+    p = subprocess.run([os.path.join(c.build, "bin", "edgelock"), "--ca",
+                        os.path.join(c.certs, "ca.pem"), "--cert", pems[32], "--timeout", "3s",
+                        "--endpoints", c.addr(leader), "lock", "fleet/sensors/x", "--", "true"],
+                       capture_output=True, text=True, timeout=30)
+    check("a 32-byte CN: the CLI exits 78 (certificate files) saying the CN is too long",
+          p.returncode == 78 and "certificate CN is 32 bytes" in p.stderr and
+          "ttl" not in p.stderr, "%d %s" % (p.returncode, p.stderr))
+
+
 def main():
     build = sys.argv[1] if len(sys.argv) > 1 else "build"
     random.seed(int(os.environ.get("SEED", "1")))
@@ -408,6 +441,7 @@ def main():
         test_client_relay(c, pems, leader)
         test_client_cert_as_node(c, leader)
         test_cli_refused(c)
+        test_long_identity(c, leader)
         leader = test_ownership(c, pems, leader, s1c, s1, ops)
         check("the cluster still has a leader", c.wait_leader() > 0)
     except Exception as e:  # a crashed step fails the suite
