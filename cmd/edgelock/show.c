@@ -617,6 +617,9 @@ static const char *admin_hint(uint8_t type, int32_t err)
 	if (err == EL_EBUSY)
 		return type == EL_CW_MEMBER_PROMOTE
 			       ? " (not caught up yet, or another change is in progress; try again)"
+		       : type == EL_CW_TRANSFER
+			       ? " (the leader has not heard from that node lately, or a transfer is "
+				 "under way: check `edgelock status`; try again)"
 			       : " (another change is in progress; try again)";
 	if (err == EL_EFULL)
 		return " (the member table or the uncommitted log is full; try again later)";

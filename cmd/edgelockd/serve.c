@@ -719,6 +719,25 @@ static el_id_t transfer_target(struct el_daemon *d)
 	return 0;
 }
 
+/* TRANSFER to target, unless the leader has not heard from it for an
+ * election timeout (stopped, paused, cut off): the core would hold new
+ * proposals for the transfer's timeout, and a TimeoutNow left queued to it
+ * would start an election when it wakes (an outside tester: a transfer to
+ * a paused board stalled locks for a second, then cost two elections).
+ * EL_EBUSY with why, as for a transfer already under way. */
+static int transfer_to(struct el_daemon *d, el_id_t target, char *why, size_t cap)
+{
+	struct el_raft *r = el_node_raft(d->node);
+	if (el_raft_state(r) == EL_LEADER && target != d->cfg.id &&
+	    el_conf_find(el_raft_conf(r), target) != NULL &&
+	    (el_d_peer_silent(d, target) || !el_net_peer_up(d->net, target))) {
+		snprintf(why, cap, " (node %u has not answered the leader for %u ms, or its link is "
+			 "down)", target, d->cfg.election_ms);
+		return EL_EBUSY;
+	}
+	return el_raft_transfer(r, target, d->now_ms);
+}
+
 /* An address a new member is given: empty (not known yet) or one the
  * dialer can use, tls+tcp://HOST:PORT, as the config file requires. A bad
  * one is refused before it reaches the address book or the log. */
@@ -778,7 +797,7 @@ static void admin(struct el_daemon *d, uint64_t conn, const struct el_cw_msg *q)
 {
 	struct el_raft *r = el_node_raft(d->node);
 	uint64_t index = 0;
-	char why[64] = "";
+	char why[96] = "";
 	const bool add = q->type == EL_CW_MEMBER_ADD;
 	const el_id_t taken = add ? addr_taken(d, q) : 0;
 	if (add && (!member_addr_ok(q->peer_addr, q->peer_addr_len) ||
@@ -799,7 +818,7 @@ static void admin(struct el_daemon *d, uint64_t conn, const struct el_cw_msg *q)
 	} else if (q->type == EL_CW_TRANSFER) {
 		if (target == 0)
 			target = transfer_target(d);
-		rc = target == 0 ? EL_ENOTFOUND : el_raft_transfer(r, target, d->now_ms);
+		rc = target == 0 ? EL_ENOTFOUND : transfer_to(d, target, why, sizeof why);
 	} else {
 		enum el_conf_op op = q->type == EL_CW_MEMBER_REMOVE ? EL_CONF_REMOVE
 				     : q->type == EL_CW_MEMBER_PROMOTE ? EL_CONF_PROMOTE

@@ -555,6 +555,27 @@ def test_status_silent_peer(cluster, e):
           "reachable before (%s) and after (%s)" % (cut, before, back))
 
 
+def test_transfer_silent(cluster, e):
+    """transfer-leader to a follower the leader has not heard from for an
+    election timeout (SIGSTOPped) is refused, exit 1, saying so, and the
+    leader stays; it was accepted, held new writes for the transfer's
+    timeout and cost elections when the node woke (an outside tester)."""
+    leader = cluster.wait_leader()
+    other = [i for i in sorted(cluster.procs) if i != leader][0]
+    cluster.signal(other, signal.SIGSTOP)
+    try:
+        cut = eventually(lambda: reachable_seen(e, leader, other) is False, timeout=10)
+        r = e.run("transfer-leader", str(other), timeout=30)
+    finally:
+        cluster.signal(other, signal.SIGCONT)
+    time.sleep(1.5)  # a TimeoutNow left queued to it would have woken it into a campaign
+    check(cut and r.returncode == 1 and "has not heard from that node" in r.stderr and
+          cluster.wait_leader() == leader,
+          "transfer-leader to a stopped follower: refused, exit 1, the leader kept (%d %s)"
+          % (r.returncode, (r.stdout + r.stderr).strip()))
+    eventually(lambda: reachable_seen(e, leader, other) is True, timeout=15)
+
+
 def test_stopped_first_endpoint(cluster, e):
     """A follower SIGSTOPped accepts TCP (the kernel does) but never
     finishes TLS. A new client that lists it first must still reach the
@@ -1653,6 +1674,7 @@ def main():
         test_observe_unreachable(cluster, e)
         test_signal_while_unreachable(cluster, e)
         test_status_silent_peer(cluster, e)
+        test_transfer_silent(cluster, e)
         test_stopped_first_endpoint(cluster, e)
         test_status_no_leader(cluster, e)
         test_no_quorum(cluster, e)
