@@ -9,6 +9,8 @@
 #   make test-mixed-frame      host unit tests of the UART framing (SLIP + CRC-32)
 #   make test-fuzz-uart-frame  its fuzz target: seed corpus + a fixed seeded run
 #   make fuzz-uart-frame FUZZ_SECONDS=n
+#   make test-daemon-table-full  three small-profile daemons, their 16 locks
+#                              filled: the leader says the table is full
 
 MIXED_FRAME_SRCS := port/baremetal/el_bm_frame.c
 MIXED_FRAME_HDRS := port/baremetal/el_bm_frame.h
@@ -149,3 +151,12 @@ test-mixed-cluster: $(SMALL_EDGELOCKD) $(UART_RELAY_SAN) $(MIXED_FW) $(MIXED_FW_
 TESTS += test-mixed-cluster
 SERIAL_TESTS += test-mixed-cluster
 SERIAL_PREREQS += $(SMALL_EDGELOCKD) $(UART_RELAY_SAN) $(MIXED_FW) $(MIXED_FW_JOIN)
+
+# A lock table full for everyone is logged and counted
+# (tests/daemon/table_full_test.py, about 3 s): the small profile's 16
+# locks fill at once where the gateway's 32,768 would take a while.
+.PHONY: test-daemon-table-full
+test-daemon-table-full: $(SMALL_EDGELOCKD) certs
+	@tests/run-suite.sh $(BUILD)/results daemon-table-full /usr/bin/python3 \
+		tests/daemon/table_full_test.py $(BUILD)
+TESTS += test-daemon-table-full

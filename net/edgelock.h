@@ -50,7 +50,10 @@
  * still renewed. A request is in flight until its answer comes: an el_lock
  * or el_campaign queued behind a holder holds no slot while it waits for
  * its grant, so any number of calls may wait at once. Blocking calls take
- * a timeout.
+ * a timeout. A client holds at most 64 open sessions (el_session_open past
+ * that: EL_EFULL, "more than 64 sessions on one client"); a program that
+ * needs more opens another el_client (the cluster's [limits]
+ * sessions_per_client bounds the sessions of one identity across them).
  * Errors are negative EL_E* codes (el_error.h, el_strerror()); after one,
  * el_client_last_error() says what happened in words. A call whose
  * deadline passes with no leader found (none reachable, or no quorum to
@@ -93,8 +96,10 @@ struct el_client_options {
 	const char *name;          /* a label shown to others after this client's
 				    * identity, as the holder "IDENTITY NAME"; the
 				    * cluster keeps the first 32 bytes of that pair
-				    * (EL_CLIENT_NAME_MAX), cutting the label, never
-				    * the identity. NULL: none */
+				    * (EL_CLIENT_NAME_MAX; 8 on a mixed cluster),
+				    * cutting the label, never the identity: a CN
+				    * longer than 31 bytes (7) cannot open a session,
+				    * EL_EINVAL. NULL: none */
 	uint32_t timeout_ms;       /* a request's overall bound; 0: 5000 */
 };
 /* A certificate this library can tell is bad by itself (expired or not yet

@@ -384,8 +384,13 @@ int el_d_load_ident(const struct el_dcfg *cfg, struct el_ident **out, bool reloa
 {
 	char err[512], want[32];
 	const char *crl = cfg->crl_file[0] != '\0' ? cfg->crl_file : NULL;
-	int rc = (reload ? el_ident_reload_crl : el_ident_load_crl)(
-		out, cfg->ca_file, cfg->cert_key_file, NULL, crl, err, sizeof err);
+	int rc;
+	if (reload)
+		rc = el_ident_reload_crl(out, cfg->ca_file, cfg->cert_key_file, NULL, crl, err,
+					 sizeof err);
+	else
+		rc = el_ident_load_crl(out, cfg->ca_file, cfg->cert_key_file, NULL, crl, err,
+				       sizeof err);
 	if (rc != EL_OK) {
 		snprintf(why, cap, "[tls] %s", err);
 		return rc;

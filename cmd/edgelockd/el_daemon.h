@@ -257,6 +257,9 @@ struct el_daemon {
 	uint32_t ending_cursor; /* where the last lookup found one */
 	uint64_t queue_full_ms;   /* last "send queue full" line (serve.c) */
 	uint64_t queue_full_held; /* such closes since, not logged */
+	uint64_t table_full_ms;   /* last "lock table full" line (serve.c) */
+	uint64_t table_full_held; /* such refusals since, not logged */
+	uint64_t table_full_total; /* commands the core refused EL_EFULL */
 	uint64_t peer_frames_refused;
 	uint64_t leader_links_lost; /* elections moved up (el_d_peer_link_lost) */
 	uint64_t client_frames_refused;

@@ -273,6 +273,8 @@ static void render_node(struct el_d_metrics *m, struct el_daemon *d)
 		"(GAP).", m->gaps);
 	counter(m, "stale_replies_total", "Replies refused with EL_ESTALE (stale token or term).",
 		m->stale_replies);
+	counter(m, "table_full_total", "Commands the lock table refused EL_EFULL (full for everyone).",
+		d->table_full_total);
 }
 
 static void render_net(struct el_d_metrics *m, struct el_daemon *d)

@@ -921,6 +921,33 @@ static void opened(struct el_daemon *d, const struct el_d_pending *p, uint64_t s
 	       (unsigned long long)p->client_id);
 }
 
+/* The core refused a committed command EL_EFULL: a table of the lock table
+ * (sessions, locks, holds, waiters) is full, for everyone. The client's
+ * message cannot say which, and the per-identity [limits] refusals have
+ * lines of their own; this one says which table, at most once each
+ * TABLE_FULL_LOG_MS with a count (an outside tester saw 230,000 such
+ * refusals and no line). Counted in table_full_total. */
+#define TABLE_FULL_LOG_MS 10000u
+static void table_full(struct el_daemon *d, const struct el_d_pending *p)
+{
+	d->table_full_total++;
+	if (d->table_full_ms != 0 && d->now_ms - d->table_full_ms < TABLE_FULL_LOG_MS) {
+		d->table_full_held++;
+		return;
+	}
+	struct el_lock_usage u;
+	el_lock_usage(el_node_table(d->node), &u);
+	el_log(EL_LOG_WARN, "lock table full: %s refused (%s) with %u of %u sessions, %u of %u "
+	       "locks, %u of %u holds, %u of %u waiters, %u of %u watches in use (%llu more "
+	       "refused so since the last such line): the cluster's capacity, not one "
+	       "client's [limits]", el_d_request_name(p->type), el_strerror(EL_EFULL),
+	       u.sessions, (unsigned)EL_SESSIONS_MAX, u.locks, (unsigned)EL_LOCKS_MAX, u.holds,
+	       (unsigned)EL_HOLDS_MAX, u.waits, (unsigned)EL_WAITERS_MAX, u.watches,
+	       (unsigned)EL_WATCHES_MAX, (unsigned long long)d->table_full_held);
+	d->table_full_ms = d->now_ms > 0 ? d->now_ms : 1;
+	d->table_full_held = 0;
+}
+
 void el_d_reply(struct el_daemon *d, const struct el_node_reply *r)
 {
 	struct el_d_pending *p = pend_find(d, r->req_id);
@@ -947,6 +974,8 @@ void el_d_reply(struct el_daemon *d, const struct el_node_reply *r)
 		}
 		el_d_send(d, p->conn, &d->rep, false);
 	}
+	if (r->kind == EL_REPLY_CMD && r->err == EL_EFULL)
+		table_full(d, p);
 	el_d_metrics_reply(d, p->start_ns, r->err);
 	pend_free(d, p);
 }

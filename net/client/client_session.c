@@ -125,9 +125,11 @@ static int open_on_server(el_client *c, el_session *s)
 					"this client's identity has reached its [limits] "
 					"sessions_per_client; close a session or retry later",
 					el_strerror(rc));
-		else if (rc == EL_EINVAL)
+		else if (rc == EL_EINVAL) /* the reply cannot say which: the server's log does */
 			el_client__fail("open session: %s: is the ttl over the cluster's [limits] "
-					"max_session_ttl_ms?", el_strerror(rc));
+					"max_session_ttl_ms, or this certificate's CN longer than "
+					"a session's owner holds (7 bytes on a mixed cluster)?",
+					el_strerror(rc));
 		else
 			el_client__fail("open session: %s", el_strerror(rc));
 	}

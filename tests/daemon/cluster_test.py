@@ -121,6 +121,7 @@ def test_lock_round_trip(c):
 def test_session_expiring(c):
     conn = c.connect(S.leader)
     s, _ = open_session(conn, ttl=2400, client="short")
+    bare, _ = open_session(conn, ttl=2400, client="")  # no label: "client " stored
     held = conn.call({1: 4, 4: s, 5: 1, 6: "short-held"})
     t0 = time.time()
     ev = None
@@ -142,6 +143,8 @@ def test_session_expiring(c):
                      log_text(c, S.leader))
     check("expiry: the leader logs the session, its client and its claims",
           held.get(3, 0) == 0 and line, repr(held))
+    check("expiry: a session without a label is logged as 'client', no trailing space",
+          "info: session %d of client 'client' expired" % bare in log_text(c, S.leader))
 
 
 def still_serving(c, name):
