@@ -174,7 +174,8 @@ int el_cli_fail(struct el_cli *cli, const char *what, int err)
 			  : cli->client != NULL ? el_client_last_error(cli->client)
 						: el_strerror(err);
 	const size_t n = strlen(what);
-	if (strncmp(why, what, n) == 0 && why[n] == ' ') /* "lock NAME: ...": said once */
+	/* "lock NAME: ..." or "open session: ...": said once */
+	if (strncmp(why, what, n) == 0 && (why[n] == ' ' || why[n] == ':'))
 		fprintf(stderr, "edgelock: %s\n", why);
 	else
 		fprintf(stderr, "edgelock: %s: %s\n", what, why);

@@ -838,7 +838,7 @@ static int run(struct el_cli *cli, int argc, char **argv, bool election)
 	catch_signals(on_signal);
 	el_session *s;
 	if ((rc = el_session_open(cli->client, o.ttl_ms, &s)) != EL_OK)
-		return el_cli_fail(cli, "open a session", rc);
+		return el_cli_fail(cli, "open session", rc);
 	el_session_set_lock_delay(s, o.delay_ms);
 	struct acquire a = { .s = s, .o = &o, .election = election };
 	rc = acquire_until_signal(cli, &a);
@@ -854,6 +854,16 @@ static int run(struct el_cli *cli, int argc, char **argv, bool election)
 			strsignal(got_signal), o.name);
 		el_session_close(s);
 		return 128 + got_signal;
+	}
+	if (rc == EL_EEXPIRED && a.token != 0) {
+		/* granted, but the lease had run out here when the grant came
+		 * (this CLI stopped across it): lost before CMD, as 76 says,
+		 * not 69 "no leader" (an outside tester) */
+		fprintf(stderr, "edgelock: %s %s was granted (token %" PRIu64 ") but its lease had "
+			"run out here (this CLI was stopped, or no leader answered for it); the "
+			"command was not run\n", election ? "leadership of" : "lock", o.name, a.token);
+		el_session_close(s);
+		return EL_EXIT_LOCK_LOST;
 	}
 	if (rc != EL_OK) {
 		cli->why = a.why; /* set on the acquire's thread */

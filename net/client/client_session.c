@@ -189,7 +189,8 @@ int el_session_open(el_client *c, uint32_t ttl_ms, el_session **out)
 		(void)close_on_server(c, s->id, el_client__now_ms() + c->timeout_ms);
 		if (rc == EL_ETIMEDOUT)
 			el_client__fail("open session: its %u ms lease ran out before the "
-					"reply came (slow endpoints); closed it", (unsigned)ttl_ms);
+					"reply came (a slow cluster, or this process starved of CPU or "
+					"stopped; a longer ttl helps); closed it", (unsigned)ttl_ms);
 		else
 			el_client__fail("more than %d sessions on one client",
 					EL_CLIENT_SESSIONS_MAX);

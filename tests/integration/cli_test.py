@@ -792,6 +792,12 @@ def test_granted_while_stopped(e):
     check(waiter.returncode != 0 and not os.path.exists(marker),
           "a grant that arrived while the waiter was stopped past its TTL is not a success: "
           "CMD not run (exit %d: %s)" % (waiter.returncode, err.strip()))
+    # ... and says so as documented: 76, lost before CMD could start, with
+    # the grant's token; not 69 "no leader" (an outside tester: the cluster
+    # answered all along)
+    check(waiter.returncode == 76 and "was granted (token" in err and
+          "the command was not run" in err,
+          "... exit 76 naming the grant's token (exit %d)" % waiter.returncode)
 
 
 def test_leader_killed(cluster, e):
