@@ -166,6 +166,15 @@ $(BUILD)/fuzz/fuzz_datadir: tests/fuzz/fuzz_datadir.c $(DATADIR_FUZZ_SRCS) cmd/e
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -D_DEFAULT_SOURCE -Icmd/edgelockd -Inet -Icore -Iport/posix $< \
 		$(DATADIR_FUZZ_SRCS) -o $@
 
+# A member that lost acknowledged state and voted: the node whose committed
+# entries the new leader contradicts says so (tests/daemon/lost_state_test.py,
+# about 15 s; with the parallel suites: it waits on elections, with room).
+.PHONY: test-daemon-lost-state
+test-daemon-lost-state: $(EDGELOCKD) certs
+	@tests/run-suite.sh $(BUILD)/results daemon-lost-state /usr/bin/python3 \
+		tests/daemon/lost_state_test.py $(BUILD)
+TESTS += test-daemon-lost-state
+
 .PHONY: test-fuzz-datadir fuzz-datadir
 test-fuzz-datadir: $(BUILD)/fuzz/fuzz_datadir
 	@rm -rf $(BUILD)/fuzz/work/datadir && mkdir -p $(BUILD)/fuzz/work && cp -r tests/fuzz/corpus/datadir $(BUILD)/fuzz/work/datadir

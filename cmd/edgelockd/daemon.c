@@ -328,8 +328,9 @@ static int open_node(struct el_daemon *d, bool bootstrap)
 	el_node_start(d->node, d->now_ms);
 	note_own_removal(d);
 	const struct el_raft *r = el_node_raft(d->node);
-	el_log(EL_LOG_INFO, "node %u: term %llu, log up to %llu, %u members", d->cfg.id,
-	       (unsigned long long)el_raft_term(r), (unsigned long long)el_raft_last_index(r),
+	el_log(EL_LOG_INFO, "node %u: term %llu, log up to %llu (committed up to %llu), %u "
+	       "members", d->cfg.id, (unsigned long long)el_raft_term(r),
+	       (unsigned long long)el_raft_last_index(r), (unsigned long long)el_raft_commit(r),
 	       el_raft_conf(r)->n);
 	return EL_OK;
 }

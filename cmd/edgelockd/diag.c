@@ -39,6 +39,7 @@ static struct {
 	uint64_t slow_held;       /* slow persists since, not logged */
 	uint64_t slow_held_max_ms;
 	struct { el_id_t id; uint64_t due_ms; } retiring[EL_NODES_MAX]; /* el_d_peer_retire */
+	uint64_t overwrite_logged_ms; /* last "contradicts committed entries" line */
 } dg;
 
 static void start(struct el_daemon *d)
@@ -348,6 +349,48 @@ static void slow_persist(struct el_daemon *d, const struct el_ready *rd, uint64_
 	dg.slow_logged_ms = now;
 	dg.slow_held = 0;
 	dg.slow_held_max_ms = 0;
+}
+
+/* Whether m, an append the core refused, disagrees with an entry this node
+ * has committed: its previous entry or one of its entries has another term
+ * (the core's el_raft_step refuses it so, core/raft_step.c). */
+static bool contradicts_commit(const struct el_raft *r, const struct el_msg *m)
+{
+	const uint64_t commit = el_raft_commit(r), base = el_raft_snapshot(r)->index;
+	if (m->index <= commit && m->index >= base && el_raft_term_at(r, m->index) != m->log_term)
+		return true;
+	for (uint32_t k = 0; k < m->n_entries && m->entries[k].index <= commit; k++)
+		if (m->entries[k].index > base &&
+		    el_raft_term_at(r, m->entries[k].index) != m->entries[k].term)
+			return true;
+	return false;
+}
+
+/* A leader's append that contradicts entries this node knew committed.
+ * Raft never sends one (Leader Completeness, paper 5.4): it comes only when
+ * a member lost state it had acknowledged and then voted (storage that does
+ * not survive power loss, a board's RAM store re-bootstrapped, a data_dir
+ * wiped or replaced and started without --join), so a quorum elected a
+ * leader without those entries. The core refuses the append and keeps its
+ * log (this node then follows nobody); the counter alone said nothing (an
+ * outside tester). At error, at most one line each 10 s. */
+void el_d_diag_refused(struct el_daemon *d, const struct el_msg *m, int rc)
+{
+	const struct el_raft *r = el_node_raft(d->node);
+	if (rc != EL_EINVAL || m->type != EL_MSG_APPEND || m->term < el_raft_term(r) ||
+	    !contradicts_commit(r, m))
+		return;
+	if (dg.overwrite_logged_ms != 0 && d->now_ms - dg.overwrite_logged_ms < 10000)
+		return;
+	dg.overwrite_logged_ms = d->now_ms > 0 ? d->now_ms : 1;
+	el_log(EL_LOG_ERROR, "safety: leader %u (term %llu) sent entries that contradict what "
+	       "this node knew committed (up to %llu); refused, this node keeps its log and "
+	       "follows no one. A member lost state it had acknowledged and voted (storage that "
+	       "does not survive power loss, a data_dir wiped or replaced and started without "
+	       "--join): writes this node committed after %llu are missing from that leader's "
+	       "log. Find that member (its log), stop it, remove it and add it back empty with "
+	       "--join", m->from, (unsigned long long)m->term,
+	       (unsigned long long)el_raft_commit(r), (unsigned long long)(m->index));
 }
 
 void el_d_diag_batch(struct el_daemon *d, const struct el_node_ready *rd, uint64_t t0_ns)

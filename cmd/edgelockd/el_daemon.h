@@ -418,6 +418,10 @@ void el_d_uncharge(struct el_daemon *d, struct el_d_pending *p);
  * changes applied (a removed node's dial retired). */
 void el_d_diag_role(struct el_daemon *d);
 void el_d_diag_batch(struct el_daemon *d, const struct el_node_ready *rd, uint64_t t0_ns);
+/* el_node_step refused m with rc: said at error when m is a leader's
+ * append that contradicts this node's committed entries (a member lost
+ * state). */
+void el_d_diag_refused(struct el_daemon *d, const struct el_msg *m, int rc);
 /* Node id is out of the configuration for good: stop dialing it (a link up
  * is kept until it closes; a leader with none keeps dialing it for the
  * removal notice's window first). */

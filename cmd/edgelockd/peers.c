@@ -484,8 +484,10 @@ void el_d_peer_frame(struct el_daemon *d, uint64_t conn, const uint8_t *buf, uin
 	if (b != NULL)
 		b->heard_ms = d->now_ms;
 	rc = el_node_step(d->node, &m, d->now_ms);
-	if (rc != EL_OK && rc != EL_ESTOPPED)
+	if (rc != EL_OK && rc != EL_ESTOPPED) {
 		d->peer_frames_refused++;
+		el_d_diag_refused(d, &m, rc);
+	}
 }
 
 /* An accepted connection ended. */

@@ -1,0 +1,103 @@
+"""lost_state_test.py BUILD - a member that lost state it had acknowledged,
+and voted, is said by the node whose committed entries get overwritten
+(suite daemon-lost-state).
+
+Raft is safe only while every member keeps what it acknowledged. An outside
+tester restarted a board whose store does not survive power loss: with a
+stale member it elected a leader that overwrote committed entries, and no
+log said a word. Here, on three real edgelockd: node A is killed (stale),
+locks are taken by B and C, then C is killed, its data directory
+wiped and C bootstrapped afresh (what a RAM store does at power-up) while
+B is paused, A and C elect A, and B, resumed, gets its committed entries
+contradicted. The Raft core refuses those appends and keeps B's log (B
+then follows no one); B must also log the "safety: leader ... contradict
+what this node knew committed" line, naming what to do, where it only
+counted a refused message. (A node restarted meanwhile cannot tell: the
+commit index is volatile, Raft's Figure 2.) Processes by PID
+(elcluster.py).
+
+Prints "ok NAME" / "FAIL NAME: why" per check and "N passed, N failed".
+"""
+import os
+import random
+import shutil
+import signal
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from elcluster import Checks, Cluster, eventually  # noqa: E402
+
+check = Checks()
+
+
+def log_text(c, i):
+    with open(c.log(i)) as f:
+        return f.read()
+
+
+def take_locks(c, leader, prefix, n):
+    conn = c.connect(leader)
+    try:
+        s = conn.call({1: 1, 9: 60000, 13: "w", 14: random.getrandbits(64)}).get(4, 0)
+        errs = [conn.call({1: 4, 4: s, 5: k + 1, 6: "%s%d" % (prefix, k)}).get(3, 0)
+                for k in range(n)]
+        return s != 0 and errs == [0] * n
+    finally:
+        conn.close()
+
+
+def run(c):
+    first = c.wait_leader()
+    check("a lock taken on the new cluster", take_locks(c, first, "a", 1))
+    stale = next(i for i in sorted(c.procs) if i != first)
+    c.kill(stale)
+    leader = c.wait_leader()
+    check("with the stale node down, locks are taken", take_locks(c, leader, "b", 10))
+    keeper, wiped = leader, next(i for i in sorted(c.procs) if i != leader)
+    commit = c.status(keeper).get(25, 0)
+    # The keeper is paused, not killed: the commit index is volatile (Raft,
+    # Figure 2), so only a running node knows which entries it saw committed.
+    c.signal(keeper, signal.SIGSTOP)
+    c.kill(wiped)
+    shutil.rmtree(c.data(wiped))
+    c.start(wiped, "--bootstrap")  # empty, as a RAM store after a power cut
+    c.start(stale)
+    try:
+        check("the stale node and the empty one elect the stale node",
+              c.wait_leader(exclude=(keeper,)) == stale)
+    finally:
+        c.signal(keeper, signal.SIGCONT)
+    line = "safety: leader %d (term " % stale
+    said = eventually(lambda: line in log_text(c, keeper), 15.0)
+    text = log_text(c, keeper)
+    tail = text[text.find(line):][:600] if said else text[-600:]
+    check("the node whose committed entries the new leader contradicts says so, at error, "
+          "with what to do",
+          said and "contradict what this node knew committed (up to " in tail and
+          "--join" in tail and "error:" in text[max(0, text.find(line) - 40):text.find(line)],
+          "commit was %d: %s" % (commit, tail))
+    check("the other nodes, which lost nothing they knew committed, say nothing of it",
+          "safety:" not in log_text(c, stale) and "safety:" not in log_text(c, wiped))
+    st = c.status(keeper)
+    check("the refusing node keeps its committed entries",
+          st.get(25, 0) >= commit and st.get(26, 0) >= commit, "%r, commit was %d" % (st, commit))
+
+
+def main():
+    build = sys.argv[1] if len(sys.argv) > 1 else "build"
+    random.seed(int(os.environ.get("SEED", "1")))
+    c = Cluster(build, 3)
+    try:
+        c.start_all(bootstrap=True)
+        run(c)
+    except Exception as e:  # a crashed step fails the suite
+        check("lost state", False, "raised %r" % (e,))
+    finally:
+        c.stop_all()
+        check.no_sanitizer_reports(c)
+    return check.summary()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
