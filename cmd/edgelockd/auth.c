@@ -28,9 +28,7 @@
 #include "el_error.h"
 #include "el_platform.h"
 
-/* As long as a TLS handshake may take (net/el_net.h): a client that proves
- * takes one round trip and two signatures, far less. */
-#define PROOF_MS 10000u
+#define PROOF_MS EL_D_PROOF_MS
 /* Client slots el_d_clients_unproven looks at every PROOF_SWEEP_MS: those
  * of the default max_clients (1024, 2048 slots) at once, of the largest
  * (65000) within 1.6 s. */

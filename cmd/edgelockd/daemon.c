@@ -770,6 +770,7 @@ int el_d_run(struct el_daemon *d, const volatile int *stop_signal,
 		drain_input(d);
 		el_d_expiring(d);
 		el_d_clients_unproven(d);
+		el_d_peers_unproven(d);
 		if (d->now_ms >= el_node_deadline(d->node))
 			el_node_tick(d->node, d->now_ms);
 		log_role(d); /* before the replies and sends: their lines name the new term */

@@ -34,6 +34,11 @@
 /* Requests in flight: node commands plus linearizable reads. */
 #define EL_D_PENDING (EL_PENDING_MAX + EL_READS_MAX)
 #define EL_D_INBOUND_MAX 64 /* accepted peer connections */
+/* How long an accepted connection, client or peer, may take from its
+ * challenge to its identity proof (and, on the peer port, its hello) before
+ * it is closed: as long as a TLS handshake may take (net/el_net.h); one that
+ * proves takes one round trip and two signatures, far less. */
+#define EL_D_PROOF_MS 10000u
 
 struct el_d_pending {
 	uint64_t req_id; /* 0: free */
@@ -64,6 +69,7 @@ struct el_d_inbound {
 	uint64_t conn; /* 0: free */
 	el_id_t node;  /* 0 until its hello */
 	bool proven;   /* a valid PROOF arrived: name holds the certificate's CN */
+	uint64_t opened_ms; /* its challenge: closed EL_D_PROOF_MS later without a hello */
 	uint8_t nonce[EL_IDENT_NONCE_LEN];
 	char name[EL_IDENT_NAME_MAX + 1];
 };
@@ -436,6 +442,7 @@ void el_d_notify_stopping(struct el_daemon *d);
 void el_d_peer_opened(struct el_daemon *d, uint64_t conn);
 void el_d_peer_frame(struct el_daemon *d, uint64_t conn, const uint8_t *buf, uint32_t len);
 void el_d_peer_closed(struct el_daemon *d, uint64_t conn);
+void el_d_peers_unproven(struct el_daemon *d);
 void el_d_peer_link_lost(struct el_daemon *d, el_id_t peer);
 void el_d_peer_dialed(struct el_daemon *d, uint64_t conn, el_id_t peer);
 void el_d_peer_out_frame(struct el_daemon *d, uint64_t conn, el_id_t peer, const uint8_t *buf,

@@ -11,7 +11,9 @@
  * must be node and its CN node<N> where N is the id the hello claims; a
  * client certificate, another node's name, a hello from another cluster or
  * profile, a second hello, or anything before the proof and the hello
- * closes the connection with a log line saying why. So does a hello from a
+ * closes the connection with a log line saying why; so does no proof and
+ * hello within EL_D_PROOF_MS, and a full table closes the oldest connection
+ * without them for a new one (el_d_peer_opened). So does a hello from a
  * node this one does not know as a member (el_d_peer_known): any node
  * certificate of the cluster CA proves a name, not membership, and a
  * non-member's Raft messages (a higher term) would disrupt the members.
@@ -410,16 +412,58 @@ static struct el_d_inbound *inbound_evict_stale(struct el_daemon *d)
 	return stale;
 }
 
+/* The table is full and holds no stale connection: close the oldest one
+ * that has not yet proven a node and said hello, and free its slot. Any
+ * client certificate of the CA passes TLS on the peer port, so a device
+ * could fill the table with silent connections and keep a restarted member
+ * out of the cluster (an outside security tester); a member proves and
+ * says hello within milliseconds of its challenge, so it is never the
+ * oldest for long. NULL if every connection is bound to a node. */
+static struct el_d_inbound *inbound_evict_unbound(struct el_daemon *d)
+{
+	struct el_d_inbound *oldest = NULL;
+	for (int i = 0; i < EL_D_INBOUND_MAX; i++) {
+		struct el_d_inbound *a = &d->inbound[i];
+		if (a->conn != 0 && a->node == 0 &&
+		    (oldest == NULL || a->opened_ms < oldest->opened_ms ||
+		     (a->opened_ms == oldest->opened_ms && a->conn < oldest->conn)))
+			oldest = a;
+	}
+	if (oldest != NULL)
+		refuse(d, oldest->conn, "inbound table full: the oldest connection without an "
+		       "identity proof and hello makes room for a new one", 0);
+	return oldest;
+}
+
+/* Close the accepted connections that have not proven a node and said
+ * hello within EL_D_PROOF_MS of their challenge, as the client port does
+ * (auth.c): such a connection held its slot for ever. */
+void el_d_peers_unproven(struct el_daemon *d)
+{
+	for (int i = 0; i < EL_D_INBOUND_MAX; i++) {
+		const struct el_d_inbound *in = &d->inbound[i];
+		if (in->conn == 0 || in->node != 0 || d->now_ms - in->opened_ms < EL_D_PROOF_MS)
+			continue;
+		char why[80];
+		snprintf(why, sizeof why, "no identity proof and hello within %u s of the challenge",
+			 EL_D_PROOF_MS / 1000u);
+		refuse(d, in->conn, why, 0);
+	}
+}
+
 /* A peer connection was accepted: challenge it. */
 void el_d_peer_opened(struct el_daemon *d, uint64_t conn)
 {
 	struct el_d_inbound *in = inbound(d, conn, true);
-	if (in == NULL && (in = inbound_evict_stale(d)) != NULL)
-		in->conn = conn;
+	if (in == NULL && (in = inbound_evict_stale(d)) == NULL)
+		in = inbound_evict_unbound(d);
 	if (in == NULL) {
 		refuse(d, conn, "too many peer connections", 0);
 		return;
 	}
+	memset(in, 0, sizeof *in);
+	in->conn = conn;
+	in->opened_ms = d->now_ms;
 	uint8_t ch[EL_IDENT_CHALLENGE_MAX];
 	int n = el_ident_challenge(d->ident, in->nonce, ch, sizeof ch);
 	int rc = n < 0 ? n : el_net_conn_send(d->net, conn, ch, (uint32_t)n);

@@ -525,6 +525,61 @@ def test_inbound_table_full(c, target, a, slots=64):
     still_serving(c, "inbound table full")
 
 
+def leader_reachable_from(c, i, leader):
+    """Whether node i's STATUS shows the leader reachable: its own dial of
+    the leader (the inbound side of the leader) is up."""
+    return any(m.get(20) == leader and m.get(45) for m in c.status(i).get(28, []))
+
+
+def test_unproven_peer_slots(c, slots=64):
+    """Any client certificate of the CA passes TLS on the peer port. Silent
+    connections (no proof, or a proof and no hello) held the leader's
+    inbound table (EL_D_INBOUND_MAX) for ever, and a restarted member could
+    not link to it (an outside security tester). Now the oldest such one
+    makes room for a new connection, and each is closed 10 s after its
+    challenge."""
+    leader = c.wait_leader()
+    f = next(i for i in sorted(c.procs) if i != leader)
+    c.stop(f)  # its link to the leader ends: the flood takes the slot
+    flood, refused = [], 0
+    for _ in range(slots + 4):
+        conn = Conn(c.peer_port[leader], c.certs, cert="client.pem", prove=False)
+        try:
+            conn.recv_frame(3.0)  # the challenge: it holds a slot
+            flood.append(conn)
+        except (EOFError, OSError, ssl.SSLError):
+            refused += 1
+            conn.close()
+    # proven as a node, and no hello after it (the newest: no eviction takes it)
+    t0 = time.time()
+    try:
+        quiet = peer_conn(c, leader, cert="node%d.pem" % f)
+    except (EOFError, OSError, ssl.SSLError):
+        quiet = None  # refused: the table was full
+    c.start(f)
+    check("unproven peer slots: a restarted member links to the leader beside %d silent "
+          "connections" % (slots + 4), wait_for(lambda: leader_reachable_from(c, f, leader), 6),
+          "%d refused" % refused)
+    check("unproven peer slots: the oldest silent connection made room",
+          closed(flood[0], 0.5) if flood else False)
+    check("unproven peer slots: logged that the oldest made room",
+          "inbound table full: the oldest connection without an identity proof and hello"
+          in log_text(c, leader), log_text(c, leader)[-600:])
+    time.sleep(max(0.0, t0 + 10.5 - time.time()))
+    check("unproven peer slots: a node proven without a hello is taken, closed after 10 s",
+          quiet is not None and closed(quiet, 2.0))
+    check("unproven peer slots: a connection with no proof is closed after 10 s",
+          closed(flood[-1], 1.0) if flood else False)
+    text = log_text(c, leader)
+    lines = text.count("no identity proof and hello within 10 s of the challenge")
+    check("unproven peer slots: the cuts are logged, one line a minute", 1 <= lines <= 2,
+          "%d lines" % lines)
+    for conn in flood + [quiet] * (quiet is not None):
+        conn.close()
+    check("unproven peer slots: leader unchanged", c.wait_leader() == leader)
+    still_serving(c, "unproven peer slots")
+
+
 def test_relayed_challenge(c, victim, other):
     """A member M (node 4, added as a learner at M's address, M holding its
     certificate) is dialed by the leader and relays node `other`'s challenge
@@ -1247,7 +1302,8 @@ def main():
         c.start_all(bootstrap=True)
         for t in (test_election_and_redirect, test_lock_round_trip, test_session_expiring,
                   test_bad_client_input, test_refusal_log, test_frame_boundaries,
-                  test_bad_peer_input, test_peer_identity, test_many_clients, test_two_threads,
+                  test_bad_peer_input, test_peer_identity, test_unproven_peer_slots,
+                  test_many_clients, test_two_threads,
                   test_waiting_joiner, test_membership, test_sigterm_leader,
                   test_sigkill_leader_waiter_granted, test_no_redirect_to_dead_leader,
                   test_why_leader_changed, test_kill_all_restart,
