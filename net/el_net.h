@@ -155,6 +155,10 @@ int el_net_conn_send(struct el_net *net, uint64_t conn, const uint8_t *body, uin
 void el_net_peer_ready(struct el_net *net, uint64_t conn);
 /* Close any connection (client or accepted peer). */
 void el_net_close(struct el_net *net, uint64_t conn);
+/* The far end of conn, "HOST:PORT" ([v6]:PORT), into out; "?" when unknown
+ * (gone, or getpeername failed). For refusal lines: an operator under a
+ * flood must see where it comes from. */
+void el_net_conn_name(struct el_net *net, uint64_t conn, char *out, size_t cap);
 
 void el_net_stats(struct el_net *net, struct el_net_stats *st);
 

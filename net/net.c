@@ -24,6 +24,7 @@
 #include "el_error.h"
 #include "el_net.h"
 #include "el_platform.h"
+#include "el_url.h"
 #include "net_impl.h"
 
 #define SLOT_BITS 16
@@ -490,6 +491,17 @@ void el_net_close(struct el_net *net, uint64_t conn)
 	struct conn *c = conn_find(net, conn);
 	if (c != NULL)
 		conn_fail(c);
+}
+
+void el_net_conn_name(struct el_net *net, uint64_t conn, char *out, size_t cap)
+{
+	const struct conn *c = conn_find(net, conn);
+	struct sockaddr_storage a;
+	socklen_t alen = sizeof a;
+	if (c != NULL && getpeername(c->fd, (struct sockaddr *)&a, &alen) == 0)
+		el_addr_name(&a, alen, out, cap);
+	else
+		snprintf(out, cap, "?");
 }
 
 /* ---- the owner's turn ---------------------------------------------------------------- */

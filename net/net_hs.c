@@ -23,6 +23,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <mbedtls/error.h>
@@ -323,21 +324,69 @@ static int64_t dials(struct el_net *net, uint64_t now)
 
 /* ---- handshakes ---------------------------------------------------------------- */
 
+/* mbedtls' words for a certificate's verify flags, on one line. */
+static void verify_words(uint32_t flags, char *out, size_t cap)
+{
+	if (mbedtls_x509_crt_verify_info(out, cap, "", flags) < 0 || out[0] == '\0')
+		snprintf(out, cap, "flags 0x%x", flags);
+	for (char *p = out; *p != '\0'; p++)
+		*p = *p == '\n' ? (p[1] != '\0' ? ';' : '\0') : *p;
+}
+
+/*
+ * An accepted connection whose certificate TLS refused (expired, not yet
+ * valid, another CA): said at warning, at most once each NET_EVICT_LOG_MS
+ * with a count, naming where it came from and, for a date, this node's
+ * clock. A board without a real-time clock that has not set its time yet
+ * refuses every client as "not yet valid": the client saw only "alert 46"
+ * and this node said nothing (an outside tester). Other handshake failures
+ * (scans, resets, timeouts) stay at debug level.
+ */
+static void cert_refused(struct el_net *net, const struct conn *c, uint32_t flags,
+			 const char *why)
+{
+	const uint64_t now = el_now_ms();
+	net->cert_refused++;
+	if (net->cert_logged_ms != 0 && now - net->cert_logged_ms < NET_EVICT_LOG_MS)
+		return;
+	char from[EL_ADDR_NAME_MAX], clock[96] = "";
+	struct sockaddr_storage a;
+	socklen_t alen = sizeof a;
+	if (getpeername(c->fd, (struct sockaddr *)&a, &alen) == 0)
+		el_addr_name(&a, alen, from, sizeof from);
+	else
+		snprintf(from, sizeof from, "?");
+	struct tm tm;
+	const time_t t = time(NULL);
+	if ((flags & (MBEDTLS_X509_BADCERT_FUTURE | MBEDTLS_X509_BADCERT_EXPIRED)) != 0 &&
+	    gmtime_r(&t, &tm) != NULL)
+		strftime(clock, sizeof clock, " (by this node's clock, now %Y-%m-%d %H:%M:%S UTC: "
+			 "is it set right?)", &tm);
+	el_log(EL_LOG_WARN, "net: %s connection from %s: TLS refused its certificate: %s%s "
+	       "(%llu such in the last %u s)", c->kind == C_CLIENT ? "client" : "peer", from, why,
+	       clock, (unsigned long long)net->cert_refused, NET_EVICT_LOG_MS / 1000u);
+	net->cert_logged_ms = now;
+	net->cert_refused = 0;
+}
+
 /* The handshake failed (or timed out): drop c, and redial if it was a dial. */
 static void hs_fail(struct el_net *net, struct conn *c, int rc)
 {
-	char why[160];
+	char why[256];
+	const uint32_t flags = rc == MBEDTLS_ERR_X509_CERT_VERIFY_FAILED
+				       ? mbedtls_ssl_get_verify_result(&c->ssl) : 0;
 	if (rc == EL_ETIMEDOUT)
 		snprintf(why, sizeof why, "TLS handshake timed out");
 	else if (rc == MBEDTLS_ERR_X509_CERT_VERIFY_FAILED)
-		snprintf(why, sizeof why, "certificate not accepted (flags 0x%x)",
-			 mbedtls_ssl_get_verify_result(&c->ssl));
+		verify_words(flags, why, sizeof why);
 	else
 		mbedtls_strerror(rc, why, sizeof why);
 	const bool dialed = c->kind == C_PEER_OUT;
 	const int slot = c->slot;
 	const uint32_t gen = c->peer_gen;
-	if (!dialed)
+	if (!dialed && flags != 0)
+		cert_refused(net, c, flags, why);
+	else if (!dialed)
 		el_log(EL_LOG_DEBUG, "net: %s handshake: %s",
 		       c->kind == C_CLIENT ? "client" : "peer", why);
 	hs_drop(net, c);

@@ -150,6 +150,8 @@ struct el_net {
 	uint64_t evict_logged_ms;  /* handshake thread: last "client table full" line */
 	uint64_t evicted_unlogged; /* such cuts since */
 	char evicted_from[EL_ADDR_NAME_MAX]; /* the last one's address */
+	uint64_t cert_logged_ms;   /* handshake thread: last "refused its certificate" line */
+	uint64_t cert_refused;     /* such refusals since, this one included */
 	struct conn *handshaking;
 	struct conn *dialing[NET_PEERS_MAX];
 	struct net_resolving {      /* a dial waiting for its peer's name */

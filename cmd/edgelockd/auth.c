@@ -27,6 +27,7 @@
 #include "el_daemon.h"
 #include "el_error.h"
 #include "el_platform.h"
+#include "el_url.h"
 
 #define PROOF_MS EL_D_PROOF_MS
 /* Client slots el_d_clients_unproven looks at every PROOF_SWEEP_MS: those
@@ -56,7 +57,9 @@ struct el_d_client *el_d_client_of(struct el_daemon *d, uint64_t conn)
 static void refuse_as(struct el_daemon *d, struct el_d_client *cl, const char *why, int err,
 		      uint64_t id)
 {
-	el_log(EL_LOG_WARN, "client connection: %s; closed", why);
+	char from[EL_ADDR_NAME_MAX];
+	el_net_conn_name(d->net, cl->conn, from, sizeof from);
+	el_log(EL_LOG_WARN, "client connection from %s: %s; closed", from, why);
 	d->rep = (struct el_cw_msg){ .type = EL_CW_ERROR, .id = id, .err = err };
 	d->client_frames_refused++;
 	el_d_send(d, cl->conn, &d->rep, true);

@@ -28,6 +28,7 @@
 #include "el_error.h"
 #include "el_peer_hello.h"
 #include "el_platform.h"
+#include "el_url.h"
 #include "el_wire.h"
 
 const struct el_d_book *el_d_book_find(const struct el_daemon *d, el_id_t id)
@@ -179,7 +180,10 @@ static void refuse(struct el_daemon *d, uint64_t conn, const char *why, el_id_t 
 		if (held > 0)
 			snprintf(more, sizeof more, " (%llu more alike since the last such line)",
 				 (unsigned long long)held);
-		el_log(EL_LOG_WARN, "peer connection (node %u): %s; closed%s", node, why, more);
+		char from[EL_ADDR_NAME_MAX];
+		el_net_conn_name(d->net, conn, from, sizeof from);
+		el_log(EL_LOG_WARN, "peer connection from %s (node %u): %s; closed%s", from, node,
+		       why, more);
 	}
 	struct el_d_inbound *in = inbound(d, conn, false);
 	if (in != NULL)

@@ -23,13 +23,14 @@ import os
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from auth_test import refused  # noqa: E402
-from elcluster import Cluster, Checks, tls_context, write_private  # noqa: E402
+from elcluster import Cluster, Checks, eventually, tls_context, write_private  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 check = Checks()
@@ -192,6 +193,28 @@ def test_reload(c, ca, crl, pems, leader):
     check("no node exited", all(p.poll() is None for p in c.procs.values()))
 
 
+def test_future_cert_logged(c, ca, leader):
+    """A certificate not valid yet, refused by TLS on the peer port (which
+    always asks for one): the node says so at warning, naming where it came
+    from and its own clock. A board without a real-time clock refuses every
+    peer and client so until it sets its time, and said nothing (an outside
+    tester saw only the client's "alert 46")."""
+    pem = ca.mint("future", "node9", "node", start="20990101000000Z", end="20991231000000Z")
+    raw = socket.create_connection(("127.0.0.1", c.peer_port[leader]), timeout=5)
+    try:
+        with tls_context(c.certs, pem).wrap_socket(raw) as s:
+            s.recv(1)
+    except (OSError, ssl.SSLError):
+        pass
+    words = "warning: net: peer connection from 127.0.0.1:"
+    said = eventually(lambda: words in log_text(c, leader), 3.0)
+    text = log_text(c, leader)
+    line = text[text.find(words):].split("\n")[0] if said else text[-400:]
+    check("a certificate not valid yet, refused by TLS: logged with its address, the reason "
+          "and this node's clock", said and "TLS refused its certificate" in line and
+          "future" in line and "by this node's clock, now " in line, line)
+
+
 def served_serial(c, port, cert):
     """The serial of the certificate a TLS handshake on port presents."""
     from cryptography import x509
@@ -344,6 +367,7 @@ def main():
         check("an expired client certificate is refused, the log says expired on <date>",
               refused_as(c, leader, pems["expired"], "expired on 2021-01-01"))
         test_reload(c, ca, crl, pems, leader)
+        test_future_cert_logged(c, ca, leader)
         test_renewal(c, ca, leader)
         test_bad_reload(c, crl, pems, leader)
         test_open_key_reload(c, pems, leader)

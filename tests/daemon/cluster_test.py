@@ -643,8 +643,9 @@ def test_nonmember_peer(c):
     terms = {i: c.status(i).get(24, 0) for i in c.peer_port}
     check("non-member peer: its heartbeat changed no node's term",
           all(t < rogue_term for t in terms.values()), repr((rogue_term, terms)))
-    check("non-member peer: the refusal is logged",
-          all("peer connection (node 5): not a member" in log_text(c, i) for i in c.peer_port))
+    check("non-member peer: the refusal is logged, with the address it came from",
+          all(re.search(r"peer connection from 127\.0\.0\.1:\d+ \(node 5\): not a member",
+                        log_text(c, i)) for i in c.peer_port))
     check("non-member peer: leader unchanged", c.wait_leader() == S.leader)
     still_serving(c, "non-member peer")
 

@@ -182,7 +182,8 @@ def test_proof_version(c, leader):
     check("proof: ... and the connection is closed", closed(conn))
     conn.close()
     check("proof: the refusal is logged",
-          re.search(r"client connection: .*protocol version other than 1.*closed",
+          re.search(r"client connection from 127\.0\.0\.1:\d+: .*protocol version other "
+                    r"than 1.*closed",
                     log_text(c, leader)), log_text(c, leader)[-1500:])
 
 
