@@ -12,6 +12,8 @@ reason in the log). Checks:
   - after revoking a client's certificate in a new CRL and SIGHUP to every
     node: that client is refused ("revoked (CRL)"), another client still
     works, and the cluster keeps its leader and term (no election);
+  - a key file every user may read, a CA file every user may write, at
+    SIGHUP: refused saying the chmod, the old files kept;
   - a CRL file that does not parse at SIGHUP: the node logs why, keeps the
     old files (the revoked client is still refused) and keeps running;
   - a CRL that revokes the node's own certificate and a client's, SIGHUP:
@@ -303,25 +305,30 @@ def test_bad_reload(c, crl, pems, leader):
 
 
 def test_open_key_reload(c, pems, leader):
-    """A key file every user may read, swapped in before a SIGHUP: refused as
-    at the start (the mode is checked again), the old certificates kept."""
-    key = os.path.join(c.certs, "node%d.pem" % leader)
-    before = log_text(c, leader).count("kept the old certificates")
-    os.chmod(key, 0o644)
-    try:
-        c.signal(leader, signal.SIGHUP)
-        deadline = time.time() + 5
-        while (log_text(c, leader).count("kept the old certificates") == before
-               and time.time() < deadline):
-            time.sleep(0.05)
-        text = log_text(c, leader)
-        check("open key at SIGHUP: refused, saying chmod 600, old files kept",
-              text.count("kept the old certificates") > before
-              and "every user may read it (mode 0644): chmod 600" in text, text[-600:])
-        check("open key at SIGHUP: the node keeps running and serving",
-              c.procs[leader].poll() is None and works(c, leader, pems["good"]))
-    finally:
-        os.chmod(key, 0o600)
+    """A key file every user may read, or a CA file every user may write,
+    swapped in before a SIGHUP: refused as at the start (the modes are
+    checked again), the old certificates kept."""
+    for name, mode, words, back in [
+            ("node%d.pem" % leader, 0o644, "every user may read it (mode 0644): chmod 600",
+             0o600),
+            ("ca.pem", 0o666, "every user may replace it (mode 0666): chmod 644", 0o644)]:
+        path = os.path.join(c.certs, name)
+        before = log_text(c, leader).count("kept the old certificates")
+        os.chmod(path, mode)
+        try:
+            c.signal(leader, signal.SIGHUP)
+            deadline = time.time() + 5
+            while (log_text(c, leader).count("kept the old certificates") == before
+                   and time.time() < deadline):
+                time.sleep(0.05)
+            text = log_text(c, leader)
+            check("%s %04o at SIGHUP: refused, saying %r, old files kept" % (name, mode, words),
+                  text.count("kept the old certificates") > before and words in text,
+                  text[-600:])
+            check("%s %04o at SIGHUP: the node keeps running and serving" % (name, mode),
+                  c.procs[leader].poll() is None and works(c, leader, pems["good"]))
+        finally:
+            os.chmod(path, back)
 
 
 def test_own_revoked_reload(c, ca, crl, pems, leader):
