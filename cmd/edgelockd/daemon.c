@@ -382,7 +382,7 @@ static int open_net(struct el_daemon *d)
 int el_d_load_ident(const struct el_dcfg *cfg, struct el_ident **out, bool reload, char *why,
 		    size_t cap)
 {
-	char err[512], want[32];
+	char err[512] = "", want[32];
 	const char *crl = cfg->crl_file[0] != '\0' ? cfg->crl_file : NULL;
 	int rc = (reload ? el_ident_reload_crl : el_ident_load_crl)(
 		out, cfg->ca_file, cfg->cert_key_file, NULL, crl, err, sizeof err);
