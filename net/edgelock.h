@@ -92,7 +92,9 @@ struct el_client_options {
 				    * entry (",," or a comma at an end: a variable that
 				    * expanded to nothing?), with EL_EINVAL */
 	const char *ca_file;       /* the cluster CA (PEM) */
-	const char *cert_key_file; /* this client's certificate and key (PEM); NULL: none */
+	const char *cert_key_file; /* this client's certificate and key (PEM); NULL: none.
+				    * Its mode is not checked: keep it 0600 (the
+				    * edgelock CLI warns when others may read it) */
 	const char *name;          /* a label shown to others after this client's
 				    * identity, as the holder "IDENTITY NAME"; the
 				    * cluster keeps the first 32 bytes of that pair

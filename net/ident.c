@@ -123,6 +123,47 @@ static void explain(const mbedtls_x509_crt *crt, uint32_t flags, char *err, size
 	say(err, cap, "certificate not accepted by the cluster CA: %s", why);
 }
 
+/*
+ * What TLS checks of a certificate for its place, checked by the proof too:
+ * the proof carries a certificate on its own, so without this a certificate
+ * TLS would refuse as a client's (a CA's, keyUsage without digitalSignature,
+ * extendedKeyUsage serverAuth only) still proved a client's name (an
+ * outside security tester). A node's certificate is used both ways (it
+ * dials and listens), so it needs serverAuth and clientAuth, as
+ * tools/dev-certs.sh and docs/security.md make it. An extension that is
+ * absent restricts nothing (RFC 5280; mbedtls' checks say the same), and
+ * anyExtendedKeyUsage counts for every usage. Our own certificate is held
+ * to the same rule at load, so a wrong one is refused at the start.
+ */
+static int check_usage(const mbedtls_x509_crt *crt, enum el_ident_role role, char *err,
+		       size_t cap)
+{
+	char who[EL_IDENT_NAME_MAX + 160];
+	const char *what = role == EL_IDENT_NODE ? "node" : "client";
+	cert_label(crt, who, sizeof(who));
+	if (crt->ca_istrue) {
+		say(err, cap, "certificate of %s is a CA's (basicConstraints CA:TRUE), not a %s's",
+		    who, what);
+		return EL_EPERM;
+	}
+	if (mbedtls_x509_crt_check_key_usage(crt, MBEDTLS_X509_KU_DIGITAL_SIGNATURE) != 0) {
+		say(err, cap, "certificate of %s: its keyUsage lacks digitalSignature (the proof "
+		    "is a signature)", who);
+		return EL_EPERM;
+	}
+	const bool client_ok = mbedtls_x509_crt_check_extended_key_usage(
+		crt, MBEDTLS_OID_CLIENT_AUTH, MBEDTLS_OID_SIZE(MBEDTLS_OID_CLIENT_AUTH)) == 0;
+	const bool server_ok = mbedtls_x509_crt_check_extended_key_usage(
+		crt, MBEDTLS_OID_SERVER_AUTH, MBEDTLS_OID_SIZE(MBEDTLS_OID_SERVER_AUTH)) == 0;
+	if (!client_ok || (role == EL_IDENT_NODE && !server_ok)) {
+		say(err, cap, "certificate of %s: its extendedKeyUsage lacks %s (a %s certificate "
+		    "needs %s)", who, !client_ok ? "clientAuth" : "serverAuth", what,
+		    role == EL_IDENT_NODE ? "serverAuth and clientAuth" : "clientAuth");
+		return EL_EPERM;
+	}
+	return 0;
+}
+
 static int verify_chain(struct el_ident *id, mbedtls_x509_crt *crt, char *err, size_t cap)
 {
 	uint32_t flags = 0;
@@ -193,7 +234,11 @@ static int load_parts(struct el_ident *id, const char *ca_file, const char *cert
 		say(err, cap, "%s: the subject needs CN=<name> and OU=node or OU=client", cert_file);
 		return EL_EINVAL;
 	}
-	char why[200];
+	char why[260];
+	if (check_usage(&id->cert, id->role, why, sizeof(why)) != 0) {
+		say(err, cap, "%s: %s", cert_file, why);
+		return EL_EINVAL;
+	}
 	if (verify_own(id, why, sizeof(why)) != 0) {
 		say(err, cap, "%s: %s (%s%s%s)", cert_file, why, ca_file, crl_file ? ", " : "",
 		    crl_file ? crl_file : "");
@@ -436,6 +481,9 @@ static int check_proof(struct el_ident *id, mbedtls_x509_crt *crt,
 		    name, want == EL_IDENT_NODE ? "peer" : "client");
 		return EL_EPERM;
 	}
+	rc = check_usage(crt, role, err, cap);
+	if (rc != 0)
+		return rc;
 	uint8_t digest[32];
 	if (signed_digest(name, id->name, nonce, digest) != 0)
 		return EL_EPERM;

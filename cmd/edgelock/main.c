@@ -345,6 +345,26 @@ static int load_config(struct el_cli *cli)
 	return 0;
 }
 
+/*
+ * A client key file others may read or write: a warning, not a refusal
+ * (edgelockd refuses its own, el_dcfg_tls_modes). Whoever runs the CLI
+ * sees stderr at once, unlike a daemon's log, and a refusal would break
+ * scripts on machines where one user is all there is; libedgelock says
+ * nothing (a library does not write to its application's stderr).
+ */
+static void warn_key_mode(const char *path)
+{
+	struct stat st;
+	if (path == NULL || stat(path, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    !(st.st_mode & (S_IROTH | S_IWOTH | S_IWGRP)))
+		return;
+	fprintf(stderr, "edgelock: warning: %s holds this client's private key and %s it "
+		"(mode %04o): chmod 600 it\n", path,
+		(st.st_mode & S_IROTH) ? "every user may read"
+		: (st.st_mode & S_IWOTH) ? "every user may replace" : "its group may replace",
+		(unsigned)(st.st_mode & 07777));
+}
+
 int el_cli_connect(struct el_cli *cli)
 {
 	int rc = load_config(cli);
@@ -385,6 +405,7 @@ int el_cli_connect(struct el_cli *cli)
 		fprintf(stderr, "edgelock: %s\n", el_client_last_error(NULL));
 		return EL_EXIT_CONFIG;
 	}
+	warn_key_mode(cli->cert_key_file);
 	return 0;
 }
 

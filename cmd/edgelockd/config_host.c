@@ -185,30 +185,56 @@ static int check_data_dir(const struct el_dcfg *c, const char *where)
 }
 
 /*
- * The private key must not be readable by every user. As OpenSSH refuses
- * an unprotected key and Debian's ssl-cert keeps keys 0640 root:ssl-cert,
- * a group may read it (a deployment that gives the daemon's group the key
- * is legitimate), "others" never: any local account could then pose as
- * this node to the cluster. Refused rather than warned: a warning in a
- * log nobody reads leaves the key open. SIGHUP checks it too (daemon.c):
- * a key swapped in with the wrong mode is not loaded.
+ * Who may read or replace the [tls] files. The private key must not be
+ * readable by every user: as OpenSSH refuses an unprotected key and
+ * Debian's ssl-cert keeps keys 0640 root:ssl-cert, a group may read it (a
+ * deployment that gives the daemon's group the key is legitimate), "others"
+ * never: any local account could then pose as this node to the cluster.
+ * Nor may anyone but its owner write it (0602, 0620): whoever replaces the
+ * key, with a certificate of theirs, is this node. The CA file and the CRL
+ * decide whom the node trusts: every user may read them, but one who may
+ * write the CA file adds a trust anchor and mints any node's or client's
+ * name, and one who may write the CRL un-revokes (an older CRL of the CA).
+ * Group-writable is refused too: Debian's ssl-cert gives its group read
+ * access to keys only, /etc/ssl/certs is root's alone, and a group that
+ * may write the trust anchor is every identity of the cluster. Refused
+ * rather than warned: a warning in a log nobody reads leaves the door
+ * open. SIGHUP checks them too (daemon.c): a file swapped in with the
+ * wrong mode is not loaded.
  */
-int el_dcfg_key_mode(const struct el_dcfg *c, char *why, size_t cap)
+static int tls_mode(const char *key, const char *path, const char *holds, mode_t bad,
+		    const char *fix, char *why, size_t cap)
 {
 	struct stat st;
-	if (c->cert_key_file[0] == '\0' || stat(c->cert_key_file, &st) != 0 ||
-	    !S_ISREG(st.st_mode) || !(st.st_mode & S_IROTH))
+	if (path[0] == '\0' || stat(path, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    !(st.st_mode & bad))
 		return EL_OK; /* unreadable ones are said by el_dcfg_check */
-	snprintf(why, cap, "[tls] cert_key_file %s holds the private key and every user may "
-		 "read it (mode %04o): chmod 600 it (or 640, for a group that must read it)",
-		 c->cert_key_file, (unsigned)(st.st_mode & 07777));
+	const mode_t m = st.st_mode & bad;
+	const char *who_does = (m & S_IROTH) ? "every user may read"
+			       : (m & S_IWOTH) ? "every user may replace" : "its group may replace";
+	snprintf(why, cap, "[tls] %s %s %s and %s it (mode %04o): %s", key, path, holds,
+		 who_does, (unsigned)(st.st_mode & 07777), fix);
 	return EL_EINVAL;
 }
 
-static int check_key_mode(const struct el_dcfg *c, const char *where)
+int el_dcfg_tls_modes(const struct el_dcfg *c, char *why, size_t cap)
 {
-	char why[EL_DCFG_PATH_MAX + 160];
-	const int rc = el_dcfg_key_mode(c, why, sizeof why);
+	static const char trust_fix[] = "chmod 644 it (only its owner may write it)";
+	if (tls_mode("cert_key_file", c->cert_key_file, "holds the private key",
+		     S_IROTH | S_IWOTH | S_IWGRP,
+		     "chmod 600 it (or 640, for a group that must read it)", why, cap) != EL_OK ||
+	    tls_mode("ca_file", c->ca_file, "names the certificates trusted", S_IWOTH | S_IWGRP,
+		     trust_fix, why, cap) != EL_OK ||
+	    tls_mode("crl_file", c->crl_file, "says which certificates are revoked",
+		     S_IWOTH | S_IWGRP, trust_fix, why, cap) != EL_OK)
+		return EL_EINVAL;
+	return EL_OK;
+}
+
+static int check_tls_modes(const struct el_dcfg *c, const char *where)
+{
+	char why[EL_DCFG_PATH_MAX + 200];
+	const int rc = el_dcfg_tls_modes(c, why, sizeof why);
 	if (rc != EL_OK)
 		fprintf(stderr, "edgelockd: %s: %s\n", where, why);
 	return rc;
@@ -218,5 +244,5 @@ int el_dcfg_check_host(const struct el_dcfg *c, const char *where)
 {
 	int rc = check_addrs(c, where);
 	rc = check_data_dir(c, where) == EL_OK ? rc : EL_EINVAL;
-	return check_key_mode(c, where) == EL_OK ? rc : EL_EINVAL;
+	return check_tls_modes(c, where) == EL_OK ? rc : EL_EINVAL;
 }

@@ -383,7 +383,7 @@ static int open_net(struct el_daemon *d)
 int el_d_load_ident(const struct el_dcfg *cfg, struct el_ident **out, bool reload, char *why,
 		    size_t cap)
 {
-	char err[512], want[32];
+	char err[512] = "", want[32];
 	const char *crl = cfg->crl_file[0] != '\0' ? cfg->crl_file : NULL;
 	int rc;
 	if (reload)
@@ -419,7 +419,7 @@ static int open_ident(struct el_daemon *d)
 }
 
 /* SIGHUP: the identity material and the TLS configurations, both from the
- * files as started. The key file's mode is checked as at the start, then
+ * files as started. The files' modes are checked as at the start, then
  * the identity (this node's name, dates, CRL), so a certificate the proofs would refuse never reaches TLS either.
  * The loop is the one user of d->ident, so no lock; connections already up
  * keep what they were opened with (their TLS session and their proof): the
@@ -430,7 +430,7 @@ void el_d_reload(struct el_daemon *d)
 	static const char kept[] = "SIGHUP: kept the old certificates: ";
 	struct el_ident *next = NULL;
 	char why[700];
-	if (el_dcfg_key_mode(&d->cfg, why, sizeof why) != EL_OK ||
+	if (el_dcfg_tls_modes(&d->cfg, why, sizeof why) != EL_OK ||
 	    el_d_load_ident(&d->cfg, &next, true, why, sizeof why) != EL_OK) {
 		el_log(EL_LOG_ERROR, "%s%s", kept, why);
 		return;

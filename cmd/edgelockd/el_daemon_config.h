@@ -96,10 +96,12 @@ int el_dcfg_check(const struct el_dcfg *c, const char *where);
 /* What only this machine can tell, as the start would find it
  * (config_host.c): peer_addr and client_addr resolving to one port, two
  * [peers] at one address, a data_dir that is not a directory or cannot be
- * written, a cert_key_file readable by every user. */
+ * written, [tls] files others may read or write (el_dcfg_tls_modes). */
 int el_dcfg_check_host(const struct el_dcfg *c, const char *where);
-/* EL_EINVAL, and why, when every user may read [tls] cert_key_file (the
- * start, --check-config and SIGHUP refuse it). */
-int el_dcfg_key_mode(const struct el_dcfg *c, char *why, size_t cap);
+/* EL_EINVAL, and why (the first file wrong, with the chmod to run), when
+ * every user may read [tls] cert_key_file, or anyone but its owner may
+ * write it, ca_file or crl_file (the start, --check-config and SIGHUP
+ * refuse it). */
+int el_dcfg_tls_modes(const struct el_dcfg *c, char *why, size_t cap);
 
 #endif /* EL_DAEMON_CONFIG_H */

@@ -12,11 +12,16 @@ reason in the log). Checks:
   - after revoking a client's certificate in a new CRL and SIGHUP to every
     node: that client is refused ("revoked (CRL)"), another client still
     works, and the cluster keeps its leader and term (no election);
+  - a key file every user may read, a CA file every user may write, at
+    SIGHUP: refused saying the chmod, the old files kept;
   - a CRL file that does not parse at SIGHUP: the node logs why, keeps the
     old files (the revoked client is still refused) and keeps running;
   - a CRL that revokes the node's own certificate and a client's, SIGHUP:
     the client is refused there all the same, the node says its own
-    certificate is revoked, and keeps serving.
+    certificate is revoked, and keeps serving;
+  - a proof whose certificate TLS would refuse as a client's (a CA's,
+    keyUsage keyCertSign only, extendedKeyUsage serverAuth only) is refused
+    saying why; a node certificate without serverAuth does not start.
 Every process is stopped by PID. Runs against BUILD/bin/edgelockd (or $EDGELOCKD).
 """
 import os
@@ -62,6 +67,19 @@ basicConstraints = CA:FALSE
 keyUsage = critical, digitalSignature
 extendedKeyUsage = serverAuth, clientAuth
 subjectAltName = DNS:localhost, IP:127.0.0.1
+[server_only_ext]
+basicConstraints = CA:FALSE
+keyUsage = critical, digitalSignature
+extendedKeyUsage = serverAuth
+[cert_sign_ext]
+basicConstraints = CA:FALSE
+keyUsage = critical, keyCertSign
+[ca_ext]
+basicConstraints = critical, CA:TRUE
+[node_client_only_ext]
+basicConstraints = CA:FALSE
+keyUsage = critical, digitalSignature
+extendedKeyUsage = clientAuth
 """
 
 
@@ -88,15 +106,16 @@ class CA:
         with open(self.cnf, "w") as f:
             f.write(CA_CNF.format(d=d))
 
-    def mint(self, file, cn, ou="client", start=None, end=None):
-        """file.pem: certificate and key for OU=ou, CN=cn; start/end
+    def mint(self, file, cn, ou="client", start=None, end=None, ext=None):
+        """file.pem: certificate and key for OU=ou, CN=cn, with the
+        extensions of section ext of CA_CNF (default: ou's); start/end
         (YYYYMMDDHHMMSSZ) for a validity in the past."""
         key, csr, crt = (os.path.join(self.d, file + s) for s in (".key", ".csr", ".crt"))
         openssl("genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256",
                 "-out", key)
         openssl("req", "-new", "-key", key, "-subj", "/OU=%s/CN=%s" % (ou, cn), "-out", csr)
         dates = ["-startdate", start, "-enddate", end] if start else ["-days", "30"]
-        openssl("ca", "-batch", "-config", self.cnf, "-extensions", ou + "_ext", "-notext",
+        openssl("ca", "-batch", "-config", self.cnf, "-extensions", ext or ou + "_ext", "-notext",
                 "-in", csr, "-out", crt, *dates)
         with open(crt) as c, open(key) as k:
             return write_private(os.path.join(self.d, file + ".pem"), c.read() + k.read())
@@ -125,9 +144,10 @@ def works(c, i, pem):
         conn.close()
 
 
-def refused_as(c, i, pem, words):
-    """pem's proof is refused on node i and node i's log says words."""
-    conn = c.connect(i, cert=pem)
+def refused_as(c, i, pem, words, proof_cert=None):
+    """pem's proof (or proof_cert's, over pem's TLS) is refused on node i
+    and node i's log says words."""
+    conn = c.connect(i, cert=pem, proof_cert=proof_cert)
     try:
         ok = refused(conn)
     finally:
@@ -142,8 +162,12 @@ def start_fails(c, ca, name, flags, words):
     """Node 1 with these flags on a fresh data dir: exit 2 saying words."""
     data = os.path.join(c.dir, "fresh-" + name)
     os.makedirs(data)
-    p = subprocess.run([c.bin, "-c", c.config(1), "--data-dir", data, "--bootstrap"] + flags,
-                       capture_output=True, text=True, timeout=20)
+    try:
+        p = subprocess.run([c.bin, "-c", c.config(1), "--data-dir", data, "--bootstrap"] +
+                           flags, capture_output=True, text=True, timeout=20)
+    except subprocess.TimeoutExpired:  # it started (and was killed)
+        check("start: %s: exit 2 saying %r" % (name, words), False, "it started")
+        return
     out = p.stdout + p.stderr
     check("start: %s: exit 2 saying %r" % (name, words), p.returncode == 2 and words in out,
           "rc %d: %s" % (p.returncode, out[-600:]))
@@ -165,6 +189,21 @@ def hup_all(c):
 
 def term_of(c, i):
     return c.status(i).get(24, 0)
+
+
+def test_usage(c, ca, pems, leader):
+    """A proof is held to what TLS asks of a client certificate (an outside
+    security tester): one TLS would refuse (not a CA, keyUsage with
+    digitalSignature, extendedKeyUsage with clientAuth) is refused when it
+    comes in the proof, over the TLS of a good one, saying why."""
+    for name, ext, words in [
+            ("server-only", "server_only_ext", "extendedKeyUsage lacks clientAuth"),
+            ("cert-sign", "cert_sign_ext", "keyUsage lacks digitalSignature"),
+            ("a-ca", "ca_ext", "is a CA's (basicConstraints CA:TRUE), not a client's")]:
+        bad = ca.mint(name, name, ext=ext)
+        check("proof with a certificate TLS would refuse (%s): refused saying %r"
+              % (name, words), refused_as(c, leader, pems["good"], words, proof_cert=bad))
+    check("a proof with the usages TLS wants still works", works(c, leader, pems["good"]))
 
 
 def test_reload(c, ca, crl, pems, leader):
@@ -289,25 +328,30 @@ def test_bad_reload(c, crl, pems, leader):
 
 
 def test_open_key_reload(c, pems, leader):
-    """A key file every user may read, swapped in before a SIGHUP: refused as
-    at the start (the mode is checked again), the old certificates kept."""
-    key = os.path.join(c.certs, "node%d.pem" % leader)
-    before = log_text(c, leader).count("kept the old certificates")
-    os.chmod(key, 0o644)
-    try:
-        c.signal(leader, signal.SIGHUP)
-        deadline = time.time() + 5
-        while (log_text(c, leader).count("kept the old certificates") == before
-               and time.time() < deadline):
-            time.sleep(0.05)
-        text = log_text(c, leader)
-        check("open key at SIGHUP: refused, saying chmod 600, old files kept",
-              text.count("kept the old certificates") > before
-              and "every user may read it (mode 0644): chmod 600" in text, text[-600:])
-        check("open key at SIGHUP: the node keeps running and serving",
-              c.procs[leader].poll() is None and works(c, leader, pems["good"]))
-    finally:
-        os.chmod(key, 0o600)
+    """A key file every user may read, or a CA file every user may write,
+    swapped in before a SIGHUP: refused as at the start (the modes are
+    checked again), the old certificates kept."""
+    for name, mode, words, back in [
+            ("node%d.pem" % leader, 0o644, "every user may read it (mode 0644): chmod 600",
+             0o600),
+            ("ca.pem", 0o666, "every user may replace it (mode 0666): chmod 644", 0o644)]:
+        path = os.path.join(c.certs, name)
+        before = log_text(c, leader).count("kept the old certificates")
+        os.chmod(path, mode)
+        try:
+            c.signal(leader, signal.SIGHUP)
+            deadline = time.time() + 5
+            while (log_text(c, leader).count("kept the old certificates") == before
+                   and time.time() < deadline):
+                time.sleep(0.05)
+            text = log_text(c, leader)
+            check("%s %04o at SIGHUP: refused, saying %r, old files kept" % (name, mode, words),
+                  text.count("kept the old certificates") > before and words in text,
+                  text[-600:])
+            check("%s %04o at SIGHUP: the node keeps running and serving" % (name, mode),
+                  c.procs[leader].poll() is None and works(c, leader, pems["good"]))
+        finally:
+            os.chmod(path, back)
 
 
 def test_own_revoked_reload(c, ca, crl, pems, leader):
@@ -361,11 +405,17 @@ def main():
         ca.crl(crl)
         start_fails(c, ca, "revoked own certificate",
                     ["--cert-key-file", pems["node1-revoked"]], "revoked (CRL)")
+        start_fails(c, ca, "own certificate without serverAuth",
+                    ["--cert-key-file", ca.mint("node1-client-only", "node1", "node",
+                                                ext="node_client_only_ext")],
+                    "extendedKeyUsage lacks serverAuth (a node certificate needs serverAuth "
+                    "and clientAuth)")
         c.start_all(bootstrap=True)
         leader = c.wait_leader()
         check("a client certificate works before the reload", works(c, leader, pems["doomed"]))
         check("an expired client certificate is refused, the log says expired on <date>",
               refused_as(c, leader, pems["expired"], "expired on 2021-01-01"))
+        test_usage(c, ca, pems, leader)
         test_reload(c, ca, crl, pems, leader)
         test_future_cert_logged(c, ca, leader)
         test_renewal(c, ca, leader)

@@ -1051,7 +1051,8 @@ def test_check_config_lines(c, cfg):
                              text=True, timeout=10)
         check("check-config: refused (%s)" % name, out.returncode == 1 and want in out.stderr,
               out.stderr)
-        if name in ("quoted", "localhost", "peers twice", "data file", "key mode"):
+        if name in ("quoted", "localhost", "peers twice", "data file", "key mode",
+                    "ca writable"):
             start = subprocess.run([c.bin, "-c", path], capture_output=True, text=True,
                                    timeout=10)
             check("start: refused as check-config refuses it (%s)" % name,
@@ -1121,6 +1122,15 @@ def host_cases(c, good, peer, client):
     with open(cert) as f, open(open_key, "w") as g:
         g.write(f.read())
     os.chmod(open_key, 0o644)
+    ca = re.search(r"^ca_file = (.*)$", good, re.M).group(1)
+    modes = {}  # [tls] files anyone but their owner may write
+    for name, src, mode in [("key-0602", cert, 0o602), ("key-0620", cert, 0o620),
+                            ("ca-0666", ca, 0o666), ("ca-0664", ca, 0o664),
+                            ("crl-0646", ca, 0o646)]:
+        modes[name] = os.path.join(c.dir, name + ".pem")
+        with open(src) as f, open(modes[name], "w") as g:
+            g.write(f.read())
+        os.chmod(modes[name], mode)
     other = re.search(r"^(\d+) = (.*)$", good.split("[peers]")[1], re.M)
     return [
         ("quoted", re.sub(r"^cluster = (.*)$", r'cluster = "\1"', good, flags=re.M),
@@ -1135,6 +1145,20 @@ def host_cases(c, good, peer, client):
          "is not a directory"),
         ("key mode", good.replace("cert_key_file = " + cert, "cert_key_file = " + open_key),
          "every user may read it (mode 0644): chmod 600 it"),
+        ("key 0602", good.replace("cert_key_file = " + cert,
+                                  "cert_key_file = " + modes["key-0602"]),
+         "holds the private key and every user may replace it (mode 0602): chmod 600 it"),
+        ("key 0620", good.replace("cert_key_file = " + cert,
+                                  "cert_key_file = " + modes["key-0620"]),
+         "holds the private key and its group may replace it (mode 0620): chmod 600 it"),
+        ("ca writable", good.replace("ca_file = " + ca, "ca_file = " + modes["ca-0666"]),
+         "every user may replace it (mode 0666): chmod 644 it"),
+        ("ca 0664", good.replace("ca_file = " + ca, "ca_file = " + modes["ca-0664"]),
+         "names the certificates trusted and its group may replace it (mode 0664)"),
+        ("crl 0646", good.replace("ca_file = " + ca, "ca_file = %s\ncrl_file = %s"
+                                  % (ca, modes["crl-0646"])),
+         "[tls] crl_file %s says which certificates are revoked and every user may replace "
+         "it (mode 0646)" % modes["crl-0646"]),
     ]
 
 

@@ -351,6 +351,23 @@ def test_wrong_ca(e):
               % (" ".join(args), r.returncode, r.stderr.strip()[-300:]))
 
 
+def test_open_key_warned(e):
+    """A client key file every user may read is used, with a warning on
+    stderr saying the chmod (edgelockd refuses its own such key); a 0600
+    one gets none."""
+    key = os.path.join(e.tmp, "open-client.pem")
+    with open(os.path.join(e.c.certs, "client.pem")) as f, open(key, "w") as g:
+        g.write(f.read())
+    os.chmod(key, 0o644)
+    r = e.run("--cert", key, "locks")
+    check(r.returncode == 0 and "edgelock: warning: %s holds this client's private key and "
+          "every user may read it (mode 0644): chmod 600 it" % key in r.stderr,
+          "a client key every user may read: used, with a warning (%s)" % r.stderr.strip())
+    r = e.run("locks")
+    check(r.returncode == 0 and "warning" not in r.stderr,
+          "a 0600 client key: no warning (%s)" % r.stderr.strip())
+
+
 def test_args_after_command(e):
     """Global options after the command count as before it: status with an
     endpoint nothing listens on (and a short --timeout) finds no leader (69)
@@ -1665,7 +1682,7 @@ def main():
         test_locks_json_lines(e)  # first: on a cluster without locks
         test_watched_not_listed(e)
         for t in (test_basics, test_json_escaped, test_operator_output, test_members_list,
-                  test_node_id_max, test_wrong_ca, test_args_after_command, test_fifo_handoff, test_shared, test_counter,
+                  test_node_id_max, test_wrong_ca, test_open_key_warned, test_args_after_command, test_fifo_handoff, test_shared, test_counter,
                   test_election_observe, test_signal_while_waiting, test_killed_client, test_granted_while_stopped,
                   test_killed_cli, test_killed_cli_group, test_hangup_passed_on, test_stopped_cli,
                   test_stopped_cli_done, test_stopped_dog_late,

@@ -2,7 +2,7 @@
 # make-test-certs.sh DIR - the certificates the identity tests need, made
 # with the openssl CLI: a cluster CA; node1 (EC P-256), node2 (EC), node3
 # (RSA 2048) with OU=node; client1 with OU=client; a node without an OU; and
-# node1 again, signed by a rogue CA; a CRL revoking client1 and an expired
+# node1 again, signed by a rogue CA; two clients with usages TLS refuses; a CRL revoking client1 and an expired
 # client certificate. Keys sit beside their certificates.
 set -eu
 dir=$1
@@ -14,10 +14,10 @@ ca() { # name
 	ec "$1"
 	openssl req -x509 -new -key "$1.key" -subj "/CN=$1" -days 3650 -out "$1.crt" 2>/dev/null
 }
-leaf() { # name subject ca
+leaf() { # name subject ca [extfile]
 	openssl req -new -key "$1.key" -subj "$2" -out "$1.csr" 2>/dev/null
 	openssl x509 -req -in "$1.csr" -CA "$3.crt" -CAkey "$3.key" -CAcreateserial -days 365 \
-		-out "$1.crt" 2>/dev/null
+		${4:+-extfile "$4"} -out "$1.crt" 2>/dev/null
 	rm -f "$1.csr"
 }
 ca ca
@@ -28,6 +28,13 @@ rsa node3 && leaf node3 "/OU=node/CN=node3" ca
 ec client1 && leaf client1 "/OU=client/CN=client1" ca
 ec noou && leaf noou "/CN=noou" ca
 ec rogue-node1 && leaf rogue-node1 "/OU=node/CN=node1" rogue-ca
+# Usages TLS refuses for a client, so the proof does too: extendedKeyUsage
+# serverAuth only (client-server), a CA's basicConstraints (client-ca).
+printf 'extendedKeyUsage=serverAuth\n' >server.ext
+printf 'basicConstraints=CA:TRUE\n' >ca.ext
+ec client-server && leaf client-server "/OU=client/CN=client-server" ca server.ext
+ec client-ca && leaf client-ca "/OU=client/CN=client-ca" ca ca.ext
+rm -f server.ext ca.ext
 # For the CRL and expiry checks: crl.pem (from `openssl ca`, whose database
 # sits in ca-db/) revokes client1; expired (OU=client) ended in 2021.
 mkdir -p ca-db

@@ -4,7 +4,8 @@
  * relays another listener's challenge (both ways it could try), a replayed
  * proof, a client certificate on the peer port, a certificate of another
  * CA, a certificate presented without its key, malformed and truncated
- * proofs, load errors that name the file, and revoked (CRL) and expired
+ * proofs, load errors that name the file (and our own certificate with a
+ * usage TLS refuses), and revoked (CRL) and expired
  * certificates refused with the reason.
  */
 #include <stdio.h>
@@ -213,6 +214,18 @@ static void test_load_errors_name_the_file(void)
 	EL_CHECK(strstr(err, "a directory, not a CA certificate") != NULL);
 	EL_CHECK_EQ(el_ident_load(&id, ca, crt, dir, err, sizeof(err)), EL_EINVAL);
 	EL_CHECK(strstr(err, "a directory, not a private key") != NULL);
+	EL_CHECK(id == NULL);
+	/* usages TLS refuses for a client: refused as our own, the same words
+	 * as a proof's (certs_test sends such proofs to a daemon) */
+	snprintf(crt, sizeof(crt), "%s/client-server.crt", dir);
+	snprintf(key, sizeof(key), "%s/client-server.key", dir);
+	EL_CHECK_EQ(el_ident_load(&id, ca, crt, key, err, sizeof(err)), EL_EINVAL);
+	EL_CHECK(strstr(err, "client-server.crt: certificate of client-server (serial") != NULL &&
+		 strstr(err, "its extendedKeyUsage lacks clientAuth") != NULL);
+	snprintf(crt, sizeof(crt), "%s/client-ca.crt", dir);
+	snprintf(key, sizeof(key), "%s/client-ca.key", dir);
+	EL_CHECK_EQ(el_ident_load(&id, ca, crt, key, err, sizeof(err)), EL_EINVAL);
+	EL_CHECK(strstr(err, "basicConstraints CA:TRUE") != NULL);
 	EL_CHECK(id == NULL);
 }
 
