@@ -70,6 +70,8 @@ struct el_relay {
 	struct el_relay_inbound in[EL_RELAY_INBOUND_MAX];
 	struct el_relay_outbound out[EL_RELAY_PEERS_MAX];
 	int uart_fd;               /* -1: not connected */
+	int uart_errno;            /* the last open's failure said (0: none yet) */
+	uint64_t uart_said_ms;     /* when it was said: again once a minute */
 	struct el_bm_deframer rx;
 	uint8_t rx_buf[EL_WIRE_MSG_MAX];
 	uint8_t tx[EL_RELAY_UART_OUT_MAX];
@@ -94,6 +96,7 @@ bool el_relay_uart_read(struct el_relay *r);
 void el_relay_uart_send(struct el_relay *r, const uint8_t *msg, uint32_t len);
 /* Write what is queued, as far as the line takes it. */
 void el_relay_uart_flush(struct el_relay *r);
-void el_relay_uart_close(struct el_relay *r);
+/* why: "closed" (the line went down, it is retried) or "stopping". */
+void el_relay_uart_close(struct el_relay *r, const char *why);
 
 #endif /* EL_RELAY_H */

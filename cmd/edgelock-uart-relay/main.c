@@ -86,6 +86,18 @@ static int start(const struct args *a)
 		el_log(EL_LOG_ERROR, "relay: %s", err);
 		return 2;
 	}
+	/* The board's peers check that the hello's node is the proven name's:
+	 * another node's certificate would be refused on every link, for
+	 * ever, with only "board connected" here (an outside tester). */
+	char want[32];
+	snprintf(want, sizeof want, "node%u", relay.id);
+	if (el_ident_role_of(relay.ident) != EL_IDENT_NODE ||
+	    strcmp(el_ident_name(relay.ident), want) != 0) {
+		el_log(EL_LOG_ERROR, "relay: --cert %s: node %u needs a certificate with OU=node "
+		       "and CN=%s, this one is CN=%s", a->cert, relay.id, want,
+		       el_ident_name(relay.ident));
+		return 2;
+	}
 	const struct el_net_config nc = {
 		.peer_listen = relay.peer_addr, .client_listen = NULL, .ca_file = a->ca,
 		.cert_key_file = a->cert, .peer_frame_max = EL_WIRE_MSG_MAX,
@@ -125,7 +137,7 @@ static void turn(uint64_t *retry_ms, uint64_t *stats_ms)
 	}
 	if (relay.uart_fd >= 0 && (p[1].revents & (POLLIN | POLLHUP | POLLERR)) != 0 &&
 	    !el_relay_uart_read(&relay))
-		el_relay_uart_close(&relay);
+		el_relay_uart_close(&relay, "closed");
 	for (struct el_net_item *it = el_net_drain(relay.net), *next; it != NULL; it = next) {
 		next = it->next;
 		el_relay_net_item(&relay, it);
@@ -156,7 +168,7 @@ int main(int argc, char **argv)
 	while (!stop)
 		turn(&retry_ms, &stats_ms);
 	log_stats();
-	el_relay_uart_close(&relay);
+	el_relay_uart_close(&relay, "stopping");
 	el_net_stop(relay.net);
 	el_ident_free(relay.ident);
 	return 0;

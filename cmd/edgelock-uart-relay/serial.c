@@ -64,11 +64,26 @@ static int open_tty(const char *path)
 
 void el_relay_uart_connect(struct el_relay *r)
 {
+	errno = 0; /* getaddrinfo's failures set none */
 	int fd = strncmp(r->uart, "unix:", 5) == 0 ? connect_unix(r->uart + 5)
 		 : strncmp(r->uart, "tcp:", 4) == 0 ? connect_tcp(r->uart + 4)
 		 : open_tty(r->uart);
-	if (fd < 0)
+	if (fd < 0) {
+		/* Retried every RECONNECT_MS, silently it was: a wrong --uart
+		 * looked like a board that never spoke (an outside tester). Said
+		 * at the first failure, when the error changes, and once a
+		 * minute while it lasts. */
+		const int err = errno != 0 ? errno : EIO;
+		const uint64_t now = el_now_ms();
+		if (err != r->uart_errno || now - r->uart_said_ms >= 60000) {
+			el_log(EL_LOG_WARN, "relay: cannot open the board's UART %s: %s; retrying "
+			       "(said again once a minute)", r->uart, strerror(err));
+			r->uart_errno = err;
+			r->uart_said_ms = now;
+		}
 		return;
+	}
+	r->uart_errno = 0;
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 	r->uart_fd = fd;
 	r->tx_len = 0;
@@ -78,13 +93,17 @@ void el_relay_uart_connect(struct el_relay *r)
 	el_relay_board_up(r, true);
 }
 
-void el_relay_uart_close(struct el_relay *r)
+void el_relay_uart_close(struct el_relay *r, const char *why)
 {
 	if (r->uart_fd >= 0) {
 		close(r->uart_fd);
 		r->uart_fd = -1;
-		el_log(EL_LOG_WARN, "relay: board's UART closed (%s); peers dropped until it is back",
-		       r->uart);
+		if (strcmp(why, "stopping") == 0)
+			el_log(EL_LOG_INFO, "relay: stopping: board's UART (%s) and peers closed",
+			       r->uart);
+		else
+			el_log(EL_LOG_WARN, "relay: board's UART %s (%s); peers dropped until it is "
+			       "back", why, r->uart);
 		el_relay_board_up(r, false);
 	}
 }
@@ -129,7 +148,7 @@ void el_relay_uart_flush(struct el_relay *r)
 		ssize_t n = write(r->uart_fd, r->tx, r->tx_len);
 		if (n < 0) {
 			if (errno != EAGAIN && errno != EINTR)
-				el_relay_uart_close(r);
+				el_relay_uart_close(r, "closed");
 			return;
 		}
 		memmove(r->tx, r->tx + n, r->tx_len - (size_t)n);

@@ -8,6 +8,10 @@
  * Raft state, the term it is in ("edgelock node2 term 7: info: ..."): a line
  * is then placed in the cluster's history without the lines around it, as
  * etcd's and Consul's structured logs do with their term fields.
+ * Anywhere else (a terminal, a file, `make run`, a container's log) each
+ * line starts with its UTC time to the millisecond, as journald would add:
+ * ordering events across several nodes' logs needs it (an outside tester
+ * had to timestamp them with a tailer of their own).
  * Messages carry names that came from clients (lock names, certificate
  * subjects), so every control byte in a message is written as \xHH: no caller
  * can start a second, forged line ("\n<0>...") or send a terminal escape.
@@ -19,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "el_platform.h"
 
@@ -150,6 +155,20 @@ const char *el_log_name(char *out, size_t cap, const void *name, size_t len)
 	return out;
 }
 
+/* "2026-11-27T05:43:01.123Z " (UTC, the wall clock: for people reading,
+ * never for timing), or "" if the clock cannot be read. */
+static void utc_stamp(char *out, size_t cap)
+{
+	struct timespec ts;
+	struct tm tm;
+	out[0] = '\0';
+	if (clock_gettime(CLOCK_REALTIME, &ts) != 0 || gmtime_r(&ts.tv_sec, &tm) == NULL)
+		return;
+	const size_t n = strftime(out, cap, "%Y-%m-%dT%H:%M:%S", &tm);
+	if (n > 0)
+		snprintf(out + n, cap - n, ".%03ldZ ", ts.tv_nsec / 1000000L);
+}
+
 void el_log(enum el_log_level level, const char *fmt, ...)
 {
 	char line[512], safe[4 * sizeof line];
@@ -165,9 +184,11 @@ void el_log(enum el_log_level level, const char *fmt, ...)
 	va_end(ap);
 	escape_controls(safe, sizeof safe, line);
 	/* One fprintf per line keeps lines whole when several threads log. */
-	char prio[8] = "";
+	char prio[32] = "";
 	if (journal_stream())
 		snprintf(prio, sizeof prio, "<%d>", syslog_priority[level]);
+	else
+		utc_stamp(prio, sizeof prio);
 	char term[32] = "";
 	const unsigned long long t = atomic_load(&log_term);
 	if (t != 0)

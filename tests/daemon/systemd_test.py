@@ -245,9 +245,11 @@ def test_journal_priority(c, n):
     check("journal: the request and its reply name its connection and request id",
           len(req) == 2 and " client " in req[0] and ": ok, token" in req[1], repr(req))
     with open(c.log(1)) as f:
-        plain = [ln for ln in f.read().splitlines() if re.match(r"edgelock node1( term \d+)?: info:", ln)]
-    check("not the journal: no priority prefix", plain and all(ln.startswith("edgelock")
-                                                               for ln in plain), repr(plain[:2]))
+        plain = [ln for ln in f.read().splitlines()
+                 if re.match(r"\S+ edgelock node1( term \d+)?: info:", ln)]
+    check("not the journal: no priority prefix, the UTC time to the ms first",
+          plain and all(re.match(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z edgelock ", ln)
+                        for ln in plain), repr(plain[:2]))
     check("journal run: SIGTERM exit 0", rc == 0, "rc %s" % rc)
 
 

@@ -158,7 +158,7 @@ class Mixed:
 
     def stop_all(self):
         self.line.stop = True
-        for p in (self.qemu, self.relay):
+        for p in (self.relay, self.qemu):  # the relay first: its stop, not a lost board
             if p is not None and p.poll() is None:
                 p.terminate()
                 try:
@@ -355,17 +355,50 @@ def noise_checks(m, fw):
           m.line.flips["to board"] > 0 and fw is not None and fw[5] > 0, repr(fw))
 
 
+def test_relay_setup(m):
+    """What the relay says about its own setup (an outside tester): another
+    node's certificate for --id exits 2 at once, naming both (the peers
+    refused every link, for ever, while the relay said "board connected");
+    a --uart that cannot be opened is said, not retried in silence; a
+    SIGTERM is a stop, not "UART closed ... until it is back"."""
+    c = m.c
+    relay = os.environ.get("UART_RELAY") or os.path.join(m.build, "small", "bin",
+                                                         "edgelock-uart-relay")
+    base = [relay, "--id", "3", "--cluster", "test", "--ca", c.certs + "/ca.pem",
+            "--listen", "tls+tcp://127.0.0.1:%d" % c.peer_port[3],
+            "--peer", "1=tls+tcp://127.0.0.1:%d" % c.peer_port[1]]
+    r = subprocess.run(base + ["--cert", c.certs + "/node2.pem", "--uart", "unix:/nonexistent"],
+                       capture_output=True, text=True, timeout=10)
+    check("relay: another node's certificate for --id exits 2, naming both",
+          r.returncode == 2 and "node 3 needs a certificate with OU=node and CN=node3, this one "
+          "is CN=node2" in r.stderr, "%d %s" % (r.returncode, r.stderr[-300:]))
+    p = subprocess.Popen(base + ["--cert", c.certs + "/node3.pem", "--uart",
+                                 "unix:" + os.path.join(c.dir, "no-such.uart")],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    time.sleep(2.5)
+    p.terminate()
+    out = p.communicate(timeout=10)[0]
+    check("relay: a --uart it cannot open is said once (retried quietly), and SIGTERM exits 0",
+          p.returncode == 0 and out.count("cannot open the board's UART unix:") == 1 and
+          "No such file or directory" in out, out[-400:])
+
+
 def main():
     m = Mixed(sys.argv[1])
     t0 = time.time()
     fw = None
     try:
+        test_relay_setup(m)
         fw = run(m)
     except Exception as e:  # noqa: BLE001 - a crash is a failed check, then cleanup
         check("no exception", False, repr(e))
     finally:
         m.stop_all()
     noise_checks(m, fw)
+    with open(m.log("relay")) as f:
+        last = f.read().strip().splitlines()[-1:]
+    check("relay: its last line on SIGTERM says it stopped, not that the board went away",
+          last and "relay: stopping" in last[0], repr(last))
     print("mixed cluster run: %.1f s" % (time.time() - t0))
     return check.summary()
 
