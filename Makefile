@@ -59,9 +59,10 @@ ALL_TARGETS :=
 # relinks the programs that print it and recompiles nothing else.
 REVISION_C := $(BUILD)/gen/revision.c
 REVISION_O := $(BUILD)/gen/revision.o
+# (A temporary file of this shell's own: `make test` runs two makes at once.)
 $(REVISION_C): FORCE
 	@mkdir -p $(@D)
-	@tools/revision.sh > $@.tmp && { cmp -s $@.tmp $@ && rm -f $@.tmp || mv -f $@.tmp $@; }
+	@t=$@.$$$$; tools/revision.sh > $$t && { cmp -s $$t $@ && rm -f $$t || mv -f $$t $@; }
 $(REVISION_O): $(REVISION_C)
 	$(call say,CC,$@)
 	$(Q)$(CC) $(HOST_CFLAGS) -c $< -o $@
