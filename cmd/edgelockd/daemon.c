@@ -781,6 +781,8 @@ int el_d_run(struct el_daemon *d, const volatile int *stop_signal,
 		check_removed(d);
 		notify_removed(d);
 		el_d_limits_turn(d); /* refusals held back, once their second is over */
+		el_d_serve_turn(d);
+		el_d_peers_turn(d);
 		el_d_metrics_turn(d);
 	}
 }

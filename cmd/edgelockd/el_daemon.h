@@ -81,6 +81,7 @@ struct el_d_peer_refusal {
 	uint32_t why_hash; /* of the reason's text */
 	uint64_t logged_ms; /* 0: a free slot */
 	uint64_t held;      /* refusals alike since, not logged */
+	char why[96];       /* the reason, for the line that tells the held ones */
 };
 
 /* A connection this node dialed: waiting for the listener's CHALLENGE. */
@@ -402,6 +403,11 @@ uint64_t el_d_refusal(struct el_daemon *d, struct el_d_refusals *r, const char *
 /* Once per turn: tell the refusals held back once their second is over,
  * or at once when the node is stopping. */
 void el_d_limits_turn(struct el_daemon *d);
+/* serve.c, peers.c: the lines held back by their rate limits (a full send
+ * queue, a full lock table, peer refusals), told once their window is over
+ * instead of with the next such event, which may never come. */
+void el_d_serve_turn(struct el_daemon *d);
+void el_d_peers_turn(struct el_daemon *d);
 /* EL_EINVAL (logged) for an OPEN_SESSION asking a lease over
  * max_session_ttl_ms; else EL_OK. */
 int el_d_ttl_check(struct el_daemon *d, const struct el_d_client *cl, const struct el_cw_msg *q);

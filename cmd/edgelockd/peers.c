@@ -164,11 +164,26 @@ static bool refusal_logs(struct el_daemon *d, el_id_t node, const char *why, uin
 	if (slot == NULL) {
 		slot = oldest;
 		*slot = (struct el_d_peer_refusal){ .node = node, .why_hash = hash };
+		snprintf(slot->why, sizeof slot->why, "%s", why);
 	}
 	*held = slot->held;
 	slot->held = 0;
 	slot->logged_ms = d->now_ms > 0 ? d->now_ms : 1;
 	return true;
+}
+
+void el_d_peers_turn(struct el_daemon *d)
+{
+	for (int i = 0; i < EL_D_PEER_REFUSALS; i++) {
+		struct el_d_peer_refusal *p = &d->peer_refusals[i];
+		if (p->logged_ms == 0 || p->held == 0 ||
+		    (!d->stopping && d->now_ms - p->logged_ms < PEER_REFUSAL_LOG_MS))
+			continue;
+		el_log(EL_LOG_WARN, "peer connection (node %u): %llu more refused in the last "
+		       "minute: %s", p->node, (unsigned long long)p->held, p->why);
+		p->held = 0;
+		p->logged_ms = d->now_ms > 0 ? d->now_ms : 1;
+	}
 }
 
 static void refuse(struct el_daemon *d, uint64_t conn, const char *why, el_id_t node)

@@ -948,6 +948,25 @@ static void table_full(struct el_daemon *d, const struct el_d_pending *p)
 	d->table_full_held = 0;
 }
 
+void el_d_serve_turn(struct el_daemon *d)
+{
+	if (d->queue_full_held > 0 && (d->stopping || d->now_ms - d->queue_full_ms >= 1000)) {
+		el_log(EL_LOG_WARN, "%llu more client connection(s) closed for a full send queue "
+		       "([limits] client_queue = %u frames not read) in the last second",
+		       (unsigned long long)d->queue_full_held, d->cfg.client_queue);
+		d->queue_full_held = 0;
+		d->queue_full_ms = d->now_ms;
+	}
+	if (d->table_full_held > 0 &&
+	    (d->stopping || d->now_ms - d->table_full_ms >= TABLE_FULL_LOG_MS)) {
+		el_log(EL_LOG_WARN, "lock table full: %llu more command(s) refused (%s) in the last "
+		       "%u s", (unsigned long long)d->table_full_held, el_strerror(EL_EFULL),
+		       TABLE_FULL_LOG_MS / 1000u);
+		d->table_full_held = 0;
+		d->table_full_ms = d->now_ms;
+	}
+}
+
 void el_d_reply(struct el_daemon *d, const struct el_node_reply *r)
 {
 	struct el_d_pending *p = pend_find(d, r->req_id);
