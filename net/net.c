@@ -495,13 +495,20 @@ void el_net_close(struct el_net *net, uint64_t conn)
 
 void el_net_conn_name(struct el_net *net, uint64_t conn, char *out, size_t cap)
 {
-	const struct conn *c = conn_find(net, conn);
+	const struct conn *c = net->slots[conn & (net->n_slots - 1)]; /* closing ones too */
 	struct sockaddr_storage a;
 	socklen_t alen = sizeof a;
-	if (c != NULL && getpeername(c->fd, (struct sockaddr *)&a, &alen) == 0)
-		el_addr_name(&a, alen, out, cap);
-	else
-		snprintf(out, cap, "?");
+	snprintf(out, cap, "?");
+	if (c != NULL && c->id == conn && c->from[0] != '\0') {
+		snprintf(out, cap, "%s", c->from); /* as accepted */
+	} else if (c != NULL && c->id == conn) {
+		if (getpeername(c->fd, (struct sockaddr *)&a, &alen) == 0)
+			el_addr_name(&a, alen, out, cap);
+	} else {
+		for (size_t g = 0; g < sizeof net->gone / sizeof net->gone[0]; g++)
+			if (net->gone[g].id == conn && conn != 0)
+				snprintf(out, cap, "%s", net->gone[g].from);
+	}
 }
 
 /* ---- the owner's turn ---------------------------------------------------------------- */
@@ -613,6 +620,11 @@ static bool link_lost(struct el_net *net, struct conn *c)
 static void reap(struct el_net *net, struct conn *c)
 {
 	net->slots[c->id & (net->n_slots - 1)] = NULL;
+	if (c->from[0] != '\0') {
+		const uint32_t g = net->gone_next++ % (sizeof net->gone / sizeof net->gone[0]);
+		net->gone[g].id = c->id;
+		snprintf(net->gone[g].from, sizeof net->gone[g].from, "%s", c->from);
+	}
 	net->n_conns--;
 	struct el_net_item *it = NULL;
 	if (c->kind == C_PEER_OUT) {

@@ -470,15 +470,27 @@ static void accept_pause(struct el_net *net, int err)
 	net->accept_resume_ms = el_now_ms() + NET_ACCEPT_PAUSE_MS;
 }
 
-/* The cuts of evict_client_hs since the last line, in one line. */
+/* The cuts of evict_client_hs and the refusals of a full table since the
+ * last line, in one line. A refusal means every connection is past its
+ * handshake: proven clients (or anonymous ones) hold the whole table, and
+ * only [limits] connections_per_client bounds one identity's share (an
+ * outside tester held all 64 and no line said so). */
 static void evict_log(struct el_net *net, uint64_t now)
 {
-	el_log(EL_LOG_WARN, "net: client table full (max_clients %u): cut %llu connection(s) "
-	       "still in their TLS handshake to admit newer ones, the last from %s (a flood of "
-	       "idle connections?)", net->cfg.max_clients,
-	       (unsigned long long)net->evicted_unlogged, net->evicted_from);
+	if (net->evicted_unlogged > 0)
+		el_log(EL_LOG_WARN, "net: client table full (max_clients %u): cut %llu "
+		       "connection(s) still in their TLS handshake to admit newer ones, the last "
+		       "from %s (a flood of idle connections?)", net->cfg.max_clients,
+		       (unsigned long long)net->evicted_unlogged, net->evicted_from);
+	if (net->refused_unlogged > 0)
+		el_log(EL_LOG_WARN, "net: client table full (max_clients %u): refused %llu new "
+		       "connection(s), the last from %s: every connection is past its handshake "
+		       "(raise max_clients, or lower [limits] connections_per_client)",
+		       net->cfg.max_clients, (unsigned long long)net->refused_unlogged,
+		       net->evicted_from);
 	net->evict_logged_ms = now;
 	net->evicted_unlogged = 0;
+	net->refused_unlogged = 0;
 }
 
 /* One line every NET_EVICT_LOG_MS at most: the cuts held back are told
@@ -487,7 +499,7 @@ static void evict_log(struct el_net *net, uint64_t now)
  * time until then (ms), or -1 when none are held. */
 static int64_t evict_flush(struct el_net *net, uint64_t now)
 {
-	if (net->evicted_unlogged == 0)
+	if (net->evicted_unlogged == 0 && net->refused_unlogged == 0)
 		return -1;
 	if (now - net->evict_logged_ms < NET_EVICT_LOG_MS)
 		return (int64_t)(net->evict_logged_ms + NET_EVICT_LOG_MS - now);
@@ -518,29 +530,32 @@ static struct conn *oldest_client_hs(struct el_net *net)
  * connections. Those past their handshake are the owner's to bound (an
  * unproven one is closed 10 s after its challenge). True when room was made.
  */
-static bool evict_client_hs(struct el_net *net)
+static bool evict_client_hs(struct el_net *net, const char *new_from)
 {
 	struct conn *old = oldest_client_hs(net);
-	if (old == NULL)
-		return false;
-	struct sockaddr_storage a;
-	socklen_t alen = sizeof a;
-	if (getpeername(old->fd, (struct sockaddr *)&a, &alen) == 0)
-		el_addr_name(&a, alen, net->evicted_from, sizeof net->evicted_from);
-	else
-		snprintf(net->evicted_from, sizeof net->evicted_from, "?");
-	hs_drop(net, old);
 	const uint64_t now = el_now_ms();
-	net->evicted_unlogged++;
+	if (old == NULL) {
+		net->refused_unlogged++;
+		snprintf(net->evicted_from, sizeof net->evicted_from, "%s", new_from);
+	} else {
+		snprintf(net->evicted_from, sizeof net->evicted_from, "%s", old->from);
+		hs_drop(net, old);
+		net->evicted_unlogged++;
+	}
 	if (net->evict_logged_ms == 0 || now - net->evict_logged_ms >= NET_EVICT_LOG_MS)
 		evict_log(net, now);
-	return true;
+	return old != NULL;
 }
 
 static void hs_accept(struct el_net *net, int lfd, uint8_t kind)
 {
 	while (net->accept_resume_ms == 0) {
-		const int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		struct sockaddr_storage a;
+		socklen_t alen = sizeof a;
+		char from[EL_ADDR_NAME_MAX];
+		const int fd = accept4(lfd, (struct sockaddr *)&a, &alen, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd >= 0)
+			el_addr_name(&a, alen, from, sizeof from);
 		if (fd < 0) {
 			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
 				accept_pause(net, errno);
@@ -556,13 +571,14 @@ static void hs_accept(struct el_net *net, int lfd, uint8_t kind)
 			net->st.clients_refused++;
 		pthread_mutex_unlock(&net->mu);
 		if (full && kind == C_CLIENT)
-			full = !evict_client_hs(net);
+			full = !evict_client_hs(net, from);
 		struct conn *c = full ? NULL : conn_alloc(net, fd, kind);
 		if (c == NULL) {
 			if (full)
 				close(fd);
 			continue;
 		}
+		snprintf(c->from, sizeof c->from, "%s", from); /* for refusal lines, even once closed */
 		pthread_mutex_lock(&net->mu);
 		const int rc = net_tls_attach(c, net->tls, NULL);
 		if (rc == EL_OK && kind == C_CLIENT)
@@ -643,7 +659,7 @@ static void *hs_main(void *arg)
 	}
 	while (net->handshaking != NULL)
 		hs_drop(net, net->handshaking);
-	if (net->evicted_unlogged != 0)
+	if (net->evicted_unlogged != 0 || net->refused_unlogged != 0)
 		evict_log(net, el_now_ms());
 	for (int i = 0; i < NET_PEERS_MAX; i++)
 		if (net->resolving[i].job != NULL) {

@@ -77,6 +77,7 @@ struct conn {
 	uint32_t peer_gen; /* C_PEER_OUT: the peer setting it was dialed for */
 	int slot;          /* C_PEER_OUT: its peer's index in net->peers */
 	int fd;
+	char from[EL_ADDR_NAME_MAX]; /* accepted: the far end, as accepted ("" dialed) */
 	mbedtls_ssl_context ssl;
 	struct net_tls *tls;
 	/* read-ahead under mbedtls, which asks for a record's header and its
@@ -136,6 +137,11 @@ struct el_net {
 	uint32_t n_slots;
 	uint64_t next_seq;
 	uint32_t n_conns;
+	/* the addresses of the connections reaped last (owner): frames read
+	 * before a close are handled after it, and their refusal lines still
+	 * name where they came from (el_net_conn_name) */
+	struct { uint64_t id; char from[EL_ADDR_NAME_MAX]; } gone[16];
+	uint32_t gone_next;
 	struct el_net_item *in_head, *in_tail;
 	struct conn *dead, *again;
 	uint8_t *scratch; /* one frame being written */
@@ -149,6 +155,7 @@ struct el_net {
 	uint64_t accept_resume_ms; /* listeners unwatched until then (0: watched) */
 	uint64_t evict_logged_ms;  /* handshake thread: last "client table full" line */
 	uint64_t evicted_unlogged; /* such cuts since */
+	uint64_t refused_unlogged; /* new connections refused (all past their handshake) since */
 	char evicted_from[EL_ADDR_NAME_MAX]; /* the last one's address */
 	uint64_t cert_logged_ms;   /* handshake thread: last "refused its certificate" line */
 	uint64_t cert_refused;     /* such refusals since, this one included */

@@ -59,7 +59,8 @@ static void refuse_as(struct el_daemon *d, struct el_d_client *cl, const char *w
 {
 	char from[EL_ADDR_NAME_MAX];
 	el_net_conn_name(d->net, cl->conn, from, sizeof from);
-	el_log(EL_LOG_WARN, "client connection from %s: %s; closed", from, why);
+	if (why != NULL) /* NULL: the caller's rate-limited line said it */
+		el_log(EL_LOG_WARN, "client connection from %s: %s; closed", from, why);
 	d->rep = (struct el_cw_msg){ .type = EL_CW_ERROR, .id = id, .err = err };
 	d->client_frames_refused++;
 	el_d_send(d, cl->conn, &d->rep, true);
@@ -127,6 +128,41 @@ void el_d_client_gone(struct el_daemon *d, uint64_t conn)
 		memset(cl, 0, sizeof *cl);
 }
 
+/*
+ * [limits] connections_per_client: cl, just proven (or anonymous: all of
+ * them are one identity), is refused EL_EFULL and closed when its identity
+ * holds that many other client connections here. Without it one identity
+ * held every max_clients slot of the leader, proven and idle, and no other
+ * client could reach the cluster (an outside security tester; anonymous
+ * clients could too, a PING being allowed to all). A scan of the client
+ * table per new identity: connections are opened far less often than
+ * requests are sent. True when refused; one line a second at most.
+ */
+static bool over_connections(struct el_daemon *d, struct el_d_client *cl)
+{
+	const uint32_t max = d->cfg.connections_per_client, slots = el_net_slots(d->net);
+	uint32_t n = 0;
+	for (uint32_t k = 0; k < slots && n < max && max != 0; k++) {
+		const struct el_d_client *o = &d->clients[k];
+		n += o != cl && o->conn != 0 && o->auth == cl->auth &&
+		     (cl->auth == EL_D_AUTH_ANONYMOUS || strcmp(o->name, cl->name) == 0);
+	}
+	if (max == 0 || n < max)
+		return false;
+	const char *who = cl->auth == EL_D_AUTH_PROVEN ? cl->name : "";
+	const uint64_t held = el_d_refusal(d, &d->quota.conn_refusals, who,
+					   "connections_per_client", max);
+	char from[EL_ADDR_NAME_MAX];
+	el_net_conn_name(d->net, cl->conn, from, sizeof from);
+	if (held != 0)
+		el_log(EL_LOG_WARN, "client connection from %s: client %s holds %u connections to "
+		       "this node, [limits] connections_per_client = %u: refused (EL_EFULL), closed "
+		       "(%llu refused in the last second)", from, d->quota.conn_refusals.who, n, max,
+		       (unsigned long long)held);
+	refuse_as(d, cl, NULL, EL_EFULL, 0);
+	return true;
+}
+
 /* The first frame was not a request: it must be a valid client PROOF. */
 void el_d_client_prove(struct el_daemon *d, struct el_d_client *cl, const uint8_t *buf,
 		       uint32_t len)
@@ -141,6 +177,8 @@ void el_d_client_prove(struct el_daemon *d, struct el_d_client *cl, const uint8_
 		return;
 	}
 	cl->auth = EL_D_AUTH_PROVEN;
+	if (over_connections(d, cl))
+		return;
 	el_log(EL_LOG_DEBUG, "client connection: proven as %s", cl->name);
 }
 
@@ -152,7 +190,7 @@ bool el_d_client_anonymous(struct el_daemon *d, struct el_d_client *cl)
 		return false;
 	}
 	cl->auth = EL_D_AUTH_ANONYMOUS;
-	return true;
+	return !over_connections(d, cl);
 }
 
 static const char *identity(const struct el_d_client *cl)

@@ -51,6 +51,7 @@ void el_dcfg_defaults(struct el_dcfg *c)
 	c->client_queue = 1024;
 	c->peer_queue = 1024;
 	c->sessions_per_client = 64;
+	c->connections_per_client = 64;
 	c->requests_per_client = 64;
 	/* A quarter of the table: a fleet's devices hold a few locks each,
 	 * and no one identity can take all locks or watches from the others. */
@@ -281,6 +282,8 @@ int el_dcfg_set(struct el_dcfg *c, const char *section, const char *key, const c
 		rc = set_u32(&c->client_queue, v, 16, 1000000), why = "must be 16..1000000";
 	else if (IS("limits", "peer_queue"))
 		rc = set_u32(&c->peer_queue, v, 16, 1000000), why = "must be 16..1000000";
+	else if (IS("limits", "connections_per_client"))
+		rc = set_u32(&c->connections_per_client, v, 0, 65000), why = "must be 0..65000";
 	else if (IS("limits", "sessions_per_client"))
 		rc = set_u32(&c->sessions_per_client, v, 0, 1000000), why = "must be 0..1000000";
 	else if (IS("limits", "requests_per_client"))

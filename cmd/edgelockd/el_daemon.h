@@ -159,6 +159,7 @@ struct el_d_quota {
 	bool valid;
 	uint32_t count;
 	struct el_d_refusals refusals;
+	struct el_d_refusals conn_refusals; /* [limits] connections_per_client */
 };
 
 /* [limits] claims_per_client, watches_per_client (limits.c): the leader's

@@ -7,6 +7,7 @@
  *   [peers]   <id> = <peer address>    every initial member, this node too
  *   [timing]  election_ms, heartbeat_ms, check_quorum
  *   [limits]  max_clients, client_queue, peer_queue, sessions_per_client,
+ *             connections_per_client,
  *             requests_per_client, claims_per_client, watches_per_client,
  *             max_session_ttl_ms, net_threads
  *   [log]     level = debug | info | warn | error
@@ -58,6 +59,7 @@ struct el_dcfg {
 	uint32_t client_queue;
 	uint32_t peer_queue;
 	uint32_t sessions_per_client; /* live sessions of one identity; 0: no limit */
+	uint32_t connections_per_client; /* client connections of one identity here; 0: none */
 	uint32_t requests_per_client; /* requests in flight of one connection */
 	uint32_t claims_per_client;  /* locks, permits, campaigns held or waited for by
 				      * one identity; 0: no limit */

@@ -89,6 +89,7 @@ void el_d_limits_turn(struct el_daemon *d)
 	for (uint32_t u = 0; u <= EL_D_USES; u++)
 		refusals_flush(d, &d->owners.refusals[u]);
 	refusals_flush(d, &d->quota.refusals);
+	refusals_flush(d, &d->quota.conn_refusals);
 }
 
 int el_d_ttl_check(struct el_daemon *d, const struct el_d_client *cl, const struct el_cw_msg *q)

@@ -33,12 +33,16 @@ ACL = """
 [tls]
 client_auth = optional
 
+[limits]
+connections_per_client = %d
+
 [acl]
 sensor-* = lock, elect, observe : fleet/sensors/ fleet/leader
 ops = lock, elect, observe, admin : *
 anonymous = observe : public/
 client = observe : status-only/
-"""
+""" % 6
+CONNS = 6  # [limits] connections_per_client above
 
 
 
@@ -425,6 +429,46 @@ def test_long_identity(c, leader):
           "ttl" not in p.stderr, "%d %s" % (p.returncode, p.stderr))
 
 
+def test_connections_per_client(c, pems, leader):
+    """One identity holds at most connections_per_client connections to a
+    node: one more is refused EFULL and closed, with a line naming the
+    identity, its address and the limit, while another identity still
+    connects; every anonymous client counts as one identity. One identity
+    (proven, or anonymous) held every max_clients slot of the leader and
+    kept all other clients out of the cluster (an outside security tester)."""
+    def refused_or_served(conn):
+        try:
+            rep = conn.call({1: 18}, timeout=3.0)
+            return rep.get(3, 0)
+        except (OSError, EOFError, ssl.SSLError):
+            return "closed"
+    fresh = mint(os.path.join(c.dir, "certs"), os.path.join(c.certs, "ca.pem"),
+                 os.path.join(c.certs, "ca.key"), "sensor-9")  # no connection held yet
+    for who, cert in (("sensor-9", fresh), ("anonymous", None)):
+        time.sleep(1.1)  # the refusal lines are one a second at most
+        held = []
+        try:
+            for _ in range(CONNS):
+                held.append(Conn(c.client_port[leader], c.certs, cert=cert))
+            served = [refused_or_served(k) for k in held]  # anonymous from its first request
+            extra = Conn(c.client_port[leader], c.certs, cert=cert)
+            got = refused_or_served(extra)
+            extra.close()
+            other = c.connect(leader, cert=pems["sensor-2"])
+            ok_other = refused_or_served(other)
+            other.close()
+        finally:
+            for k in held:
+                k.close()
+        line = re.search(r"client connection from 127\.0\.0\.1:\d+: client %s holds %d "
+                         r"connections to this node, \[limits\] connections_per_client = %d: "
+                         r"refused \(EL_EFULL\)" % (who, CONNS, CONNS), log_text(c, leader))
+        check("connections_per_client: %s holds %d, one more is refused EFULL with a line, "
+              "another identity is served" % (who, CONNS),
+              served == [0] * CONNS and got in (-2, "closed") and ok_other == 0 and line,
+              repr((served, got, ok_other)))
+
+
 def main():
     build = sys.argv[1] if len(sys.argv) > 1 else "build"
     random.seed(int(os.environ.get("SEED", "1")))
@@ -442,6 +486,7 @@ def main():
         test_client_cert_as_node(c, leader)
         test_cli_refused(c)
         test_long_identity(c, leader)
+        test_connections_per_client(c, pems, leader)
         leader = test_ownership(c, pems, leader, s1c, s1, ops)
         check("the cluster still has a leader", c.wait_leader() > 0)
     except Exception as e:  # a crashed step fails the suite

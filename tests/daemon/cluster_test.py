@@ -26,7 +26,7 @@ import time
 import cbor2
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from elcluster import Cluster, Conn, free_ports, Checks, write_private  # noqa: E402
+from elcluster import Cluster, Conn, eventually, free_ports, Checks, write_private  # noqa: E402
 
 EL_EINVAL, EL_ENOTLEADER, EL_EEXPIRED, EL_EDECODE, EL_EVERSION = -1, -3, -7, -9, -10
 check = Checks()
@@ -441,6 +441,19 @@ def test_peer_identity(c):
           and "a client certificate (client) on the peer port" in text
           and "identity not proven: malformed proof" in text
           and "does not verify for this connection" in text, text[-2000:])
+    # the frames sent with the close are handled after the connection is
+    # gone: the refusal line still names where it came from (it said "from
+    # ?" to an outside tester, whose one line a minute could be that one)
+    conn = peer_conn(c, target, cert="node%d.pem" % a)
+    claim = hello(c, 7)
+    for _ in range(21):
+        conn.send_frame(claim)
+    conn.close()
+    pat = (r"peer connection from 127\.0\.0\.1:\d+ \(node 7\): the certificate proven on it "
+           r"is node%d's, the hello claims node7" % a)
+    check("peer identity: frames sent with the close are refused naming the address",
+          eventually(lambda: re.search(pat, log_text(c, target)) is not None, 3.0),
+          log_text(c, target)[-600:])
     check("peer identity: leader unchanged", c.wait_leader() == S.leader)
     still_serving(c, "peer identity")
     test_nonmember_peer(c)
@@ -1322,7 +1335,8 @@ def renew_b():
 def main():
     build = sys.argv[1] if len(sys.argv) > 1 else "build"
     random.seed(int(os.environ.get("SEED", "1")))
-    c = Cluster(build, 3)
+    # one identity opens 1,000 connections at once (test_many_clients)
+    c = Cluster(build, 3, extra="[limits]\nconnections_per_client = 0\n")
     try:
         c.start_all(bootstrap=True)
         for t in (test_election_and_redirect, test_lock_round_trip, test_session_expiring,

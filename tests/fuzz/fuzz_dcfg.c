@@ -86,6 +86,7 @@ static void check_numbers(const struct el_dcfg *c)
 	expect_in(c->client_queue, 16, 1000000);
 	expect_in(c->peer_queue, 16, 1000000);
 	expect_in(c->sessions_per_client, 0, 1000000);
+	expect_in(c->connections_per_client, 0, 65000);
 	expect_in(c->requests_per_client, 1, 65000);
 	expect_in(c->claims_per_client, 0, 1000000);
 	expect_in(c->watches_per_client, 0, 1000000);

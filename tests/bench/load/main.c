@@ -13,16 +13,52 @@
  * another edgelockd binary (default BUILD/bin/edgelockd).
  */
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bench.h"
 
-static unsigned env_u(const char *name, unsigned dflt)
+static int bad_knobs;
+
+/* A knob of digits from min to max, or dflt when unset; anything else is
+ * said and stops the run (an outside tester's BENCH_SECONDS=-3 ran for
+ * ever, =abc quietly ran 1 s phases). */
+static unsigned env_u(const char *name, unsigned dflt, unsigned min, unsigned max)
 {
 	const char *v = getenv(name);
-	return v != NULL && *v != '\0' ? (unsigned)strtoul(v, NULL, 10) : dflt;
+	if (v == NULL || *v == '\0')
+		return dflt;
+	char *end = NULL;
+	const unsigned long n = strspn(v, "0123456789") == strlen(v) ? strtoul(v, &end, 10) : 0;
+	if (end == NULL || *end != '\0' || n < min || n > max) {
+		fprintf(stderr, "bench: %s=%s: a whole number from %u to %u, please\n", name, v, min,
+			max);
+		bad_knobs++;
+		return dflt;
+	}
+	return (unsigned)n;
+}
+
+/* BENCH_ONLY's words, each a known workload (a typo measured nothing). */
+static int only_ok(const char *only)
+{
+	static const char *const known[] = { "uncontended", "contended", "failover", "scale",
+					     "footprint", "single" };
+	for (const char *p = only; p != NULL && *p != '\0';) {
+		const size_t n = strcspn(p, ",");
+		bool found = false;
+		for (size_t k = 0; k < sizeof known / sizeof known[0] && !found; k++)
+			found = strlen(known[k]) == n && strncmp(p, known[k], n) == 0;
+		if (!found) {
+			fprintf(stderr, "bench: BENCH_ONLY: '%.*s' is no workload (uncontended, "
+				"contended, failover, scale, footprint, single)\n", (int)n, p);
+			return -1;
+		}
+		p += n + (p[n] == ',');
+	}
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -33,9 +69,9 @@ int main(int argc, char **argv)
 	}
 	const char *which = argc == 4 ? argv[3] : "edgelock";
 	signal(SIGPIPE, SIG_IGN);
-	struct bench_opts o = { .seconds = env_u("BENCH_SECONDS", 5),
-				.failovers = env_u("BENCH_FAILOVERS", 10),
-				.idle = env_u("BENCH_IDLE", 1000),
+	struct bench_opts o = { .seconds = env_u("BENCH_SECONDS", 5, 1, 3600),
+				.failovers = env_u("BENCH_FAILOVERS", 10, 0, 1000),
+				.idle = env_u("BENCH_IDLE", 1000, 0, 100000),
 				.scale = { 100, 10000, 30000 },
 				.only = getenv("BENCH_ONLY") };
 	const char *locks = getenv("BENCH_LOCKS");
@@ -43,9 +79,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench: BENCH_LOCKS is three counts, e.g. 100,10000,30000\n");
 		return 2;
 	}
-	if (o.seconds == 0)
-		o.seconds = 1;
-	const int port = (int)env_u("BENCH_PORT", 27300);
+	const int port = (int)env_u("BENCH_PORT", 27300, 1024, 65535 - 500);
+	if (bad_knobs > 0 || only_ok(o.only) != 0)
+		return 2;
 	struct bench_target *t = NULL;
 	if (strcmp(which, "edgelock") == 0)
 		t = bench_edgelock(argv[1], port);

@@ -67,6 +67,15 @@ def main():
         check(w + ": percentiles are ordered",
               0 < vals.get((w, "cycle p50"), 0) <= vals.get((w, "cycle p99"), 0)
               <= vals.get((w, "cycle p99.9"), 0), repr(vals))
+    # a knob it cannot take stops the run, saying so (a typo in BENCH_ONLY
+    # measured nothing; BENCH_SECONDS=-3 ran for ever: an outside tester)
+    for knob, value, words in (("BENCH_ONLY", "uncontended,contented", "'contented' is no "
+                                "workload"), ("BENCH_SECONDS", "-3", "a whole number from 1")):
+        bad = subprocess.run([os.path.join(build, "bench", "bench_load"), build, out],
+                             env=dict(env, **{knob: value}), capture_output=True, text=True,
+                             timeout=20)
+        check("%s=%s: exit 2, saying why" % (knob, value),
+              bad.returncode == 2 and words in bad.stderr, "%d %s" % (bad.returncode, bad.stderr))
     print("%d passed, %d failed" % (passed, failed))
     return 0 if failed == 0 else 1
 

@@ -1,8 +1,8 @@
 /*
  * target_edgelock.c - edgelock as a bench target: three (or one) edgelockd
  * on loopback over TLS with the dev certificates (make certs), configs as
- * shipped except [limits] sessions_per_client, claims_per_client and
- * watches_per_client = 0 (every bench client shares
+ * shipped except [limits] sessions_per_client, claims_per_client,
+ * watches_per_client and connections_per_client = 0 (every bench client shares
  * the one dev client identity), driven through libedgelock.
  */
 #include <stdio.h>
@@ -58,7 +58,7 @@ static int write_config(struct el_target *e, int i, int n)
 	for (int m = 1; m <= n; m++)
 		fprintf(f, "%d = tls+tcp://127.0.0.1:%d\n", m, e->port + m);
 	fprintf(f, "\n[limits]\nsessions_per_client = 0\nclaims_per_client = 0\n"
-		   "watches_per_client = 0\n");
+		   "watches_per_client = 0\nconnections_per_client = 0\n");
 	return fclose(f);
 }
 
@@ -136,6 +136,35 @@ static int unlock(void *p, const char *name, uint64_t token)
 	return el_unlock(((struct el_bench_client *)p)->s, name, token);
 }
 
+static int status(struct bench_target *t, int i, struct el_cw_msg *m);
+
+/* Every node answers STATUS and knows the leader, within 10 s: a node that
+ * did not start (its port taken, say) would leave a smaller cluster
+ * measured as the full one (an outside tester got "3 nodes" from two).
+ * 0, or -1 naming the node. */
+static int all_up(struct bench_target *t)
+{
+	struct el_target *e = priv(t);
+	struct el_cw_msg *m = malloc(sizeof *m);
+	int down = -1;
+	for (int tries = 0; m != NULL && tries < 100; tries++) {
+		down = -1;
+		for (int i = 0; i < t->n && down < 0; i++)
+			if (status(t, i, m) != 0 || m->leader == 0)
+				down = i;
+		if (down < 0)
+			break;
+		bench_sleep_ms(100);
+	}
+	const int rc = m != NULL && down < 0 ? 0 : -1;
+	free(m);
+	if (down >= 0)
+		fprintf(stderr, "bench: edgelock node %d did not start or does not answer on "
+			"127.0.0.1:%d (see %s/node%d.log)\n", down + 1, e->port + 101 + down, e->dir,
+			down + 1);
+	return rc;
+}
+
 static int start(struct bench_target *t, int n)
 {
 	struct el_target *e = priv(t);
@@ -161,7 +190,7 @@ static int start(struct bench_target *t, int n)
 			       unlock(c, "bench/ready", tok) == EL_OK;
 		client_close(c);
 		if (ok)
-			return 0;
+			return all_up(t);
 		bench_sleep_ms(500);
 	}
 	fprintf(stderr, "bench: edgelock did not become ready (logs: %s)\n", e->dir);
