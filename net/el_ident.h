@@ -43,6 +43,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #define EL_IDENT_VERSION 1
 #define EL_IDENT_NONCE_LEN 32
@@ -71,7 +72,9 @@ int el_ident_load(struct el_ident **out, const char *ca_file, const char *cert_f
  * is also checked against the CRL in crl_file (PEM or DER; NULL: none): a
  * revoked one is refused with "revoked (CRL)", an expired one with "expired
  * on <date>". A CRL past its nextUpdate, or not signed by the CA, refuses
- * every certificate (mbedtls' BADCRL flags): fail closed, so keep it fresh. */
+ * every certificate (mbedtls' BADCRL flags): fail closed, so keep it fresh.
+ * Such a CRL is named as the problem ("crl_file F: expired on <date> ...;
+ * every certificate would be refused"), before any revocation it holds. */
 int el_ident_load_crl(struct el_ident **out, const char *ca_file, const char *cert_file,
 		      const char *key_file, const char *crl_file, char *err, size_t err_cap);
 /* The same for a running node's reload: our own certificate revoked by
@@ -83,13 +86,19 @@ int el_ident_load_crl(struct el_ident **out, const char *ca_file, const char *ce
 int el_ident_reload_crl(struct el_ident **out, const char *ca_file, const char *cert_file,
 			const char *key_file, const char *crl_file, char *err, size_t err_cap);
 bool el_ident_own_revoked(const struct el_ident *id);
+/* The nextUpdate of the loaded CRL (the earliest, if the file holds more
+ * than one) as Unix time: past it, every certificate is refused (the
+ * daemon warns before, el_d_crl_turn). false without a CRL, or one that
+ * has no nextUpdate. */
+bool el_ident_crl_next_update(const struct el_ident *id, time_t *when);
 void el_ident_free(struct el_ident *id);
 /* Our own proven-to-others name (our certificate's CN) and role. */
 const char *el_ident_name(const struct el_ident *id);
 enum el_ident_role el_ident_role_of(const struct el_ident *id);
 
 /* Name (CN) and role (OU) of a certificate; false when either is missing or
- * not a name (1 to EL_IDENT_NAME_MAX printable ASCII bytes). A client reads
+ * not a name (1 to EL_IDENT_NAME_MAX printable ASCII bytes, no space; the
+ * load and the proof say which). A client reads
  * the node's name this way from the certificate TLS verified. */
 struct mbedtls_x509_crt;
 bool el_ident_cert_identity(const struct mbedtls_x509_crt *crt, char name[EL_IDENT_NAME_MAX + 1],

@@ -3,12 +3,17 @@
  * loading this end's CA, certificate and key, making and answering
  * challenges, and verifying proofs with mbedtls' x509 and pk API.
  */
+#ifndef _DEFAULT_SOURCE
+#define _DEFAULT_SOURCE 1 /* timegm */
+#endif
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include <mbedtls/ctr_drbg.h>
 #include <mbedtls/entropy.h>
@@ -89,6 +94,43 @@ bool el_ident_cert_identity(const mbedtls_x509_crt *crt, char name[EL_IDENT_NAME
 	return true;
 }
 
+/* The raw value of a subject attribute, shown with '?' for the bytes that
+ * are not printable ASCII; NULL when the subject has none. */
+static const char *attr_shown(const mbedtls_x509_crt *crt, const char *oid, size_t oid_len,
+			      char *out, size_t cap)
+{
+	for (const mbedtls_x509_name *n = &crt->subject; n != NULL; n = n->next) {
+		if (n->oid.len != oid_len || memcmp(n->oid.p, oid, oid_len) != 0)
+			continue;
+		size_t i = 0;
+		for (; i < n->val.len && i + 1 < cap; i++)
+			out[i] = n->val.p[i] >= 0x20 && n->val.p[i] < 0x7f ? (char)n->val.p[i] : '?';
+		out[i] = '\0';
+		return out;
+	}
+	return NULL;
+}
+
+/* Why el_ident_cert_identity refuses crt, in words: a CN that is there but
+ * is no name ("ops-1 x") was told as a missing one (an outside tester). */
+static void identity_words(const mbedtls_x509_crt *crt, char *out, size_t cap)
+{
+	char cn[EL_IDENT_NAME_MAX + 8], ou[EL_IDENT_NAME_MAX + 8], ok[EL_IDENT_NAME_MAX + 1];
+	const char *c = attr_shown(crt, MBEDTLS_OID_AT_CN, MBEDTLS_OID_SIZE(MBEDTLS_OID_AT_CN),
+				   cn, sizeof cn);
+	const char *o = attr_shown(crt, MBEDTLS_OID_AT_ORG_UNIT,
+				   MBEDTLS_OID_SIZE(MBEDTLS_OID_AT_ORG_UNIT), ou, sizeof ou);
+	if (c == NULL)
+		say(out, cap, "the certificate's subject has no CN (the name it proves)");
+	else if (!subject_attr(crt, MBEDTLS_OID_AT_CN, MBEDTLS_OID_SIZE(MBEDTLS_OID_AT_CN), ok))
+		say(out, cap, "the certificate's CN \"%s\" is not a valid name (1 to %d printable "
+		    "ASCII bytes, no space)", c, EL_IDENT_NAME_MAX);
+	else if (o == NULL)
+		say(out, cap, "the certificate of %s: its subject has no OU (node or client)", ok);
+	else
+		say(out, cap, "the certificate of %s: its OU \"%s\" is neither node nor client", ok, o);
+}
+
 /* "<CN> (serial 01:AB...)": which certificate a refusal is about. */
 static void cert_label(const mbedtls_x509_crt *crt, char *out, size_t cap)
 {
@@ -99,21 +141,65 @@ static void cert_label(const mbedtls_x509_crt *crt, char *out, size_t cap)
 	snprintf(out, cap, "%s (serial %s)", cn, serial);
 }
 
+/* What mbedtls says of the CRL itself, rather than of the certificate: such
+ * a CRL refuses every certificate (fail closed), so it is what an operator
+ * must fix, and it was told as the certificate's fault (an outside tester). */
+#define CRL_FLAGS (MBEDTLS_X509_BADCRL_NOT_TRUSTED | MBEDTLS_X509_BADCRL_EXPIRED | \
+		   MBEDTLS_X509_BADCRL_FUTURE | MBEDTLS_X509_BADCRL_BAD_MD | \
+		   MBEDTLS_X509_BADCRL_BAD_PK | MBEDTLS_X509_BADCRL_BAD_KEY)
+
+static void time_text(const mbedtls_x509_time *t, char *out, size_t cap)
+{
+	snprintf(out, cap, "%04d-%02d-%02d %02d:%02d:%02d UTC", t->year, t->mon, t->day, t->hour,
+		 t->min, t->sec);
+}
+
+/* The CRL's fault in words; ca names the CA it must come from. */
+static void crl_words(const struct el_ident *id, uint32_t flags, const char *ca, char *out,
+		      size_t cap)
+{
+	char when[40];
+	if (flags & MBEDTLS_X509_BADCRL_NOT_TRUSTED) {
+		say(out, cap, "not signed by %s (or that CA may not sign CRLs)", ca);
+	} else if (flags & MBEDTLS_X509_BADCRL_EXPIRED) {
+		time_text(&id->crl.next_update, when, sizeof when);
+		say(out, cap, "expired on %s (its nextUpdate; renew it: openssl ca -gencrl)", when);
+	} else if (flags & MBEDTLS_X509_BADCRL_FUTURE) {
+		time_text(&id->crl.this_update, when, sizeof when);
+		say(out, cap, "not valid before %s (its lastUpdate; is this host's clock behind?)",
+		    when);
+	} else {
+		char why[200];
+		if (mbedtls_x509_crt_verify_info(why, sizeof(why), "", flags & CRL_FLAGS) < 0)
+			why[0] = '\0';
+		why[strcspn(why, "\n")] = '\0';
+		say(out, cap, "not usable: %s", why);
+	}
+}
+
 /* Expired and revoked get their own words: those are what an operator acts
  * on (renew the certificate; it was revoked on purpose). The rest is
  * mbedtls' own description of the flags. */
-static void explain(const mbedtls_x509_crt *crt, uint32_t flags, char *err, size_t cap)
+static void explain(const struct el_ident *id, const mbedtls_x509_crt *crt, uint32_t flags,
+		    char *err, size_t cap)
 {
 	char who[EL_IDENT_NAME_MAX + 160];
+	if (flags & CRL_FLAGS) {
+		char why[200];
+		crl_words(id, flags, "the cluster CA", why, sizeof why);
+		say(err, cap, "the CRL is %s: every certificate is refused until a good one is "
+		    "loaded (SIGHUP)", why);
+		return;
+	}
 	cert_label(crt, who, sizeof(who));
 	if (flags & MBEDTLS_X509_BADCERT_REVOKED) {
 		say(err, cap, "certificate of %s revoked (CRL)", who);
 		return;
 	}
 	if (flags & MBEDTLS_X509_BADCERT_EXPIRED) {
-		const mbedtls_x509_time *t = &crt->valid_to;
-		say(err, cap, "certificate of %s expired on %04d-%02d-%02d %02d:%02d:%02d UTC", who,
-		    t->year, t->mon, t->day, t->hour, t->min, t->sec);
+		char when[40];
+		time_text(&crt->valid_to, when, sizeof when);
+		say(err, cap, "certificate of %s expired on %s", who, when);
 		return;
 	}
 	char why[256];
@@ -170,24 +256,57 @@ static int verify_chain(struct el_ident *id, mbedtls_x509_crt *crt, char *err, s
 	mbedtls_x509_crl *crl = id->has_crl ? &id->crl : NULL;
 	if (mbedtls_x509_crt_verify(crt, &id->ca, crl, NULL, &flags, NULL, NULL) == 0)
 		return 0;
-	explain(crt, flags, err, cap);
+	explain(id, crt, flags, err, cap);
 	return EL_EPERM;
 }
 
 /* Our own certificate: as any other, except that a reload may take it
- * revoked and nothing else wrong (el_ident_reload_crl). */
-static int verify_own(struct el_ident *id, char *err, size_t cap)
+ * revoked and nothing else wrong (el_ident_reload_crl). A CRL that refuses
+ * everything is named as the problem before any revocation it holds: one
+ * both expired and revoking ours was told as "revoked", as if applied. */
+static int verify_own(struct el_ident *id, const char *ca_file, const char *cert_file,
+		      const char *crl_file, char *err, size_t cap)
 {
 	uint32_t flags = 0;
 	mbedtls_x509_crl *crl = id->has_crl ? &id->crl : NULL;
 	if (mbedtls_x509_crt_verify(&id->cert, &id->ca, crl, NULL, &flags, NULL, NULL) == 0)
 		return 0;
+	char why[300];
+	if (flags & CRL_FLAGS) {
+		char ca[300];
+		snprintf(ca, sizeof ca, "ca_file %s", ca_file);
+		crl_words(id, flags, ca, why, sizeof why);
+		say(err, cap, "crl_file %s: %s; every certificate would be refused", crl_file, why);
+		return EL_EPERM;
+	}
 	if (id->own_revoked_ok && flags == MBEDTLS_X509_BADCERT_REVOKED) {
 		id->own_revoked = true;
 		return 0;
 	}
-	explain(&id->cert, flags, err, cap);
+	explain(id, &id->cert, flags, why, sizeof why);
+	say(err, cap, "%s: %s (%s%s%s)", cert_file, why, ca_file, crl_file ? ", " : "",
+	    crl_file ? crl_file : "");
 	return EL_EPERM;
+}
+
+/* Whether one CRL of the file names one certificate of ca_file as its
+ * issuer; issuer gets the last name seen. mbedtls skips a CRL of another
+ * issuer without a flag, so a crl_file from another CA revoked nothing and
+ * nothing said so (revocation failing open). Compared as mbedtls' text
+ * form, case aside: mbedtls compares names' strings case-insensitively. */
+static bool crl_from_ca(const struct el_ident *id, char *issuer, size_t cap)
+{
+	char ca[256];
+	issuer[0] = '\0';
+	for (const mbedtls_x509_crl *c = &id->crl; c != NULL; c = c->next) {
+		if (c->version == 0 || mbedtls_x509_dn_gets(issuer, cap, &c->issuer) < 0)
+			continue;
+		for (const mbedtls_x509_crt *a = &id->ca; a != NULL; a = a->next)
+			if (a->version != 0 && mbedtls_x509_dn_gets(ca, sizeof ca, &a->subject) >= 0 &&
+			    strcasecmp(ca, issuer) == 0)
+				return true;
+	}
+	return false;
 }
 
 /* A directory for a file: mbedtls sizes a file with ftell, which on a
@@ -218,6 +337,12 @@ static int load_parts(struct el_ident *id, const char *ca_file, const char *cert
 		return EL_EINVAL;
 	}
 	id->has_crl = crl_file != NULL;
+	char why[260];
+	if (id->has_crl && !crl_from_ca(id, why, sizeof why)) {
+		say(err, cap, "crl_file %s: issued by \"%s\", not by the CA of ca_file %s: it would "
+		    "revoke nothing", crl_file, why, ca_file);
+		return EL_EINVAL;
+	}
 	if (mbedtls_x509_crt_parse_file(&id->cert, cert_file) != 0) {
 		say(err, cap, "%s: not a readable PEM certificate", cert_file);
 		return EL_EINVAL;
@@ -231,20 +356,16 @@ static int load_parts(struct el_ident *id, const char *ca_file, const char *cert
 		return EL_EINVAL;
 	}
 	if (!el_ident_cert_identity(&id->cert, id->name, &id->role)) {
-		say(err, cap, "%s: the subject needs CN=<name> and OU=node or OU=client", cert_file);
+		identity_words(&id->cert, why, sizeof why);
+		say(err, cap, "%s: %s; the subject needs CN=<name> and OU=node or OU=client",
+		    cert_file, why);
 		return EL_EINVAL;
 	}
-	char why[260];
 	if (check_usage(&id->cert, id->role, why, sizeof(why)) != 0) {
 		say(err, cap, "%s: %s", cert_file, why);
 		return EL_EINVAL;
 	}
-	if (verify_own(id, why, sizeof(why)) != 0) {
-		say(err, cap, "%s: %s (%s%s%s)", cert_file, why, ca_file, crl_file ? ", " : "",
-		    crl_file ? crl_file : "");
-		return EL_EINVAL;
-	}
-	return 0;
+	return verify_own(id, ca_file, cert_file, crl_file, err, cap) != 0 ? EL_EINVAL : 0;
 }
 
 int el_ident_load(struct el_ident **out, const char *ca_file, const char *cert_file,
@@ -312,6 +433,24 @@ void el_ident_free(struct el_ident *id)
 	mbedtls_ctr_drbg_free(&id->drbg);
 	mbedtls_entropy_free(&id->entropy);
 	free(id);
+}
+
+bool el_ident_crl_next_update(const struct el_ident *id, time_t *when)
+{
+	bool any = false;
+	for (const mbedtls_x509_crl *c = &id->crl; id->has_crl && c != NULL; c = c->next) {
+		const mbedtls_x509_time *t = &c->next_update;
+		if (c->version == 0 || t->year == 0)
+			continue; /* an empty link, or a CRL without nextUpdate */
+		struct tm tm = { .tm_year = t->year - 1900, .tm_mon = t->mon - 1,
+				 .tm_mday = t->day, .tm_hour = t->hour, .tm_min = t->min,
+				 .tm_sec = t->sec };
+		const time_t at = timegm(&tm);
+		if (!any || at < *when)
+			*when = at;
+		any = true;
+	}
+	return any;
 }
 
 const char *el_ident_name(const struct el_ident *id)
@@ -473,7 +612,7 @@ static int check_proof(struct el_ident *id, mbedtls_x509_crt *crt,
 		return rc;
 	enum el_ident_role role;
 	if (!el_ident_cert_identity(crt, name, &role)) {
-		say(err, cap, "certificate subject lacks CN or OU=node/client");
+		identity_words(crt, err, cap);
 		return EL_EPERM;
 	}
 	if (role != want) {

@@ -442,6 +442,8 @@ void el_d_reload(struct el_daemon *d)
 	}
 	el_ident_free(d->ident);
 	d->ident = next;
+	d->crl_said = 0; /* the new CRL's nextUpdate, looked at in this turn */
+	d->crl_checked_ms = 0;
 	el_log(EL_LOG_INFO, "SIGHUP: reloaded [tls] ca_file %s, cert_key_file %s%s%s for new "
 	       "connections (TLS and identity proofs)", d->cfg.ca_file, d->cfg.cert_key_file,
 	       d->cfg.crl_file[0] != '\0' ? ", crl_file " : " (no crl_file)", d->cfg.crl_file);
@@ -783,6 +785,7 @@ int el_d_run(struct el_daemon *d, const volatile int *stop_signal,
 		el_d_limits_turn(d); /* refusals held back, once their second is over */
 		el_d_serve_turn(d);
 		el_d_peers_turn(d);
+		el_d_crl_turn(d);
 		el_d_metrics_turn(d);
 	}
 }

@@ -11,6 +11,7 @@
  *   owner.c    which node's data the data directory holds (DATA_DIR/owner)
  *   dir_file.c a small file of data_dir written whole (temp, sync, rename)
  *   diag.c     the log lines that say why: role changes, membership, slow fsync
+ *   crl_watch.c a warning a day before the loaded CRL lapses, an error after
  *
  * One thread owns everything here; el_net's callbacks only queue frames.
  */
@@ -252,6 +253,8 @@ struct el_daemon {
 	struct el_d_inbound inbound[EL_D_INBOUND_MAX];
 	struct el_d_outbound outbound[EL_DCFG_PEERS_MAX];
 	struct el_ident *ident; /* this node's CA, certificate, key and CRL */
+	uint64_t crl_checked_ms; /* crl_watch.c: its last look at the CRL's nextUpdate */
+	uint8_t crl_said;        /* ... and what it told of it: CRL_SAID_* of crl_watch.c */
 	struct el_d_metrics *metrics; /* NULL: no [node] metrics address */
 	struct el_d_client *clients; /* by el_net_slot(); allocated at start */
 	struct el_d_attach attach[EL_SESSIONS_MAX]; /* by session slot of the lock table */
@@ -439,6 +442,11 @@ void el_d_diag_refused(struct el_daemon *d, const struct el_msg *m, int rc);
  * is kept until it closes; a leader with none keeps dialing it for the
  * removal notice's window first). */
 void el_d_peer_retire(struct el_daemon *d, el_id_t id);
+/* crl_watch.c, each loop turn: at most once a minute, a warning once when
+ * the loaded CRL has less than a day left before its nextUpdate, an error
+ * once it has passed (every new proof is then refused); a SIGHUP that
+ * loads a CRL arms both again (d->crl_said = 0). */
+void el_d_crl_turn(struct el_daemon *d);
 
 /* notify.c (systemd: READY, STATUS, WATCHDOG, STOPPING) */
 void el_d_notify_init(struct el_daemon *d);

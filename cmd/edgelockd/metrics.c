@@ -299,6 +299,10 @@ static void render_net(struct el_d_metrics *m, struct el_daemon *d)
 		d->client_frames_refused);
 	counter(m, "peer_frames_refused_total", "Peer frames refused (bad, unproven or unknown).",
 		d->peer_frames_refused);
+	time_t crl_next;
+	if (d->ident != NULL && el_ident_crl_next_update(d->ident, &crl_next))
+		gauge(m, "crl_next_update_seconds", "Unix time of the loaded CRL's nextUpdate: past "
+		      "it, every new client and peer proof is refused.", (uint64_t)crl_next);
 	const struct el_conf *c = el_raft_conf(el_node_raft(d->node));
 	head(m, "peer_up", "gauge", "1 when the link to the peer is up.");
 	for (uint32_t i = 0; i < c->n; i++)

@@ -21,7 +21,11 @@ reason in the log). Checks:
     certificate is revoked, and keeps serving;
   - a proof whose certificate TLS would refuse as a client's (a CA's,
     keyUsage keyCertSign only, extendedKeyUsage serverAuth only) is refused
-    saying why; a node certificate without serverAuth does not start.
+    saying why; a node certificate without serverAuth does not start;
+  - a CRL past its nextUpdate at SIGHUP: refused naming the CRL and its
+    date, the old one kept; a client CN with a space: said not a name;
+  - a CRL with 90 s left: a warning at once, and the gauge
+    edgelock_crl_next_update_seconds (scraped with --metrics).
 Every process is stopped by PID. Runs against BUILD/bin/edgelockd (or $EDGELOCKD).
 """
 import os
@@ -35,7 +39,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from auth_test import refused  # noqa: E402
-from elcluster import Cluster, Checks, eventually, tls_context, write_private  # noqa: E402
+from elcluster import (Cluster, Checks, eventually, free_ports, tls_context,  # noqa: E402
+                       write_private)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 check = Checks()
@@ -123,9 +128,12 @@ class CA:
     def revoke(self, file):
         openssl("ca", "-config", self.cnf, "-revoke", os.path.join(self.d, file + ".crt"))
 
-    def crl(self, path):
-        """Write the CA's CRL to path (atomically: a node may read it any time)."""
-        openssl("ca", "-config", self.cnf, "-gencrl", "-crldays", "30", "-out", path + ".new")
+    def crl(self, path, last=None, next_=None):
+        """Write the CA's CRL to path (atomically: a node may read it any time);
+        last/next_ (YYYYMMDDHHMMSSZ): its lastUpdate and nextUpdate."""
+        dates = (["-crl_lastupdate", last, "-crl_nextupdate", next_] if last
+                 else ["-crldays", "30"])
+        openssl("ca", "-config", self.cnf, "-gencrl", *dates, "-out", path + ".new")
         os.replace(path + ".new", path)
 
 
@@ -327,6 +335,70 @@ def test_bad_reload(c, crl, pems, leader):
         f.write(good)
 
 
+def hup_until(c, i, words, before):
+    """SIGHUP node i, then its log text once words shows more than before times."""
+    c.signal(i, signal.SIGHUP)
+    deadline = time.time() + 5
+    while log_text(c, i).count(words) <= before and time.time() < deadline:
+        time.sleep(0.05)
+    return log_text(c, i)
+
+
+def test_expired_crl_reload(c, ca, crl, pems, leader):
+    """A new CRL already past its nextUpdate, SIGHUP: refused whole (it would
+    refuse every certificate), the line naming the CRL and its date, not the
+    node's certificate as before (an outside tester); the old CRL is kept."""
+    good = open(crl, "rb").read()
+    ca.crl(crl, "20200101000000Z", "20210101000000Z")
+    kept = "SIGHUP: kept the old certificates: "
+    text = hup_until(c, leader, kept, log_text(c, leader).count(kept))
+    line = text[text.rfind(kept):].split("\n")[0]
+    check("expired CRL at SIGHUP: the line names the CRL, its date and what follows",
+          "[tls] crl_file %s: expired on 2021-01-01 00:00:00 UTC" % crl in line and
+          "openssl ca -gencrl" in line and "every certificate would be refused" in line and
+          "not accepted by the cluster CA" not in line, line)
+    check("expired CRL at SIGHUP: the old CRL kept, the revoked client still refused",
+          refused_as(c, leader, pems["doomed"], "revoked (CRL)"))
+    check("expired CRL at SIGHUP: a good client still served", works(c, leader, pems["good"]))
+    with open(crl, "wb") as f:
+        f.write(good)
+
+
+def test_crl_lapsing(c, ca, crl, leader, url):
+    """A CRL with about 90 s left, SIGHUP: a warning at once (every new proof
+    would be refused when it lapses, and nothing said so), and the gauge
+    edgelock_crl_next_update_seconds gives its nextUpdate."""
+    import urllib.request
+    now = time.time()
+    fmt = "%Y%m%d%H%M%SZ"
+    nxt = int(now) + 90
+    ca.crl(crl, time.strftime(fmt, time.gmtime(now - 60)), time.strftime(fmt, time.gmtime(nxt)))
+    words = "warning: crl_file %s expires on %s" % (
+        crl, time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(nxt)))
+    text = hup_until(c, leader, words, 0)
+    check("CRL lapsing within a day: a warning at once, with its date", words in text,
+          text[-600:])
+    value = None
+    deadline = time.time() + 3
+    while value != nxt and time.time() < deadline:
+        with urllib.request.urlopen(url, timeout=3) as r:
+            for ln in r.read().decode().splitlines():
+                if ln.startswith("edgelock_crl_next_update_seconds "):
+                    value = int(ln.split()[1])
+        time.sleep(0.1)
+    check("the gauge edgelock_crl_next_update_seconds is the CRL's nextUpdate", value == nxt,
+          "%r, want %d" % (value, nxt))
+
+
+def test_spaced_cn(c, ca, pems, leader):
+    """A CN with a space is refused saying the CN is no name (it said the
+    subject lacked a CN)."""
+    spaced = ca.mint("spaced", "ops-1 x")
+    check("a client CN with a space: refused saying it is not a valid name",
+          refused_as(c, leader, pems["good"], 'CN "ops-1 x" is not a valid name (1 to 64 '
+                     'printable ASCII bytes, no space)', proof_cert=spaced))
+
+
 def test_open_key_reload(c, pems, leader):
     """A key file every user may read, or a CA file every user may write,
     swapped in before a SIGHUP: refused as at the start (the modes are
@@ -410,7 +482,10 @@ def main():
                                                 ext="node_client_only_ext")],
                     "extendedKeyUsage lacks serverAuth (a node certificate needs serverAuth "
                     "and clientAuth)")
-        c.start_all(bootstrap=True)
+        urls = {i: "http://127.0.0.1:%d/metrics" % p
+                for i, p in zip(sorted(c.peer_port), free_ports(3))}
+        for i in sorted(c.peer_port):
+            c.start(i, "--bootstrap", "--metrics", urls[i])
         leader = c.wait_leader()
         check("a client certificate works before the reload", works(c, leader, pems["doomed"]))
         check("an expired client certificate is refused, the log says expired on <date>",
@@ -420,8 +495,11 @@ def main():
         test_future_cert_logged(c, ca, leader)
         test_renewal(c, ca, leader)
         test_bad_reload(c, crl, pems, leader)
+        test_expired_crl_reload(c, ca, crl, pems, leader)
+        test_spaced_cn(c, ca, pems, leader)
         test_open_key_reload(c, pems, leader)
         test_own_revoked_reload(c, ca, crl, pems, leader)
+        test_crl_lapsing(c, ca, crl, leader, urls[leader])
     except Exception as e:  # a crashed step fails the suite
         check("certs test", False, "raised %r" % (e,))
     finally:

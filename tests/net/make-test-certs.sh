@@ -2,8 +2,8 @@
 # make-test-certs.sh DIR - the certificates the identity tests need, made
 # with the openssl CLI: a cluster CA; node1 (EC P-256), node2 (EC), node3
 # (RSA 2048) with OU=node; client1 with OU=client; a node without an OU; and
-# node1 again, signed by a rogue CA; two clients with usages TLS refuses; a CRL revoking client1 and an expired
-# client certificate. Keys sit beside their certificates.
+# node1 again, signed by a rogue CA; two clients with usages TLS refuses; a CRL revoking client1, the same CRL expired, a
+# client whose CN has a space and an expired client certificate. Keys sit beside their certificates.
 set -eu
 dir=$1
 mkdir -p "$dir"
@@ -27,6 +27,7 @@ ec node2 && leaf node2 "/OU=node/CN=node2" ca
 rsa node3 && leaf node3 "/OU=node/CN=node3" ca
 ec client1 && leaf client1 "/OU=client/CN=client1" ca
 ec noou && leaf noou "/CN=noou" ca
+ec spaced && leaf spaced "/OU=client/CN=ops-1 x" ca
 ec rogue-node1 && leaf rogue-node1 "/OU=node/CN=node1" rogue-ca
 # Usages TLS refuses for a client, so the proof does too: extendedKeyUsage
 # serverAuth only (client-server), a CA's basicConstraints (client-ca).
@@ -64,3 +65,17 @@ openssl ca -batch -config ca-db/ca.cnf -notext -startdate 20200101000000Z \
 rm -f expired.csr
 openssl ca -config ca-db/ca.cnf -revoke client1.crt 2>/dev/null
 openssl ca -config ca-db/ca.cnf -gencrl -crldays 3650 -out crl.pem 2>/dev/null
+# The same CRL lapsed: nextUpdate in 2021 (it refuses every certificate).
+openssl ca -config ca-db/ca.cnf -gencrl -crl_lastupdate 20200101000000Z \
+	-crl_nextupdate 20210101000000Z -out crl-expired.pem 2>/dev/null
+# CRLs of other CAs: rogue-ca (another name: mbedtls skipped it silently)
+# and same-name (CN=ca, another key: mbedtls' BADCRL_NOT_TRUSTED).
+openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out same-name.key 2>/dev/null
+openssl req -x509 -new -key same-name.key -subj "/CN=ca" -days 3650 -out same-name.crt 2>/dev/null
+for other in rogue-ca same-name; do
+	mkdir -p "$other-db"
+	: >"$other-db/index.txt"
+	echo 01 >"$other-db/crlnumber"
+	sed "s/ca-db/$other-db/; s/= ca\./= $other./" ca-db/ca.cnf >"$other-db/ca.cnf"
+	openssl ca -config "$other-db/ca.cnf" -gencrl -crldays 3650 -out "crl-$other.pem" 2>/dev/null
+done

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "el_error.h"
 #include "el_ident.h"
@@ -203,6 +204,12 @@ static void test_load_errors_name_the_file(void)
 	snprintf(key, sizeof(key), "%s/noou.key", dir);
 	EL_CHECK_EQ(el_ident_load(&id, ca, crt, key, err, sizeof(err)), EL_EINVAL);
 	EL_CHECK(strstr(err, "OU=node") != NULL);
+	/* a CN that is there but no name: said so, not "lacks CN" */
+	snprintf(crt, sizeof(crt), "%s/spaced.crt", dir);
+	snprintf(key, sizeof(key), "%s/spaced.key", dir);
+	EL_CHECK_EQ(el_ident_load(&id, ca, crt, key, err, sizeof(err)), EL_EINVAL);
+	EL_CHECK(strstr(err, "CN \"ops-1 x\" is not a valid name (1 to 64 printable ASCII "
+			 "bytes, no space)") != NULL);
 	snprintf(crt, sizeof(crt), "%s/rogue-node1.crt", dir);
 	snprintf(key, sizeof(key), "%s/rogue-node1.key", dir);
 	EL_CHECK_EQ(el_ident_load(&id, ca, crt, key, err, sizeof(err)), EL_EINVAL);
@@ -287,6 +294,51 @@ static void test_revoked_and_expired_are_refused(void)
 	EL_CHECK(id == NULL && strstr(err, "ca.crt: not a readable PEM or DER CRL") != NULL);
 }
 
+/* A lapsed CRL is named as the problem, not our certificate, and before a
+ * revocation of ours it holds (a reload would otherwise seem to apply it);
+ * a proof refused by it says so too. The nextUpdate of a loaded CRL. */
+static void test_expired_crl_is_named(void)
+{
+	char ca[512], crt[512], key[512], crl[512], good[512], err[300] = "";
+	snprintf(ca, sizeof(ca), "%s/ca.crt", dir);
+	snprintf(crt, sizeof(crt), "%s/node2.crt", dir);
+	snprintf(key, sizeof(key), "%s/node2.key", dir);
+	snprintf(crl, sizeof(crl), "%s/crl-expired.pem", dir);
+	snprintf(good, sizeof(good), "%s/crl.pem", dir);
+	struct el_ident *id = NULL;
+	EL_CHECK_EQ(el_ident_load_crl(&id, ca, crt, key, crl, err, sizeof(err)), EL_EINVAL);
+	EL_CHECK(id == NULL && strstr(err, "crl_file ") == err && strstr(err, "crl-expired.pem: "
+		 "expired on 2021-01-01 00:00:00 UTC") != NULL &&
+		 strstr(err, "every certificate would be refused") != NULL);
+	snprintf(crt, sizeof(crt), "%s/client1.crt", dir); /* revoked there too */
+	snprintf(key, sizeof(key), "%s/client1.key", dir);
+	EL_CHECK_EQ(el_ident_reload_crl(&id, ca, crt, key, crl, err, sizeof(err)), EL_EINVAL);
+	EL_CHECK(id == NULL && strstr(err, "expired on 2021-01-01") != NULL &&
+		 strstr(err, "revoked") == NULL);
+	/* a CRL of another CA: of another name it would revoke nothing (mbedtls
+	 * skipped it), of the same name it is not signed by ours */
+	snprintf(crt, sizeof(crt), "%s/node2.crt", dir);
+	snprintf(key, sizeof(key), "%s/node2.key", dir);
+	snprintf(crl, sizeof(crl), "%s/crl-rogue-ca.pem", dir);
+	EL_CHECK_EQ(el_ident_load_crl(&id, ca, crt, key, crl, err, sizeof(err)), EL_EINVAL);
+	EL_CHECK(id == NULL && strstr(err, "crl-rogue-ca.pem: issued by \"CN=rogue-ca\", not by "
+		 "the CA of ca_file") != NULL && strstr(err, "it would revoke nothing") != NULL);
+	snprintf(crl, sizeof(crl), "%s/crl-same-name.pem", dir);
+	EL_CHECK_EQ(el_ident_load_crl(&id, ca, crt, key, crl, err, sizeof(err)), EL_EINVAL);
+	EL_CHECK(id == NULL && strstr(err, "crl-same-name.pem: not signed by ca_file ") != NULL &&
+		 strstr(err, "every certificate would be refused") != NULL);
+	time_t when = 0;
+	EL_CHECK(!el_ident_crl_next_update(node2, &when));
+	snprintf(crt, sizeof(crt), "%s/node2.crt", dir);
+	snprintf(key, sizeof(key), "%s/node2.key", dir);
+	EL_CHECK_EQ(el_ident_load_crl(&id, ca, crt, key, good, err, sizeof(err)), 0);
+	if (id == NULL)
+		return;
+	EL_CHECK(el_ident_crl_next_update(id, &when));
+	EL_CHECK(when > time(NULL) + 3000 * 86400LL && when < time(NULL) + 3700 * 86400LL);
+	el_ident_free(id);
+}
+
 /* A client reads the node name from the challenge and proves to it; the
  * name of a malformed or truncated challenge is refused. */
 static void test_client_proves_to_the_challenge_name(void)
@@ -330,6 +382,7 @@ int main(int argc, char **argv)
 	EL_RUN(test_load_errors_name_the_file);
 	EL_RUN(test_client_proves_to_the_challenge_name);
 	EL_RUN(test_revoked_and_expired_are_refused);
+	EL_RUN(test_expired_crl_is_named);
 	el_ident_free(node1);
 	el_ident_free(node2);
 	el_ident_free(node3);
