@@ -6,6 +6,7 @@
 #ifndef _DEFAULT_SOURCE
 #define _DEFAULT_SOURCE 1 /* timegm */
 #endif
+#include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -320,6 +321,20 @@ static bool is_dir(const char *path, const char *what, char *err, size_t cap)
 	return true;
 }
 
+/* A file this process cannot open says why (EACCES, ENOENT), not "not a
+ * readable PEM": a certificate renewed as root, 0600, read by the service
+ * user at SIGHUP is a good PEM (an outside tester). */
+static bool unreadable(const char *path, char *err, size_t cap)
+{
+	FILE *f = fopen(path, "rb");
+	if (f != NULL) {
+		fclose(f);
+		return false;
+	}
+	say(err, cap, "%s: cannot read: %s", path, strerror(errno));
+	return true;
+}
+
 static int load_parts(struct el_ident *id, const char *ca_file, const char *cert_file,
 		      const char *key_file, const char *crl_file, char *err, size_t cap)
 {
@@ -327,6 +342,9 @@ static int load_parts(struct el_ident *id, const char *ca_file, const char *cert
 	if (is_dir(ca_file, "CA certificate", err, cap) ||
 	    (crl_file != NULL && is_dir(crl_file, "CRL", err, cap)) ||
 	    is_dir(cert_file, "certificate", err, cap) || is_dir(kf, "private key", err, cap))
+		return EL_EINVAL;
+	if (unreadable(ca_file, err, cap) || (crl_file != NULL && unreadable(crl_file, err, cap)) ||
+	    unreadable(cert_file, err, cap) || unreadable(kf, err, cap))
 		return EL_EINVAL;
 	if (mbedtls_x509_crt_parse_file(&id->ca, ca_file) != 0) {
 		say(err, cap, "%s: not a readable PEM CA certificate", ca_file);

@@ -175,6 +175,15 @@ static int check_data_dir(const struct el_dcfg *c, const char *where)
 			"directory (it holds the WAL and snapshots)\n", where, dir);
 		return EL_EINVAL;
 	}
+	if (access(dir, W_OK | X_OK) != 0 && errno == EROFS) {
+		/* chown cannot mend that; under the shipped unit (ProtectSystem=
+		 * strict) only StateDirectory= is writable (an outside tester) */
+		fprintf(stderr, "edgelockd: %s: [node] data_dir %s is on a read-only file system: "
+			"under the shipped systemd unit only /var/lib/edgelock (StateDirectory=) "
+			"is writable; use it, or add ReadWritePaths=%s to the unit\n", where, dir,
+			dir);
+		return EL_EINVAL;
+	}
 	if (access(dir, W_OK | X_OK) != 0) {
 		fprintf(stderr, "edgelockd: %s: [node] data_dir %s cannot be written by this user "
 			"(uid %u): %s; chown it to the user edgelockd runs as\n", where, dir,

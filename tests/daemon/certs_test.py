@@ -399,6 +399,26 @@ def test_spaced_cn(c, ca, pems, leader):
                      'printable ASCII bytes, no space)', proof_cert=spaced))
 
 
+def test_missing_file_reload(c, pems, leader):
+    """A [tls] file that cannot be opened at SIGHUP is said as such, with
+    the system's reason, not "not a readable PEM" (a renewed certificate
+    the service user may not read is a good PEM: an outside tester; this
+    suite runs as root, so a missing file stands for it)."""
+    ca = os.path.join(c.certs, "ca.pem")
+    before = log_text(c, leader).count("kept the old certificates")
+    os.rename(ca, ca + ".away")
+    try:
+        c.signal(leader, signal.SIGHUP)
+        said = eventually(lambda: log_text(c, leader).count("kept the old certificates") >
+                          before, 5.0)
+    finally:
+        os.rename(ca + ".away", ca)
+    text = log_text(c, leader)
+    check("a [tls] file missing at SIGHUP: 'cannot read' with the reason, old files kept",
+          said and "ca.pem: cannot read: No such file or directory" in text and
+          works(c, leader, pems["good"]), text[-500:])
+
+
 def test_open_key_reload(c, pems, leader):
     """A key file every user may read, or a CA file every user may write,
     swapped in before a SIGHUP: refused as at the start (the modes are
@@ -498,6 +518,7 @@ def main():
         test_expired_crl_reload(c, ca, crl, pems, leader)
         test_spaced_cn(c, ca, pems, leader)
         test_open_key_reload(c, pems, leader)
+        test_missing_file_reload(c, pems, leader)
         test_own_revoked_reload(c, ca, crl, pems, leader)
         test_crl_lapsing(c, ca, crl, leader, urls[leader])
     except Exception as e:  # a crashed step fails the suite

@@ -286,6 +286,11 @@ def test_unit_file(c):
     exposure score of `systemd-analyze security` at "OK" (below 2.0)."""
     unit = unit_text()
     check("unit: ExecStart runs /usr/bin/edgelockd", "ExecStart=/usr/bin/edgelockd " in unit)
+    # its own lines carry their priority; the unprefixed ones are the config
+    # errors printed before logging starts: errors, not info (an outside
+    # tester's `journalctl -p warning` hid why the unit failed)
+    check("unit: SyslogLevel=err (unprefixed lines are the start's errors)",
+          re.search(r"^SyslogLevel=err$", unit, re.M) is not None)
     path = os.path.join(c.dir, "edgelockd.service")
     with open(path, "w") as f:
         f.write(unit.replace("ExecStart=/usr/bin/edgelockd ", "ExecStart=%s " % os.path.abspath(c.bin)))
