@@ -8,6 +8,7 @@
  * tester); the gauge edgelock_crl_next_update_seconds (metrics.c) shows it
  * to a dashboard, and these lines to whoever reads the log.
  */
+#include <stdio.h>
 #include <time.h>
 
 #include "el_daemon.h"
@@ -29,7 +30,9 @@ void el_d_crl_turn(struct el_daemon *d)
 	const time_t now = time(NULL);
 	char when[40];
 	struct tm tm;
-	strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", gmtime_r(&next, &tm));
+	if (gmtime_r(&next, &tm) == NULL ||
+	    strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", &tm) == 0)
+		snprintf(when, sizeof when, "?");
 	if (now >= next) {
 		d->crl_said = CRL_SAID_ERROR;
 		el_log(EL_LOG_ERROR, "crl_file %s expired on %s (its nextUpdate): every new client "
