@@ -408,6 +408,12 @@ uint64_t el_raft_deadline(const struct el_raft *r);
 const struct el_entry *el_raft_entry(const struct el_raft *r, uint64_t index);
 /* The term of index, or 0 when unknown (compacted or beyond the log). */
 uint64_t el_raft_term_at(const struct el_raft *r, uint64_t index);
+/* Whether append m disagrees with an entry this node has committed: its
+ * previous entry or one of its entries has another term. el_raft_step
+ * refuses such an append from a current leader (Leader Completeness, paper
+ * 5.4: only a member that lost acknowledged state lets one be elected); the
+ * daemon asks the same question to say so in its log. */
+bool el_raft_append_overwrites_commit(const struct el_raft *r, const struct el_msg *m);
 static inline enum el_state el_raft_state(const struct el_raft *r) { return (enum el_state)r->state; }
 static inline el_id_t el_raft_leader(const struct el_raft *r) { return r->leader; }
 static inline uint64_t el_raft_term(const struct el_raft *r) { return r->term; }

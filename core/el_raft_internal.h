@@ -57,7 +57,6 @@ void el_raft__broadcast_append(struct el_raft *r, bool allow_empty);
 void el_raft__broadcast_heartbeat(struct el_raft *r);
 bool el_raft__maybe_commit(struct el_raft *r);
 void el_raft__commit_to(struct el_raft *r, uint64_t commit);
-bool el_raft__append_overwrites_commit(const struct el_raft *r, const struct el_msg *m);
 void el_raft__handle_append(struct el_raft *r, const struct el_msg *m);
 void el_raft__handle_append_resp(struct el_raft *r, const struct el_msg *m);
 void el_raft__handle_heartbeat(struct el_raft *r, const struct el_msg *m);

@@ -210,7 +210,7 @@ uint64_t el_raft__append_local(struct el_raft *r, uint8_t type, const uint8_t *d
 void el_raft__truncate_from(struct el_raft *r, uint64_t index)
 {
 	/* Committed entries are never overwritten: el_raft_step refuses an
-	 * append that would (el_raft__append_overwrites_commit). */
+	 * append that would (el_raft_append_overwrites_commit). */
 	EL_ASSERT(index > r->commit);
 	EL_ASSERT(index <= r->last_index);
 	r->last_index = index - 1;

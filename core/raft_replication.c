@@ -202,7 +202,7 @@ static void reply_append(struct el_raft *r, const struct el_msg *m, uint64_t ind
  * A leader of our term or a newer one never sends that (Leader
  * Completeness), so el_raft_step refuses it before anything changes; a
  * stale leader may, and is answered with our term instead. */
-bool el_raft__append_overwrites_commit(const struct el_raft *r, const struct el_msg *m)
+bool el_raft_append_overwrites_commit(const struct el_raft *r, const struct el_msg *m)
 {
 	EL_ASSERT(m->type == EL_MSG_APPEND);
 	EL_ASSERT(m->n_entries <= EL_MSG_ENTRIES_MAX);

@@ -142,7 +142,7 @@ static int check_leader_msg(const struct el_raft *r, const struct el_msg *m)
 		return EL_EINVAL; /* two leaders in one term */
 	if (m->term == r->term && r->term_leader != 0 && r->term_leader != m->from)
 		return EL_EINVAL;
-	if (m->type == EL_MSG_APPEND && el_raft__append_overwrites_commit(r, m))
+	if (m->type == EL_MSG_APPEND && el_raft_append_overwrites_commit(r, m))
 		return EL_EINVAL;
 	return 0;
 }

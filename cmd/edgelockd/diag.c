@@ -351,21 +351,6 @@ static void slow_persist(struct el_daemon *d, const struct el_ready *rd, uint64_
 	dg.slow_held_max_ms = 0;
 }
 
-/* Whether m, an append the core refused, disagrees with an entry this node
- * has committed: its previous entry or one of its entries has another term
- * (the core's el_raft_step refuses it so, core/raft_step.c). */
-static bool contradicts_commit(const struct el_raft *r, const struct el_msg *m)
-{
-	const uint64_t commit = el_raft_commit(r), base = el_raft_snapshot(r)->index;
-	if (m->index <= commit && m->index >= base && el_raft_term_at(r, m->index) != m->log_term)
-		return true;
-	for (uint32_t k = 0; k < m->n_entries && m->entries[k].index <= commit; k++)
-		if (m->entries[k].index > base &&
-		    el_raft_term_at(r, m->entries[k].index) != m->entries[k].term)
-			return true;
-	return false;
-}
-
 /* A leader's append that contradicts entries this node knew committed.
  * Raft never sends one (Leader Completeness, paper 5.4): it comes only when
  * a member lost state it had acknowledged and then voted (storage that does
@@ -378,7 +363,7 @@ void el_d_diag_refused(struct el_daemon *d, const struct el_msg *m, int rc)
 {
 	const struct el_raft *r = el_node_raft(d->node);
 	if (rc != EL_EINVAL || m->type != EL_MSG_APPEND || m->term < el_raft_term(r) ||
-	    !contradicts_commit(r, m))
+	    !el_raft_append_overwrites_commit(r, m))
 		return;
 	if (dg.overwrite_logged_ms != 0 && d->now_ms - dg.overwrite_logged_ms < 10000)
 		return;
