@@ -349,13 +349,7 @@ static void cert_refused(struct el_net *net, const struct conn *c, uint32_t flag
 	net->cert_refused++;
 	if (net->cert_logged_ms != 0 && now - net->cert_logged_ms < NET_EVICT_LOG_MS)
 		return;
-	char from[EL_ADDR_NAME_MAX], clock[96] = "";
-	struct sockaddr_storage a;
-	socklen_t alen = sizeof a;
-	if (getpeername(c->fd, (struct sockaddr *)&a, &alen) == 0)
-		el_addr_name(&a, alen, from, sizeof from);
-	else
-		snprintf(from, sizeof from, "?");
+	char clock[96] = "";
 	struct tm tm;
 	const time_t t = time(NULL);
 	if ((flags & (MBEDTLS_X509_BADCERT_FUTURE | MBEDTLS_X509_BADCERT_EXPIRED)) != 0 &&
@@ -363,8 +357,8 @@ static void cert_refused(struct el_net *net, const struct conn *c, uint32_t flag
 		strftime(clock, sizeof clock, " (by this node's clock, now %Y-%m-%d %H:%M:%S UTC: "
 			 "is it set right?)", &tm);
 	el_log(EL_LOG_WARN, "net: %s connection from %s: TLS refused its certificate: %s%s "
-	       "(%llu such in the last %u s)", c->kind == C_CLIENT ? "client" : "peer", from, why,
-	       clock, (unsigned long long)net->cert_refused, NET_EVICT_LOG_MS / 1000u);
+	       "(%llu such in the last %u s)", c->kind == C_CLIENT ? "client" : "peer", c->from,
+	       why, clock, (unsigned long long)net->cert_refused, NET_EVICT_LOG_MS / 1000u);
 	net->cert_logged_ms = now;
 	net->cert_refused = 0;
 }
