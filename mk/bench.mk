@@ -50,6 +50,7 @@ $(BENCH_LOAD): $(BENCH_LOAD_SRCS) tests/bench/load/bench.h $(BUILD)/lib/libedgel
 .PHONY: bench-load
 bench-load: $(BENCH_LOAD) $(BUILD)/bin/edgelockd $(BUILD)/bin/edgelock $(BUILD)/lib/libedgelock.so certs
 	@$(BENCH_LOAD) $(BUILD) $(BUILD)/bench/edgelock.json
+	@/usr/bin/python3 tests/bench/load/compare.py $(BUILD)/bench/edgelock.json
 BENCHES += bench-load
 
 # `make bench-compare`: the same workloads on etcd, ZooKeeper and Redis (the peers' packages come

@@ -45,6 +45,44 @@ def free_base():
     return 27300
 
 
+def write_run(path, target, figures):
+    with open(path, "w") as f:
+        json.dump({"target": target, "results": [{"workload": w, "metric": m, "value": v}
+                                                 for (w, m), v in figures.items()]}, f)
+
+
+def verdict(table, label):
+    """The last word(s) of the row LABEL: 'met', 'NOT met' or '-'."""
+    row = next((ln for ln in table.splitlines() if ln.startswith(label)), "")
+    return "NOT met" if row.endswith("NOT met") else row.split()[-1] if row else None
+
+
+def check_compare(dirpath):
+    """compare.py marks each target met or not by edgelock's figure, against
+    Redis's for the single-node row and its own 100-lock run for the scale
+    row, and '-' where the run has no figure (the issue asks the table to)."""
+    mine, redis = os.path.join(dirpath, "cmp-el.json"), os.path.join(dirpath, "cmp-redis.json")
+    write_run(mine, "edgelock", {("uncontended-1", "cycle p50"): 0.9,
+                                 ("uncontended-1", "cycle p99"): 2.5,
+                                 ("uncontended-16", "server CPU per cycle"): 60.0,
+                                 ("scale-100", "cycles/s"): 3000.0,
+                                 ("scale-30000", "cycles/s"): 1900.0,
+                                 ("single-16", "cycles/s"): 9000.0})
+    write_run(redis, "redis", {("uncontended-16", "cycles/s"): 10000.0})
+    here = os.path.dirname(os.path.abspath(__file__))
+    p = subprocess.run(["/usr/bin/python3", os.path.join(here, "compare.py"), mine, redis],
+                       capture_output=True, text=True, timeout=20)
+    got = {label: verdict(p.stdout, label) for label in (
+        "cycle p50, 1 client", "cycle p99, 1 client", "server CPU/cycle", "cycles/s, 30,000",
+        "single node, 16 cl., cycles/s", "handoffs/s")}
+    want = {"cycle p50, 1 client": "met", "cycle p99, 1 client": "NOT met",
+            "server CPU/cycle": "met", "cycles/s, 30,000": "NOT met",
+            "single node, 16 cl., cycles/s": "NOT met", "handoffs/s": "-"}
+    check("compare.py marks each target met or NOT met (or '-')",
+          p.returncode == 0 and got == want and "Targets (issue 14): 2 met, 3 NOT met, "
+          "8 without a figure" in p.stdout, "%r\n%s%s" % (got, p.stdout[-1500:], p.stderr))
+
+
 def main():
     build = sys.argv[1]
     out = os.path.join(build, "bench", "smoke.json")
@@ -76,6 +114,7 @@ def main():
                              timeout=20)
         check("%s=%s: exit 2, saying why" % (knob, value),
               bad.returncode == 2 and words in bad.stderr, "%d %s" % (bad.returncode, bad.stderr))
+    check_compare(os.path.dirname(out))
     print("%d passed, %d failed" % (passed, failed))
     return 0 if failed == 0 else 1
 
