@@ -409,10 +409,15 @@ bool el_net_peer_retire(struct el_net *net, el_id_t id)
 	pthread_mutex_lock(&net->mu);
 	struct peer *p = peer_find(net, id);
 	const bool up = p != NULL && p->c != NULL;
-	if (up)
+	if (up) {
 		p->retired = true; /* link_lost drops it */
-	else if (p != NULL)
+	} else if (p != NULL) {
+		/* said as link_lost says it: a link down at the removal (a redial
+		 * backing off) left no line on that member (seen under load) */
+		el_log(EL_LOG_INFO, "net: no link to node %u; it is no longer a member: not "
+		       "redialing", p->id);
 		peer_drop(net, p);
+	}
 	pthread_mutex_unlock(&net->mu);
 	return up;
 }

@@ -7,9 +7,11 @@
  * fuzzer runs config.c on any bytes and must not resolve what it made up.
  */
 #include <errno.h>
+#include <limits.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
@@ -226,9 +228,41 @@ static int tls_mode(const char *key, const char *path, const char *holds, mode_t
 	return EL_EINVAL;
 }
 
+/*
+ * A file's mode guards it only as well as its directories do: in one that
+ * every user may write, anyone renames their own file over it (or, higher
+ * up, a directory of theirs over the path). Refused, with the sticky bit
+ * excepted (/tmp: only a file's owner may rename it there). Group-writable
+ * directories are let be: a user's checkout under umask 002 has them.
+ */
+static int open_dirs(const char *what, const char *path, char *why, size_t cap)
+{
+	char dir[PATH_MAX];
+	if (path[0] == '\0' || realpath(path, dir) == NULL)
+		return EL_OK; /* unreadable ones are said by el_dcfg_check */
+	for (char *slash = strrchr(dir, '/'); slash != NULL; slash = strrchr(dir, '/')) {
+		slash[slash == dir] = '\0'; /* "/x" -> "/": the root is checked too */
+		struct stat st;
+		if (stat(dir, &st) == 0 && (st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX)) {
+			snprintf(why, cap, "%s %s is in %s, a directory every user may write "
+				 "(mode %04o): anyone may put a file of theirs in its place; chmod o-w "
+				 "%s (or keep the file elsewhere)", what, path, dir,
+				 (unsigned)(st.st_mode & 07777), dir);
+			return EL_EINVAL;
+		}
+		if (slash == dir)
+			break;
+	}
+	return EL_OK;
+}
+
 int el_dcfg_tls_modes(const struct el_dcfg *c, char *why, size_t cap)
 {
 	static const char trust_fix[] = "chmod 644 it (only its owner may write it)";
+	if (open_dirs("[tls] cert_key_file", c->cert_key_file, why, cap) != EL_OK ||
+	    open_dirs("[tls] ca_file", c->ca_file, why, cap) != EL_OK ||
+	    open_dirs("[tls] crl_file", c->crl_file, why, cap) != EL_OK)
+		return EL_EINVAL;
 	if (tls_mode("cert_key_file", c->cert_key_file, "holds the private key",
 		     S_IROTH | S_IWOTH | S_IWGRP,
 		     "chmod 600 it (or 640, for a group that must read it)", why, cap) != EL_OK ||
@@ -254,4 +288,62 @@ int el_dcfg_check_host(const struct el_dcfg *c, const char *where)
 	int rc = check_addrs(c, where);
 	rc = check_data_dir(c, where) == EL_OK ? rc : EL_EINVAL;
 	return check_tls_modes(c, where) == EL_OK ? rc : EL_EINVAL;
+}
+
+/* The config file names whom the node trusts ([tls], [acl]: admin rights)
+ * and where its state lives: one every user may write (or may rename over)
+ * lets any local account give itself the cluster. Its group may write it
+ * (an operators' group editing /etc/edgelock is common). */
+int el_dcfg_config_mode(const char *path)
+{
+	struct stat st;
+	char why[2 * EL_DCFG_PATH_MAX + 200];
+	if (path == NULL || stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+		return EL_OK; /* unreadable: el_dcfg_load says so */
+	if (st.st_mode & S_IWOTH) {
+		fprintf(stderr, "edgelockd: %s: every user may write this config file (mode %04o), "
+			"which names whom the node trusts ([tls], [acl]): chmod o-w %s\n", path,
+			(unsigned)(st.st_mode & 07777), path);
+		return EL_EINVAL;
+	}
+	if (open_dirs("the config file", path, why, sizeof why) != EL_OK) {
+		fprintf(stderr, "edgelockd: %s: %s\n", path, why);
+		return EL_EINVAL;
+	}
+	return EL_OK;
+}
+
+/* One path only root may use: a file nobody but its root owner may read, a
+ * directory nobody but its root owner may write. Appended to list. */
+static void root_only(const char *what, const char *path, bool dir, char *list, size_t cap)
+{
+	struct stat st;
+	const mode_t others = dir ? (S_IWGRP | S_IWOTH) : (S_IRGRP | S_IROTH);
+	if (path == NULL || path[0] == '\0' || stat(path, &st) != 0 || st.st_uid != 0 ||
+	    (st.st_mode & others) != 0)
+		return;
+	const size_t used = strlen(list);
+	snprintf(list + used, cap - used, "%s%s %s (root's, mode %04o)", used ? ", " : "", what,
+		 path, (unsigned)(st.st_mode & 07777));
+}
+
+/* --check-config as root reads every file and writes every directory, so
+ * "valid" says nothing of the user the daemon runs as (the shipped unit's
+ * edgelock), which may then fail to start on a key only root may read (an
+ * outside tester). Not an error: a node may run as root. */
+void el_dcfg_root_note(const struct el_dcfg *c, const char *config)
+{
+	if (geteuid() != 0)
+		return;
+	char list[4 * EL_DCFG_PATH_MAX + 400] = "";
+	root_only("the config file", config, false, list, sizeof list);
+	root_only("[tls] cert_key_file", c->cert_key_file, false, list, sizeof list);
+	root_only("[tls] ca_file", c->ca_file, false, list, sizeof list);
+	root_only("[tls] crl_file", c->crl_file, false, list, sizeof list);
+	root_only("[node] data_dir", c->data_dir, true, list, sizeof list);
+	fprintf(stderr, "edgelockd: %s: checked as root, who may read and write anything%s%s; "
+		"a daemon run as another user (the shipped unit's edgelock) needs them its own: "
+		"check as that user (runuser -u edgelock -- edgelockd --check-config %s)\n",
+		config != NULL ? config : "flags", list[0] ? ": only root may use " : "", list,
+		config != NULL ? config : "FILE");
 }

@@ -455,14 +455,26 @@ void el_d_reload(struct el_daemon *d)
 		       d->cfg.crl_file, d->cfg.cert_key_file);
 }
 
+/* A data_dir refused as it is (empty without --bootstrap or --join, another
+ * node's, bootstrapped over, damaged) stays refused on every restart until
+ * someone acts, and each restart only repeats the line: EL_ESTOPPED tells
+ * main.c to exit 1, which the shipped unit does not restart (an outside
+ * tester watched it restart every 2 s for ever). A data_dir in use and an
+ * I/O error may pass: they stay exit 2, restarted. */
+static int refused_for_good(int rc)
+{
+	return rc == EL_EINVAL || rc == EL_ECORRUPT ? EL_ESTOPPED : rc;
+}
+
 int el_d_open(struct el_daemon *d, bool bootstrap, bool join)
 {
 	d->cluster = el_peer_digest(d->cfg.cluster);
 	int rc = check_start_mode(d, bootstrap, join);
+	if (rc != EL_OK)
+		return refused_for_good(rc);
+	rc = open_ident(d);
 	if (rc == EL_OK)
-		rc = open_ident(d);
-	if (rc == EL_OK)
-		rc = open_node(d, bootstrap);
+		rc = refused_for_good(open_node(d, bootstrap));
 	if (rc == EL_OK)
 		rc = open_net(d);
 	if (rc == EL_OK)

@@ -106,4 +106,14 @@ int el_dcfg_check_host(const struct el_dcfg *c, const char *where);
  * refuse it). */
 int el_dcfg_tls_modes(const struct el_dcfg *c, char *why, size_t cap);
 
+/* EL_EINVAL, said on stderr, when every user may write the config file
+ * (or a directory above it, without the sticky bit): the start and
+ * --check-config refuse it (config_host.c). */
+int el_dcfg_config_mode(const char *path);
+
+/* --check-config run as root: a warning on stderr that root's check says
+ * nothing of the daemon's own user, naming the files and data_dir only root
+ * may use (config_host.c). Nothing when not root. */
+void el_dcfg_root_note(const struct el_dcfg *c, const char *config);
+
 #endif /* EL_DAEMON_CONFIG_H */

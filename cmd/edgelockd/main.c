@@ -76,8 +76,10 @@ static void usage(FILE *f)
 		"Flags override the file. SIGTERM: a leader hands over leadership, then\n"
 		"the node exits 0. SIGHUP: re-read the [tls] CA, certificate and CRL files\n"
 		"for new connections' identity proofs (nothing else of the config).\n"
-		"Exit: 1 usage or config error (or a node removed from the cluster started\n"
-		"again on its data), 2 start failure, 3 storage failure.\n");
+		"Exit: 1 usage or config error, or a data_dir refused as it is (another\n"
+		"node's, removed, damaged, empty without --bootstrap/--join): no restart\n"
+		"helps; 2 a start failure that may pass (data_dir in use, address, files);\n"
+		"3 storage failure.\n");
 }
 
 static const char RESTORE_USAGE[] =
@@ -257,9 +259,11 @@ static int parse(struct el_dcfg *c, struct opts *o, int argc, char **argv)
 	/* a file not read whole (not opened, or cut at a bad line) has nothing
 	 * to check: the keys after that line were never read, not missing */
 	errors += check(c, o, load != EL_EIO);
+	errors += el_dcfg_config_mode(o->config) != EL_OK;
 	if (errors)
 		return 2;
 	if (o->check) {
+		el_dcfg_root_note(c, o->config);
 		printf("%s: valid\n", o->config);
 		return 1;
 	}
@@ -380,7 +384,7 @@ int main(int argc, char **argv)
 	const int opened = el_d_open(&d, o.bootstrap, o.join);
 	if (opened != EL_OK) {
 		el_d_close(&d);
-		return opened == EL_ESTOPPED ? 1 : 2; /* removed: no restart can help */
+		return opened == EL_ESTOPPED ? 1 : 2; /* removed or refused: no restart can help */
 	}
 	int rc = el_d_run(&d, &stop_signal, &reload_signal);
 	el_d_close(&d);

@@ -1065,7 +1065,7 @@ def test_check_config_lines(c, cfg):
         check("check-config: refused (%s)" % name, out.returncode == 1 and want in out.stderr,
               out.stderr)
         if name in ("quoted", "localhost", "peers twice", "data file", "key mode",
-                    "ca writable"):
+                    "ca writable", "ca in an open dir"):
             start = subprocess.run([c.bin, "-c", path], capture_output=True, text=True,
                                    timeout=10)
             check("start: refused as check-config refuses it (%s)" % name,
@@ -1144,6 +1144,12 @@ def host_cases(c, good, peer, client):
         with open(src) as f, open(modes[name], "w") as g:
             g.write(f.read())
         os.chmod(modes[name], mode)
+    open_dir = os.path.join(c.dir, "open-dir")  # anyone may rename a CA of theirs in
+    os.makedirs(open_dir, exist_ok=True)
+    os.chmod(open_dir, 0o777)
+    modes["ca-open-dir"] = os.path.join(open_dir, "ca.pem")
+    shutil.copy(ca, modes["ca-open-dir"])
+    os.chmod(modes["ca-open-dir"], 0o644)
     other = re.search(r"^(\d+) = (.*)$", good.split("[peers]")[1], re.M)
     return [
         ("quoted", re.sub(r"^cluster = (.*)$", r'cluster = "\1"', good, flags=re.M),
@@ -1172,6 +1178,9 @@ def host_cases(c, good, peer, client):
                                   % (ca, modes["crl-0646"])),
          "[tls] crl_file %s says which certificates are revoked and every user may replace "
          "it (mode 0646)" % modes["crl-0646"]),
+        ("ca in an open dir", good.replace("ca_file = " + ca, "ca_file = " + modes["ca-open-dir"]),
+         "[tls] ca_file %s is in %s, a directory every user may write (mode 0777)"
+         % (modes["ca-open-dir"], open_dir)),
     ]
 
 
@@ -1235,6 +1244,57 @@ def test_check_config_tls(c, some, cfg):
                   chk.returncode, chk.stderr, start.returncode, start.stderr[-400:]))
 
 
+def test_check_config_root(c, cfg, out):
+    """As root, "valid" says nothing of the daemon's own user: the check
+    says so, naming what only root may use (a 0600 key of root's here)."""
+    with open(cfg) as f:
+        key = re.search(r"^cert_key_file = (.*)$", f.read(), flags=re.M).group(1)
+    st = os.stat(key)
+    note = "checked as root, who may read and write anything"
+    if os.geteuid() != 0:
+        check("check-config: not root: no note of root", note not in out.stderr, out.stderr)
+        return
+    os.chmod(key, 0o600)
+    again = subprocess.run([c.bin, "--check-config", cfg], capture_output=True, text=True,
+                           timeout=10)
+    os.chmod(key, st.st_mode & 0o7777)
+    check("check-config: as root, still valid, and a note naming the key only root may read "
+          "and how to check as the daemon's user",
+          again.returncode == 0 and note in again.stderr and
+          "[tls] cert_key_file %s (root's, mode 0600)" % key in again.stderr and
+          "runuser -u edgelock -- edgelockd --check-config %s" % cfg in again.stderr,
+          "exit %d: %s" % (again.returncode, again.stderr))
+
+
+def test_config_mode(c, cfg):
+    """A config file every user may write, or one in a directory every user
+    may write (no sticky bit), lets anyone name whom the node trusts: the
+    check and the start refuse it, saying the chmod to run."""
+    with open(cfg) as f:
+        text = f.read()
+    open_dir = os.path.join(c.dir, "open-conf")
+    os.makedirs(open_dir, exist_ok=True)
+    os.chmod(open_dir, 0o777)
+    for name, path, mode, words in [
+            ("mode 0666", os.path.join(c.dir, "writable.conf"), 0o666,
+             "every user may write this config file (mode 0666)"),
+            ("in an open dir", os.path.join(open_dir, "node.conf"), 0o644,
+             "the config file %s is in %s, a directory every user may write (mode 0777)"
+             % (os.path.join(open_dir, "node.conf"), open_dir))]:
+        with open(path, "w") as f:
+            f.write(text)
+        os.chmod(path, mode)
+        chk = subprocess.run([c.bin, "--check-config", path], capture_output=True,
+                             text=True, timeout=10)
+        start = subprocess.run([c.bin, "-c", path], capture_output=True, text=True,
+                               timeout=10)
+        check("config file %s: check-config and the start refuse it (exit 1), saying why"
+              % name, chk.returncode == 1 and start.returncode == 1 and words in chk.stderr
+              and words in start.stderr and "chmod o-w" in chk.stderr,
+              "check %d: %s| start %d: %s" % (chk.returncode, chk.stderr[-300:],
+                                              start.returncode, start.stderr[-300:]))
+
+
 def test_start_guards(c):
     some = next(iter(c.procs))
     cfg = c.config(some)
@@ -1271,12 +1331,22 @@ def test_start_guards(c):
           out.stderr[-300:])
     out = subprocess.run([c.bin, "-c", cfg, "--data-dir", os.path.join(c.dir, "empty")],
                          capture_output=True, text=True, timeout=10)
-    check("guard: a plain start on an empty data dir is refused",
-          out.returncode == 2 and "--bootstrap" in out.stderr, out.stderr[-300:])
+    check("guard: a plain start on an empty data dir is refused, exit 1 (no restart helps)",
+          out.returncode == 1 and "--bootstrap" in out.stderr, out.stderr[-300:])
     out = subprocess.run([c.bin, "-c", cfg, "--data-dir", copy, "--bootstrap"],
                          capture_output=True, text=True, timeout=10)
-    check("guard: --bootstrap over existing state is refused",
-          out.returncode == 2 and "already holds" in out.stderr, out.stderr[-300:])
+    check("guard: --bootstrap over existing state is refused, exit 1",
+          out.returncode == 1 and "already holds" in out.stderr, out.stderr[-300:])
+    # Damaged state: refused on every start until someone acts, so exit 1,
+    # which the shipped unit does not restart (it looped every 2 s on exit 2).
+    with open(os.path.join(copy, "snapshot"), "wb") as f:
+        f.write(b"not a snapshot")
+    out = subprocess.run([c.bin, "-c", cfg, "--data-dir", copy], capture_output=True,
+                         text=True, timeout=10)
+    check("guard: a damaged snapshot file is refused, exit 1, saying no restart repairs it",
+          out.returncode == 1 and "is corrupt" in out.stderr and
+          "no restart repairs this" in out.stderr, "exit %d: %s"
+          % (out.returncode, out.stderr[-400:]))
     bad = os.path.join(c.dir, "bad.conf")
     with open(bad, "w") as f:
         f.write("[node]\nid = 0\ndata_dir = /tmp/x\n\n[timing]\nelection_ms = fast\n"
@@ -1292,6 +1362,8 @@ def test_start_guards(c):
     out = subprocess.run([c.bin, "--check-config", cfg], capture_output=True, text=True,
                          timeout=10)
     check("check-config: a good config is valid", out.returncode == 0, out.stderr)
+    test_check_config_root(c, cfg, out)
+    test_config_mode(c, cfg)
     test_check_config_lines(c, cfg)
     example = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "dist",
                            "edgelockd.conf.example")
