@@ -807,9 +807,6 @@ static void admin(struct el_daemon *d, uint64_t conn, const struct el_cw_msg *q)
 		snprintf(why, sizeof why, " (an address of member %u)", taken);
 	const bool addr_bad = why[0] != '\0';
 	int rc = addr_bad ? EL_EINVAL : EL_OK;
-	if (!addr_bad && add && q->peer_addr_len > 0)
-		el_d_book_set(d, q->node, q->peer_addr, q->peer_addr_len, q->client_addr,
-			      q->client_addr_len);
 	el_id_t target = q->node;
 	if (rc != EL_OK) {
 		target = 0;
@@ -824,7 +821,16 @@ static void admin(struct el_daemon *d, uint64_t conn, const struct el_cw_msg *q)
 				     : q->type == EL_CW_MEMBER_PROMOTE ? EL_CONF_PROMOTE
 				     : q->learner ? EL_CONF_ADD_LEARNER : EL_CONF_ADD_VOTER;
 		rc = el_raft_propose_conf(r, op, q->node, d->now_ms, &index);
+		if (rc == EL_EINVAL && add && el_conf_find(el_raft_conf(r), q->node) != NULL)
+			snprintf(why, sizeof why, " (node %u is already a member)", q->node);
 	}
+	/* The new member's addresses only once the leader took the change: a
+	 * refused add (already a member, not the leader) rewrote a member's
+	 * addresses on every node it reached, cutting that member off until
+	 * they restarted (an outside tester). */
+	if (rc == EL_OK && add && q->peer_addr_len > 0)
+		el_d_book_set(d, q->node, q->peer_addr, q->peer_addr_len, q->client_addr,
+			      q->client_addr_len);
 	begin_reply(d, q->type, q->id);
 	d->rep.err = rc;
 	d->rep.node = target;

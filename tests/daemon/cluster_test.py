@@ -743,6 +743,36 @@ def test_waiting_joiner(c):
           "exit %r: %s" % (rc, tail[-400:]))
 
 
+def member_addrs(c, at, i):
+    return [(m.get(21), m.get(22)) for m in c.status(at).get(28, []) if m.get(20) == i]
+
+
+def test_readd_member(c, conn, other):
+    """`members add` of a current member, with addresses nobody has: the
+    leader refuses it saying why, a follower answers "not the leader", and
+    no node's address book takes the new addresses (they did, on every node
+    the request reached: the member was cut off until they restarted)."""
+    fake = tuple("tls+tcp://127.0.0.1:%d" % p for p in free_ports(2))
+    before = {i: member_addrs(c, i, other) for i in (S.leader, other)}
+    rep = conn.call({1: 14, 20: other, 21: fake[0], 22: fake[1]})
+    follower = c.connect(other)
+    frep = follower.call({1: 14, 20: other, 21: fake[0], 22: fake[1]})
+    follower.close()
+    check("members add of a current member: refused by the leader (EINVAL), 'not the "
+          "leader' from a follower", rep.get(3, 0) == EL_EINVAL and frep.get(3, 0) ==
+          EL_ENOTLEADER, "%r %r" % (rep, frep))
+    check("members add of a current member: the leader's line says it is one",
+          "admin member-add for node %d: invalid argument (node %d is already a member)"
+          % (other, other) in log_text(c, S.leader), log_text(c, S.leader)[-600:])
+    after = {i: member_addrs(c, i, other) for i in (S.leader, other)}
+    check("members add of a current member: no node took the new addresses",
+          after == before and all(a and a[0][0] != fake[0] for a in after.values()),
+          "%r -> %r" % (before, after))
+    lock_traffic(conn, "readd")
+    check("members add of a current member: it still follows and holds the log",
+          wait_for(lambda: c.status(other).get(17) == S.leader), repr(c.status(other)))
+
+
 def test_membership(c):
     c.add_node(4)
     c.start(4, "--join")
@@ -761,6 +791,7 @@ def test_membership(c):
     check("members add: the refusal is logged with the member whose address it is",
           re.search(r"admin member-add for node 5: [^(]*\(an address of member %d\)" % other,
                     log_text(c, S.leader)))
+    test_readd_member(c, conn, other)
     rep = conn.call({1: 14, 20: 4, 21: "tls+tcp://127.0.0.1:%d" % c.peer_port[4],
                      22: c.addr(4)})
     check("members add: accepted by the leader", rep.get(3, 0) == 0 and rep.get(27, 0) > 0,
