@@ -255,7 +255,7 @@ static void note_own_removal(struct el_daemon *d)
 }
 
 /* Which incarnation this node's data is of (incarnation.c). A new
- * cluster's is generation 0; a node joining with no state says so on disk,
+ * cluster's is generation 0 with its voters' digest; a node joining with no state says so on disk,
  * so that a restart after its first entries, before it adopted the
  * cluster's incarnation, does not read its data as generation 0 and stop
  * on the first hello of a forced or restored cluster. */
@@ -263,8 +263,11 @@ static int open_incarnation(struct el_daemon *d, bool bootstrap, bool state)
 {
 	const char *dir = d->cfg.data_dir;
 	if (bootstrap) {
-		d->inc = (struct el_d_incarnation){ .known = true };
-		return el_d_incarnation_clear(dir);
+		struct el_conf voters;
+		int rc = el_d_conf_of(&d->cfg, &voters, "--bootstrap");
+		if (rc == EL_OK)
+			el_d_incarnation_of_bootstrap(&voters, &d->inc);
+		return rc == EL_OK ? el_d_incarnation_save(dir, &d->inc) : rc;
 	}
 	int rc = el_d_incarnation_load(dir, state, &d->inc);
 	if (rc == EL_OK && !state && !d->inc.known)

@@ -305,8 +305,8 @@ int el_d_incarnation_save(const char *dir, const struct el_d_incarnation *inc);
 int el_d_replace_file(const char *dir, const char *path, const void *text, size_t n);
 /* True when dir is a --join node's that has not heard from the cluster yet. */
 bool el_d_incarnation_joining(const char *dir);
-/* Remove the file (a bootstrap: generation 0), durably. */
-int el_d_incarnation_clear(const char *dir);
+/* A bootstrap's: generation 0, the digest of its voters' ids. */
+void el_d_incarnation_of_bootstrap(const struct el_conf *c, struct el_d_incarnation *out);
 /* --force-new-cluster's: the next generation, a random nonce. */
 int el_d_incarnation_next(const struct el_d_incarnation *old, struct el_d_incarnation *out);
 /* A restore's: generation 1, the backup's digest. */

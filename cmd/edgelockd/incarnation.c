@@ -13,7 +13,15 @@
  * lagging member may rightly hear from a leader its configuration does
  * not name yet. So the data carries an incarnation, in a file of its own
  * (INCARNATION_FILE), and every peer hello says it (el_peer_hello.h):
- *   - a cluster bootstrapped is generation 0 (no file needed);
+ *   - a cluster bootstrapped is generation 0, its nonce the digest of the
+ *     voters --bootstrap named ([peers]): nodes bootstrapped with other
+ *     lists are other clusters, refused both ways like two forced survivors.
+ *     Without it, two nodes of one list and two of another each elected a
+ *     leader of their own quorum around a node listed by both, fed it
+ *     entries that contradicted each other and granted one lock twice (an
+ *     outside tester). etcd derives its cluster ID from --initial-cluster
+ *     alike. A cluster bootstrapped by an earlier release has no file, read
+ *     as generation 0 nonce 0, which its nodes added later hold too;
  *   - --force-new-cluster moves to the next generation, with a random nonce;
  *   - a restore seeds generation 1, its nonce the backup's digest (every
  *     node restored from one backup agrees);
@@ -89,15 +97,14 @@ static size_t render(const struct el_d_incarnation *inc, char text[TEXT_MAX], si
 }
 
 /* Only what render writes, byte for byte, or the last release's first line
- * alone; a generation above 0 has a nonce, generation 0 none. */
+ * alone; a generation above 0 has a nonce (generation 0's may be 0). */
 static enum inc_kind parse(const char *text, size_t len, struct el_d_incarnation *out)
 {
 	if (len == sizeof JOINING_LINE - 1 && memcmp(text, JOINING_LINE, len) == 0)
 		return INC_JOINING;
 	unsigned gen = 0;
 	unsigned long long nonce = 0;
-	if (sscanf(text, "generation %u nonce %16llx", &gen, &nonce) != 2 ||
-	    (gen == 0) != (nonce == 0))
+	if (sscanf(text, "generation %u nonce %16llx", &gen, &nonce) != 2 || (gen > 0 && nonce == 0))
 		return INC_DAMAGED;
 	*out = (struct el_d_incarnation){ .known = true, .generation = gen, .nonce = nonce };
 	char want[TEXT_MAX];
@@ -170,27 +177,39 @@ bool el_d_incarnation_joining(const char *dir)
 	return joining;
 }
 
-/* A bootstrap starts a new cluster, generation 0, which needs no file:
- * one left by a failed restore would make this node claim that restore's
- * generation, and the new members would stop on its hello as outdated. The
- * directory is synced so that a crash cannot bring the file back. */
-int el_d_incarnation_clear(const char *dir)
+/* FNV-1a of n bytes, never 0 (a nonce of 0 is an earlier release's). */
+static uint64_t digest(const uint8_t *data, size_t n)
 {
-	char path[EL_DCFG_PATH_MAX + sizeof INCARNATION_FILE + 1];
-	path_of(dir, path, sizeof path);
-	if (unlink(path) != 0 && errno != ENOENT) {
-		el_log(EL_LOG_ERROR, "cannot remove %s: %s", path, strerror(errno));
-		return EL_EIO;
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (size_t i = 0; i < n; i++) {
+		h ^= data[i];
+		h *= 0x100000001b3ull;
 	}
-	const int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	const bool ok = dfd >= 0 && fsync(dfd) == 0;
-	if (dfd >= 0)
-		close(dfd);
-	if (!ok) {
-		el_log(EL_LOG_ERROR, "cannot sync %s: %s", dir, strerror(errno));
-		return EL_EIO;
+	return h ? h : 1;
+}
+
+/* The voters' ids in ascending order, 4 bytes each little-endian, so that
+ * every node of one [peers] list, however ordered, draws one nonce. It
+ * replaces any file there: one left by a failed restore would make this
+ * node claim that restore's generation, and the new members would stop on
+ * its hello as outdated. */
+void el_d_incarnation_of_bootstrap(const struct el_conf *c, struct el_d_incarnation *out)
+{
+	uint8_t bytes[4 * EL_NODES_MAX];
+	size_t n = 0;
+	for (el_id_t last = 0;;) {
+		el_id_t next = 0;
+		for (uint32_t i = 0; i < c->n && i < EL_NODES_MAX; i++)
+			if (c->m[i].id > last && (next == 0 || c->m[i].id < next))
+				next = c->m[i].id;
+		if (next == 0 || n + 4 > sizeof bytes)
+			break;
+		for (int b = 0; b < 4; b++)
+			bytes[n++] = (uint8_t)(next >> (8 * b));
+		last = next;
 	}
-	return EL_OK;
+	*out = (struct el_d_incarnation){ .known = true, .generation = 0,
+					  .nonce = digest(bytes, n) };
 }
 
 /* The file, whole and synced, its directory too, before anything that
@@ -216,12 +235,8 @@ int el_d_incarnation_next(const struct el_d_incarnation *old, struct el_d_incarn
 
 void el_d_incarnation_of_backup(const uint8_t *data, uint32_t len, struct el_d_incarnation *out)
 {
-	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
-	for (uint32_t i = 0; i < len; i++) {
-		h ^= data[i];
-		h *= 0x100000001b3ull;
-	}
-	*out = (struct el_d_incarnation){ .known = true, .generation = 1, .nonce = h ? h : 1 };
+	*out = (struct el_d_incarnation){ .known = true, .generation = 1,
+					  .nonce = digest(data, len) };
 }
 
 enum el_d_inc_verdict el_d_incarnation_judge(const struct el_d_incarnation *ours,

@@ -316,9 +316,16 @@ static bool incarnation_ok(struct el_daemon *d, uint64_t conn, const struct el_p
 		el_d_retire_advice(d);
 		break;
 	case EL_D_INC_OTHER:
-		snprintf(why, sizeof why, "its data is of another cluster made from this one "
-			 "(incarnation %s, this node's %s: --force-new-cluster or restore run twice?): "
-			 "keep one, wipe the other's nodes and --join them", theirs_s, ours_s);
+		if (h->generation == 0) /* both bootstrapped (incarnation.c) */
+			snprintf(why, sizeof why, "it was bootstrapped with another [peers] list of "
+				 "voters than this node (incarnation %s, this node's %s): two clusters. "
+				 "Keep one; wipe the other's nodes, give them its [peers], start them with "
+				 "--join and `edgelock members add` them", theirs_s, ours_s);
+		else
+			snprintf(why, sizeof why, "its data is of another cluster made from this one "
+				 "(incarnation %s, this node's %s: --force-new-cluster or restore run "
+				 "twice?): keep one, wipe the other's nodes and --join them", theirs_s,
+				 ours_s);
 		refuse(d, conn, why, h->node);
 		return false;
 	case EL_D_INC_DAMAGED:

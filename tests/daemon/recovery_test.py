@@ -37,7 +37,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from elcluster import Cluster, Checks, eventually  # noqa: E402
+from elcluster import Cluster, Checks, eventually, free_ports  # noqa: E402
 
 check = Checks()
 
@@ -487,7 +487,7 @@ def test_guards(c):
 def test_bootstrap_leftover(c):
     """A restore that failed can leave its incarnation file (generation 1)
     in a data directory with no state. --bootstrap starts a new cluster,
-    generation 0: it must remove that file, or the node's next plain
+    generation 0: it must replace that file, or the node's next plain
     restart claims generation 1 and the other members, hearing a newer
     incarnation, stop for good as outdated."""
     n = Cluster(c.build, 3, tmp=os.path.join(c.dir, "leftover"))
@@ -498,8 +498,10 @@ def test_bootstrap_leftover(c):
             f.write("generation 1 nonce 00000000deadbeef\n")
         n.start_all(bootstrap=True)
         n.wait_leader()
-        check("bootstrap: a failed restore's incarnation file is removed",
-              not os.path.exists(leftover))
+        with open(leftover) as f:
+            text = f.read()
+        check("bootstrap: a failed restore's incarnation file is replaced by generation 0",
+              text.startswith("generation 0 nonce ") and "deadbeef" not in text, repr(text))
         n.stop(1)
         n.start(1)
         leader = n.wait_leader()
@@ -507,6 +509,43 @@ def test_bootstrap_leftover(c):
         alive = [i for i in (1, 2, 3) if n.procs.get(i) and n.procs[i].poll() is None]
         check("bootstrap over a leftover file: after a restart every member still runs",
               alive == [1, 2, 3] and leader in (1, 2, 3), "alive %r leader %r" % (alive, leader))
+    finally:
+        n.stop_all()
+
+
+def test_bootstrap_lists(c):
+    """Nodes bootstrapped with other [peers] lists are other clusters: node
+    3 lists a node 4 besides 1, 2 and 3. 1 and 2 elect a leader of their
+    own; node 3, whose incarnation (generation 0, the digest of its voters)
+    differs, is refused both ways with why, and follows no leader: it took
+    their entries before (its own configuration contradicting theirs)."""
+    n = Cluster(c.build, 3, tmp=os.path.join(c.dir, "lists"))
+    try:
+        n.write_config(3, [1, 2, 3])
+        with open(n.config(3)) as f:
+            text = f.read()
+        with open(n.config(3), "w") as f:
+            f.write(text.replace("[peers]\n", "[peers]\n4 = tls+tcp://127.0.0.1:%d\n"
+                                 % free_ports(1)[0]))
+        n.start_all(bootstrap=True)
+        leader = n.wait_leader(timeout=20, exclude=(3,))
+        files = {}
+        for i in (1, 2, 3):
+            with open(os.path.join(n.data(i), "incarnation")) as f:
+                files[i] = f.read()
+        check("bootstrap lists: one [peers] list, one incarnation; another list, another",
+              files[1] == files[2] != files[3] and
+              all(t.startswith("generation 0 nonce ") for t in files.values()), repr(files))
+        words = "it was bootstrapped with another [peers] list of voters than this node"
+        said = eventually(lambda: all(words in log_from(n, i, 0) for i in (1, 2, 3)), 10.0)
+        check("bootstrap lists: each node says why it refuses the other list's",
+              said, repr({i: log_from(n, i, 0)[-400:] for i in (1, 2, 3)}))
+        time.sleep(1.0)
+        st = n.status(3)
+        check("bootstrap lists: 1 and 2 lead their cluster; node 3 follows no leader",
+              leader in (1, 2) and st.get(17, 0) not in (1, 2) and
+              "contradict what this node knew committed" not in log_from(n, 3, 0),
+              "leader %r, node 3 %r" % (leader, st))
     finally:
         n.stop_all()
 
@@ -519,7 +558,7 @@ def main():
     try:
         c.start_all(bootstrap=True)
         for t in (test_backup_fresh, test_backup_restore, test_force_new_cluster, test_guards,
-                  test_bootstrap_leftover):
+                  test_bootstrap_leftover, test_bootstrap_lists):
             try:
                 t(c)
             except Exception as e:  # noqa: BLE001 - a crashed step fails, the rest still run
