@@ -118,6 +118,42 @@ static int check_metrics_addr(const struct el_dcfg *c, const char *where)
 	return rc;
 }
 
+static bool is_wildcard(const char *url)
+{
+	struct sockaddr_storage a;
+	return url[0] != '\0' && bound(url, false, &a) && wildcard(&a);
+}
+
+/*
+ * 0.0.0.0 or [::] listens on every address but is no address to reach:
+ * peer_addr goes out in this node's hellos, client_addr in redirects and
+ * `members list`, and a client sent to 0.0.0.0 dials its own machine (an
+ * outside tester's client, in another namespace, was sent there by every
+ * follower). Warned, not refused: a lone node needs no redirect. Another
+ * node's [peers] address there is dialed on this machine: refused.
+ */
+static int check_wildcards(const struct el_dcfg *c, const char *where)
+{
+	const char *keys[2] = { "client_addr", "peer_addr" };
+	const char *addrs[2] = { c->client_addr, c->peer_addr };
+	for (uint32_t i = 0; i < 2; i++)
+		if (is_wildcard(addrs[i]))
+			fprintf(stderr, "edgelockd: %s: warning: [node] %s %s listens on every "
+				"address but other nodes and clients are sent to it as written, "
+				"which reaches their own machine: give this board's LAN address\n",
+				where, keys[i], addrs[i]);
+	int rc = EL_OK;
+	for (uint32_t i = 0; i < c->n_peers; i++)
+		if (c->peers[i].id != c->id && is_wildcard(c->peers[i].addr)) {
+			fprintf(stderr, "edgelockd: %s: [peers] %u = %s is no address of node %u: "
+				"dialed, it reaches this machine; give node %u's LAN address\n",
+				where, c->peers[i].id, c->peers[i].addr, c->peers[i].id,
+				c->peers[i].id);
+			rc = EL_EINVAL;
+		}
+	return rc;
+}
+
 static int check_addrs(const struct el_dcfg *c, const char *where)
 {
 	int rc = EL_OK;
@@ -139,7 +175,7 @@ static int check_addrs(const struct el_dcfg *c, const char *where)
 					c->peers[i].addr, c->peers[j].id, c->peers[j].addr);
 				rc = EL_EINVAL;
 			}
-	return rc;
+	return check_wildcards(c, where) == EL_OK ? rc : EL_EINVAL;
 }
 
 /* The data directory must be one this user can write (storage creates it

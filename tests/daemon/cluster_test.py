@@ -1182,6 +1182,10 @@ def host_cases(c, good, peer, client):
     shutil.copy(ca, modes["ca-open-dir"])
     os.chmod(modes["ca-open-dir"], 0o644)
     other = re.search(r"^(\d+) = (.*)$", good.split("[peers]")[1], re.M)
+    me = re.search(r"^id = (\d+)$", good, re.M).group(1)
+    peer = next(m for m in re.finditer(r"^(\d+) = (.*)$", good.split("[peers]")[1], re.M)
+                if m.group(1) != me)
+    peer_port = peer.group(2).rsplit(":", 1)[1]
     return [
         ("quoted", re.sub(r"^cluster = (.*)$", r'cluster = "\1"', good, flags=re.M),
          "quotes are not part of the syntax: write cluster = test"),
@@ -1209,6 +1213,10 @@ def host_cases(c, good, peer, client):
                                   % (ca, modes["crl-0646"])),
          "[tls] crl_file %s says which certificates are revoked and every user may replace "
          "it (mode 0646)" % modes["crl-0646"]),
+        ("peer at 0.0.0.0", good.replace("%s = %s" % (peer.group(1), peer.group(2)),
+                                         "%s = tls+tcp://0.0.0.0:%s" % (peer.group(1), peer_port)),
+         "[peers] %s = tls+tcp://0.0.0.0:%s is no address of node %s"
+         % (peer.group(1), peer_port, peer.group(1))),
         ("ca in an open dir", good.replace("ca_file = " + ca, "ca_file = " + modes["ca-open-dir"]),
          "[tls] ca_file %s is in %s, a directory every user may write (mode 0777)"
          % (modes["ca-open-dir"], open_dir)),
@@ -1295,6 +1303,24 @@ def test_check_config_root(c, cfg, out):
           "[tls] cert_key_file %s (root's, mode 0600)" % key in again.stderr and
           "runuser -u edgelock -- edgelockd --check-config %s" % cfg in again.stderr,
           "exit %d: %s" % (again.returncode, again.stderr))
+
+
+def test_wildcard_addr(c, cfg):
+    """client_addr on 0.0.0.0 listens everywhere but is sent to clients as
+    written (they dial their own machine): valid, with a warning."""
+    with open(cfg) as f:
+        text = f.read()
+    client = re.search(r"^client_addr = (.*)$", text, flags=re.M).group(1)
+    anyaddr = "tls+tcp://0.0.0.0:" + client.rsplit(":", 1)[1]
+    path = os.path.join(c.dir, "wildcard.conf")
+    with open(path, "w") as f:
+        f.write(text.replace("client_addr = " + client, "client_addr = " + anyaddr))
+    out = subprocess.run([c.bin, "--check-config", path], capture_output=True, text=True,
+                         timeout=10)
+    check("check-config: client_addr on 0.0.0.0 is valid, with a warning to give the "
+          "board's address", out.returncode == 0 and "warning: [node] client_addr %s listens "
+          "on every address" % anyaddr in out.stderr and "LAN address" in out.stderr,
+          "exit %d: %s" % (out.returncode, out.stderr))
 
 
 def test_config_mode(c, cfg):
@@ -1395,6 +1421,7 @@ def test_start_guards(c):
     check("check-config: a good config is valid", out.returncode == 0, out.stderr)
     test_check_config_root(c, cfg, out)
     test_config_mode(c, cfg)
+    test_wildcard_addr(c, cfg)
     test_check_config_lines(c, cfg)
     example = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "dist",
                            "edgelockd.conf.example")
