@@ -13,9 +13,12 @@
  * (d->attach, indexed by the lock table's session slot; for a session the
  * batch ended, d->ending).
  */
+#include <arpa/inet.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "el_assert.h"
 #include "el_daemon.h"
@@ -753,16 +756,54 @@ static bool member_addr_ok(const char *a, uint8_t len)
 	       el_url_parse(url, host, sizeof host, port, sizeof port) == EL_OK;
 }
 
+/* A host as compared: an IP address in binary (so [::1] and [0:0::1]
+ * are one), localhost as 127.0.0.1 (as /etc/hosts has it; [::1] is
+ * another listener), a name as
+ * written, lower case. No DNS: this runs in the node's loop. */
+static void host_key(const char *host, char *key, size_t cap)
+{
+	struct in6_addr a6;
+	struct in_addr a4;
+	if (strcasecmp(host, "localhost") == 0)
+		host = "127.0.0.1";
+	if (inet_pton(AF_INET, host, &a4) == 1)
+		snprintf(key, cap, "4:%08x", (unsigned)ntohl(a4.s_addr));
+	else if (inet_pton(AF_INET6, host, &a6) == 1)
+		for (size_t i = 0, n = 0; i < 16 && n + 3 <= cap; i++)
+			n += (size_t)snprintf(key + n, cap - n, "%02x", a6.s6_addr[i]);
+	else
+		for (size_t i = 0; i < cap; i++)
+			if ((key[i] = (char)tolower((unsigned char)host[i])) == '\0')
+				break;
+	key[cap - 1] = '\0';
+}
+
+/* Whether a member's address (book) and a requested one (len bytes) name
+ * one endpoint: the same port and the same host as host_key compares them
+ * (an outside tester's localhost:9122 was let in beside 127.0.0.1:9122). */
 static bool same_addr(const char *book, const char *a, uint8_t len)
 {
-	return len > 0 && strnlen(book, EL_CW_ADDR_MAX) == len && memcmp(book, a, len) == 0;
+	char url[EL_CW_ADDR_MAX + 1], h1[256], h2[256], p1[8], p2[8], k1[300], k2[300];
+	if (len == 0 || len > EL_CW_ADDR_MAX)
+		return false;
+	memcpy(url, a, len);
+	url[len] = '\0';
+	if (strcmp(book, url) == 0)
+		return true;
+	if (el_url_parse(book, h1, sizeof h1, p1, sizeof p1) != EL_OK ||
+	    el_url_parse(url, h2, sizeof h2, p2, sizeof p2) != EL_OK || atoi(p1) != atoi(p2))
+		return false;
+	host_key(h1, k1, sizeof k1);
+	host_key(h2, k2, sizeof k2);
+	return strcmp(k1, k2) == 0;
 }
 
 /* The current member (other than the one added) that already has one of the
  * addresses a new member is given, or 0. Two members at one address make the
  * new one a learner that is never reached (its traffic goes to the other),
  * so such an add is refused before anything is proposed. Addresses compare
- * as written: another spelling of the same host is not caught. */
+ * by port and host (same_addr): a name other than localhost only as
+ * written, since resolving it would stall the loop. */
 static el_id_t addr_taken(struct el_daemon *d, const struct el_cw_msg *q)
 {
 	const struct el_conf *c = el_raft_conf(el_node_raft(d->node));
