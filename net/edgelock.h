@@ -87,7 +87,8 @@ typedef struct el_client el_client;
 typedef struct el_session el_session;
 
 struct el_client_options {
-	const char *endpoints;     /* comma-separated "tls+tcp://HOST:PORT", at most 16;
+	const char *endpoints;     /* comma-separated "tls+tcp://HOST:PORT" (an IPv6
+				    * HOST in brackets: tls+tcp://[::1]:9111), at most 16;
 				    * el_client_open refuses a bad one, and an empty
 				    * entry (",," or a comma at an end: a variable that
 				    * expanded to nothing?), with EL_EINVAL */

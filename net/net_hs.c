@@ -278,7 +278,8 @@ static int64_t dial_start(struct el_net *net, int i, uint64_t now)
 	pthread_mutex_unlock(&net->mu);
 	char host[256], port[16], err[160];
 	if (el_url_parse(addr, host, sizeof host, port, sizeof port) != 0) {
-		dial_retry(net, i, gen, "not tls+tcp://HOST:PORT");
+		snprintf(err, sizeof err, "not tls+tcp://HOST:PORT%s", el_url_hint(addr));
+		dial_retry(net, i, gen, err);
 		return -1;
 	}
 	struct el_resolve_job *j = el_resolve_start(host, port, net->hs_wake_fd, err, sizeof err);
@@ -677,7 +678,8 @@ static int listen_on(const char *url, int *out)
 {
 	char host[256], port[16];
 	if (el_url_parse(url, host, sizeof host, port, sizeof port) != 0) {
-		el_log(EL_LOG_ERROR, "net: cannot listen on %s: not tls+tcp://HOST:PORT", url);
+		el_log(EL_LOG_ERROR, "net: cannot listen on %s: not tls+tcp://HOST:PORT%s", url,
+		       el_url_hint(url));
 		return EL_EINVAL;
 	}
 	const struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE };

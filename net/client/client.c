@@ -935,8 +935,8 @@ static int add_endpoint(el_client *c, const char *p, size_t n)
 	url[n <= EL_CW_ADDR_MAX ? n : 0] = '\0';
 	if (n > EL_CW_ADDR_MAX || strncmp(url, "tls+tcp://", 10) != 0 ||
 	    el_url_parse(url, host, sizeof host, port, sizeof port) != 0) {
-		el_client__fail("endpoint '%.*s' is not tls+tcp://HOST:PORT (PORT 1..65535)",
-				(int)(n > 80 ? 80 : n), p);
+		el_client__fail("endpoint '%.*s' is not tls+tcp://HOST:PORT (PORT 1..65535)%s",
+				(int)(n > 80 ? 80 : n), p, n > EL_CW_ADDR_MAX ? "" : el_url_hint(url));
 		return EL_EINVAL;
 	}
 	if (c->n_endpoints == EL_CLIENT_ENDPOINTS_MAX) {

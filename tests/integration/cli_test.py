@@ -241,7 +241,9 @@ def test_operator_output(e):
     for args, want in ((["9", "http://x", good], "PEER_ADDR http://x: not tls+tcp://HOST:PORT"),
                        (["9", good, "tls+tcp://h:0"],
                         "CLIENT_ADDR tls+tcp://h:0: not tls+tcp://HOST:PORT"),
-                       (["9", "tls+tcp://" + "h" * 100 + ":1", good], "longer than 96")):
+                       (["9", "tls+tcp://" + "h" * 100 + ":1", good], "longer than 96"),
+                       (["9", "tls+tcp://::1:9111", good],
+                        "an IPv6 address goes in brackets: tls+tcp://[::1]:9111")):
         r = e.run("members", "add", *args)
         check(r.returncode == 64 and want in r.stderr and "already a member" not in r.stderr,
               "members add %s: exit 64 saying %r (%s)" % (" ".join(args)[:40], want,
@@ -1530,7 +1532,9 @@ def test_local_files():
     ca = os.path.join(BUILD, "certs", "ca.pem")
     many = ",".join("tls+tcp://127.0.0.1:%d" % (i + 1) for i in range(17))
     for eps, want in (("tls+tcp://h:99999", "is not tls+tcp://HOST:PORT"),
-                      ("tls+tcp://", "is not tls+tcp://HOST:PORT"), (many, "more than 16")):
+                      ("tls+tcp://", "is not tls+tcp://HOST:PORT"), (many, "more than 16"),
+                      ("tls+tcp://::1:9111", "is not tls+tcp://HOST:PORT (PORT 1..65535); an "
+                       "IPv6 address goes in brackets: tls+tcp://[::1]:9111")):
         out = subprocess.run([CLI, "--endpoints", eps, "--ca", ca, "status"],
                              capture_output=True, text=True)
         check(out.returncode == 78 and want in out.stderr,
