@@ -64,6 +64,12 @@
  * share of what is left of the call, split over the endpoints not yet
  * tried (at least 0.5 s, at most 2 s): a node that accepts connections and
  * never answers (stopped, wedged) cannot spend a whole timeout_ms alone.
+ * An endpoint whose node closes the connection right after TLS and the
+ * identity proof, before any answer, twice in one call (a node's peer port
+ * does, for a client's certificate) is given up for that call, its why
+ * "closed by the node right after the TLS handshake (is this its peer
+ * port? clients use client_addr)"; when every endpoint is, the call
+ * returns EL_ETIMEDOUT at once, not at its deadline.
  *
  * Names are 1 to 64 bytes of UTF-8 text (the wire carries them as CBOR
  * text); another is EL_EINVAL, saying so, with nothing sent. Tokens start
