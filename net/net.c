@@ -563,7 +563,8 @@ static void adopt(struct el_net *net, struct conn *c)
 			/* after a warning about its dials, this line ends it */
 			char after[64] = "";
 			if (p->unreached != U_NONE)
-				snprintf(after, sizeof after, " (after %u failed dials)", p->failed);
+				snprintf(after, sizeof after, " (after %u failed dial%s)", p->failed,
+					 p->failed == 1 ? "" : "s");
 			el_log(p->refusing && p->unreached == U_NONE ? EL_LOG_DEBUG : EL_LOG_INFO,
 			       "net: connected to node %u at %s%s", p->id, p->addr, after);
 			p->unreached = U_NONE;

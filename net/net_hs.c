@@ -195,7 +195,7 @@ static void dial_name_found(struct el_net *net, int i, uint32_t gen)
 	struct peer *p = &net->peers[i];
 	if (p->id != 0 && p->gen == gen && p->unreached == U_NAME) {
 		el_log(EL_LOG_INFO, "net: node %u at %s: the name resolves now (after %u failed "
-		       "dials); connecting", p->id, p->addr, p->failed);
+		       "dial%s); connecting", p->id, p->addr, p->failed, p->failed == 1 ? "" : "s");
 		p->unreached = U_NONE;
 		p->failed = 0;
 	}

@@ -1151,7 +1151,7 @@ static void test_unreachable_peer_said_once(void)
 				 "cannot connect: Connection refused", "until it connects", NULL };
 	const char *any[] = { node_b.peer_url, NULL };
 	const char *up[] = { "info: net: connected to node 2 at ", node_b.peer_url,
-			     "failed dials)", NULL };
+			     "failed dial", NULL };
 	EL_CHECK_EQ(lines_with(text, warned), 1u);
 	EL_CHECK_EQ(lines_with(text, up), 1u);
 	EL_CHECK_EQ(lines_with(text, any), 2u);
