@@ -845,6 +845,23 @@ static size_t frame_of(struct el_cw_msg *req, uint8_t *frame)
 	return EL_CW_PREFIX + (size_t)n;
 }
 
+/* The try on k got no reply (broken or silent): note why, and count a
+ * close as it opened (given up at CUT_MAX, next_url). */
+static void tried_broken(el_client *c, struct tried *t, const struct el_conn *k,
+			 uint64_t deadline_ms)
+{
+	/* cut by the call's own deadline, an endpoint that answered before
+	 * keeps what it said ("not the leader"), which tells more than "no
+	 * reply in time" */
+	if (el_client__now_ms() < deadline_ms || !tried_has(t, k->url))
+		tried_note(t, k->url, last_error);
+	pthread_mutex_lock(&c->mu);
+	const int at = k->cut ? tried_find(t, k->url) : -1;
+	pthread_mutex_unlock(&c->mu);
+	if (at >= 0)
+		t->ep[at].cuts++;
+}
+
 /* A follower that knows no leader is asked again every LEADERLESS_POLL_MS,
  * LEADERLESS_POLLS times, before the next endpoint is tried. */
 #define LEADERLESS_POLL_MS 20u
@@ -885,16 +902,7 @@ static int request_until(el_client *c, struct el_cw_msg *req, struct el_cw_msg *
 		if (got < 0) {
 			rc = got;
 		} else if (got == 0) { /* broken or silent: another node, same id */
-			/* cut by the call's own deadline, an endpoint that answered
-			 * before keeps what it said ("not the leader"), which tells
-			 * more than "no reply in time" */
-			if (el_client__now_ms() < deadline_ms || !tried_has(t, k->url))
-				tried_note(t, k->url, last_error);
-			pthread_mutex_lock(&c->mu);
-			const int at = k->cut ? tried_find(t, k->url) : -1;
-			pthread_mutex_unlock(&c->mu);
-			if (at >= 0)
-				t->ep[at].cuts++; /* given up at CUT_MAX (next_url) */
+			tried_broken(c, t, k, deadline_ms);
 			drop_conn(c, k);
 			done = false;
 		} else if (reply->type == EL_CW_ERROR || reply->err != EL_ENOTLEADER) {
