@@ -64,6 +64,12 @@
  * share of what is left of the call, split over the endpoints not yet
  * tried (at least 0.5 s, at most 2 s): a node that accepts connections and
  * never answers (stopped, wedged) cannot spend a whole timeout_ms alone.
+ * An endpoint whose node closes the connection right after TLS and the
+ * identity proof, before any answer, twice in one call (a node's peer port
+ * does, for a client's certificate) is given up for that call, its why
+ * "closed by the node right after the TLS handshake (is this its peer
+ * port? clients use client_addr)"; when every endpoint is, the call
+ * returns EL_ETIMEDOUT at once, not at its deadline.
  *
  * Names are 1 to 64 bytes of UTF-8 text (the wire carries them as CBOR
  * text); another is EL_EINVAL, saying so, with nothing sent. Tokens start
@@ -87,7 +93,8 @@ typedef struct el_client el_client;
 typedef struct el_session el_session;
 
 struct el_client_options {
-	const char *endpoints;     /* comma-separated "tls+tcp://HOST:PORT", at most 16;
+	const char *endpoints;     /* comma-separated "tls+tcp://HOST:PORT" (an IPv6
+				    * HOST in brackets: tls+tcp://[::1]:9111), at most 16;
 				    * el_client_open refuses a bad one, and an empty
 				    * entry (",," or a comma at an end: a variable that
 				    * expanded to nothing?), with EL_EINVAL */

@@ -397,6 +397,9 @@ int el_net_peer_set(struct el_net *net, el_id_t id, const char *addr)
 			p->dial_at_ms = 0;
 			p->backoff_ms = NET_BACKOFF_MIN_MS;
 			p->tries = 0;
+			p->unreached = U_NONE; /* a new address: its failures said anew */
+			p->failed = 0;
+			p->refusing = false;
 			net_hs_wake(net);
 		}
 	}
@@ -557,8 +560,15 @@ static void adopt(struct el_net *net, struct conn *c)
 		if (p != NULL && p->gen == c->peer_gen) {
 			p->c = c;
 			c->up_ms = el_now_ms();
-			el_log(p->refusing ? EL_LOG_DEBUG : EL_LOG_INFO, "net: connected to node %u at %s",
-			       p->id, p->addr);
+			/* after a warning about its dials, this line ends it */
+			char after[64] = "";
+			if (p->unreached != U_NONE)
+				snprintf(after, sizeof after, " (after %u failed dial%s)", p->failed,
+					 p->failed == 1 ? "" : "s");
+			el_log(p->refusing && p->unreached == U_NONE ? EL_LOG_DEBUG : EL_LOG_INFO,
+			       "net: connected to node %u at %s%s", p->id, p->addr, after);
+			p->unreached = U_NONE;
+			p->failed = 0;
 		} else {
 			kind = 0; /* the peer changed while it was dialed */
 		}

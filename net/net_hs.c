@@ -148,15 +148,56 @@ static int64_t sooner(int64_t a, int64_t b)
 	return a < 0 ? b : b < 0 ? a : a < b ? a : b;
 }
 
-/* The dial of slot i (setting gen) failed: try again after the backoff. */
-static void dial_retry(struct el_net *net, int i, uint32_t gen, const char *why)
+/* A dial failing for a while (its backoff at half its bound, ~1.5 s of
+ * failures) is said at warning: one failing for less is a peer restarting,
+ * or starting a moment after this node, which every start and rolling
+ * restart would otherwise warn of. A name that does not resolve is said at
+ * once: it is no restart. */
+#define NET_DIAL_WARN_BACKOFF_MS (NET_BACKOFF_MAX_MS / 2)
+
+/*
+ * The dial of slot i (setting gen) failed at stage (U_NAME: its address or
+ * name lookup, U_DIAL: TCP or TLS): try again after the backoff. Said once
+ * at warning, then quietly (debug) until the name resolves (dial_resolved)
+ * or a link is up (net.c, "connected ... after N failed dials"). A peer
+ * whose name did not resolve was said only at debug level, every 2 s, so
+ * a typo in [peers] left no trace in a log at info (an outside tester).
+ */
+static void dial_retry(struct el_net *net, int i, uint32_t gen, uint8_t stage, const char *why)
 {
 	pthread_mutex_lock(&net->mu);
 	struct peer *p = &net->peers[i];
 	if (p->id != 0 && p->gen == gen && p->state == P_DIALING) {
-		if (p->backoff_ms >= NET_BACKOFF_MAX_MS / 2)
-			el_log(EL_LOG_DEBUG, "net: node %u at %s: %s", p->id, p->addr, why);
+		const bool said = p->unreached == stage ||
+				  (stage == U_DIAL && p->backoff_ms < NET_DIAL_WARN_BACKOFF_MS);
+		if (!said) {
+			el_log(EL_LOG_WARN, "net: node %u at %s: %s%s; redialing every %u s or so, "
+			       "quietly (debug) until it %s", p->id, p->addr,
+			       stage == U_DIAL ? "cannot connect: " : "", why,
+			       NET_BACKOFF_MAX_MS / 1000u,
+			       stage == U_DIAL ? "connects" : "resolves");
+			p->unreached = stage;
+			p->failed = 1;
+		} else {
+			if (p->backoff_ms >= NET_DIAL_WARN_BACKOFF_MS)
+				el_log(EL_LOG_DEBUG, "net: node %u at %s: %s", p->id, p->addr, why);
+			p->failed += p->unreached != U_NONE;
+		}
 		net_peer_wait(p, el_now_ms());
+	}
+	pthread_mutex_unlock(&net->mu);
+}
+
+/* Slot i's name resolved: after a warning that it did not, say it does. */
+static void dial_name_found(struct el_net *net, int i, uint32_t gen)
+{
+	pthread_mutex_lock(&net->mu);
+	struct peer *p = &net->peers[i];
+	if (p->id != 0 && p->gen == gen && p->unreached == U_NAME) {
+		el_log(EL_LOG_INFO, "net: node %u at %s: the name resolves now (after %u failed "
+		       "dial%s); connecting", p->id, p->addr, p->failed, p->failed == 1 ? "" : "s");
+		p->unreached = U_NONE;
+		p->failed = 0;
 	}
 	pthread_mutex_unlock(&net->mu);
 }
@@ -219,7 +260,7 @@ static void dial_connect(struct el_net *net, int i, const struct net_resolving *
 	if (rc != EL_OK) {
 		if (c != NULL)
 			net_conn_free(c);
-		dial_retry(net, i, rs->gen, why);
+		dial_retry(net, i, rs->gen, U_DIAL, why);
 		return;
 	}
 	c->next = net->handshaking;
@@ -254,10 +295,11 @@ static int64_t dial_resolved(struct el_net *net, int i, uint64_t now)
 	const struct net_resolving done = *rs;
 	rs->job = NULL;
 	if (rc == 1) {
+		dial_name_found(net, i, done.gen);
 		dial_connect(net, i, &done, list);
 		freeaddrinfo(list);
 	} else {
-		dial_retry(net, i, done.gen, err);
+		dial_retry(net, i, done.gen, U_NAME, err);
 	}
 	return -1;
 }
@@ -278,12 +320,13 @@ static int64_t dial_start(struct el_net *net, int i, uint64_t now)
 	pthread_mutex_unlock(&net->mu);
 	char host[256], port[16], err[160];
 	if (el_url_parse(addr, host, sizeof host, port, sizeof port) != 0) {
-		dial_retry(net, i, gen, "not tls+tcp://HOST:PORT");
+		snprintf(err, sizeof err, "not tls+tcp://HOST:PORT%s", el_url_hint(addr));
+		dial_retry(net, i, gen, U_NAME, err);
 		return -1;
 	}
 	struct el_resolve_job *j = el_resolve_start(host, port, net->hs_wake_fd, err, sizeof err);
 	if (j == NULL) {
-		dial_retry(net, i, gen, err);
+		dial_retry(net, i, gen, U_NAME, err);
 		return -1;
 	}
 	net->resolving[i] = (struct net_resolving){ j, id, gen, attempt, now + NET_RESOLVE_MS };
@@ -385,7 +428,7 @@ static void hs_fail(struct el_net *net, struct conn *c, int rc)
 		       c->kind == C_CLIENT ? "client" : "peer", why);
 	hs_drop(net, c);
 	if (dialed)
-		dial_retry(net, slot, gen, why);
+		dial_retry(net, slot, gen, U_DIAL, why);
 }
 
 /* The handshake is done: hand c to the owner. A dial whose peer changed
@@ -416,7 +459,13 @@ static void hs_step(struct el_net *net, struct conn *c)
 		int err = 0;
 		socklen_t n = sizeof err;
 		if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &n) != 0 || err != 0) {
-			hs_fail(net, c, MBEDTLS_ERR_NET_CONNECT_FAILED);
+			/* the warning says why in words ("Connection refused"),
+			 * not mbedtls' "connection ... failed" */
+			const int slot = c->slot;
+			const uint32_t gen = c->peer_gen;
+			const char *why = strerror(err != 0 ? err : errno);
+			hs_drop(net, c);
+			dial_retry(net, slot, gen, U_DIAL, why);
 			return;
 		}
 		c->connecting = false;
@@ -677,7 +726,8 @@ static int listen_on(const char *url, int *out)
 {
 	char host[256], port[16];
 	if (el_url_parse(url, host, sizeof host, port, sizeof port) != 0) {
-		el_log(EL_LOG_ERROR, "net: cannot listen on %s: not tls+tcp://HOST:PORT", url);
+		el_log(EL_LOG_ERROR, "net: cannot listen on %s: not tls+tcp://HOST:PORT%s", url,
+		       el_url_hint(url));
 		return EL_EINVAL;
 	}
 	const struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE };

@@ -111,6 +111,9 @@ struct conn {
 };
 
 enum peer_state { P_WAIT = 1, P_DIALING = 2, P_LINKED = 3 };
+/* What a peer's dials failed at, once it was said: U_NAME its address (a
+ * name that does not resolve), U_DIAL the connection (TCP or TLS). */
+enum peer_unreached { U_NONE = 0, U_NAME = 1, U_DIAL = 2 };
 
 struct peer {
 	/* under net->mu */
@@ -121,6 +124,10 @@ struct peer {
 	uint32_t backoff_ms;
 	uint32_t tries;      /* dials since the setting: picks the address */
 	uint64_t dial_at_ms; /* P_WAIT */
+	/* why dials fail, said once at warning (net_hs.c, dial_retry): quiet
+	 * (debug) after it, until the name resolves / a link comes up */
+	uint8_t unreached; /* U_* */
+	uint32_t failed;   /* dials failed since that warning */
 	/* the owner's alone */
 	struct conn *c; /* the live dialed connection */
 	bool refusing;  /* its links close at once: said once, quiet until one holds */

@@ -689,7 +689,8 @@ static bool member_addr(const char *what, const char *a, char *dst, uint8_t *len
 		if (n > cap)
 			fprintf(stderr, "longer than %zu characters\n", cap);
 		else
-			fprintf(stderr, "not tls+tcp://HOST:PORT (PORT 1..65535)\n");
+			fprintf(stderr, "not tls+tcp://HOST:PORT (PORT 1..65535)%s\n",
+				el_url_hint(a));
 		return false;
 	}
 	*len = (uint8_t)n;

@@ -83,8 +83,11 @@ static int bad(const char *where, const char *section, const char *key, const ch
 	       const char *value)
 {
 	char s[96], k[96], v[96];
-	fprintf(stderr, "edgelockd: %s: [%s] %s = \"%s\": %s\n", where, shown(section, s, sizeof s),
-		shown(key, k, sizeof k), shown(value, v, sizeof v), why);
+	/* an address's form: "::1:9111" gets the brackets it lacks */
+	const char *hint = strstr(why, "HOST:PORT") != NULL ? el_url_hint(value) : "";
+	fprintf(stderr, "edgelockd: %s: [%s] %s = \"%s\": %s%s\n", where,
+		shown(section, s, sizeof s), shown(key, k, sizeof k), shown(value, v, sizeof v), why,
+		hint);
 	return EL_EINVAL;
 }
 
@@ -137,18 +140,12 @@ static int set_addr(char *out, const char *v)
 	return set_str(out, EL_CW_ADDR_MAX, v);
 }
 
-/* http://HOST:PORT/PATH: a host, a port 1..65535, a path (docs/metrics.md). */
+/* http://HOST:PORT/PATH: a host (an IPv6 one in brackets), a port
+ * 1..65535, a path (docs/metrics.md), split as the listener splits it. */
 static int set_http(char *out, const char *v)
 {
-	const char *host = v + 7, *slash, *colon;
-	if (strncmp(v, "http://", 7) != 0 || (slash = strchr(host, '/')) == NULL)
-		return EL_EINVAL;
-	colon = memchr(host, ':', (size_t)(slash - host));
-	if (colon == NULL || colon == host || colon + 1 == slash || strpbrk(slash, " \t?#") != NULL)
-		return EL_EINVAL;
-	char *end;
-	unsigned long port = strtoul(colon + 1, &end, 10);
-	if (end != slash || port == 0 || port > 65535)
+	char host[EL_CW_ADDR_MAX], port[8];
+	if (el_url_http_parse(v, host, sizeof host, port, sizeof port, NULL) != EL_OK)
 		return EL_EINVAL;
 	return set_str(out, EL_CW_ADDR_MAX, v);
 }

@@ -22,21 +22,14 @@
 #include "el_error.h"
 #include "el_url.h"
 
-/* The host and port of url: "tls+tcp://HOST:PORT" (el_url.h), or [node]
- * metrics' "http://HOST:PORT/PATH" split as metrics_http.c's listener
- * splits it (the host up to the first colon). 0 when it is neither. */
+/* The host and port of url: "tls+tcp://HOST:PORT", or [node] metrics'
+ * "http://HOST:PORT/PATH" (el_url.h, as metrics_http.c's listener splits
+ * it). 0 when it is neither. */
 static int split(const char *url, char *host, size_t host_cap, char *port, size_t port_cap)
 {
 	if (strncmp(url, "http://", 7) != 0)
 		return el_url_parse(url, host, host_cap, port, port_cap) == EL_OK;
-	const char *at = url + 7, *colon = strchr(at, ':');
-	const char *slash = colon != NULL ? strchr(colon, '/') : NULL;
-	if (slash == NULL || (size_t)(colon - at) >= host_cap ||
-	    (size_t)(slash - colon - 1) >= port_cap)
-		return 0;
-	snprintf(host, host_cap, "%.*s", (int)(colon - at), at);
-	snprintf(port, port_cap, "%.*s", (int)(slash - colon - 1), colon + 1);
-	return 1;
+	return el_url_http_parse(url, host, host_cap, port, port_cap, NULL) == EL_OK;
 }
 
 /* The address a listener on url binds (net_hs.c's listen_on and

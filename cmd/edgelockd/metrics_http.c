@@ -333,17 +333,12 @@ static void *http_main(void *arg)
 /* ---- start and stop ------------------------------------------------------------ */
 
 /* "http://HOST:PORT/PATH" (config.c checked its form) into a listening
- * socket; HOST "*" is every address. */
+ * socket; HOST "*" is every address, an IPv6 one is in brackets. */
 static int http_listen(struct el_d_http *h)
 {
 	char host[HTTP_URL_MAX], port[8];
-	const char *at = h->url + 7, *colon = strchr(at, ':');
-	h->path = colon != NULL ? strchr(colon, '/') : NULL;
-	if (strncmp(h->url, "http://", 7) != 0 || h->path == NULL || colon == at ||
-	    (size_t)(h->path - colon - 1) >= sizeof port)
+	if (el_url_http_parse(h->url, host, sizeof host, port, sizeof port, &h->path) != EL_OK)
 		return EL_EINVAL;
-	snprintf(host, sizeof host, "%.*s", (int)(colon - at), at);
-	snprintf(port, sizeof port, "%.*s", (int)(h->path - colon - 1), colon + 1);
 	const struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE };
 	struct addrinfo *ai = NULL;
 	if (getaddrinfo(strcmp(host, "*") == 0 ? NULL : host, port, &hints, &ai) != 0)

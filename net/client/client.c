@@ -204,6 +204,7 @@ static int read_as_holder(el_client *c, struct el_conn *k, uint64_t deadline_ms,
 	pthread_mutex_lock(&c->mu);
 	k->reading = false;
 	k->thread_reads = false;
+	k->heard |= rc == 1;
 	if (rc == EL_EIO)
 		k->dead = true;
 	pthread_cond_broadcast(&c->cv);
@@ -436,6 +437,7 @@ static struct el_conn *conn_open(el_client *c, const char *url, uint32_t timeout
 		return NULL;
 	}
 	snprintf(k->url, sizeof k->url, "%s", url);
+	k->opened_ms = el_client__now_ms();
 	return k;
 }
 
@@ -482,16 +484,33 @@ static void conn_put(el_client *c, struct el_conn *k)
 
 /* ---- What a request tried -------------------------------------------------- */
 
+/*
+ * A connection the node closes as soon as we proved who we are, before a
+ * word of answer, is most likely its peer port: TLS passes there with any
+ * certificate of the cluster CA, a client's too, and the node closes it
+ * for the client certificate, saying so in its own log only. The client
+ * saw it as "no reply in time" and redialed it for the whole call (12 s,
+ * then "TLS handshake: no answer in time": an outside tester). Such an
+ * endpoint is given up for the call after CUT_MAX such closes (a node
+ * stopping as we connect closes one, a peer port every one), and the
+ * call ends at once when every endpoint was.
+ */
+#define CUT_MS 1000u
+#define CUT_MAX 2u
+#define CUT_WHY "closed by the node right after the TLS handshake (is this its peer port? " \
+		"clients use client_addr)"
+
 /* The endpoints one request tried and how each last failed, for the one
  * line that says no leader was reachable (the CLI's exit 69 shows it): the
  * configured ones, and a leader named by a follower. */
-#define TRIED_WHY_MAX 96
+#define TRIED_WHY_MAX 160
 struct tried {
 	bool renewal; /* the request is a keepalive: given up once the client closes */
 	unsigned n;
 	struct {
 		char url[EL_CW_ADDR_MAX + 1];
 		char why[TRIED_WHY_MAX];
+		unsigned cuts; /* connections the node closed as they opened */
 	} ep[EL_CLIENT_ENDPOINTS_MAX + 1];
 };
 
@@ -508,7 +527,7 @@ static void tried_note(struct tried *t, const char *url, const char *why)
 	if (i == t->n && t->n < EL_CLIENT_ENDPOINTS_MAX + 1)
 		t->n++;
 	else if (i == t->n)
-		i = t->n - 1;
+		t->ep[i = t->n - 1].cuts = 0; /* another url's place */
 	snprintf(t->ep[i].url, sizeof t->ep[i].url, "%s", url);
 	snprintf(t->ep[i].why, sizeof t->ep[i].why, "%s", why);
 	for (char *p = t->ep[i].why; *p != '\0'; p++)
@@ -516,13 +535,26 @@ static void tried_note(struct tried *t, const char *url, const char *why)
 			*p = ' '; /* one line */
 }
 
-/* Has url a note already? */
-static bool tried_has(const struct tried *t, const char *url)
+/* url's place in t, or -1. */
+static int tried_find(const struct tried *t, const char *url)
 {
 	for (unsigned i = 0; i < t->n; i++)
 		if (strcmp(t->ep[i].url, url) == 0)
-			return true;
-	return false;
+			return (int)i;
+	return -1;
+}
+
+/* Has url a note already? */
+static bool tried_has(const struct tried *t, const char *url)
+{
+	return tried_find(t, url) >= 0;
+}
+
+/* Is url given up for this call (closed as it opened, CUT_MAX times)? */
+static bool tried_cut(const struct tried *t, const char *url)
+{
+	const int i = tried_find(t, url);
+	return i >= 0 && t->ep[i].cuts >= CUT_MAX;
 }
 
 /* The request's deadline passed and no endpoint acted as the leader. */
@@ -611,6 +643,30 @@ static uint32_t dial_budget(uint64_t left_ms, unsigned untried)
 	return ms < DIAL_MAX_MS ? (uint32_t)ms : DIAL_MAX_MS;
 }
 
+/* The endpoint to dial next into url: the leader a follower named, else
+ * the next of the list, but none this call gave up (tried_cut); false
+ * when every one was. */
+static bool next_url(el_client *c, const struct tried *t, char *url, size_t cap)
+{
+	bool found = false;
+	pthread_mutex_lock(&c->mu);
+	if (c->leader_hint[0] != '\0' && !tried_cut(t, c->leader_hint)) {
+		snprintf(url, cap, "%s", c->leader_hint);
+		found = true;
+	}
+	c->leader_hint[0] = '\0';
+	for (unsigned i = 0; i < c->n_endpoints && !found; i++) {
+		const char *ep = c->endpoints[c->next_ep];
+		c->next_ep = (c->next_ep + 1) % c->n_endpoints;
+		if (!tried_cut(t, ep)) {
+			snprintf(url, cap, "%s", ep);
+			found = true;
+		}
+	}
+	pthread_mutex_unlock(&c->mu);
+	return found;
+}
+
 /* The dialing part of current_conn: the endpoints in turn until one
  * answers or deadline_ms. */
 static struct el_conn *dial_some(el_client *c, uint64_t deadline_ms, struct tried *t,
@@ -619,15 +675,8 @@ static struct el_conn *dial_some(el_client *c, uint64_t deadline_ms, struct trie
 	for (unsigned attempt = 0; el_client__now_ms() < deadline_ms && !abandoned(c, t);
 	     attempt++) {
 		char url[EL_CW_ADDR_MAX + 1];
-		pthread_mutex_lock(&c->mu);
-		if (c->leader_hint[0] != '\0') {
-			snprintf(url, sizeof url, "%s", c->leader_hint);
-			c->leader_hint[0] = '\0';
-		} else {
-			snprintf(url, sizeof url, "%s", c->endpoints[c->next_ep]);
-			c->next_ep = (c->next_ep + 1) % c->n_endpoints;
-		}
-		pthread_mutex_unlock(&c->mu);
+		if (!next_url(c, t, url, sizeof url))
+			break; /* every endpoint given up: request_until ends the call */
 		const uint64_t now = el_client__now_ms();
 		const uint64_t left = deadline_ms > now ? deadline_ms - now : 0;
 		int rv = 0;
@@ -736,7 +785,8 @@ static void remove_pending(el_client *c, const struct el_pending *p)
 }
 
 /* One try on connection k: send and wait for the reply until deadline.
- * 1: a reply; 0: the connection broke or the try timed out; <0: error. */
+ * 1: a reply; 0: the connection broke (k->cut: as it opened) or the try
+ * timed out; <0: error. */
 static int try_once(el_client *c, struct el_conn *k, const uint8_t *frame, size_t len,
 		    const struct el_cw_msg *req, struct el_cw_msg *reply, uint64_t deadline_ms,
 		    bool *unanswered)
@@ -755,13 +805,17 @@ static int try_once(el_client *c, struct el_conn *k, const uint8_t *frame, size_
 		el_client__fail("too many requests in flight on this client");
 		return rc;
 	}
-	const bool sent = conn_send(c, k, frame, len, deadline_ms) == 0;
+	const int send_rc = conn_send(c, k, frame, len, deadline_ms);
+	const bool sent = send_rc == 0;
 	pthread_mutex_lock(&c->mu);
 	if (sent)
 		wait_reply(c, k, &p, deadline_ms);
 	k->waiters--;
 	remove_pending(c, &p);
 	const bool done = p.done, refused = k->refused;
+	k->cut |= !done && !k->heard && (k->dead || send_rc == EL_EIO) &&
+		  el_client__now_ms() - k->opened_ms < CUT_MS;
+	const bool cut = k->cut;
 	pthread_mutex_unlock(&c->mu);
 	if (refused && !done) { /* the same proof fails everywhere: no retry */
 		/* The daemon's EPERM carries no reason (it tells a stranger
@@ -772,7 +826,9 @@ static int try_once(el_client *c, struct el_conn *k, const uint8_t *frame, size_
 				"which", k->url);
 		return EL_EPERM;
 	}
-	if (!done)
+	if (cut)
+		el_client__fail("%s: %s", k->url, CUT_WHY);
+	else if (!done)
 		el_client__fail("%s: %s", k->url, sent ? "no reply in time"
 							: "connection lost while sending");
 	if (!done && unanswered != NULL) /* part of the frame may have left */
@@ -787,6 +843,23 @@ static size_t frame_of(struct el_cw_msg *req, uint8_t *frame)
 		return 0;
 	el_cw_put_prefix(frame, (uint32_t)n);
 	return EL_CW_PREFIX + (size_t)n;
+}
+
+/* The try on k got no reply (broken or silent): note why, and count a
+ * close as it opened (given up at CUT_MAX, next_url). */
+static void tried_broken(el_client *c, struct tried *t, const struct el_conn *k,
+			 uint64_t deadline_ms)
+{
+	/* cut by the call's own deadline, an endpoint that answered before
+	 * keeps what it said ("not the leader"), which tells more than "no
+	 * reply in time" */
+	if (el_client__now_ms() < deadline_ms || !tried_has(t, k->url))
+		tried_note(t, k->url, last_error);
+	pthread_mutex_lock(&c->mu);
+	const int at = k->cut ? tried_find(t, k->url) : -1;
+	pthread_mutex_unlock(&c->mu);
+	if (at >= 0)
+		t->ep[at].cuts++;
 }
 
 /* A follower that knows no leader is asked again every LEADERLESS_POLL_MS,
@@ -829,11 +902,7 @@ static int request_until(el_client *c, struct el_cw_msg *req, struct el_cw_msg *
 		if (got < 0) {
 			rc = got;
 		} else if (got == 0) { /* broken or silent: another node, same id */
-			/* cut by the call's own deadline, an endpoint that answered
-			 * before keeps what it said ("not the leader"), which tells
-			 * more than "no reply in time" */
-			if (el_client__now_ms() < deadline_ms || !tried_has(t, k->url))
-				tried_note(t, k->url, last_error);
+			tried_broken(c, t, k, deadline_ms);
 			drop_conn(c, k);
 			done = false;
 		} else if (reply->type == EL_CW_ERROR || reply->err != EL_ENOTLEADER) {
@@ -935,8 +1004,8 @@ static int add_endpoint(el_client *c, const char *p, size_t n)
 	url[n <= EL_CW_ADDR_MAX ? n : 0] = '\0';
 	if (n > EL_CW_ADDR_MAX || strncmp(url, "tls+tcp://", 10) != 0 ||
 	    el_url_parse(url, host, sizeof host, port, sizeof port) != 0) {
-		el_client__fail("endpoint '%.*s' is not tls+tcp://HOST:PORT (PORT 1..65535)",
-				(int)(n > 80 ? 80 : n), p);
+		el_client__fail("endpoint '%.*s' is not tls+tcp://HOST:PORT (PORT 1..65535)%s",
+				(int)(n > 80 ? 80 : n), p, n > EL_CW_ADDR_MAX ? "" : el_url_hint(url));
 		return EL_EINVAL;
 	}
 	if (c->n_endpoints == EL_CLIENT_ENDPOINTS_MAX) {

@@ -46,6 +46,9 @@ struct el_conn {
 	bool refused;      /* under c->mu: the daemon refused our identity (ERROR EPERM) */
 	bool served;       /* under c->mu: it carried an event or an answer other than
 			    * "not the leader": losing it may lose events */
+	bool heard;        /* under c->mu: a frame came on it after the challenge */
+	bool cut;          /* under c->mu: closed by the node, unheard, as it opened */
+	uint64_t opened_ms; /* when its identity proof was sent */
 	unsigned waiters;  /* under c->mu: requests waiting for a reply on k */
 	uint64_t requests; /* under c->mu: requests sent on k so far */
 	unsigned refs; /* under c->mu: c->conn's and each request's using it */

@@ -188,7 +188,7 @@ static int connect_url(const char *url, uint64_t deadline_ms, char *err, size_t 
 {
 	char host[256], port[16];
 	if (el_url_parse(url, host, sizeof host, port, sizeof port) != 0) {
-		snprintf(err, cap, "not tls+tcp://HOST:PORT");
+		snprintf(err, cap, "not tls+tcp://HOST:PORT%s", el_url_hint(url));
 		return EL_EINVAL;
 	}
 	struct addrinfo *list = NULL;

@@ -8,7 +8,9 @@ locks and sessions (and STATUS's counts after each step), applied indexes equal,
 stale, the storage histogram cumulative and non-empty, the Content-Type,
 404 for another path, 431 for a request head over 2 KiB, a bad [node]
 metrics named with its line by --check-config, and one on the port of
-client_addr or peer_addr refused, and edgelock_build_info, --version and
+client_addr or peer_addr refused, an IPv6 host in brackets taken
+(node 2 serves on [::1], node 1 then on [::], answering on 127.0.0.1 and
+::1) and one without them refused saying so, and edgelock_build_info, --version and
 the first log line naming this tree's source revision. Then what an operator's alerts rest on:
 edgelock_loop_turn_age_seconds small on a healthy node and growing while a
 follower's loop thread alone is stopped (ptrace; SIGSTOP would stop the
@@ -346,6 +348,23 @@ def test_bad_config(c):
                          capture_output=True, text=True, timeout=10)
     check("--metrics: port 0 refused", out.returncode == 1 and "metrics" in out.stderr,
           out.stderr)
+    # IPv6 hosts in brackets, as peer_addr and client_addr take them (they
+    # were refused: "must be http://HOST:PORT/PATH", and the node did not start)
+    port = free_ports(1)[0]
+    for url in ("http://[::1]:%d/metrics" % port, "http://[::]:%d/metrics" % port):
+        out = subprocess.run([c.bin, "--check-config", c.config(1), "--metrics", url],
+                             capture_output=True, text=True, timeout=10)
+        check("--metrics %s: an IPv6 host in brackets is valid" % url,
+              out.returncode == 0 and "valid" in out.stdout + out.stderr, out.stderr)
+    for flag, value, want in (
+            ("--metrics", "http://::1:9119/metrics",
+             "an IPv6 address goes in brackets: http://[::1]:9119/metrics"),
+            ("--peer-addr", "tls+tcp://::1:9111",
+             "an IPv6 address goes in brackets: tls+tcp://[::1]:9111")):
+        out = subprocess.run([c.bin, "--check-config", c.config(1), flag, value],
+                             capture_output=True, text=True, timeout=10)
+        check("%s %s: refused, saying the brackets are missing" % (flag, value),
+              out.returncode == 1 and want in out.stderr, out.stderr)
     # on the node's own client or peer port: the start would fail to listen
     # (exit 2, restarted by the unit for ever); refused as a config error
     for key, port in (("client_addr", c.client_port[1]), ("peer_addr", c.peer_port[1])):
@@ -378,6 +397,41 @@ def test_busy_port(c):
         log = f.read()
     check("a metrics address in use: exit 2, named in the log",
           rc == 2 and "[node] metrics " + url in log, "rc %r" % rc)
+
+
+def ipv6_loopback():
+    """Whether this machine has ::1 (a container may have no IPv6)."""
+    try:
+        with socket.socket(socket.AF_INET6) as k:
+            k.bind(("::1", 0))
+        return True
+    except OSError:
+        return False
+
+
+def test_ipv6_wildcard(c):
+    """[node] metrics = http://[::]:PORT/metrics: every address, IPv4 too
+    (the node answers on 127.0.0.1 and ::1 alike)."""
+    if not ipv6_loopback():
+        print("skip: no IPv6 loopback here: http://[::]:PORT not tried")
+        return
+    port = free_ports(1)[0]
+    c.start(1, "--metrics", "http://[::]:%d/metrics" % port)
+    try:
+        for host in ("127.0.0.1", "[::1]"):
+            url = "http://%s:%d/metrics" % (host, port)
+            check("metrics on http://[::]:%d/metrics answers at %s" % (port, url),
+                  eventually(lambda: answers(url), 10.0, 0.2))
+    finally:
+        c.stop(1)
+
+
+def answers(url):
+    """True once url serves the metrics text, else None (to try again)."""
+    try:
+        return "edgelock_role" in scrape(url)[1] or None
+    except OSError:
+        return None
 
 
 def expected_revision():
@@ -421,6 +475,8 @@ def main():
     c = Cluster(build, 3)
     ports = free_ports(3)
     urls = {i: "http://127.0.0.1:%d/metrics" % ports[i - 1] for i in (1, 2, 3)}
+    if ipv6_loopback():  # node 2 on an IPv6 address: every scrape below reaches it there
+        urls[2] = "http://[::1]:%d/metrics" % ports[1]
     try:
         for i in sorted(c.peer_port):
             c.start(i, "--bootstrap", "--metrics", urls[i])
@@ -439,10 +495,11 @@ def main():
         for i in sorted(c.procs):
             rc, _ = c.stop(i)
             check("node%d: SIGTERM exits 0" % i, rc == 0, repr(rc))
-        try:
-            test_busy_port(c)
-        except Exception as e:
-            check("busy port", False, "raised %r" % (e,))
+        for t in (test_busy_port, test_ipv6_wildcard):
+            try:
+                t(c)
+            except Exception as e:
+                check(t.__name__, False, "raised %r" % (e,))
         check.no_sanitizer_reports(c)
     return check.summary()
 

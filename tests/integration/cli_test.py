@@ -24,7 +24,9 @@ other unknown options or stray arguments exit 64; --help of every command exits 
 `locks` leaves out a name only watched; the leader's `status` shows a
 SIGSTOPped follower unreachable (its link stays up); with two of three
 daemons killed a call exits 69 at --timeout, one line naming every endpoint
-tried, and libedgelock returns EL_ETIMEDOUT (client_safety.c, no-quorum).
+tried, and libedgelock returns EL_ETIMEDOUT (client_safety.c, no-quorum);
+a client pointed at a node's peer port ends at once saying it was closed
+there right after TLS (peer port?), not after its whole --timeout.
 
 Membership under load (issue 11), all through the CLI while three threads
 run `edgelock lock` processes back to back, each incrementing a counter file
@@ -241,7 +243,9 @@ def test_operator_output(e):
     for args, want in ((["9", "http://x", good], "PEER_ADDR http://x: not tls+tcp://HOST:PORT"),
                        (["9", good, "tls+tcp://h:0"],
                         "CLIENT_ADDR tls+tcp://h:0: not tls+tcp://HOST:PORT"),
-                       (["9", "tls+tcp://" + "h" * 100 + ":1", good], "longer than 96")):
+                       (["9", "tls+tcp://" + "h" * 100 + ":1", good], "longer than 96"),
+                       (["9", "tls+tcp://::1:9111", good],
+                        "an IPv6 address goes in brackets: tls+tcp://[::1]:9111")):
         r = e.run("members", "add", *args)
         check(r.returncode == 64 and want in r.stderr and "already a member" not in r.stderr,
               "members add %s: exit 64 saying %r (%s)" % (" ".join(args)[:40], want,
@@ -349,6 +353,30 @@ def test_wrong_ca(e):
               os.path.join(other, "ca.pem") in r.stderr,
               "%s with the wrong --ca: exit %d (want 78), saying to check it (%s)"
               % (" ".join(args), r.returncode, r.stderr.strip()[-300:]))
+
+
+def test_peer_port(e):
+    """A client pointed at a node's peer port: TLS passes there (any
+    certificate of the CA), then the node closes the connection for the
+    client certificate. The CLI waited its whole --timeout (12 s) and said
+    "TLS handshake: no answer in time" (an outside tester); it now ends at
+    once saying what happened, for `lock` (exit 69, CMD not run), as for
+    `status`; with a client port among the endpoints it goes there."""
+    peer = "tls+tcp://127.0.0.1:%d" % e.c.peer_port[1]
+    want = "closed by the node right after the TLS handshake (is this its peer port? " \
+        "clients use client_addr)"
+    for args in (["lock", "peer-port", "--", "touch", e.path("peer-port-ran")], ["status"]):
+        t0 = time.time()
+        r = e.run("--timeout", "12s", "--endpoints", peer, *args)
+        took = time.time() - t0
+        check(r.returncode == 69 and took < 3.0 and want in r.stderr + r.stdout and
+              not os.path.exists(e.path("peer-port-ran")),
+              "%s on a peer port: exit %d (want 69) after %.2f s of a 12 s timeout, saying "
+              "so (%s)" % (args[0], r.returncode, took, (r.stderr + r.stdout).strip()[-300:]))
+    r = e.run("--timeout", "12s", "--endpoints", peer + "," + e.c.addr(1), "lock", "peer-port",
+              "--", "true")
+    check(r.returncode == 0, "lock with a peer port and a client port: the client port serves "
+          "it (exit %d, %s)" % (r.returncode, r.stderr.strip()[-300:]))
 
 
 def test_open_key_warned(e):
@@ -1530,7 +1558,9 @@ def test_local_files():
     ca = os.path.join(BUILD, "certs", "ca.pem")
     many = ",".join("tls+tcp://127.0.0.1:%d" % (i + 1) for i in range(17))
     for eps, want in (("tls+tcp://h:99999", "is not tls+tcp://HOST:PORT"),
-                      ("tls+tcp://", "is not tls+tcp://HOST:PORT"), (many, "more than 16")):
+                      ("tls+tcp://", "is not tls+tcp://HOST:PORT"), (many, "more than 16"),
+                      ("tls+tcp://::1:9111", "is not tls+tcp://HOST:PORT (PORT 1..65535); an "
+                       "IPv6 address goes in brackets: tls+tcp://[::1]:9111")):
         out = subprocess.run([CLI, "--endpoints", eps, "--ca", ca, "status"],
                              capture_output=True, text=True)
         check(out.returncode == 78 and want in out.stderr,
@@ -1682,7 +1712,7 @@ def main():
         test_locks_json_lines(e)  # first: on a cluster without locks
         test_watched_not_listed(e)
         for t in (test_basics, test_json_escaped, test_operator_output, test_members_list,
-                  test_node_id_max, test_wrong_ca, test_open_key_warned, test_args_after_command, test_fifo_handoff, test_shared, test_counter,
+                  test_node_id_max, test_wrong_ca, test_peer_port, test_open_key_warned, test_args_after_command, test_fifo_handoff, test_shared, test_counter,
                   test_election_observe, test_signal_while_waiting, test_killed_client, test_granted_while_stopped,
                   test_killed_cli, test_killed_cli_group, test_hangup_passed_on, test_stopped_cli,
                   test_stopped_cli_done, test_stopped_dog_late,

@@ -17,6 +17,23 @@ int __wrap_getaddrinfo(const char *node, const char *service, const struct addri
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static int running;
+static bool missing_found;
+
+void missing_dns_resolves(bool yes)
+{
+	pthread_mutex_lock(&mu);
+	missing_found = yes;
+	pthread_mutex_unlock(&mu);
+}
+
+/* MISSING_DNS_NAME: not known, or 127.0.0.1 once it resolves. */
+static int missing(const char *service, const struct addrinfo *hints, struct addrinfo **res)
+{
+	pthread_mutex_lock(&mu);
+	const bool found = missing_found;
+	pthread_mutex_unlock(&mu);
+	return found ? __real_getaddrinfo("127.0.0.1", service, hints, res) : EAI_NONAME;
+}
 
 static void nap_ms(long ms)
 {
@@ -27,6 +44,8 @@ static void nap_ms(long ms)
 int __wrap_getaddrinfo(const char *node, const char *service, const struct addrinfo *hints,
 		       struct addrinfo **res)
 {
+	if (node != NULL && strcmp(node, MISSING_DNS_NAME) == 0)
+		return missing(service, hints, res);
 	/* An address-only lookup answers at once, as the real one does. */
 	if (node == NULL || strcmp(node, STALLED_DNS_NAME) != 0 ||
 	    (hints != NULL && (hints->ai_flags & AI_NUMERICHOST)))

@@ -423,6 +423,56 @@ static void test_url_parsing(void)
 	}
 }
 
+/* [node] metrics' form takes the same hosts: an IPv6 one in brackets was
+ * refused there ("must be http://HOST:PORT/PATH") while peer_addr took it. */
+static void test_http_url_parsing(void)
+{
+	char h[64], p[8];
+	const char *path = NULL;
+	EL_CHECK_EQ(el_url_http_parse("http://[::1]:9119/metrics", h, sizeof h, p, sizeof p, &path),
+		    0);
+	EL_CHECK(strcmp(h, "::1") == 0 && strcmp(p, "9119") == 0 && path != NULL &&
+		 strcmp(path, "/metrics") == 0);
+	EL_CHECK_EQ(el_url_http_parse("http://[::]:9119/m", h, sizeof h, p, sizeof p, NULL), 0);
+	EL_CHECK(strcmp(h, "::") == 0);
+	EL_CHECK_EQ(el_url_http_parse("http://*:80/", h, sizeof h, p, sizeof p, &path), 0);
+	EL_CHECK(strcmp(h, "*") == 0 && strcmp(p, "80") == 0 && strcmp(path, "/") == 0);
+	EL_CHECK_EQ(el_url_http_parse("http://gw:1/a/b", h, sizeof h, p, sizeof p, &path), 0);
+	EL_CHECK(strcmp(h, "gw") == 0 && strcmp(path, "/a/b") == 0);
+	static const char *bad[] = {
+		"http://::1:9119/metrics", "http://[::1]9119/m", "http://[::1]:/m",
+		"http://[10.0.0.2]:1/m", "http://h:0/m", "http://h:65536/m", "http://h:+5/m",
+		"http://h:5", "http://:5/m", "http://h:5/a b", "http://h:5/m?x", "http://h:5/m#x",
+		"tls+tcp://h:5/m", "http://h/m", "http://[::1:5/m",
+	};
+	for (unsigned i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		const int rc = el_url_http_parse(bad[i], h, sizeof h, p, sizeof p, NULL);
+		if (rc != EL_EINVAL)
+			printf("  accepted: %s\n", bad[i]);
+		EL_CHECK_EQ(rc, EL_EINVAL);
+	}
+}
+
+/* "tls+tcp://::1:9111" said only "not tls+tcp://HOST:PORT": a host with a
+ * colon gets the hint that brackets are missing, other mistakes none. */
+static void test_url_hint(void)
+{
+	EL_CHECK(strcmp(el_url_hint("tls+tcp://::1:9111"),
+			"; an IPv6 address goes in brackets: tls+tcp://[::1]:9111") == 0);
+	EL_CHECK(strstr(el_url_hint("tls+tcp://fe80::1"), "tls+tcp://[::1]:9111") != NULL);
+	EL_CHECK(strcmp(el_url_hint("http://::1:9119/metrics"),
+			"; an IPv6 address goes in brackets: http://[::1]:9119/metrics") == 0);
+	static const char *none[] = {
+		"tls+tcp://[::1]:9111", "tls+tcp://h:0", "tls+tcp://h", "tls+tcp://", "h:1:2",
+		"http://h:5/a:b:c", "http://[::1]:x/m", "",
+	};
+	for (unsigned i = 0; i < sizeof none / sizeof none[0]; i++) {
+		if (el_url_hint(none[i])[0] != '\0')
+			printf("  hinted: %s\n", none[i]);
+		EL_CHECK(el_url_hint(none[i])[0] == '\0');
+	}
+}
+
 static void test_bad_files_say_which(void)
 {
 	struct el_link_config c;
@@ -515,6 +565,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	EL_RUN(test_url_parsing);
+	EL_RUN(test_http_url_parsing);
+	EL_RUN(test_url_hint);
 	EL_RUN(test_bad_files_say_which);
 	EL_RUN(test_named_server_echoes);
 	EL_RUN(test_wrong_name_refused);

@@ -16,11 +16,14 @@
  * and accepting with the "node<N>" name and the cluster CA checked, the
  * handshake before el_net_peer_ready(), order, link loss and redial, peer
  * removal, input pausing, a client's full send queue, reloading the TLS
- * files, a peer whose name DNS does not answer (stalled_dns.c), and
+ * files, a peer whose name DNS does not answer (stalled_dns.c), a peer
+ * whose name does not resolve or that nobody answers for said once at
+ * warning (not per redial) and its recovery at info, and
  * stopping with connections up (ASan reports what leaks).
  *
  *   test_net CERT_DIR
  */
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -438,8 +441,64 @@ static bool round_trip(struct client *c, struct node *n, uint64_t conn, uint32_t
 
 /* ---- Fixtures ------------------------------------------------------------ */
 
+/* ---- The log: el_log writes to stderr; a test may catch it in a file --- */
+
+static int log_saved = -1; /* stderr while caught, else -1 */
+static char log_path[600];
+
+static void log_catch(void)
+{
+	path(log_path, sizeof log_path, "net-log.txt");
+	fflush(stderr);
+	const int fd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	log_saved = fd < 0 ? -1 : dup(2);
+	if (log_saved >= 0)
+		dup2(fd, 2);
+	if (fd >= 0)
+		close(fd);
+}
+
+/* Stop catching; what was caught into out (and to stderr, for the run's
+ * own log). */
+static void log_release(char *out, size_t cap)
+{
+	out[0] = '\0';
+	if (log_saved < 0)
+		return;
+	fflush(stderr);
+	dup2(log_saved, 2);
+	close(log_saved);
+	log_saved = -1;
+	FILE *f = fopen(log_path, "r");
+	const size_t n = f != NULL ? fread(out, 1, cap - 1, f) : 0;
+	out[n] = '\0';
+	if (f != NULL)
+		fclose(f);
+	fputs(out, stderr);
+}
+
+/* Lines of text holding every one of words (NULL-terminated). */
+static unsigned lines_with(const char *text, const char *const words[])
+{
+	unsigned n = 0;
+	for (const char *line = text; *line != '\0';) {
+		const char *end = strchr(line, '\n');
+		const size_t len = end != NULL ? (size_t)(end - line) : strlen(line);
+		char one[1024];
+		snprintf(one, sizeof one, "%.*s", (int)len, line);
+		bool all = true;
+		for (unsigned i = 0; words[i] != NULL && all; i++)
+			all = strstr(one, words[i]) != NULL;
+		n += all;
+		line += len + (end != NULL);
+	}
+	return n;
+}
+
 static void teardown(void)
 {
+	char rest[4096];
+	log_release(rest, sizeof rest); /* a failed check returned with it caught */
 	node_stop(&node_a);
 	node_stop(&node_b);
 	node_stop(&node_c);
@@ -1027,6 +1086,77 @@ static void test_stalled_peer_name_keeps_accepting(void)
 	EL_CHECK(stalled_dns_wait_idle());
 }
 
+/* a's dials of node 2 at url fail for 4.5 s (every ~2 s once the backoff
+ * is at its bound); then fix() makes them work. What a logged, at info. */
+static void failing_dials(const char *url, void (*fix)(void), char *text, size_t cap)
+{
+	text[0] = '\0';
+	log_catch();
+	EL_CHECK_EQ(el_net_peer_set(node_a.net, 2, url), EL_OK);
+	EL_CHECK(quiet(&node_a, EL_NET_PEER_DIALED, 4500)); /* 7 dials or so */
+	fix();
+	struct el_net_item *it = take(&node_a, EL_NET_PEER_DIALED, ANY_CONN, WAIT_MS);
+	EL_CHECK(it != NULL && it->peer == 2);
+	el_net_item_free(node_a.net, it);
+	log_release(text, cap);
+}
+
+static void name_added(void)
+{
+	missing_dns_resolves(true);
+}
+
+/* A peer whose name does not resolve ([peers] 2 = tls+tcp://no-such-host
+ * .invalid:9142) was said only at debug level, every ~2 s: nothing at info
+ * or warning (an outside tester). Now the first failure is a warning, the
+ * next ones are quiet, and when the name resolves an info line says so,
+ * counting the dials that failed, before the link's own. */
+static void test_unresolved_peer_said_once(void)
+{
+	char url[96], text[8192];
+	EL_CHECK(start_a());
+	node_init(&node_b, "node2", "net-node2.pem");
+	EL_CHECK(node_start(&node_b));
+	snprintf(url, sizeof url, "tls+tcp://" MISSING_DNS_NAME ":%d", node_b.peer_port);
+	failing_dials(url, name_added, text, sizeof text);
+	missing_dns_resolves(false);
+	const char *warned[] = { "warning: net: node 2 at ", url, "cannot resolve " MISSING_DNS_NAME,
+				 "until it resolves", NULL };
+	const char *any[] = { MISSING_DNS_NAME, NULL };
+	const char *found[] = { "info: net: node 2 at ", url, "the name resolves now", NULL };
+	const char *up[] = { "info: net: connected to node 2 at ", url, NULL };
+	EL_CHECK_EQ(lines_with(text, warned), 1u);
+	EL_CHECK_EQ(lines_with(text, found), 1u);
+	EL_CHECK_EQ(lines_with(text, up), 1u);
+	EL_CHECK_EQ(lines_with(text, any), 3u); /* those three, no line per redial */
+}
+
+static void peer_started(void)
+{
+	(void)node_start(&node_b);
+}
+
+/* A peer nobody answers for: its first failures are a peer restarting and
+ * stay quiet; once they last, one warning says why, then quiet until the
+ * link is up, whose line ends it. */
+static void test_unreachable_peer_said_once(void)
+{
+	char text[8192];
+	EL_CHECK(start_a());
+	node_init(&node_b, "node2", "net-node2.pem");
+	node_ports(&node_b); /* its address, nobody there yet */
+	failing_dials(node_b.peer_url, peer_started, text, sizeof text);
+	EL_CHECK(node_b.net != NULL);
+	const char *warned[] = { "warning: net: node 2 at ", node_b.peer_url,
+				 "cannot connect: Connection refused", "until it connects", NULL };
+	const char *any[] = { node_b.peer_url, NULL };
+	const char *up[] = { "info: net: connected to node 2 at ", node_b.peer_url,
+			     "failed dial", NULL };
+	EL_CHECK_EQ(lines_with(text, warned), 1u);
+	EL_CHECK_EQ(lines_with(text, up), 1u);
+	EL_CHECK_EQ(lines_with(text, any), 2u);
+}
+
 static void test_peer_remove_stops_dialing(void)
 {
 	uint64_t dialed, accepted;
@@ -1152,6 +1282,8 @@ int main(int argc, char **argv)
 	RUN(test_wrong_server_name_refused);
 	RUN(test_foreign_ca_peer_refused);
 	RUN(test_stalled_peer_name_keeps_accepting);
+	RUN(test_unresolved_peer_said_once);
+	RUN(test_unreachable_peer_said_once);
 	RUN(test_peer_remove_stops_dialing);
 	RUN(test_removed_peer_not_dialed_later);
 	RUN(test_reload_tls);
