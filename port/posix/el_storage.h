@@ -73,6 +73,17 @@ struct el_storage_batch {
  * that does not fit the stored log; EL_ENOSPC/EL_EIO are sticky. */
 int el_storage_persist(struct el_storage *st, const struct el_storage_batch *b);
 
+/* As el_storage_options.offline, from now on: a --bootstrap says itself
+ * what to do when its first batch fails, then leaves the advice to storage. */
+void el_storage_set_offline(struct el_storage *st, bool offline);
+
+/* True when dir holds nothing of a cluster: no snapshot file, and at most
+ * the first WAL segment, whose whole batches hold only hard states of zeros
+ * (a first write that failed, or a crash before the first snapshot).
+ * Opening it would recover term 0 and an empty log, as from an empty
+ * directory. Read only: no lock taken, nothing changed. */
+bool el_storage_holds_nothing(const char *dir);
+
 /* The sticky error, or 0. */
 int el_storage_failed(const struct el_storage *st);
 uint64_t el_storage_last_index(const struct el_storage *st);

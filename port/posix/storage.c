@@ -173,6 +173,7 @@ int el_storage_load(struct el_storage *st, const struct el_storage_visitor *v)
 	return rc;
 }
 
+void el_storage_set_offline(struct el_storage *st, bool offline) { st->offline = offline; }
 int el_storage_failed(const struct el_storage *st) { return st->failed; }
 uint64_t el_storage_last_index(const struct el_storage *st) { return st->last; }
 struct el_hard_state el_storage_hard_state(const struct el_storage *st) { return st->hs; }

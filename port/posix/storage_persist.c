@@ -106,10 +106,12 @@ static int drop_conflicting_suffix(struct el_storage *st, const struct el_snapsh
  * of the hard state alone. So a snapshot with no WAL batch beside it never
  * comes from a crash: it means the segments, which hold the term, the vote
  * and the newest entries, were deleted or emptied, and recovery refuses
- * it (storage_recover.c) rather than start without them. */
+ * it (storage_recover.c) rather than start without them. No batch yet,
+ * not no segment: a first write that failed (a full disk) leaves a
+ * segment of zeros, on which a restore or a joiner may run again. */
 static int wal_before_first_snapshot(struct el_storage *st)
 {
-	return st->wal.n_segs == 0 ? own_batch(st, NULL) : EL_OK;
+	return st->batch_seq == 0 ? own_batch(st, NULL) : EL_OK;
 }
 
 /* Step 1: the snapshot, then forget stored entries it covers. */
