@@ -145,10 +145,26 @@ static int check_not_running(const struct el_daemon *d, bool bootstrap)
 	return EL_ELOCKED;
 }
 
+/* A read-only data_dir may pass (a disk mended, remounted read-write):
+ * EL_EIO, exit 2, which the shipped unit retries (el_dcfg_read_only).
+ * refused: storage's open already failed with EROFS. */
+static int check_writable(const struct el_daemon *d, bool refused)
+{
+	char why[2 * EL_DCFG_PATH_MAX + 400], hint[sizeof why];
+	if (!el_dcfg_read_only(&d->cfg, refused, why, hint, sizeof why))
+		return EL_OK;
+	el_log(EL_LOG_ERROR, "%s; not starting (exit 2: the shipped unit tries again)", why);
+	if (hint[0] != '\0') /* a line of its own: one would lose its end */
+		el_log(EL_LOG_ERROR, "%s", hint);
+	return EL_EIO;
+}
+
 static int check_start_mode(const struct el_daemon *d, bool bootstrap, bool join)
 {
 	if (check_not_running(d, bootstrap) != EL_OK)
 		return EL_ELOCKED;
+	if (check_writable(d, false) != EL_OK)
+		return EL_EIO;
 	bool state = el_d_has_state(d->cfg.data_dir);
 	/* another node's data first: its removed file is not this node's */
 	if (el_d_owner_guard(d->cfg.data_dir, d->cfg.id, state, false) != EL_OK)
@@ -291,6 +307,8 @@ static void storage_refused(const struct el_daemon *d, int rc)
 	el_log(EL_LOG_ERROR, "data_dir %s: %s%s%s%s", d->cfg.data_dir, el_strerror(rc),
 	       rc == EL_EIO && io[0] != '\0' ? " (" : "", rc == EL_EIO ? io : "",
 	       rc == EL_EIO && io[0] != '\0' ? ")" : "");
+	if (rc == EL_EIO && el_io_last_errno() == EROFS) /* ext4 since 6.12: el_dcfg_read_only */
+		(void)check_writable(d, true);
 	if (rc == EL_ECORRUPT)
 		el_log(EL_LOG_ERROR, "data_dir %s: no restart repairs this. With the other members "
 		       "up, replace the node as a dead board (edgelock members remove %u, keep "

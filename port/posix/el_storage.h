@@ -31,6 +31,12 @@
 
 struct el_storage;
 
+/* What to do about a read-only file system, said by a storage failure
+ * (exit 3) and by edgelockd's start on a read-only data_dir (exit 2). */
+#define EL_STORAGE_ROFS_WHY "the file system went read-only (the kernel does that on a " \
+	"disk error: an SD card's, say): check the disk and the kernel log, repair and " \
+	"remount it read-write"
+
 struct el_storage_options {
 	uint64_t segment_bytes; /* start a new segment past this; 0: 4 MiB */
 	/* A one-shot tool (edgelockd restore), not a running node: a failure's

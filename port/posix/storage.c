@@ -93,7 +93,7 @@ static int open_dir(struct el_storage *st, const char *dir)
 			return rc;
 	} else if (errno != EEXIST) {
 		el_log(EL_LOG_ERROR, "cannot create data directory %s: %s", dir, strerror(errno));
-		return el_io_error(errno);
+		return el_io_failure("mkdir", dir, errno);
 	}
 	const int locked = el_dirlock_acquire(dir, &st->lock);
 	if (locked != EL_OK)
@@ -107,7 +107,7 @@ static int open_dir(struct el_storage *st, const char *dir)
 	 * nothing this start created can vanish in a power cut. */
 	if (el_io.fsync(st->dir_fd) != 0) {
 		el_log(EL_LOG_ERROR, "cannot sync data directory %s: %s", dir, strerror(errno));
-		return el_io_error(errno);
+		return el_io_failure("fsync", dir, errno);
 	}
 	return EL_OK;
 }

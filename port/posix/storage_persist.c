@@ -27,10 +27,8 @@ static const char *advice(const struct el_storage *st, int err)
 		return "free space on its file system FIRST, then restart the node (it recovers "
 		       "from disk; restarted on a disk still full it fails again)";
 	if (err == EROFS)
-		return "the file system went read-only (the kernel does that on a disk error: "
-		       "an SD card's, say): check the disk and the kernel log, repair and remount "
-		       "it read-write FIRST, then restart the node (on a read-only file system "
-		       "the restart fails too)";
+		return EL_STORAGE_ROFS_WHY " FIRST, then restart the node (on a read-only file "
+		       "system the restart fails too)";
 	if (err == EMFILE)
 		return "this is the process's open-files limit (RLIMIT_NOFILE, LimitNOFILE= under "
 		       "systemd), not the disk: raise it, then restart the node (it recovers "
