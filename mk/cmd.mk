@@ -110,7 +110,8 @@ $(eval $(call daemon_suite,daemon-systemd,systemd_test.py))
 $(eval $(call daemon_suite,daemon-limits,limits_test.py))
 
 # What an operator meets: connection floods under a low open-files limit, a
-# full disk, a slow disk (an LD_PRELOAD shim delays fdatasync), a removed
+# full disk, a read-only one, a slow disk (an LD_PRELOAD shim delays
+# fdatasync, or refuses opens with EROFS), a removed
 # node started again, a non-member's refusals logged once, a second daemon
 # after `rm DATA_DIR/LOCK`, another node's data_dir (owner.c)
 $(eval $(call daemon_suite,daemon-ops,ops_test.py))

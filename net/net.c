@@ -230,6 +230,7 @@ static void conn_read(struct conn *c)
 		if (n == MBEDTLS_ERR_SSL_WANT_READ || n == MBEDTLS_ERR_SSL_WANT_WRITE)
 			return;
 		if (n <= 0) { /* 0 or CLOSE_NOTIFY: the other side closed; or an error */
+			c->bye = n == MBEDTLS_ERR_SSL_PEER_CLOSE_NOTIFY;
 			conn_fail(c);
 			return;
 		}
@@ -592,6 +593,27 @@ static struct el_net_item *end_item(const struct conn *c, uint8_t kind)
 	return it;
 }
 
+/* A link the other node closes at once is one it refuses (its log says
+ * why): said once, then quiet until a link holds. A node waiting to be
+ * added logged two lines a redial for as long as it waited, with no reason
+ * (found by an outside tester). Unless it said goodbye (bye): a node
+ * stopping closes its links with a close_notify (el_net_stop), a refusal
+ * without one; a node that exited at once (a full disk) was said to refuse
+ * its peers (an outside tester). */
+static void say_lost(const struct peer *p, bool held, bool bye)
+{
+	if (held)
+		el_log(EL_LOG_INFO, "net: link to node %u lost; redialing", p->id);
+	else if (!p->refusing && bye)
+		el_log(EL_LOG_INFO, "net: node %u closed the link as it opened, saying it was "
+		       "stopping (not a refusal); redialing with backoff, quietly until a link "
+		       "holds", p->id);
+	else if (!p->refusing)
+		el_log(EL_LOG_INFO, "net: node %u closed the link as it opened: it refuses this "
+		       "node (its log says why; a node not yet added is refused until `edgelock "
+		       "members add`); redialing with backoff, quietly until a link holds", p->id);
+}
+
 /* A dialed link ended: the handshake thread dials again after the backoff,
  * unless the peer is retired (no longer a member): then it is forgotten. */
 static bool link_lost(struct el_net *net, struct conn *c)
@@ -609,17 +631,8 @@ static bool link_lost(struct el_net *net, struct conn *c)
 		p->c = NULL;
 		const uint64_t now = el_now_ms();
 		const bool held = now - c->up_ms >= NET_LINK_STABLE_MS;
-		/* A link the other node closes at once is one it refuses (its
-		 * log says why): said once, then quiet until a link holds. A
-		 * node waiting to be added logged two lines a redial for as long
-		 * as it waited, with no reason (found by an outside tester). */
-		if (held)
-			el_log(EL_LOG_INFO, "net: link to node %u lost; redialing", p->id);
-		else if (!p->refusing)
-			el_log(EL_LOG_INFO, "net: node %u closed the link as it opened: it refuses this "
-			       "node (its log says why; a node not yet added is refused until `edgelock "
-			       "members add`); redialing with backoff, quietly until a link holds",
-			       p->id);
+		if (!net->stopping) /* not on this node's own way out */
+			say_lost(p, held, c->bye);
 		p->refusing = !held;
 		if (held)
 			p->backoff_ms = NET_BACKOFF_MIN_MS;
@@ -823,6 +836,15 @@ int el_net_start(struct el_net **out, const struct el_net_config *cfg)
 	return EL_OK;
 }
 
+/* A peer link closed by a node stopping ends with a TLS close_notify
+ * (best effort: a full socket buffer drops it), so the other node's
+ * link_lost can tell it from a refusal, which closes without one. */
+static void say_bye(struct conn *c)
+{
+	if (!c->closing && c->kind != C_CLIENT)
+		(void)mbedtls_ssl_close_notify(&c->ssl);
+}
+
 void el_net_stop(struct el_net *net)
 {
 	pthread_mutex_lock(&net->mu);
@@ -835,8 +857,10 @@ void el_net_stop(struct el_net *net)
 	}
 	net->handoff = NULL;
 	for (uint32_t i = 0; net->slots != NULL && i < net->n_slots; i++)
-		if (net->slots[i] != NULL)
+		if (net->slots[i] != NULL) {
+			say_bye(net->slots[i]);
 			conn_fail(net->slots[i]);
+		}
 	/* Reap them all; their items go with them. */
 	for (struct el_net_item *it = el_net_drain(net), *next; it != NULL; it = next) {
 		next = it->next;

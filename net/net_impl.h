@@ -92,6 +92,7 @@ struct conn {
 	bool ready; /* C_PEER_OUT: handshake done, Raft frames may go */
 	uint64_t up_ms; /* when the owner took it */
 	bool closing, rx_paused, rx_stopped, on_again;
+	bool bye; /* the other end closed with a TLS close_notify: it is stopping (el_net_stop) */
 	uint32_t watched; /* the epoll events asked for */
 	uint32_t refs; /* 1 while not reaped + 1 per item held + 1 on the again list */
 	uint32_t frame_max;

@@ -16,10 +16,12 @@
 #include <strings.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "el_daemon_config.h"
 #include "el_error.h"
+#include "el_storage.h" /* EL_STORAGE_ROFS_WHY */
 #include "el_url.h"
 
 /* The host and port of url: "tls+tcp://HOST:PORT", or [node] metrics'
@@ -171,14 +173,88 @@ static int check_addrs(const struct el_dcfg *c, const char *where)
 	return check_wildcards(c, where) == EL_OK ? rc : EL_EINVAL;
 }
 
-/* The data directory must be one this user can write (storage creates it
- * if its parent exists: one level, as mkdir). */
-static int check_data_dir(const struct el_dcfg *c, const char *where)
+/* The directory dir would be made in (mkdir's parent, one level). */
+static void parent_of(const char *dir, char *parent, size_t cap)
+{
+	snprintf(parent, cap, "%s", dir);
+	char *slash = strrchr(parent, '/');
+	if (slash == parent)
+		slash[1] = '\0';
+	else if (slash != NULL)
+		*slash = '\0';
+	else
+		snprintf(parent, cap, ".");
+}
+
+#define STATE_DIR "/var/lib/edgelock" /* the shipped unit's StateDirectory= */
+
+/*
+ * A read-only data_dir is one condition, whenever it is met: the file
+ * system mounted read-only before the start, or remounted so by the kernel
+ * on a disk error (errors=remount-ro). It may pass (the disk mended and
+ * remounted read-write), so the start fails with exit 2, which the shipped
+ * unit retries; the config check said it as a config error (exit 1), and
+ * the unit then stayed down after the remount (an outside tester).
+ * Nor can statvfs or access() always see it: since Linux 6.12, ext4's
+ * errors=remount-ro no longer sets the read-only flag, its writes fail with
+ * EROFS while the mount says rw (what the tester's start met: LOCK could not
+ * be opened, EROFS, and no advice). So refused (a write already failed
+ * with EROFS) counts too. And statvfs cannot tell a file system mounted
+ * read-only from the read-only view the unit's sandbox
+ * (ProtectSystem=strict) gives of it: both set ST_RDONLY on the mount. So
+ * the disk advice always, and the sandbox's as
+ * well only where it may be the cause: data_dir outside StateDirectory=
+ * (writable in the sandbox), in a process systemd started ($INVOCATION_ID;
+ * by hand there is no sandbox, and a read-only file system is one).
+ */
+bool el_dcfg_read_only(const struct el_dcfg *c, bool refused, char *why, char *hint, size_t cap)
 {
 	struct stat st;
+	struct statvfs vfs;
+	char at[EL_DCFG_PATH_MAX];
+	const char *dir = c->data_dir;
+	if (dir[0] == '\0')
+		return false;
+	if (stat(dir, &st) == 0)
+		snprintf(at, sizeof at, "%s", dir);
+	else
+		parent_of(dir, at, sizeof at); /* the start would make it there */
+	const bool ro = refused || (statvfs(at, &vfs) == 0 && (vfs.f_flag & ST_RDONLY) != 0) ||
+			(access(at, W_OK) != 0 && errno == EROFS);
+	if (!ro)
+		return false;
+	const size_t n = strlen(STATE_DIR);
+	const bool state_dir = strncmp(dir, STATE_DIR, n) == 0 && (dir[n] == '\0' || dir[n] == '/');
+	const bool sandbox = !state_dir && getenv("INVOCATION_ID") != NULL;
+	snprintf(why, cap, "data_dir %s is on a read-only file system: %s", dir,
+		 EL_STORAGE_ROFS_WHY);
+	hint[0] = '\0';
+	if (sandbox)
+		snprintf(hint, cap, "data_dir %s: or it is read-only in the systemd unit's sandbox: "
+			 "under the shipped unit (ProtectSystem=strict) only " STATE_DIR
+			 " (StateDirectory=) is writable: use it, or add ReadWritePaths=%s to the "
+			 "unit", dir, dir);
+	return true;
+}
+
+/* The data directory must be one this user can write (storage creates it
+ * if its parent exists: one level, as mkdir). On a read-only file system:
+ * said by --check-config (checking), left to the start otherwise, which
+ * fails with exit 2, not 1 (el_dcfg_read_only). */
+static int check_data_dir(const struct el_dcfg *c, const char *where, bool checking)
+{
+	struct stat st;
+	char why[EL_DCFG_PATH_MAX * 2 + 400], hint[sizeof why];
 	const char *dir = c->data_dir;
 	if (dir[0] == '\0')
 		return EL_OK;
+	if (el_dcfg_read_only(c, false, why, hint, sizeof why)) {
+		if (checking)
+			fprintf(stderr, "edgelockd: %s: [node] %s\n", where, why);
+		if (checking && hint[0] != '\0')
+			fprintf(stderr, "edgelockd: %s: [node] %s\n", where, hint);
+		return checking ? EL_EINVAL : EL_OK;
+	}
 	if (stat(dir, &st) != 0) {
 		if (errno != ENOENT) {
 			fprintf(stderr, "edgelockd: %s: [node] data_dir %s: %s\n", where, dir,
@@ -186,14 +262,7 @@ static int check_data_dir(const struct el_dcfg *c, const char *where)
 			return EL_EINVAL;
 		}
 		char parent[EL_DCFG_PATH_MAX];
-		snprintf(parent, sizeof parent, "%s", dir);
-		char *slash = strrchr(parent, '/');
-		if (slash == parent)
-			slash[1] = '\0';
-		else if (slash != NULL)
-			*slash = '\0';
-		else
-			snprintf(parent, sizeof parent, ".");
+		parent_of(dir, parent, sizeof parent);
 		if (access(parent, W_OK | X_OK) == 0)
 			return EL_OK; /* the start makes it */
 		fprintf(stderr, "edgelockd: %s: [node] data_dir %s does not exist and cannot be "
@@ -206,13 +275,11 @@ static int check_data_dir(const struct el_dcfg *c, const char *where)
 			"directory (it holds the WAL and snapshots)\n", where, dir);
 		return EL_EINVAL;
 	}
-	if (access(dir, W_OK | X_OK) != 0 && errno == EROFS) {
-		/* chown cannot mend that; under the shipped unit (ProtectSystem=
-		 * strict) only StateDirectory= is writable (an outside tester) */
-		fprintf(stderr, "edgelockd: %s: [node] data_dir %s is on a read-only file system: "
-			"under the shipped systemd unit only /var/lib/edgelock (StateDirectory=) "
-			"is writable; use it, or add ReadWritePaths=%s to the unit\n", where, dir,
-			dir);
+	if (access(dir, W_OK | X_OK) != 0 && st.st_uid == geteuid()) {
+		/* chown would change nothing: its mode is what keeps its owner out */
+		fprintf(stderr, "edgelockd: %s: [node] data_dir %s cannot be written by this user "
+			"(uid %u), its owner (mode %04o): %s; chmod u+rwx %s\n", where, dir,
+			(unsigned)geteuid(), (unsigned)(st.st_mode & 07777), strerror(errno), dir);
 		return EL_EINVAL;
 	}
 	if (access(dir, W_OK | X_OK) != 0) {
@@ -312,10 +379,10 @@ static int check_tls_modes(const struct el_dcfg *c, const char *where)
 	return rc;
 }
 
-int el_dcfg_check_host(const struct el_dcfg *c, const char *where)
+int el_dcfg_check_host(const struct el_dcfg *c, const char *where, bool checking)
 {
 	int rc = check_addrs(c, where);
-	rc = check_data_dir(c, where) == EL_OK ? rc : EL_EINVAL;
+	rc = check_data_dir(c, where, checking) == EL_OK ? rc : EL_EINVAL;
 	return check_tls_modes(c, where) == EL_OK ? rc : EL_EINVAL;
 }
 

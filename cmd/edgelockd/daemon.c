@@ -48,7 +48,18 @@
 #define REMOVED_QUIET_ELECTIONS 5u /* check_removed */
 #define REMOVED_FILE "removed"     /* in data_dir: this node stopped on its removal */
 
-/* True when dir holds Raft state (a snapshot or WAL segments). */
+/* True when dir holds Raft state (a snapshot or WAL segments), unless
+ * those files hold nothing of a cluster (el_storage_holds_nothing: no
+ * snapshot, one WAL segment whose whole batches hold only hard states of
+ * zeros: what a --bootstrap whose first write found the disk full left,
+ * or a crash before its configuration was written). Such a directory
+ * recovers as term 0 with an empty log and no configuration, the state of
+ * an empty one: a plain start on it ran with 0 members for ever, and
+ * --bootstrap was refused over it (an outside tester). It is safe to call
+ * empty, so that --bootstrap, --join and restore may run over it: a node
+ * that voted, or holds an entry or a configuration, has it on disk (a vote
+ * is sent only once its batch is synced; a configuration is a snapshot
+ * file or an entry), and any doubt counts as state. */
 bool el_d_has_state(const char *dir)
 {
 	DIR *dp = opendir(dir);
@@ -58,7 +69,7 @@ bool el_d_has_state(const char *dir)
 	for (struct dirent *e = readdir(dp); e != NULL && !found; e = readdir(dp))
 		found = strcmp(e->d_name, "snapshot") == 0 || strncmp(e->d_name, "wal-", 4) == 0;
 	closedir(dp);
-	return found;
+	return found && !el_storage_holds_nothing(dir);
 }
 
 /*
@@ -134,10 +145,26 @@ static int check_not_running(const struct el_daemon *d, bool bootstrap)
 	return EL_ELOCKED;
 }
 
+/* A read-only data_dir may pass (a disk mended, remounted read-write):
+ * EL_EIO, exit 2, which the shipped unit retries (el_dcfg_read_only).
+ * refused: storage's open already failed with EROFS. */
+static int check_writable(const struct el_daemon *d, bool refused)
+{
+	char why[2 * EL_DCFG_PATH_MAX + 400], hint[sizeof why];
+	if (!el_dcfg_read_only(&d->cfg, refused, why, hint, sizeof why))
+		return EL_OK;
+	el_log(EL_LOG_ERROR, "%s; not starting (exit 2: the shipped unit tries again)", why);
+	if (hint[0] != '\0') /* a line of its own: one would lose its end */
+		el_log(EL_LOG_ERROR, "%s", hint);
+	return EL_EIO;
+}
+
 static int check_start_mode(const struct el_daemon *d, bool bootstrap, bool join)
 {
 	if (check_not_running(d, bootstrap) != EL_OK)
 		return EL_ELOCKED;
+	if (check_writable(d, false) != EL_OK)
+		return EL_EIO;
 	bool state = el_d_has_state(d->cfg.data_dir);
 	/* another node's data first: its removed file is not this node's */
 	if (el_d_owner_guard(d->cfg.data_dir, d->cfg.id, state, false) != EL_OK)
@@ -283,6 +310,8 @@ static void storage_refused(const struct el_daemon *d, int rc)
 	el_log(EL_LOG_ERROR, "data_dir %s: %s%s%s%s", d->cfg.data_dir, el_strerror(rc),
 	       rc == EL_EIO && io[0] != '\0' ? " (" : "", rc == EL_EIO ? io : "",
 	       rc == EL_EIO && io[0] != '\0' ? ")" : "");
+	if (rc == EL_EIO && el_io_last_errno() == EROFS) /* ext4 since 6.12: el_dcfg_read_only */
+		(void)check_writable(d, true);
 	if (rc == EL_ECORRUPT)
 		el_log(EL_LOG_ERROR, "data_dir %s: no restart repairs this. With the other members "
 		       "up, replace the node as a dead board (edgelock members remove %u, keep "
@@ -300,10 +329,12 @@ static int open_node(struct el_daemon *d, bool bootstrap)
 		.prevote = true,
 		.check_quorum = d->cfg.check_quorum,
 	}, .zeroed = true }; /* calloc below: the tables cost only what they hold */
+	/* a bootstrap's first batch failing is said by el_d_unbootstrap */
+	const struct el_storage_options so = { .offline = bootstrap };
 	uint64_t seed = 0;
 	int rc = el_random_seed(&seed);
 	if (rc == EL_OK)
-		rc = el_storage_open(&d->st, d->cfg.data_dir, NULL);
+		rc = el_storage_open(&d->st, d->cfg.data_dir, &so);
 	if (rc != EL_OK) {
 		storage_refused(d, rc);
 		return rc;
@@ -321,6 +352,7 @@ static int open_node(struct el_daemon *d, bool bootstrap)
 	rc = el_node_init(d->node, &nc, seed);
 	if (rc == EL_OK)
 		rc = bootstrap ? bootstrap_conf(d) : el_storage_load_raft(d->st, el_node_raft(d->node));
+	d->bootstrapping = bootstrap;
 	if (rc == EL_OK && d->force_new_cluster)
 		rc = force_new_cluster(d);
 	if (rc != EL_OK) {
@@ -518,11 +550,19 @@ static int ready_loop(struct el_daemon *d)
 				el_d_peer_send(d, &rd.raft.msgs[i]);
 		const uint64_t t0 = el_d_metrics_clock(); /* metrics, and diag.c's slow persist */
 		int rc = el_storage_persist_ready(d->st, &rd.raft, el_node_raft(d->node));
+		/* nothing of a bootstrap durable (no entry, no term): undo it */
+		if (rc != EL_OK && d->bootstrapping && el_storage_last_index(d->st) == 0 &&
+		    el_storage_hard_state(d->st).term == 0)
+			el_d_unbootstrap(&d->cfg, rc);
 		if (rc != EL_OK) {
 			el_log(EL_LOG_ERROR, "storage failed (%s): stopping (exit 3) without "
 			       "acknowledging anything more; the line before says what to do",
 			       el_strerror(rc));
 			return rc;
+		}
+		if (d->bootstrapping && el_storage_last_index(d->st) > 0) {
+			d->bootstrapping = false; /* its configuration is durable */
+			el_storage_set_offline(d->st, false);
 		}
 		el_d_metrics_batch(d, &rd, t0);
 		el_d_diag_batch(d, &rd, t0);

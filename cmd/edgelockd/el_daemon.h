@@ -235,6 +235,7 @@ struct el_daemon {
 	uint64_t leader_since_ms; /* when this node last became leader */
 	uint64_t leaderless_since_ms; /* since when it knows no leader; 0: it knows one */
 	bool force_new_cluster; /* --force-new-cluster: lost quorum, become the one voter */
+	bool bootstrapping; /* --bootstrap, its configuration not yet durable (daemon.c) */
 	/* SNAPSHOT (backup): the lock table as of a linearizable read, kept
 	 * while a client fetches it chunk by chunk (serve.c). */
 	uint8_t *snap_buf;     /* EL_SNAPSHOT_MAX bytes, allocated on first use */
@@ -345,6 +346,13 @@ int el_d_load_ident(const struct el_dcfg *cfg, struct el_ident **out, bool reloa
  * snapshot save) as the state of a new cluster of cfg's [peers]; EL_OK or
  * an error already logged. */
 int el_d_restore(const struct el_dcfg *cfg, const char *file);
+/* Remove what a failed restore or --bootstrap (who, for the log) wrote into
+ * dir, and dir itself when it created it: the count removed, -1 when
+ * something could not be (logged). */
+int el_d_unseed(const char *dir, bool created, const char *who);
+/* A --bootstrap whose first batch failed with rc: el_d_unseed, and the
+ * line saying nothing was kept and what to do. */
+void el_d_unbootstrap(const struct el_dcfg *cfg, int rc);
 /* Runs until *stop_signal; each time *reload_signal is set (SIGHUP), clears
  * it and reloads the [tls] files (el_d_reload). */
 int el_d_run(struct el_daemon *d, const volatile int *stop_signal,

@@ -98,8 +98,17 @@ int el_dcfg_check(const struct el_dcfg *c, const char *where);
 /* What only this machine can tell, as the start would find it
  * (config_host.c): peer_addr and client_addr resolving to one port, two
  * [peers] at one address, a data_dir that is not a directory or cannot be
- * written, [tls] files others may read or write (el_dcfg_tls_modes). */
-int el_dcfg_check_host(const struct el_dcfg *c, const char *where);
+ * written (on a read-only file system: only when checking, --check-config),
+ * [tls] files others may read or write (el_dcfg_tls_modes). */
+int el_dcfg_check_host(const struct el_dcfg *c, const char *where, bool checking);
+/* True when [node] data_dir (or the directory it would be made in) is on
+ * a read-only file system, or refused (a write there already failed with
+ * EROFS), with why[cap] ("data_dir D is on a read-only file system: " and
+ * what to do) and hint[cap] ("" or, when it may be the systemd unit's
+ * sandbox, its own line). A start that may pass (exit 2, el_d_open);
+ * --check-config says it as an error. */
+bool el_dcfg_read_only(const struct el_dcfg *c, bool refused, char *why, char *hint,
+		       size_t cap);
 /* EL_EINVAL, and why (the first file wrong, with the chmod to run), when
  * every user may read [tls] cert_key_file, or anyone but its owner may
  * write it, ca_file or crl_file (the start, --check-config and SIGHUP

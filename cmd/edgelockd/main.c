@@ -4,8 +4,9 @@
  * Exit status: 0 a clean stop (SIGTERM/SIGINT) or --help/--check-config ok;
  * 1 usage or config errors (a --bootstrap without this node among [peers]
  * too; a node removed from the cluster started again on its data); 2 could
- * not start (data dir, storage, [tls] files, listen, an
- * open-files limit too low); 3 stopped by a storage failure while running.
+ * not start (data dir in use or on a read-only file system, storage, [tls]
+ * files, listen, an open-files limit too low); 3 stopped by a storage
+ * failure while running.
  */
 #include <signal.h>
 #include <sys/resource.h>
@@ -78,8 +79,8 @@ static void usage(FILE *f)
 		"for new connections' identity proofs (nothing else of the config).\n"
 		"Exit: 1 usage or config error, or a data_dir refused as it is (another\n"
 		"node's, removed, damaged, empty without --bootstrap/--join): no restart\n"
-		"helps; 2 a start failure that may pass (data_dir in use, address, files);\n"
-		"3 storage failure.\n");
+		"helps; 2 a start failure that may pass (data_dir in use or read-only,\n"
+		"address, files); 3 storage failure.\n");
 }
 
 static const char RESTORE_USAGE[] =
@@ -177,7 +178,7 @@ static int check(struct el_dcfg *c, const struct opts *o, bool loaded)
 	const char *where = o->config != NULL ? o->config : "flags";
 	if (loaded && el_dcfg_check(c, where) != EL_OK)
 		errors++;
-	if (loaded && el_dcfg_check_host(c, where) != EL_OK)
+	if (loaded && el_dcfg_check_host(c, where, o->check) != EL_OK)
 		errors++;
 	if ((int)o->bootstrap + (int)o->join + (int)o->force > 1) {
 		fprintf(stderr, "edgelockd: --bootstrap, --join and --force-new-cluster exclude "

@@ -13,7 +13,8 @@
  * commits it, so no node ever needs the entries before it. Restore succeeds
  * (exit 0) only once both are synced; a write that fails (a full disk)
  * removes what restore wrote, so the directory is empty again and a retry
- * runs (exit 2 either way).
+ * runs (exit 2 either way). A --bootstrap whose first write fails undoes
+ * itself the same way (el_d_unbootstrap).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -103,14 +104,14 @@ static int check_backup(const char *file, const uint8_t *buf, uint32_t len, uint
 	return EL_OK;
 }
 
-/* Remove what a failed restore wrote into dir: the snapshot, its temp
- * file, WAL segments, the incarnation and owner files, and when restore
- * created dir, its LOCK file and dir itself. Restore only ever seeds a
- * directory that held no state, so this leaves it as it was: a retry runs,
- * instead of being refused over a snapshot and part of a WAL that nobody
- * can tell whole or not. The count removed, or -1 when something could
- * not be (logged). */
-static int undo_seed(const char *dir, bool created)
+/* Remove what a failed restore or --bootstrap (who) wrote into dir: the
+ * snapshot, its temp file, WAL segments, the incarnation and owner files,
+ * and when it created dir, its LOCK file and dir itself. Both only ever
+ * seed a directory that held no state, so this leaves it as it was: a
+ * retry runs, instead of being refused over a snapshot and part of a WAL
+ * that nobody can tell whole or not. The count removed, or -1 when
+ * something could not be (logged). */
+int el_d_unseed(const char *dir, bool created, const char *who)
 {
 	DIR *dp = opendir(dir);
 	int removed = 0;
@@ -129,13 +130,13 @@ static int undo_seed(const char *dir, bool created)
 			removed++;
 			continue;
 		}
-		el_log(EL_LOG_ERROR, "restore: cannot remove %s: %s; remove it by hand", path,
+		el_log(EL_LOG_ERROR, "%s: cannot remove %s: %s; remove it by hand", who, path,
 		       strerror(errno));
 		removed = -1;
 	}
 	closedir(dp);
 	if (removed >= 0 && created && rmdir(dir) != 0)
-		el_log(EL_LOG_WARN, "restore: cannot remove %s, which it created: %s", dir,
+		el_log(EL_LOG_WARN, "%s: cannot remove %s, which it created: %s", who, dir,
 		       strerror(errno));
 	/* and durably: a power cut must not bring the snapshot back */
 	const int fd = removed > 0 && !created ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
@@ -178,7 +179,7 @@ static int seed(const struct el_dcfg *cfg, const struct el_snapshot_meta *meta,
 	}
 	if (rc == EL_OK)
 		return EL_OK;
-	const int removed = undo_seed(cfg->data_dir, created);
+	const int removed = el_d_unseed(cfg->data_dir, created, "restore");
 	char undone[96];
 	snprintf(undone, sizeof undone, removed < 0 ? "could not remove everything it wrote"
 		 : "removed the %d file(s) it wrote", removed);
@@ -187,6 +188,32 @@ static int seed(const struct el_dcfg *cfg, const struct el_snapshot_meta *meta,
 	       "restore can run again", rc == EL_ENOSPC ? " once its file system has room (the "
 	       "backup's size and about 300 KiB more)" : "");
 	return rc;
+}
+
+/* A --bootstrap whose first batch, the new cluster's configuration, did
+ * not persist (a full disk): the node it leaves holds a WAL segment with
+ * no whole batch, and the plain restart its storage line advised ran with
+ * 0 members for ever (an outside tester). Nothing of that batch was
+ * acknowledged, and the directory held no state before (the start
+ * checked), so everything the bootstrap wrote goes: the WAL, and the owner
+ * and incarnation files (a directory without state keeps neither: the
+ * bootstrap wrote the one and removed the other). LOCK stays: this
+ * process holds it until it exits. Then --bootstrap can run again. */
+void el_d_unbootstrap(const struct el_dcfg *cfg, int rc)
+{
+	const int removed = el_d_unseed(cfg->data_dir, false, "--bootstrap");
+	if (removed < 0) {
+		el_log(EL_LOG_ERROR, "--bootstrap: data_dir %s: the new cluster's first write failed "
+		       "(%s) and what it wrote could not all be removed (the line before names "
+		       "it): remove it by hand, then run --bootstrap again", cfg->data_dir,
+		       el_strerror(rc));
+		return;
+	}
+	el_log(EL_LOG_ERROR, "--bootstrap: data_dir %s: the new cluster's first write (its "
+	       "configuration) failed (%s): nothing of the bootstrap kept (%d file(s) removed, "
+	       "no state left): %s and run --bootstrap again (a plain start would find the "
+	       "data_dir empty)", cfg->data_dir, el_strerror(rc), removed,
+	       rc == EL_ENOSPC ? "free space" : "mend what the line before names");
 }
 
 int el_d_restore(const struct el_dcfg *cfg, const char *file)

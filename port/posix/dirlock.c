@@ -77,8 +77,10 @@ int el_dirlock_acquire(const char *dir, struct el_dirlock *out)
 		return rc;
 	out->file_fd = el_io.open(path, O_RDWR | O_CREAT, 0600);
 	if (out->file_fd < 0) {
-		el_log(EL_LOG_ERROR, "cannot open lock file %s: %s", path, strerror(errno));
+		const int err = errno;
+		el_log(EL_LOG_ERROR, "cannot open lock file %s: %s", path, strerror(err));
 		el_dirlock_release(out);
+		(void)el_io_failure("open", path, err); /* the caller's advice goes by it (EROFS) */
 		return EL_EIO;
 	}
 	if (flock(out->file_fd, LOCK_EX | LOCK_NB) != 0) {

@@ -31,6 +31,12 @@
 
 struct el_storage;
 
+/* What to do about a read-only file system, said by a storage failure
+ * (exit 3) and by edgelockd's start on a read-only data_dir (exit 2). */
+#define EL_STORAGE_ROFS_WHY "the file system went read-only (the kernel does that on a " \
+	"disk error: an SD card's, say): check the disk and the kernel log, repair and " \
+	"remount it read-write"
+
 struct el_storage_options {
 	uint64_t segment_bytes; /* start a new segment past this; 0: 4 MiB */
 	/* A one-shot tool (edgelockd restore), not a running node: a failure's
@@ -72,6 +78,17 @@ struct el_storage_batch {
  * 0 means everything is on disk. EL_EINVAL (nothing written) for a batch
  * that does not fit the stored log; EL_ENOSPC/EL_EIO are sticky. */
 int el_storage_persist(struct el_storage *st, const struct el_storage_batch *b);
+
+/* As el_storage_options.offline, from now on: a --bootstrap says itself
+ * what to do when its first batch fails, then leaves the advice to storage. */
+void el_storage_set_offline(struct el_storage *st, bool offline);
+
+/* True when dir holds nothing of a cluster: no snapshot file, and at most
+ * the first WAL segment, whose whole batches hold only hard states of zeros
+ * (a first write that failed, or a crash before the first snapshot).
+ * Opening it would recover term 0 and an empty log, as from an empty
+ * directory. Read only: no lock taken, nothing changed. */
+bool el_storage_holds_nothing(const char *dir);
 
 /* The sticky error, or 0. */
 int el_storage_failed(const struct el_storage *st);

@@ -93,7 +93,7 @@ static int open_dir(struct el_storage *st, const char *dir)
 			return rc;
 	} else if (errno != EEXIST) {
 		el_log(EL_LOG_ERROR, "cannot create data directory %s: %s", dir, strerror(errno));
-		return el_io_error(errno);
+		return el_io_failure("mkdir", dir, errno);
 	}
 	const int locked = el_dirlock_acquire(dir, &st->lock);
 	if (locked != EL_OK)
@@ -107,7 +107,7 @@ static int open_dir(struct el_storage *st, const char *dir)
 	 * nothing this start created can vanish in a power cut. */
 	if (el_io.fsync(st->dir_fd) != 0) {
 		el_log(EL_LOG_ERROR, "cannot sync data directory %s: %s", dir, strerror(errno));
-		return el_io_error(errno);
+		return el_io_failure("fsync", dir, errno);
 	}
 	return EL_OK;
 }
@@ -173,6 +173,7 @@ int el_storage_load(struct el_storage *st, const struct el_storage_visitor *v)
 	return rc;
 }
 
+void el_storage_set_offline(struct el_storage *st, bool offline) { st->offline = offline; }
 int el_storage_failed(const struct el_storage *st) { return st->failed; }
 uint64_t el_storage_last_index(const struct el_storage *st) { return st->last; }
 struct el_hard_state el_storage_hard_state(const struct el_storage *st) { return st->hs; }

@@ -27,10 +27,8 @@ static const char *advice(const struct el_storage *st, int err)
 		return "free space on its file system FIRST, then restart the node (it recovers "
 		       "from disk; restarted on a disk still full it fails again)";
 	if (err == EROFS)
-		return "the file system went read-only (the kernel does that on a disk error: "
-		       "an SD card's, say): check the disk and the kernel log, repair and remount "
-		       "it read-write FIRST, then restart the node (on a read-only file system "
-		       "the restart fails too)";
+		return EL_STORAGE_ROFS_WHY " FIRST, then restart the node (on a read-only file "
+		       "system the restart fails too)";
 	if (err == EMFILE)
 		return "this is the process's open-files limit (RLIMIT_NOFILE, LimitNOFILE= under "
 		       "systemd), not the disk: raise it, then restart the node (it recovers "
@@ -106,10 +104,12 @@ static int drop_conflicting_suffix(struct el_storage *st, const struct el_snapsh
  * of the hard state alone. So a snapshot with no WAL batch beside it never
  * comes from a crash: it means the segments, which hold the term, the vote
  * and the newest entries, were deleted or emptied, and recovery refuses
- * it (storage_recover.c) rather than start without them. */
+ * it (storage_recover.c) rather than start without them. No batch yet,
+ * not no segment: a first write that failed (a full disk) leaves a
+ * segment of zeros, on which a restore or a joiner may run again. */
 static int wal_before_first_snapshot(struct el_storage *st)
 {
-	return st->wal.n_segs == 0 ? own_batch(st, NULL) : EL_OK;
+	return st->batch_seq == 0 ? own_batch(st, NULL) : EL_OK;
 }
 
 /* Step 1: the snapshot, then forget stored entries it covers. */

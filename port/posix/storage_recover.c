@@ -12,6 +12,10 @@
  * The same holds inside the newest segment when an intact batch two or more
  * batches later follows the damage (synced_batch_after): a torn write spoils
  * only the one batch being written when the power went.
+ *
+ * el_storage_holds_nothing tells, without opening, a directory whose files
+ * never made anything durable (a first write that failed) from one with
+ * state, so that the daemon treats it as the empty directory it recovers as.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -187,34 +191,39 @@ static bool zeros_from(const uint8_t *buf, size_t from, size_t len)
 
 #define BATCH_END_BYTES (EL_REC_HEADER + 9u) /* type byte, seq u64 */
 
+/* An intact BATCH_END record at buf[off] (its sequence in *seq)? Only its
+ * fixed shape is decoded, so a scan may try every offset. */
+static bool batch_end_at(const uint8_t *buf, size_t off, size_t len, uint64_t *seq)
+{
+	struct el_rec rec;
+	struct el_entry entry;
+	size_t used;
+	if (off + BATCH_END_BYTES > len || el_get32(buf + off) != BATCH_END_BYTES - EL_REC_HEADER ||
+	    buf[off + EL_REC_HEADER] != EL_REC_BATCH_END ||
+	    el_rec_decode(buf + off, BATCH_END_BYTES, &rec, &entry, &used) != EL_OK ||
+	    rec.type != EL_REC_BATCH_END)
+		return false;
+	*seq = rec.value;
+	return true;
+}
+
 /* Is there an intact BATCH_END after the damage at stop, of a batch at least
  * two after the last whole one before it? A batch is written only after the
  * one before has been fdatasynced (storage_persist.c), so a crash tears at
  * most one batch: such a later batch proves the damaged one had been
  * synced, and perhaps acknowledged. Every byte offset is tried, since the
- * damage may be in a length field; only BATCH_END's fixed shape is
- * decoded, so this costs one pass over the tail. */
+ * damage may be in a length field; this costs one pass over the tail. */
 static bool synced_batch_after(const uint8_t *buf, size_t valid, size_t stop, size_t len,
 			       uint64_t prev_seq, size_t *at)
 {
-	struct el_rec rec;
-	struct el_entry entry;
-	size_t used;
-	uint64_t last = prev_seq;
-	if (valid >= BATCH_END_BYTES &&
-	    el_rec_decode(buf + valid - BATCH_END_BYTES, BATCH_END_BYTES, &rec, &entry, &used) ==
-		    EL_OK && rec.type == EL_REC_BATCH_END)
-		last = rec.value;
-	for (size_t off = stop + 1; off + BATCH_END_BYTES <= len; off++) {
-		if (el_get32(buf + off) != BATCH_END_BYTES - EL_REC_HEADER ||
-		    buf[off + EL_REC_HEADER] != EL_REC_BATCH_END)
-			continue;
-		if (el_rec_decode(buf + off, BATCH_END_BYTES, &rec, &entry, &used) == EL_OK &&
-		    rec.value >= last + 2) {
+	uint64_t last = prev_seq, seq;
+	if (valid >= BATCH_END_BYTES && batch_end_at(buf, valid - BATCH_END_BYTES, valid, &seq))
+		last = seq;
+	for (size_t off = stop + 1; off + BATCH_END_BYTES <= len; off++)
+		if (batch_end_at(buf, off, len, &seq) && seq >= last + 2) {
 			*at = off;
 			return true;
 		}
-	}
 	return false;
 }
 
@@ -326,4 +335,60 @@ int el_storage__recover(struct el_storage *st)
 	       st->dir, (unsigned long long)el_storage__base(st), (unsigned long long)st->last,
 	       (unsigned long long)st->hs.term, n);
 	return el_wal_open_last(&st->wal);
+}
+
+/* Does the segment at path hold nothing: its whole batches only hard
+ * states of zeros (no term, no vote, no commit), and no BATCH_END after
+ * them, not even behind damage (a whole batch there may have been synced)? */
+static bool segment_holds_nothing(const char *path)
+{
+	uint8_t *buf = NULL;
+	size_t len = 0, stop = 0, used;
+	struct el_rec rec;
+	struct el_entry e;
+	uint64_t seq;
+	bool nothing = read_whole(path, &buf, &len) == EL_OK;
+	const size_t valid = nothing ? el_wal_valid_end(buf, len, &stop) : 0;
+	for (size_t off = 0; nothing && off < valid; off += used)
+		nothing = el_rec_decode(buf + off, valid - off, &rec, &e, &used) == EL_OK &&
+			  (rec.type == EL_REC_BATCH_END ||
+			   (rec.type == EL_REC_HARD_STATE && rec.hs.term == 0 && rec.hs.vote == 0 &&
+			    rec.hs.commit == 0));
+	for (size_t off = valid; nothing && off + BATCH_END_BYTES <= len; off++)
+		nothing = !batch_end_at(buf, off, len, &seq);
+	free(buf);
+	return nothing;
+}
+
+/*
+ * A vote, a term and an entry are acknowledged only once the batch that
+ * holds them is synced, whole, BATCH_END and all; a node's first snapshot
+ * file (a bootstrap's configuration, a restore's, a joiner's) comes after
+ * a batch of the hard state it had, zeros for a new node
+ * (wal_before_first_snapshot); segments are deleted only below a
+ * snapshot. So a directory with no snapshot file, and no segment but the
+ * first, whose whole batches hold only hard states of zeros, never made
+ * anything durable: what a first write that failed (a full disk) or a
+ * crash before the first snapshot leaves. Recovery would start it as term
+ * 0 with an empty log and no configuration, as an empty directory.
+ * Anything else (a snapshot, a second segment, a segment whose number is
+ * not 1, any other record, a file that cannot be read) is taken as state.
+ */
+bool el_storage_holds_nothing(const char *dir)
+{
+	char path[PATH_MAX];
+	struct stat sb;
+	uint64_t *seqs = NULL;
+	size_t n = 0;
+	if (snprintf(path, sizeof path, "%s/" EL_SNAPSHOT_FILE, dir) >= (int)sizeof path ||
+	    lstat(path, &sb) == 0 || errno != ENOENT)
+		return false;
+	if (list_segments(dir, &seqs, &n) != EL_OK)
+		return errno == ENOENT; /* no directory: nothing */
+	const bool first_only = n == 1 && seqs[0] == 1;
+	free(seqs);
+	if (n == 0)
+		return true;
+	return first_only && el_wal_segment_path(dir, 1, path, sizeof path) == EL_OK &&
+	       segment_holds_nothing(path);
 }

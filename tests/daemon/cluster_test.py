@@ -1012,6 +1012,42 @@ def test_kill_all_restart(c):
     conn.close()
 
 
+def test_quick_exit(c):
+    """A node that exits at once, its links up for under a second (as on a
+    full disk at start, exit 3; here SIGTERM as soon as a member's link to
+    it is up): the member says it was stopping, not that it refuses this
+    node (nobody refused anyone: an outside tester), and the node's own log
+    says nothing of its links closing on its way out (it said each peer
+    refused it). A refusal, which closes without a TLS close_notify, keeps
+    its line (test_waiting_joiner)."""
+    leader = c.wait_leader()
+    v = next(i for i in (3, 2, 1) if i != leader)
+    others = [i for i in sorted(c.procs) if i != v]
+    time.sleep(1.2)  # the members' links to it held: their next loss is said
+    c.stop(v)
+    time.sleep(1.0)  # the members' dials to it fail meanwhile
+    before = {i: len(log_text(c, i)) for i in c.peer_port}
+    c.start(v)
+    up = "net: connected to node %d" % v
+    deadline = time.time() + 8.0
+    while time.time() < deadline and not any(up in log_text(c, i)[before[i]:] for i in others):
+        time.sleep(0.01)
+    c.stop(v)
+    time.sleep(0.5)  # the members see the close
+    new = {i: log_text(c, i)[before[i]:] for i in c.peer_port}
+    said = [ln for i in others for ln in new[i].splitlines() if "node %d closed the link" % v in ln]
+    check("quick exit: a member says the node was stopping, not that it refuses it",
+          any(up in new[i] for i in others) and
+          any("saying it was stopping (not a refusal)" in ln for ln in said) and
+          not any("refuses this node" in ln for ln in said), repr(said))
+    check("quick exit: the node says nothing of its own links closing on its way out",
+          "closed the link as it opened" not in new[v] and "lost; redialing" not in new[v],
+          new[v][-800:])
+    c.start(v)
+    c.wait_leader()
+    time.sleep(2.5)  # the members redial it (backoff) and the links hold
+
+
 def test_two_threads(c):
     """A daemon runs two threads: the node's, which reads and writes every
     frame itself, and one for accepts, dials and TLS handshakes (net/README.md).
@@ -1477,7 +1513,7 @@ def main():
                   test_many_clients, test_two_threads,
                   test_waiting_joiner, test_membership, test_sigterm_leader,
                   test_sigkill_leader_waiter_granted, test_no_redirect_to_dead_leader,
-                  test_why_leader_changed, test_kill_all_restart,
+                  test_why_leader_changed, test_kill_all_restart, test_quick_exit,
                   test_start_guards):
             try:
                 renew_b()

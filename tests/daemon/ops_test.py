@@ -16,6 +16,12 @@ daemons over TLS on loopback (docs/operations.md):
   (b) a full disk (a small tmpfs as the data directory, root only): the node
       stops with exit 3 and says to free space first; with space it
       restarts with its state.
+  (b1) a read-only file system (root only): a start on it exits 2 (which
+      the unit retries), saying to mend and remount it, the sandbox's
+      StateDirectory= hint only under systemd; --check-config exits 1. The
+      same words and exit when writes fail with EROFS on a file system that
+      says it is writable (ext4 since Linux 6.12; the shim). A data_dir its
+      own user may not write says chmod, not chown.
   (b2) a slow disk (an LD_PRELOAD shim, tests/daemon/slow_fsync.c, makes
       fdatasync take 400 ms): one warning names the write's duration, not
       one per write.
@@ -267,6 +273,134 @@ def test_disk_full(build):
         subprocess.run(["umount", "-l", data])
 
 
+def start_exit(c, i, *flags, env=None):
+    """Node i started with flags (and env added): (exit status within 5 s,
+    or None if it runs, the log's new lines)."""
+    c.stop(i)  # one left running by a failed check before
+    before = len(log_text(c, i))
+    saved = dict(os.environ)
+    os.environ.update(env or {})
+    try:
+        p = c.start(i, *flags)
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    rc = exit_within(p, 5.0)
+    if rc is not None:
+        c.procs.pop(i, None)
+    return rc, log_text(c, i)[before:]
+
+
+def test_read_only(build):
+    """A data_dir on a file system mounted read-only is a start failure
+    that may pass (exit 2, which the unit retries), not a config error
+    (exit 1: the unit stayed down after the remount), saying the file system
+    is read-only and what to do; the systemd sandbox's StateDirectory= hint
+    only under systemd ($INVOCATION_ID). --check-config still says it as an
+    error (exit 1). The words are those of a storage failure on a file
+    system the kernel made read-only while the node ran (exit 3), which a
+    restart then meets the same way. Remounted read-write, it starts. A
+    tmpfs of its own: root only; skipped, saying so, otherwise."""
+    c = Cluster(build, 1, tmp=os.path.join(os.path.abspath(build), "tmp",
+                                           "ops-ro-%d" % os.getpid()))
+    data = c.data(1)
+    os.makedirs(data)
+    m = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "edgelock-ro", data],
+                       capture_output=True, text=True)
+    if m.returncode != 0:
+        print("skip the read-only file system: cannot mount a tmpfs (%s)" % m.stderr.strip())
+        return
+    words = "data_dir %s is on a read-only file system: the file system went read-only" % data
+    try:
+        c.start(1, "--bootstrap")
+        c.wait_leader()
+        c.stop(1)
+        subprocess.run(["mount", "-o", "remount,ro", data], check=True)
+        rc, out = start_exit(c, 1)
+        check("read-only data_dir: exit 2 (retried by the unit), not 1",
+              rc == 2, "exit %r: %s" % (rc, out[-600:]))
+        check("read-only data_dir: says so and to mend and remount the disk, no sandbox hint",
+              words in out and "remount it read-write; not starting (exit 2" in out and
+              "StateDirectory" not in out and "chown" not in out, out[-600:])
+        rc, out = start_exit(c, 1, env={"INVOCATION_ID": "0123abcd"})
+        check("read-only data_dir under systemd: exit 2, and the sandbox's way out too",
+              rc == 2 and words in out and "ReadWritePaths=%s to the unit" % data in out,
+              "exit %r: %s" % (rc, out[-800:]))
+        chk = subprocess.run([c.bin, "--check-config", c.config(1)], capture_output=True,
+                             text=True, timeout=20)
+        check("read-only data_dir: --check-config says it, exit 1",
+              chk.returncode == 1 and words in chk.stderr, chk.stderr[-600:])
+        subprocess.run(["mount", "-o", "remount,rw", data], check=True)
+        c.start(1)
+        check("read-only data_dir remounted read-write: the node starts and leads",
+              eventually(lambda: leads(c, 1), 15.0))
+    finally:
+        c.stop_all()
+        subprocess.run(["umount", "-l", data])
+
+
+def test_refused_writes(build):
+    """A file system that refuses writes with EROFS while statvfs and the
+    mount still say read-write (ext4's errors=remount-ro since Linux 6.12;
+    here the LD_PRELOAD shim, tests/daemon/slow_fsync.c): the start fails
+    opening LOCK, exit 2 as on a read-only mount, and now says the file
+    system is read-only and what to do (before: only "cannot open lock
+    file" and "storage I/O error"). No root needed."""
+    shim = os.path.join(os.path.abspath(build), "tests", "slow_fsync.so")
+    c = Cluster(build, 1, tmp=os.path.join(os.path.abspath(build), "tmp",
+                                           "ops-erofs-%d" % os.getpid()))
+    flag = os.path.join(c.dir, "erofs")
+    env = {"LD_PRELOAD": shim, "EL_EROFS_FLAG": flag, "EL_EROFS_DIR": c.data(1),
+           "ASAN_OPTIONS": os.environ.get("ASAN_OPTIONS", "") + ":verify_asan_link_order=0"}
+    try:
+        c.start(1, "--bootstrap")
+        c.wait_leader()
+        c.stop(1)
+        open(flag, "w").close()
+        rc, out = start_exit(c, 1, env=env)
+        check("writes refused with EROFS (ext4 since 6.12): exit 2, saying the file system "
+              "is read-only and what to do",
+              rc == 2 and "LOCK: Read-only file system" in out and
+              "data_dir %s is on a read-only file system: the file system went read-only"
+              % c.data(1) in out and "remount it read-write" in out,
+              "exit %r: %s" % (rc, out[-800:]))
+        os.unlink(flag)
+        rc, out = start_exit(c, 1, env=env)
+        check("writes refused with EROFS, then allowed again: the node starts and leads",
+              rc is None and eventually(lambda: leads(c, 1), 15.0), "exit %r: %s"
+              % (rc, out[-500:]))
+    finally:
+        c.stop_all()
+
+
+def test_unwritable(build):
+    """A data_dir its own user may not write (mode 0500) says chmod u+rwx,
+    not chown (which would change nothing); another user's still says
+    chown. Checked as uid 65534 (setpriv): root only; skipped otherwise."""
+    if os.geteuid() != 0 or subprocess.run(["which", "setpriv"],
+                                           capture_output=True).returncode != 0:
+        print("skip the unwritable data_dir: needs root and setpriv")
+        return
+    c = Cluster(build, 1, tmp=os.path.join(os.path.abspath(build), "tmp",
+                                           "ops-unwritable-%d" % os.getpid()))
+    os.chmod(c.dir, 0o755)
+    data = c.data(1)
+    os.makedirs(data)
+    os.chmod(c.config(1), 0o644)
+    for owner, want, not_want in ((65534, "chmod u+rwx %s" % data, "chown"),
+                                  (0, "chown it to the user edgelockd runs as", "chmod")):
+        os.chown(data, owner, owner)
+        os.chmod(data, 0o500)
+        out = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                              c.bin, "--check-config", c.config(1)],
+                             capture_output=True, text=True, timeout=20)
+        line = [ln for ln in out.stderr.splitlines() if "data_dir" in ln]
+        check("unwritable data_dir owned by %s: says %s" % (
+            "the daemon's user" if owner else "another user", want.split(" %s" % data)[0]),
+            out.returncode == 1 and len(line) == 1 and want in line[0] and
+            not_want not in line[0], out.stderr[-600:])
+
+
 def test_slow_disk(build):
     """fdatasync made 400 ms slow (over half the 600 ms election timeout)
     for a few writes: one warning with the duration, at most one per 10 s."""
@@ -507,7 +641,8 @@ def test_owner(c):
 def main():
     build = sys.argv[1] if len(sys.argv) > 1 else "build"
     random.seed(int(os.environ.get("SEED", "1")))
-    for t in (test_descriptors, test_disk_full, test_slow_disk):
+    for t in (test_descriptors, test_disk_full, test_read_only, test_refused_writes,
+              test_unwritable, test_slow_disk):
         try:
             t(build)
         except Exception as e:  # noqa: BLE001 - a crashed step fails, the rest still run

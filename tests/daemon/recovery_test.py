@@ -8,7 +8,10 @@ seeded with `edgelockd restore BACKUP`, starts normally and holds the lock
 with its token and the session, and grants the next lock a higher token.
 A damaged backup and a restore over existing state are refused; a restore
 that runs out of space (a small tmpfs, root only) removes what it wrote and
-a retry with room works. The leader's backup line names the client.
+a retry with room works; so does a --bootstrap whose first write finds the
+disk full, and a data directory whose WAL holds no whole batch (what that
+left before, or a crash in the first write) is taken as empty: a plain
+start says so, --bootstrap runs over it. The leader's backup line names the client.
 In the restored cluster, a follower's incarnation file damaged (a flipped
 bit: the checksum refuses it), an old release's line with a flipped
 generation (the others' nonce: refused both ways, nobody stops) and the
@@ -186,6 +189,12 @@ def incarnation_text(gen, nonce):
     """What edgelockd writes: the first line and its CRC-32C (incarnation.c)."""
     first = "generation %d nonce %s\n" % (gen, nonce)
     return first + "crc %08x\n" % crc32c(first.encode())
+
+
+def owner_line(i):
+    """What edgelockd writes into DATA_DIR/owner for node i (owner.c)."""
+    head = "node %d" % i
+    return "%s crc32c %08x\n" % (head, crc32c(head.encode()))
 
 
 def running(n, ids):
@@ -550,6 +559,136 @@ def test_bootstrap_lists(c):
         n.stop_all()
 
 
+def bootstrap(n, *flags):
+    """Node 1 of n started with flags: (exit status or None if it runs after
+    3 s, the log's new lines)."""
+    n.stop(1)  # one left running by a failed check before
+    before = os.path.getsize(n.log(1)) if os.path.exists(n.log(1)) else 0
+    p = n.start(1, *flags)
+    try:
+        rc = p.wait(3.0)
+        n.procs.pop(1, None)
+    except subprocess.TimeoutExpired:
+        rc = None
+    with open(n.log(1)) as f:
+        return rc, f.read()[before:]
+
+
+def test_bootstrap_full_disk(c):
+    """--bootstrap on a file system too small for its first WAL batch (the
+    zeros written ahead of it): exit 3, saying nothing of the bootstrap was
+    kept and to run --bootstrap again (not "restart the node"), the data
+    directory left with no state. Before: owner, LOCK and a WAL segment of
+    zeros stayed; the plain restart the line advised ran with 0 members for
+    ever, and --bootstrap was refused over it. With room, a plain start says
+    the directory is empty (exit 1) and --bootstrap makes a cluster; a second
+    --bootstrap over it is refused. A small tmpfs: root only; skipped,
+    saying so, otherwise."""
+    n = Cluster(c.build, 1, tmp=os.path.join(c.dir, "full-bootstrap"))
+    data = n.data(1)
+    os.makedirs(data)
+    m = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=200k", "edgelock-boot", data],
+                       capture_output=True, text=True)
+    if m.returncode != 0:
+        print("skip bootstrap on a full disk: cannot mount a tmpfs (%s)" % m.stderr.strip())
+        return
+    try:
+        rc, out = bootstrap(n, "--bootstrap")
+        check("bootstrap on a full disk: exit 3, nothing of it kept, run --bootstrap again",
+              rc == 3 and "disk full" in out and "nothing of the bootstrap kept" in out
+              and "free space and run --bootstrap again" in out, out[-700:])
+        check("bootstrap on a full disk: no advice to restart the node",
+              "restart the node" not in out, out[-700:])
+        check("bootstrap on a full disk: the data directory holds no state",
+              state_files(data) == [] and "owner" not in os.listdir(data),
+              repr(os.listdir(data)))
+        subprocess.run(["mount", "-o", "remount,size=8m", data], check=True)
+        rc, out = bootstrap(n)
+        check("bootstrap on a full disk, then a plain start: empty, exit 1",
+              rc == 1 and "is empty: start a new cluster with --bootstrap" in out, out[-500:])
+        rc, out = bootstrap(n, "--bootstrap")
+        check("bootstrap on a full disk, retried with room: the node leads",
+              rc is None and n.wait_leader(timeout=20) == 1, "exit %r: %s" % (rc, out[-500:]))
+        n.stop(1)
+        rc, out = bootstrap(n, "--bootstrap")
+        check("a second --bootstrap over its state is refused, exit 1",
+              rc == 1 and "already holds a cluster's state" in out, out[-500:])
+    finally:
+        n.stop_all()
+        subprocess.run(["umount", "-l", data])
+
+
+def test_bootstrap_over_nothing(c):
+    """A data directory whose WAL holds nothing of a cluster, as a
+    --bootstrap on a full disk left it before (the owner file and a first
+    segment of 196,608 zeros), or a crash in a bootstrap before its
+    configuration (the snapshot file) was written (a first batch of a hard
+    state of zeros, whole or cut short): a plain start says it is empty
+    (exit 1; before, it ran with 0 members for ever, no leader), --bootstrap
+    runs over it (before: refused) and the node leads, and restarts on that
+    state. A WAL whose batch holds a vote is state: --bootstrap is refused."""
+    n = Cluster(c.build, 1, tmp=os.path.join(c.dir, "boot-nothing"))
+    data = n.data(1)
+    seg = os.path.join(data, "wal-0000000000000001.log")
+
+    def leftover(wal, what):
+        shutil.rmtree(data, ignore_errors=True)
+        os.makedirs(data)
+        with open(seg, "wb") as f:
+            f.write(wal)
+        with open(os.path.join(data, "owner"), "w") as f:
+            f.write(owner_line(1))
+        rc, out = bootstrap(n)
+        check("%s: a plain start says the data_dir is empty, exit 1" % what,
+              rc == 1 and "is empty: start a new cluster with --bootstrap" in out, out[-500:])
+        rc, out = bootstrap(n, "--bootstrap")
+        check("%s: --bootstrap runs over it and the node leads" % what,
+              rc is None and n.wait_leader(timeout=20) == 1, "exit %r: %s" % (rc, out[-500:]))
+        n.stop(1)
+
+    try:
+        leftover(bytes(196608), "a WAL of zeros")
+        rc, out = bootstrap(n)
+        check("a WAL of zeros bootstrapped over: a plain restart leads",
+              rc is None and n.wait_leader(timeout=20) == 1, "exit %r: %s" % (rc, out[-500:]))
+        n.stop(1)
+        with open(seg, "rb") as f:
+            wal = f.read()
+        first = batch_ends(wal)
+        check("a bootstrap's WAL: a first batch of a zero hard state, then one with a term",
+              len(first) >= 2 and first[0] == 46, repr(first))
+        if len(first) < 2:
+            return
+        leftover(wal[:first[0]] + bytes(4096), "a crash before the configuration")
+        leftover(wal[:first[0] - 9] + bytes(4096), "a first batch cut short")
+        shutil.rmtree(data)
+        os.makedirs(data)
+        with open(seg, "wb") as f:  # the batch with the vote, its snapshot gone
+            f.write(wal[:first[1]] + bytes(4096))
+        rc, out = bootstrap(n, "--bootstrap")
+        check("a WAL with a vote: --bootstrap refused, exit 1",
+              rc == 1 and "already holds a cluster's state" in out, out[-500:])
+    finally:
+        n.stop_all()
+
+
+
+
+def batch_ends(wal):
+    """The offsets just past each BATCH_END record of a WAL segment
+    (records: len u32, crc u32, then len bytes, the first the type; 4 is
+    BATCH_END), up to the zeros written ahead."""
+    off, ends = 0, []
+    while off + 9 <= len(wal):
+        size = int.from_bytes(wal[off:off + 4], "little")
+        if size == 0:
+            break
+        off += 8 + size
+        if wal[off - size] == 4:
+            ends.append(off)
+    return ends
+
+
 def main():
     build = sys.argv[1] if len(sys.argv) > 1 else "build"
     random.seed(int(os.environ.get("SEED", "1")))
@@ -558,7 +697,8 @@ def main():
     try:
         c.start_all(bootstrap=True)
         for t in (test_backup_fresh, test_backup_restore, test_force_new_cluster, test_guards,
-                  test_bootstrap_leftover, test_bootstrap_lists):
+                  test_bootstrap_leftover, test_bootstrap_lists, test_bootstrap_full_disk,
+                  test_bootstrap_over_nothing):
             try:
                 t(c)
             except Exception as e:  # noqa: BLE001 - a crashed step fails, the rest still run

@@ -4,7 +4,8 @@
  * opened and loaded. Recovery must never crash or misbehave; when it accepts
  * the directory, the visited log must be contiguous after the snapshot, and
  * opening the directory a second time must find nothing more to cut and
- * return the very same state (recovery is idempotent).
+ * return the very same state (recovery is idempotent). A directory
+ * el_storage_holds_nothing says holds nothing must recover as empty.
  *
  * Input: flags u8 | [snapshot length u16, snapshot bytes] if flags & 2 |
  *        [split u16] if flags & 4 | WAL bytes (split in two segments).
@@ -157,7 +158,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	mkdir(dir, 0700);
 	layout(data, size, buf);
 	free(buf);
+	/* a directory said to hold nothing recovers as an empty one (the
+	 * daemon bootstraps over it): nothing refused, nothing loaded */
+	const bool nothing = el_storage_holds_nothing(dir);
 	int rc = open_load(&a);
+	if (nothing && (rc != EL_OK || a.snap || a.count != 0 || a.hs.term != 0 ||
+			a.hs.vote != 0 || a.hs.commit != 0))
+		abort();
 	if (rc == EL_OK) {
 		unsigned long warns = el_log_count(EL_LOG_WARN);
 		if (open_load(&b) != EL_OK || el_log_count(EL_LOG_WARN) != warns ||

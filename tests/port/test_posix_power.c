@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "el_error.h"
 #include "el_io.h"
@@ -268,15 +269,28 @@ static void test_power_cut_after_torn_tail_restart(void)
 /* A joiner's first batch: the leader's snapshot, no WAL before it (a
  * restore's seed is the same batch). A cut anywhere in it must recover to
  * the empty state or to the snapshot: never to a snapshot without a WAL
- * batch beside it, which recovery refuses as deleted segments. */
-static void test_power_cut_first_batch_a_snapshot(void)
+ * batch beside it, which recovery refuses as deleted segments. leftover:
+ * over what a first write that failed leaves (a full disk: a first segment
+ * of zeros written ahead, no batch), which the daemon takes as empty; the
+ * batch of the hard state must still come before the snapshot there. */
+static void first_batch_a_snapshot(const char *what, bool leftover)
 {
 	struct run r;
-	char parent[PATH_MAX], dir[PATH_MAX + 8];
+	char parent[PATH_MAX], dir[PATH_MAX + 8], seg[PATH_MAX];
 	struct el_storage *st = NULL;
 	run_init(&r, "power-img3");
 	pt_tmpdir(scratch, "power3", parent, sizeof parent);
 	snprintf(dir, sizeof dir, "%s/data", parent);
+	if (leftover) { /* already there: durable */
+		static const uint8_t zeros[4096];
+		EL_CHECK(mkdir(dir, 0700) == 0);
+		EL_CHECK_EQ(el_wal_segment_path(dir, 1, seg, sizeof seg), EL_OK);
+		FILE *f = fopen(seg, "wb");
+		EL_CHECK(f != NULL && fwrite(zeros, 1, sizeof zeros, f) == sizeof zeros);
+		if (f != NULL)
+			fclose(f);
+		EL_CHECK(el_storage_holds_nothing(dir));
+	}
 	pt_power_begin(parent, dir, on_cut, &r);
 	const struct el_storage_options opt = { .segment_bytes = SEGMENT_BYTES };
 	EL_CHECK_EQ(el_storage_open(&st, dir, &opt), EL_OK);
@@ -296,9 +310,16 @@ static void test_power_cut_first_batch_a_snapshot(void)
 		pt_power_check_synced("persist");
 		el_storage_close(st);
 	}
-	finish("first batch a snapshot", &r, 4);
+	finish(what, &r, 4);
+	EL_CHECK(!el_storage_holds_nothing(dir));
 	pt_rmrf(parent);
 	run_free(&r);
+}
+
+static void test_power_cut_first_batch_a_snapshot(void)
+{
+	first_batch_a_snapshot("first batch a snapshot", false);
+	first_batch_a_snapshot("first batch a snapshot, over a failed first write", true);
 }
 
 int main(int argc, char **argv)

@@ -1,7 +1,8 @@
 /*
  * test_posix_storage.c - unit tests of port/posix: CRC-32C vectors, WAL
  * records, snapshot files, the storage round trip, hard state, truncation,
- * segment rotation and deletion, a damaged sealed segment, the directory
+ * segment rotation and deletion, a damaged sealed segment, what holds
+ * nothing of a cluster (el_storage_holds_nothing), the directory
  * lock, and the clock/seed/log services (a logged message stays one line).
  *
  * usage: test_posix_storage SCRATCH_DIR
@@ -569,6 +570,79 @@ static void test_zeros_ahead_are_not_a_torn_tail(void)
 	pt_rmrf(dir);
 }
 
+/* Overwrite len bytes at off of path with byte v (0: cut a batch short). */
+static void smudge(const char *path, long off, size_t len, uint8_t v)
+{
+	uint8_t b[64];
+	memset(b, v, sizeof b);
+	const int fd = open(path, O_WRONLY);
+	EL_CHECK(fd >= 0 && len <= sizeof b && pwrite(fd, b, len, off) == (ssize_t)len);
+	if (fd >= 0)
+		close(fd);
+}
+
+/* What el_storage_holds_nothing calls empty (the daemon bootstraps over
+ * it): no directory, none of its files, a first segment of zeros (a full
+ * disk's first write), with a batch cut short (a crash in it) or with
+ * batches of a zero hard state alone (a crash before a first snapshot).
+ * Whatever made something durable is state: a batch with a term or an
+ * entry, even behind a damaged record, a second segment, a segment not the
+ * first, a snapshot. */
+static void test_holds_nothing(void)
+{
+	const struct el_storage_options opt = { .segment_bytes = 1 << 20 };
+	const struct el_hard_state hs = { 1, 0, 0 };
+	struct el_storage *st;
+	char seg[PATH_MAX], seg2[PATH_MAX], gone[PATH_MAX + 8];
+	fresh_dir("nothing");
+	snprintf(gone, sizeof gone, "%s/gone", dir);
+	EL_CHECK(el_storage_holds_nothing(gone));
+	EL_CHECK(el_storage_holds_nothing(dir));
+	EL_CHECK_EQ(el_storage_open(&st, dir, &opt), EL_OK);
+	el_storage_close(st);
+	EL_CHECK(el_storage_holds_nothing(dir)); /* LOCK only */
+	const struct el_hard_state zero = { 0, 0, 0 }, voted = { 1, 2, 0 };
+	EL_CHECK_EQ(el_storage_open(&st, dir, &opt), EL_OK);
+	EL_CHECK_EQ(put(st, 1, 0, 0, &zero), EL_OK);
+	EL_CHECK_EQ(put(st, 1, 0, 0, &zero), EL_OK);
+	el_storage_close(st);
+	EL_CHECK(el_storage_holds_nothing(dir)); /* two batches, hard states of zeros */
+	EL_CHECK_EQ(el_storage_open(&st, dir, &opt), EL_OK);
+	EL_CHECK_EQ(put(st, 1, 0, 0, &voted), EL_OK);
+	el_storage_close(st);
+	EL_CHECK(!el_storage_holds_nothing(dir)); /* a vote */
+	pt_rmrf(dir);
+	fresh_dir("nothing");
+	EL_CHECK_EQ(el_storage_open(&st, dir, &opt), EL_OK);
+	EL_CHECK_EQ(put(st, 1, 1, 1, &hs), EL_OK);
+	const long end = (long)el_storage_segment_bytes(st);
+	el_storage_close(st);
+	EL_CHECK_EQ(el_wal_segment_path(dir, 1, seg, sizeof seg), EL_OK);
+	EL_CHECK(!el_storage_holds_nothing(dir)); /* one whole batch */
+	smudge(seg, 10, 1, 0xee); /* a damaged record before the batch's end */
+	EL_CHECK(!el_storage_holds_nothing(dir));
+	smudge(seg, end - 8, 8, 0); /* its BATCH_END cut short */
+	EL_CHECK(el_storage_holds_nothing(dir));
+	smudge(seg, 0, 64, 0);
+	EL_CHECK(el_storage_holds_nothing(dir)); /* zeros written ahead only */
+	EL_CHECK_EQ(el_wal_segment_path(dir, 2, seg2, sizeof seg2), EL_OK);
+	EL_CHECK(rename(seg, seg2) == 0);
+	EL_CHECK(!el_storage_holds_nothing(dir)); /* not the first segment */
+	int fd = open(seg, O_WRONLY | O_CREAT, 0600);
+	EL_CHECK(fd >= 0);
+	close(fd);
+	EL_CHECK(!el_storage_holds_nothing(dir)); /* two segments */
+	EL_CHECK(unlink(seg2) == 0);
+	EL_CHECK(el_storage_holds_nothing(dir));
+	char snap[PATH_MAX + 16];
+	snprintf(snap, sizeof snap, "%s/snapshot", dir);
+	fd = open(snap, O_WRONLY | O_CREAT, 0600);
+	EL_CHECK(fd >= 0);
+	close(fd);
+	EL_CHECK(!el_storage_holds_nothing(dir));
+	pt_rmrf(dir);
+}
+
 static void test_corrupt_sealed_segment_refuses_start(void)
 {
 	const struct el_storage_options opt = { .segment_bytes = 512 };
@@ -871,6 +945,7 @@ int main(int argc, char **argv)
 	EL_RUN(test_zero_length_record_at_buffer_end);
 	EL_RUN(test_one_sync_per_batch);
 	EL_RUN(test_zeros_ahead_are_not_a_torn_tail);
+	EL_RUN(test_holds_nothing);
 	EL_RUN(test_corrupt_sealed_segment_refuses_start);
 	EL_RUN(test_snapshot_without_wal_refuses_start);
 	EL_RUN(test_deleted_snapshot_is_named);
