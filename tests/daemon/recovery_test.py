@@ -672,8 +672,6 @@ def test_bootstrap_over_nothing(c):
         n.stop_all()
 
 
-
-
 def batch_ends(wal):
     """The offsets just past each BATCH_END record of a WAL segment
     (records: len u32, crc u32, then len bytes, the first the type; 4 is
