@@ -286,6 +286,14 @@ static bool maybe_decrease(struct el_raft *r, struct el_progress *pr, const stru
 {
 	EL_ASSERT(m->flags & EL_MSG_REJECT);
 	EL_ASSERT(m->index <= r->last_index);
+	/* A hint below match: the follower no longer holds entries it
+	 * acknowledged (its data wiped, or a disk that lost synced writes), as
+	 * an honest follower's hint never is (it holds the leader's entries up
+	 * to match). Taken as stale, every reply kept it empty, counted
+	 * reachable, for good (an outside tester). Replicate to it from its
+	 * hint; commit never goes back. The daemon says so (diag.c). */
+	if (m->hint_index < pr->match)
+		pr->match = m->hint_index;
 	if (pr->state == EL_PR_REPLICATE) {
 		if (m->index <= pr->match)
 			return false; /* stale */

@@ -40,6 +40,7 @@ static struct {
 	uint64_t slow_held_max_ms;
 	struct { el_id_t id; uint64_t due_ms; } retiring[EL_NODES_MAX]; /* el_d_peer_retire */
 	uint64_t overwrite_logged_ms; /* last "contradicts committed entries" line */
+	uint64_t lost_logged_ms;      /* last "lost entries it acknowledged" line */
 } dg;
 
 static void start(struct el_daemon *d)
@@ -376,6 +377,37 @@ void el_d_diag_refused(struct el_daemon *d, const struct el_msg *m, int rc)
 	       "log. Find that member (its log), stop it, remove it and add it back empty with "
 	       "--join", m->from, (unsigned long long)m->term,
 	       (unsigned long long)el_raft_commit(r), (unsigned long long)(m->index));
+}
+
+/* A follower's append rejection, before the core takes it, that hints
+ * below what the follower acknowledged: it lost entries it had stored (its
+ * data_dir wiped or replaced and started again under its id, or a disk
+ * that lost synced writes). The core replicates to it again (its reply
+ * was taken as stale before, and it stayed empty while counted reachable:
+ * an outside tester), but its lost vote may have counted twice, and the
+ * entries it acknowledged were on fewer disks than the quorum thought. At
+ * error, at most one line each 10 s. */
+void el_d_diag_peer_msg(struct el_daemon *d, const struct el_msg *m)
+{
+	const struct el_raft *r = el_node_raft(d->node);
+	if (m->type != EL_MSG_APPEND_RESP || !(m->flags & EL_MSG_REJECT) ||
+	    el_raft_state(r) != EL_LEADER || m->term != el_raft_term(r))
+		return;
+	uint64_t match = 0;
+	for (uint32_t i = 0; i < r->conf.n && i < EL_NODES_MAX; i++)
+		if (r->conf.m[i].id == m->from)
+			match = r->pr[i].match;
+	if (m->hint_index >= match ||
+	    (dg.lost_logged_ms != 0 && d->now_ms - dg.lost_logged_ms < 10000))
+		return;
+	dg.lost_logged_ms = d->now_ms > 0 ? d->now_ms : 1;
+	el_log(EL_LOG_ERROR, "safety: node %u acknowledged entries up to %llu but its log now "
+	       "ends before them (at %llu): it lost state it had stored (a data_dir wiped or "
+	       "replaced and started again under its id, or a disk that lost synced writes); "
+	       "sending it the log again. Its lost vote may have counted twice: stop it, "
+	       "`edgelock members remove %u`, wipe it, start it with --join and `edgelock "
+	       "members add` it", m->from, (unsigned long long)match,
+	       (unsigned long long)m->hint_index, m->from);
 }
 
 void el_d_diag_batch(struct el_daemon *d, const struct el_node_ready *rd, uint64_t t0_ns)

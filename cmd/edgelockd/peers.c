@@ -553,6 +553,7 @@ void el_d_peer_frame(struct el_daemon *d, uint64_t conn, const uint8_t *buf, uin
 	struct el_d_book *b = (struct el_d_book *)el_d_book_find(d, in->node);
 	if (b != NULL)
 		b->heard_ms = d->now_ms;
+	el_d_diag_peer_msg(d, &m);
 	rc = el_node_step(d->node, &m, d->now_ms);
 	if (rc != EL_OK && rc != EL_ESTOPPED) {
 		d->peer_frames_refused++;

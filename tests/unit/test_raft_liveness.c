@@ -350,8 +350,47 @@ static void test_learner_promoted_when_idle(void)
 	EL_CHECK(el_raft_commit(rn(l)) == el_raft_last_index(rn(l)));
 }
 
+/* ---- 5. A follower that lost its log ---------------------------------------- */
+
+/* A follower's data wiped under a running leader (its board replaced and
+ * started again under its id: bootstrapped with the same voters, or empty
+ * as a joiner). Its rejections hint below what it had acknowledged; the
+ * leader replicates to it again, and it holds the whole log within a few
+ * heartbeats (it stayed empty for ever, every reply taken as stale). */
+static void lost_log(bool bootstrapped)
+{
+	lsetup(3);
+	ltick(3 * L_ELECTION_MS);
+	const el_id_t l = lleader();
+	EL_CHECK(l != 0);
+	if (l == 0)
+		return;
+	for (int i = 0; i < 5; i++)
+		EL_CHECK_EQ(lpropose(l), 0);
+	ltick(4 * L_HEARTBEAT_MS);
+	const el_id_t f = l == 3 ? 2 : 3;
+	EL_CHECK_EQ(el_raft_last_index(rn(f)), el_raft_last_index(rn(l)));
+	struct el_raft_config cfg = { f, L_ELECTION_MS, L_HEARTBEAT_MS, true, true };
+	EL_CHECK_EQ(el_raft_init(rn(f), &cfg, 99), 0);
+	if (bootstrapped)
+		EL_CHECK_EQ(el_raft_bootstrap(rn(f), el_raft_conf(rn(l))), 0);
+	el_raft_start(rn(f), lnow);
+	ldrain(f);
+	EL_CHECK(el_raft_last_index(rn(f)) < el_raft_last_index(rn(l)));
+	EL_CHECK_EQ(lpropose(l), 0);
+	ltick(6 * L_HEARTBEAT_MS);
+	EL_CHECK_EQ(lleader(), l);
+	EL_CHECK_EQ(el_raft_last_index(rn(f)), el_raft_last_index(rn(l)));
+	EL_CHECK_EQ(el_raft_commit(rn(f)), el_raft_commit(rn(l)));
+}
+
+static void test_lost_log_bootstrapped(void) { lost_log(true); }
+static void test_lost_log_empty(void) { lost_log(false); }
+
 void el_suite_raft_liveness(void)
 {
+	EL_RUN(test_lost_log_bootstrapped);
+	EL_RUN(test_lost_log_empty);
 	EL_RUN(test_full_window_leader_commits);
 	EL_RUN(test_admission_bound);
 	EL_RUN(test_quiet_after_snapshot);
