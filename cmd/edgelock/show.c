@@ -180,7 +180,26 @@ struct asked {
 	unsigned asked, untrusted; /* endpoints asked; whose certificate our CA did not sign */
 	bool led;             /* an answer from the leader, or naming one */
 	struct el_cw_msg view; /* the leader's answer, else the first one */
+	el_id_t leaders[2];   /* two nodes leading one term: two clusters */
+	uint64_t leaders_term;
 };
+
+/* Raft elects at most one leader per term: two nodes that both lead one
+ * term are two clusters that share names and ports, e.g. bootstrapped with
+ * other [peers] lists, each granting the same locks with the same tokens.
+ * status showed both leaders and exited 0 (an outside tester). */
+static void note_leader(struct asked *a, const struct el_cw_msg *r)
+{
+	if (r->role != EL_LEADER)
+		return;
+	if (a->leaders[0] == 0 || r->term > a->leaders_term) {
+		a->leaders[0] = r->node;
+		a->leaders[1] = 0;
+		a->leaders_term = r->term;
+	} else if (r->term == a->leaders_term && r->node != a->leaders[0]) {
+		a->leaders[1] = r->node;
+	}
+}
 
 /* STATUS of every endpoint into *a. status prints each answer (and why an
  * endpoint did not give one) on stdout; members list only with --json (its
@@ -201,6 +220,7 @@ static void ask_endpoints(struct el_cli *cli, bool each, struct asked *a)
 			if (each || cli->json)
 				print_status(cli, eps[i], ep_w, &m[1]);
 			a->led |= m[1].role == EL_LEADER || m[1].leader != 0;
+			note_leader(a, &m[1]);
 			if (a->up++ == 0 || m[1].role == EL_LEADER)
 				a->view = m[1];
 			continue;
@@ -237,6 +257,14 @@ static int asked_rc(const struct el_cli *cli, const char *command, const struct 
 {
 	if (a->asked > 0 && a->untrusted == a->asked)
 		return el_cli_untrusted_hint(cli);
+	if (a->leaders[1] != 0) {
+		fprintf(stderr, "edgelock: %s: nodes %u and %u both lead term %llu: they are two "
+			"clusters, each granting the same locks (bootstrapped with other [peers] "
+			"lists? their logs say; docs/operations.md, \"Every node bootstrapped must "
+			"list the same voters\")\n", command, (unsigned)a->leaders[0],
+			(unsigned)a->leaders[1], (unsigned long long)a->leaders_term);
+		return EL_EXIT_FAILED;
+	}
 	if (a->up > 0 && !a->led) {
 		fprintf(stderr, "edgelock: %s: no leader: none of the %u node%s that answered "
 			"is the leader or knows one (no quorum, or an election under way)\n",
@@ -283,7 +311,8 @@ int el_cli_status(struct el_cli *cli, int argc, char **argv)
 			     "--json: one object per endpoint (with its members), one per line.\n"
 			     "Exit 0 when a node that answered is the leader or names one (its\n"
 			     "followers do, while they hear from it); 69 when none does (no\n"
-			     "quorum, an election under way) or none answered; 77 when refused.\n"))
+			     "quorum, an election under way) or none answered; 77 when refused;\n"
+			     "1 when two nodes lead one term: two clusters, not one.\n"))
 		return EL_EXIT_OK;
 	if (argc > 1)
 		return el_cli_bad_arg("status", argv[1]);

@@ -63,12 +63,17 @@ static uint16_t port_of(const struct sockaddr_storage *a)
 					: ((const struct sockaddr_in *)a)->sin_port;
 }
 
-/* 0.0.0.0 or :: (a listener there takes the port on every address). */
+/* 0.0.0.0 or :: (a listener there takes the port on every address), or
+ * ::ffff:0.0.0.0, 0.0.0.0 written as IPv6. */
 static bool wildcard(const struct sockaddr_storage *a)
 {
 	static const struct in6_addr any6 = IN6ADDR_ANY_INIT;
-	if (a->ss_family == AF_INET6)
-		return !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr, &any6, sizeof any6);
+	if (a->ss_family == AF_INET6) {
+		const struct in6_addr *x = &((const struct sockaddr_in6 *)a)->sin6_addr;
+		return !memcmp(x, &any6, sizeof any6) ||
+		       (IN6_IS_ADDR_V4MAPPED(x) && !x->s6_addr[12] && !x->s6_addr[13] &&
+			!x->s6_addr[14] && !x->s6_addr[15]);
+	}
 	return ((const struct sockaddr_in *)a)->sin_addr.s_addr == htonl(INADDR_ANY);
 }
 

@@ -744,6 +744,25 @@ static int transfer_to(struct el_daemon *d, el_id_t target, char *why, size_t ca
 /* An address a new member is given: empty (not known yet) or one the
  * dialer can use, tls+tcp://HOST:PORT, as the config file requires. A bad
  * one is refused before it reaches the address book or the log. */
+/* 0.0.0.0, [::] (or [::ffff:0.0.0.0]), *: every address of the machine
+ * that dials it, none of the member's (config_host.c refuses it in
+ * [peers]; members add took it: an outside tester). */
+static bool wildcard_host(const char *host)
+{
+	struct in6_addr a6;
+	struct in_addr a4;
+	static const struct in6_addr any6 = IN6ADDR_ANY_INIT;
+	if (strcmp(host, "*") == 0)
+		return true;
+	if (inet_pton(AF_INET, host, &a4) == 1)
+		return a4.s_addr == htonl(INADDR_ANY);
+	if (inet_pton(AF_INET6, host, &a6) != 1)
+		return false;
+	return memcmp(&a6, &any6, sizeof a6) == 0 ||
+	       (IN6_IS_ADDR_V4MAPPED(&a6) && !a6.s6_addr[12] && !a6.s6_addr[13] &&
+		!a6.s6_addr[14] && !a6.s6_addr[15]);
+}
+
 static bool member_addr_ok(const char *a, uint8_t len)
 {
 	char url[EL_CW_ADDR_MAX + 1], host[EL_CW_ADDR_MAX], port[8];
@@ -753,7 +772,8 @@ static bool member_addr_ok(const char *a, uint8_t len)
 	memcpy(url, a, len);
 	url[len] = '\0';
 	return strlen(url) == len && strncmp(url, "tls+tcp://", 10) == 0 &&
-	       el_url_parse(url, host, sizeof host, port, sizeof port) == EL_OK;
+	       el_url_parse(url, host, sizeof host, port, sizeof port) == EL_OK &&
+	       !wildcard_host(host);
 }
 
 /* A host as compared: an IP address in binary (so [::1] and [0:0::1]
@@ -843,7 +863,8 @@ static void admin(struct el_daemon *d, uint64_t conn, const struct el_cw_msg *q)
 	const el_id_t taken = add ? addr_taken(d, q) : 0;
 	if (add && (!member_addr_ok(q->peer_addr, q->peer_addr_len) ||
 		    !member_addr_ok(q->client_addr, q->client_addr_len)))
-		snprintf(why, sizeof why, " (an address not tls+tcp://HOST:PORT)");
+		snprintf(why, sizeof why, " (an address not tls+tcp://HOST:PORT, or 0.0.0.0/[::]: "
+			 "give the node's LAN address)");
 	else if (taken != 0)
 		snprintf(why, sizeof why, " (an address of member %u)", taken);
 	const bool addr_bad = why[0] != '\0';

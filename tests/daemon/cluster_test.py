@@ -778,7 +778,11 @@ def test_membership(c):
     c.start(4, "--join")
     conn = c.connect(S.leader)
     for peer, client in [("notaurl", c.addr(4)), ("tls+tcp://127.0.0.1:99999", c.addr(4)),
-                         ("tls+tcp://127.0.0.1:%d" % c.peer_port[4], "tls+tcp://nohost")]:
+                         ("tls+tcp://127.0.0.1:%d" % c.peer_port[4], "tls+tcp://nohost"),
+                         # every address of whoever dials it (an outside tester)
+                         ("tls+tcp://0.0.0.0:%d" % c.peer_port[4], c.addr(4)),
+                         ("tls+tcp://127.0.0.1:%d" % c.peer_port[4],
+                          "tls+tcp://[::ffff:0.0.0.0]:%d" % c.client_port[4])]:
         rep = conn.call({1: 14, 20: 9, 21: peer, 22: client})
         check("members add: refused with a bad address (%s, %s)" % (peer, client),
               rep.get(3, 0) == -1 and 9 not in members(c, S.leader), repr(rep))

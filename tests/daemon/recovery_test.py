@@ -559,6 +559,31 @@ def test_bootstrap_lists(c):
         n.stop_all()
 
 
+def test_two_leaders(c):
+    """Two single-node clusters of one name, each bootstrapped with only
+    itself in [peers]: both lead term 1. `edgelock status` over both
+    endpoints says they are two clusters and exits 1 (it exited 0 showing
+    both leaders: an outside tester)."""
+    n = Cluster(c.build, 2, tmp=os.path.join(c.dir, "two-leaders"))
+    try:
+        for i in (1, 2):
+            n.write_config(i, [i])
+        n.start_all(bootstrap=True)
+        def leads(i):
+            try:
+                return n.status(i).get(23) == 3
+            except OSError:  # not listening yet
+                return False
+        both = eventually(lambda: leads(1) and leads(2), 20.0)
+        out = cli(n, "status")
+        check("two leaders of one term: status says two clusters, exit 1",
+              both and out.returncode == 1 and re.search(r"nodes [12] and [12] both lead term "
+                                                         r"1: they are two clusters", out.stderr),
+              "both %r, exit %d: %s" % (both, out.returncode, out.stderr[-400:]))
+    finally:
+        n.stop_all()
+
+
 def bootstrap(n, *flags):
     """Node 1 of n started with flags: (exit status or None if it runs after
     3 s, the log's new lines)."""
@@ -695,7 +720,8 @@ def main():
     try:
         c.start_all(bootstrap=True)
         for t in (test_backup_fresh, test_backup_restore, test_force_new_cluster, test_guards,
-                  test_bootstrap_leftover, test_bootstrap_lists, test_bootstrap_full_disk,
+                  test_bootstrap_leftover, test_bootstrap_lists, test_two_leaders,
+                  test_bootstrap_full_disk,
                   test_bootstrap_over_nothing):
             try:
                 t(c)
