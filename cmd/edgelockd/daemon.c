@@ -282,10 +282,10 @@ static void note_own_removal(struct el_daemon *d)
 }
 
 /* Which incarnation this node's data is of (incarnation.c). A new
- * cluster's is generation 0 with its voters' digest; a node joining with no state says so on disk,
- * so that a restart after its first entries, before it adopted the
- * cluster's incarnation, does not read its data as generation 0 and stop
- * on the first hello of a forced or restored cluster. */
+ * cluster's is generation 0 with its voters' digest; a node joining with
+ * no state says so on disk, so that a restart after its first entries,
+ * before it adopted the cluster's incarnation, does not read its data as
+ * generation 0 and stop on the first hello of a forced or restored cluster. */
 static int open_incarnation(struct el_daemon *d, bool bootstrap, bool state)
 {
 	const char *dir = d->cfg.data_dir;
