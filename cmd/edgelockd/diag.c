@@ -41,6 +41,7 @@ static struct {
 	struct { el_id_t id; uint64_t due_ms; } retiring[EL_NODES_MAX]; /* el_d_peer_retire */
 	uint64_t overwrite_logged_ms; /* last "contradicts committed entries" line */
 	uint64_t lost_logged_ms;      /* last "lost entries it acknowledged" line */
+	uint64_t novote_logged_ms;    /* last "knows no configuration: not voting" line */
 } dg;
 
 static void start(struct el_daemon *d)
@@ -372,11 +373,14 @@ void el_d_diag_refused(struct el_daemon *d, const struct el_msg *m, int rc)
 	el_log(EL_LOG_ERROR, "safety: leader %u (term %llu) sent entries that contradict what "
 	       "this node knew committed (up to %llu); refused, this node keeps its log and "
 	       "follows no one. A member lost state it had acknowledged and voted (storage that "
-	       "does not survive power loss, a data_dir wiped or replaced and started without "
-	       "--join): writes this node committed after %llu are missing from that leader's "
-	       "log. Find that member (its log), stop it, remove it and add it back empty with "
-	       "--join", m->from, (unsigned long long)m->term,
+	       "does not survive power loss, a data_dir wiped or replaced and started again "
+	       "under its id): writes this node committed after %llu are missing from that "
+	       "leader's log", m->from, (unsigned long long)m->term,
 	       (unsigned long long)el_raft_commit(r), (unsigned long long)(m->index));
+	/* a line of its own: one would pass el_log's 512 bytes and lose it */
+	el_log(EL_LOG_ERROR, "safety: find the member that lost state (its log), stop it, "
+	       "`edgelock members remove` it, wipe it, start it with --join and `edgelock "
+	       "members add` it");
 }
 
 /* A follower's append rejection, before the core takes it, that hints
@@ -408,6 +412,32 @@ void el_d_diag_peer_msg(struct el_daemon *d, const struct el_msg *m)
 	       "`edgelock members remove %u`, wipe it, start it with --join and `edgelock "
 	       "members add` it", m->from, (unsigned long long)match,
 	       (unsigned long long)m->hint_index, m->from);
+}
+
+/* A vote (or pre-vote) request to a node that knows no configuration: it
+ * started empty (--join) and has had no snapshot nor configuration entry
+ * yet, so it cannot know whether it is a voter. A legitimate voter always
+ * knows one: bootstrapped, forced, restored, or added as a learner that
+ * catches up before its promotion. An empty node that grants votes is a
+ * member's id whose data was wiped: with a stale member it elected a
+ * leader without the newest entries, whose tokens went backwards (an
+ * outside tester). So it does not vote (the request is dropped, not
+ * stepped) until it holds a configuration. Said at warning, at most once
+ * each 10 s. True when m must be dropped. */
+bool el_d_diag_vote_refused(struct el_daemon *d, const struct el_msg *m)
+{
+	const struct el_raft *r = el_node_raft(d->node);
+	if ((m->type != EL_MSG_VOTE && m->type != EL_MSG_PREVOTE) || el_raft_conf(r)->n > 0)
+		return false;
+	if (dg.novote_logged_ms == 0 || d->now_ms - dg.novote_logged_ms >= 10000) {
+		dg.novote_logged_ms = d->now_ms > 0 ? d->now_ms : 1;
+		el_log(EL_LOG_WARN, "node %u asks for a vote (term %llu), but this node knows no "
+		       "configuration yet (started empty, with --join, and not yet sent the "
+		       "cluster's state): not voting. If this node's id is a member whose data was "
+		       "wiped, `edgelock members remove %u` first, then add it back", m->from,
+		       (unsigned long long)m->term, d->cfg.id);
+	}
+	return true;
 }
 
 void el_d_diag_batch(struct el_daemon *d, const struct el_node_ready *rd, uint64_t t0_ns)

@@ -447,6 +447,8 @@ void el_d_diag_batch(struct el_daemon *d, const struct el_node_ready *rd, uint64
  * state). */
 /* A follower's reply hinting below what it acknowledged: it lost state. */
 void el_d_diag_peer_msg(struct el_daemon *d, const struct el_msg *m);
+/* A vote request to a node that knows no configuration: drop it. */
+bool el_d_diag_vote_refused(struct el_daemon *d, const struct el_msg *m);
 void el_d_diag_refused(struct el_daemon *d, const struct el_msg *m, int rc);
 /* Node id is out of the configuration for good: stop dialing it (a link up
  * is kept until it closes; a leader with none keeps dialing it for the

@@ -320,7 +320,8 @@ static bool incarnation_ok(struct el_daemon *d, uint64_t conn, const struct el_p
 			snprintf(why, sizeof why, "it was bootstrapped with another [peers] list of "
 				 "voters than this node (incarnation %s, this node's %s): two clusters. "
 				 "Keep one; wipe the other's nodes, give them its [peers], start them with "
-				 "--join and `edgelock members add` them", theirs_s, ours_s);
+				 "--join and `edgelock members add` them (`members remove` first an id "
+				 "it lists)", theirs_s, ours_s);
 		else
 			snprintf(why, sizeof why, "its data is of another cluster made from this one "
 				 "(incarnation %s, this node's %s: --force-new-cluster or restore run "
@@ -554,6 +555,8 @@ void el_d_peer_frame(struct el_daemon *d, uint64_t conn, const uint8_t *buf, uin
 	if (b != NULL)
 		b->heard_ms = d->now_ms;
 	el_d_diag_peer_msg(d, &m);
+	if (el_d_diag_vote_refused(d, &m))
+		return;
 	rc = el_node_step(d->node, &m, d->now_ms);
 	if (rc != EL_OK && rc != EL_ESTOPPED) {
 		d->peer_frames_refused++;

@@ -113,10 +113,50 @@ def run_wiped_follower(c):
           take_locks(c, c.wait_leader(timeout=20), "e", 2))
 
 
+def lock_token(c, leader, name):
+    conn = c.connect(leader)
+    try:
+        s = conn.call({1: 1, 9: 60000, 13: "w", 14: random.getrandbits(64)}).get(4, 0)
+        rep = conn.call({1: 4, 4: s, 5: 1, 6: name})
+        return rep.get(11, 0) if rep.get(3, 0) == 0 else 0
+    finally:
+        conn.close()
+
+
+def run_empty_joiner(c):
+    """A member's data wiped while two of three are down, started again
+    under its id with --join (before, it voted while empty), beside a
+    stale member: the two elected the stale one, whose tokens went
+    backwards (an outside tester). A node that knows no configuration does
+    not vote: no leader until the node with the newest entries is back,
+    and the next token is above every one granted."""
+    leader = c.wait_leader()
+    stale, wiped = [i for i in sorted(c.procs) if i != leader]
+    c.kill(stale)
+    leader = c.wait_leader()
+    top = max(lock_token(c, leader, "t%d" % k) for k in range(5))
+    c.kill(leader)
+    c.kill(wiped)
+    shutil.rmtree(c.data(wiped))
+    c.start(wiped, "--join")
+    c.start(stale)
+    time.sleep(5 * c.election_ms / 1000.0)
+    roles = {i: c.status(i).get(23) for i in (stale, wiped)}
+    check("empty joiner: it does not vote, so the stale node is not elected",
+          3 not in roles.values(), repr(roles))
+    check("empty joiner: it says why it does not vote",
+          "knows no configuration yet" in log_text(c, wiped), log_text(c, wiped)[-500:])
+    c.start(leader)
+    now = c.wait_leader(timeout=30)
+    token = lock_token(c, now, "after")
+    check("empty joiner: once the newest node is back, the next token is above all before",
+          token > top, "token %d, highest before %d" % (token, top))
+
+
 def main():
     build = sys.argv[1] if len(sys.argv) > 1 else "build"
     random.seed(int(os.environ.get("SEED", "1")))
-    for t in (run, run_wiped_follower):
+    for t in (run, run_wiped_follower, run_empty_joiner):
         c = Cluster(build, 3)
         try:
             c.start_all(bootstrap=True)
