@@ -439,7 +439,7 @@ int el_d_load_ident(const struct el_dcfg *cfg, struct el_ident **out, bool reloa
 			 el_ident_role_of(*out) == EL_IDENT_NODE ? "OU=node" : "OU=client");
 		el_ident_free(*out);
 		*out = NULL;
-		return EL_EINVAL;
+		return EL_EPERM; /* not this node's: open_ident */
 	}
 	return EL_OK;
 }
@@ -450,7 +450,11 @@ static int open_ident(struct el_daemon *d)
 	const int rc = el_d_load_ident(&d->cfg, &d->ident, false, why, sizeof why);
 	if (rc != EL_OK)
 		el_log(EL_LOG_ERROR, "%s", why);
-	return rc;
+	/* Another node's certificate, or a client's, stays refused until
+	 * someone installs this node's: exit 1, not restarted by the unit (it
+	 * restarted every 2 s: an outside tester). Its dates, a file not yet
+	 * readable (a disk mounted late), may pass: exit 2. */
+	return rc == EL_EPERM ? EL_ESTOPPED : rc;
 }
 
 /* SIGHUP: the identity material and the TLS configurations, both from the

@@ -77,9 +77,9 @@ static void usage(FILE *f)
 		"Flags override the file. SIGTERM: a leader hands over leadership, then\n"
 		"the node exits 0. SIGHUP: re-read the [tls] CA, certificate and CRL files\n"
 		"for new connections' identity proofs (nothing else of the config).\n"
-		"Exit: 1 usage or config error, or a data_dir refused as it is (another\n"
-		"node's, removed, damaged, empty without --bootstrap/--join): no restart\n"
-		"helps; 2 a start failure that may pass (data_dir in use or read-only,\n"
+		"Exit: 1 usage or config error, a data_dir refused as it is (another\n"
+		"node's, removed, damaged, empty without --bootstrap/--join) or another\n"
+		"node's certificate: no restart helps; 2 a start failure that may pass (data_dir in use or read-only,\n"
 		"address, files); 3 storage failure.\n");
 }
 
