@@ -47,6 +47,23 @@ def free_ports(n):
     return ports
 
 
+def mount_tmpfs(path, size, what):
+    """A tmpfs of size (mount's "2m", "128k") made at path, for a test of a
+    small or full disk: needs root. False, after a line saying the test
+    `what` is skipped and why, when it cannot be mounted. Unmount with
+    umount_tmpfs."""
+    os.makedirs(path)
+    m = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=" + size, "edgelock-test", path],
+                       capture_output=True, text=True)
+    if m.returncode != 0:
+        print("skip %s: cannot mount a tmpfs (%s)" % (what, m.stderr.strip()))
+    return m.returncode == 0
+
+
+def umount_tmpfs(path):
+    subprocess.run(["umount", "-l", path])
+
+
 def tls_context(certs, cert="client.pem"):
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     ctx.load_verify_locations(os.path.join(certs, "ca.pem"))

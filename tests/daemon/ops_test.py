@@ -56,7 +56,8 @@ import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from elcluster import Cluster, Checks, eventually, free_ports  # noqa: E402
+from elcluster import (Cluster, Checks, eventually, free_ports, mount_tmpfs,  # noqa: E402
+                       umount_tmpfs)
 
 check = Checks()
 NOFILE = 1024
@@ -225,11 +226,7 @@ def test_disk_full(build):
     c = Cluster(build, 1, tmp=os.path.join(os.path.abspath(build), "tmp",
                                            "ops-disk-%d" % os.getpid()))
     data = c.data(1)
-    os.makedirs(data)
-    m = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "edgelock-ops", data],
-                       capture_output=True, text=True)
-    if m.returncode != 0:
-        print("skip the full disk: cannot mount a tmpfs (%s)" % m.stderr.strip())
+    if not mount_tmpfs(data, "2m", "the full disk"):
         return
     ballast = os.path.join(data, "ballast")
     try:
@@ -270,7 +267,7 @@ def test_disk_full(build):
               eventually(lambda: leads(c, 1), 15.0))
     finally:
         c.stop_all()
-        subprocess.run(["umount", "-l", data])
+        umount_tmpfs(data)
 
 
 def start_exit(c, i, *flags, env=None):
@@ -304,11 +301,7 @@ def test_read_only(build):
     c = Cluster(build, 1, tmp=os.path.join(os.path.abspath(build), "tmp",
                                            "ops-ro-%d" % os.getpid()))
     data = c.data(1)
-    os.makedirs(data)
-    m = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "edgelock-ro", data],
-                       capture_output=True, text=True)
-    if m.returncode != 0:
-        print("skip the read-only file system: cannot mount a tmpfs (%s)" % m.stderr.strip())
+    if not mount_tmpfs(data, "8m", "the read-only file system"):
         return
     words = "data_dir %s is on a read-only file system: the file system went read-only" % data
     try:
@@ -336,7 +329,7 @@ def test_read_only(build):
               eventually(lambda: leads(c, 1), 15.0))
     finally:
         c.stop_all()
-        subprocess.run(["umount", "-l", data])
+        umount_tmpfs(data)
 
 
 def test_refused_writes(build):

@@ -40,7 +40,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from elcluster import Cluster, Checks, eventually, free_ports  # noqa: E402
+from elcluster import (Cluster, Checks, eventually, free_ports, mount_tmpfs,  # noqa: E402
+                       umount_tmpfs)
 
 check = Checks()
 
@@ -327,11 +328,7 @@ def test_restore_full_disk(c, backup, s, token):
     small tmpfs: needs root; skipped, saying so, otherwise."""
     n = Cluster(c.build, 1, tmp=os.path.join(c.dir, "full-restore"))
     data = n.data(1)
-    os.makedirs(data)
-    m = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=128k", "edgelock-restore", data],
-                       capture_output=True, text=True)
-    if m.returncode != 0:
-        print("skip restore on a full disk: cannot mount a tmpfs (%s)" % m.stderr.strip())
+    if not mount_tmpfs(data, "128k", "restore on a full disk"):
         return
     try:
         out = restore(n, backup)
@@ -357,7 +354,7 @@ def test_restore_full_disk(c, backup, s, token):
               h.get(4) == s and h.get(11) == token, repr(h))
     finally:
         n.stop_all()
-        subprocess.run(["umount", "-l", data])
+        umount_tmpfs(data)
 
 
 def test_backup_checksum(backup, empty, legacy_dir):
@@ -611,11 +608,7 @@ def test_bootstrap_full_disk(c):
     saying so, otherwise."""
     n = Cluster(c.build, 1, tmp=os.path.join(c.dir, "full-bootstrap"))
     data = n.data(1)
-    os.makedirs(data)
-    m = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=200k", "edgelock-boot", data],
-                       capture_output=True, text=True)
-    if m.returncode != 0:
-        print("skip bootstrap on a full disk: cannot mount a tmpfs (%s)" % m.stderr.strip())
+    if not mount_tmpfs(data, "200k", "bootstrap on a full disk"):
         return
     try:
         rc, out = bootstrap(n, "--bootstrap")
@@ -640,7 +633,7 @@ def test_bootstrap_full_disk(c):
               rc == 1 and "already holds a cluster's state" in out, out[-500:])
     finally:
         n.stop_all()
-        subprocess.run(["umount", "-l", data])
+        umount_tmpfs(data)
 
 
 def test_bootstrap_over_nothing(c):
