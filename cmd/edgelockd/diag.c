@@ -26,6 +26,7 @@
 #define SLOW_PERSIST_MS 1000u    /* or half the election timeout, if smaller */
 #define NOTICE_ELECTIONS 5u      /* daemon.c's REMOVED_QUIET_ELECTIONS (notify_removed) */
 #define SLOW_LOG_EVERY_MS 10000u /* at most one slow-persist line per this */
+#define SAFETY_LOG_EVERY_MS 10000u /* and one of each lost-state line */
 
 static struct {
 	bool started;
@@ -361,15 +362,24 @@ static void slow_persist(struct el_daemon *d, const struct el_ready *rd, uint64_
  * leader without those entries. The core refuses the append and keeps its
  * log (this node then follows nobody); the counter alone said nothing (an
  * outside tester). At error, at most one line each 10 s. */
+/* Whether a safety line last said at *said_ms (0: never) may be said
+ * again now: at most one each SAFETY_LOG_EVERY_MS; if so, now is noted. */
+static bool safety_line_due(uint64_t *said_ms, uint64_t now_ms)
+{
+	if (*said_ms != 0 && now_ms - *said_ms < SAFETY_LOG_EVERY_MS)
+		return false;
+	*said_ms = now_ms > 0 ? now_ms : 1;
+	return true;
+}
+
 void el_d_diag_refused(struct el_daemon *d, const struct el_msg *m, int rc)
 {
 	const struct el_raft *r = el_node_raft(d->node);
 	if (rc != EL_EINVAL || m->type != EL_MSG_APPEND || m->term < el_raft_term(r) ||
 	    !el_raft_append_overwrites_commit(r, m))
 		return;
-	if (dg.overwrite_logged_ms != 0 && d->now_ms - dg.overwrite_logged_ms < 10000)
+	if (!safety_line_due(&dg.overwrite_logged_ms, d->now_ms))
 		return;
-	dg.overwrite_logged_ms = d->now_ms > 0 ? d->now_ms : 1;
 	el_log(EL_LOG_ERROR, "safety: leader %u (term %llu) sent entries that contradict what "
 	       "this node knew committed (up to %llu); refused, this node keeps its log and "
 	       "follows no one. A member lost state it had acknowledged and voted (storage that "
@@ -401,10 +411,8 @@ void el_d_diag_peer_msg(struct el_daemon *d, const struct el_msg *m)
 	for (uint32_t i = 0; i < r->conf.n && i < EL_NODES_MAX; i++)
 		if (r->conf.m[i].id == m->from)
 			match = r->pr[i].match;
-	if (m->hint_index >= match ||
-	    (dg.lost_logged_ms != 0 && d->now_ms - dg.lost_logged_ms < 10000))
+	if (m->hint_index >= match || !safety_line_due(&dg.lost_logged_ms, d->now_ms))
 		return;
-	dg.lost_logged_ms = d->now_ms > 0 ? d->now_ms : 1;
 	el_log(EL_LOG_ERROR, "safety: node %u acknowledged entries up to %llu but its log now "
 	       "ends before them (at %llu): it lost state it had stored (a data_dir wiped or "
 	       "replaced and started again under its id, or a disk that lost synced writes); "
@@ -423,20 +431,21 @@ void el_d_diag_peer_msg(struct el_daemon *d, const struct el_msg *m)
  * leader without the newest entries, whose tokens went backwards (an
  * outside tester). So it does not vote (the request is dropped, not
  * stepped) until it holds a configuration. Said at warning, at most once
- * each 10 s. True when m must be dropped. */
+ * each 10 s. True when m must be dropped. Here, not in the core's vote
+ * rule, where it would belong: the boards' core has 40 B of M0+ flash
+ * left, and a board never starts empty as a joiner (its RAM store is
+ * bootstrapped at power-up, with a configuration). */
 bool el_d_diag_vote_refused(struct el_daemon *d, const struct el_msg *m)
 {
 	const struct el_raft *r = el_node_raft(d->node);
 	if ((m->type != EL_MSG_VOTE && m->type != EL_MSG_PREVOTE) || el_raft_conf(r)->n > 0)
 		return false;
-	if (dg.novote_logged_ms == 0 || d->now_ms - dg.novote_logged_ms >= 10000) {
-		dg.novote_logged_ms = d->now_ms > 0 ? d->now_ms : 1;
+	if (safety_line_due(&dg.novote_logged_ms, d->now_ms))
 		el_log(EL_LOG_WARN, "node %u asks for a vote (term %llu), but this node knows no "
 		       "configuration yet (started empty, with --join, and not yet sent the "
 		       "cluster's state): not voting. If this node's id is a member whose data was "
 		       "wiped, `edgelock members remove %u` first, then add it back", m->from,
 		       (unsigned long long)m->term, d->cfg.id);
-	}
 	return true;
 }
 
