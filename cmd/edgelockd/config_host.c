@@ -118,10 +118,15 @@ static int check_metrics_addr(const struct el_dcfg *c, const char *where)
 	return rc;
 }
 
-static bool is_wildcard(const char *url)
+bool el_dcfg_wildcard_addr(const char *url)
 {
 	struct sockaddr_storage a;
 	return url[0] != '\0' && bound(url, false, &a) && wildcard(&a);
+}
+
+bool el_dcfg_same_endpoint(const char *a, const char *b)
+{
+	return one_endpoint(a, b, false);
 }
 
 /*
@@ -137,14 +142,14 @@ static int check_wildcards(const struct el_dcfg *c, const char *where)
 	const char *keys[2] = { "client_addr", "peer_addr" };
 	const char *addrs[2] = { c->client_addr, c->peer_addr };
 	for (uint32_t i = 0; i < 2; i++)
-		if (is_wildcard(addrs[i]))
+		if (el_dcfg_wildcard_addr(addrs[i]))
 			fprintf(stderr, "edgelockd: %s: warning: [node] %s %s listens on every "
 				"address but other nodes and clients are sent to it as written, "
 				"which reaches their own machine: give this board's LAN address\n",
 				where, keys[i], addrs[i]);
 	int rc = EL_OK;
 	for (uint32_t i = 0; i < c->n_peers; i++)
-		if (c->peers[i].id != c->id && is_wildcard(c->peers[i].addr)) {
+		if (c->peers[i].id != c->id && el_dcfg_wildcard_addr(c->peers[i].addr)) {
 			fprintf(stderr, "edgelockd: %s: [peers] %u = %s is no address of node %u: "
 				"dialed, it reaches this machine; give node %u's LAN address\n",
 				where, c->peers[i].id, c->peers[i].addr, c->peers[i].id,

@@ -115,6 +115,14 @@ bool el_dcfg_read_only(const struct el_dcfg *c, bool refused, char *why, char *h
  * refuse it). */
 int el_dcfg_tls_modes(const struct el_dcfg *c, char *why, size_t cap);
 
+/* Whether url's host is 0.0.0.0, [::] (or [::ffff:0.0.0.0]) or *: every
+ * address of whoever dials it. No DNS (config_host.c). */
+bool el_dcfg_wildcard_addr(const char *url);
+/* Whether two addresses name one endpoint: the same port, IP addresses as
+ * addresses ([::1] and [0:0::1] one), localhost as it resolves, other names
+ * as written, case aside. No DNS: the node's loop calls it. */
+bool el_dcfg_same_endpoint(const char *a, const char *b);
+
 /* EL_EINVAL, said on stderr, when every user may write the config file
  * (or a directory above it, without the sticky bit): the start and
  * --check-config refuse it (config_host.c). */

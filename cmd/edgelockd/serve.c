@@ -13,12 +13,9 @@
  * (d->attach, indexed by the lock table's session slot; for a session the
  * batch ended, d->ending).
  */
-#include <arpa/inet.h>
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "el_assert.h"
 #include "el_daemon.h"
@@ -742,27 +739,10 @@ static int transfer_to(struct el_daemon *d, el_id_t target, char *why, size_t ca
 }
 
 /* An address a new member is given: empty (not known yet) or one the
- * dialer can use, tls+tcp://HOST:PORT, as the config file requires. A bad
- * one is refused before it reaches the address book or the log. */
-/* 0.0.0.0, [::] (or [::ffff:0.0.0.0]), *: every address of the machine
- * that dials it, none of the member's (config_host.c refuses it in
- * [peers]; members add took it: an outside tester). */
-static bool wildcard_host(const char *host)
-{
-	struct in6_addr a6;
-	struct in_addr a4;
-	static const struct in6_addr any6 = IN6ADDR_ANY_INIT;
-	if (strcmp(host, "*") == 0)
-		return true;
-	if (inet_pton(AF_INET, host, &a4) == 1)
-		return a4.s_addr == htonl(INADDR_ANY);
-	if (inet_pton(AF_INET6, host, &a6) != 1)
-		return false;
-	return memcmp(&a6, &any6, sizeof a6) == 0 ||
-	       (IN6_IS_ADDR_V4MAPPED(&a6) && !a6.s6_addr[12] && !a6.s6_addr[13] &&
-		!a6.s6_addr[14] && !a6.s6_addr[15]);
-}
-
+ * dialer can use, tls+tcp://HOST:PORT, as the config file requires, and no
+ * wildcard (0.0.0.0, [::], *: every address of whoever dials it; members
+ * add took it while [peers] refused it: an outside tester). A bad one is
+ * refused before it reaches the address book or the log. */
 static bool member_addr_ok(const char *a, uint8_t len)
 {
 	char url[EL_CW_ADDR_MAX + 1], host[EL_CW_ADDR_MAX], port[8];
@@ -773,49 +753,20 @@ static bool member_addr_ok(const char *a, uint8_t len)
 	url[len] = '\0';
 	return strlen(url) == len && strncmp(url, "tls+tcp://", 10) == 0 &&
 	       el_url_parse(url, host, sizeof host, port, sizeof port) == EL_OK &&
-	       !wildcard_host(host);
-}
-
-/* A host as compared: an IP address in binary (so [::1] and [0:0::1]
- * are one), localhost as 127.0.0.1 (as /etc/hosts has it; [::1] is
- * another listener), a name as
- * written, lower case. No DNS: this runs in the node's loop. */
-static void host_key(const char *host, char *key, size_t cap)
-{
-	struct in6_addr a6;
-	struct in_addr a4;
-	if (strcasecmp(host, "localhost") == 0)
-		host = "127.0.0.1";
-	if (inet_pton(AF_INET, host, &a4) == 1)
-		snprintf(key, cap, "4:%08x", (unsigned)ntohl(a4.s_addr));
-	else if (inet_pton(AF_INET6, host, &a6) == 1)
-		for (size_t i = 0, n = 0; i < 16 && n + 3 <= cap; i++)
-			n += (size_t)snprintf(key + n, cap - n, "%02x", a6.s6_addr[i]);
-	else
-		for (size_t i = 0; i < cap; i++)
-			if ((key[i] = (char)tolower((unsigned char)host[i])) == '\0')
-				break;
-	key[cap - 1] = '\0';
+	       !el_dcfg_wildcard_addr(url);
 }
 
 /* Whether a member's address (book) and a requested one (len bytes) name
- * one endpoint: the same port and the same host as host_key compares them
- * (an outside tester's localhost:9122 was let in beside 127.0.0.1:9122). */
+ * one endpoint, as the config check compares [peers] (an outside tester's
+ * localhost:9122 was let in beside 127.0.0.1:9122). */
 static bool same_addr(const char *book, const char *a, uint8_t len)
 {
-	char url[EL_CW_ADDR_MAX + 1], h1[256], h2[256], p1[8], p2[8], k1[300], k2[300];
+	char url[EL_CW_ADDR_MAX + 1];
 	if (len == 0 || len > EL_CW_ADDR_MAX)
 		return false;
 	memcpy(url, a, len);
 	url[len] = '\0';
-	if (strcmp(book, url) == 0)
-		return true;
-	if (el_url_parse(book, h1, sizeof h1, p1, sizeof p1) != EL_OK ||
-	    el_url_parse(url, h2, sizeof h2, p2, sizeof p2) != EL_OK || atoi(p1) != atoi(p2))
-		return false;
-	host_key(h1, k1, sizeof k1);
-	host_key(h2, k2, sizeof k2);
-	return strcmp(k1, k2) == 0;
+	return el_dcfg_same_endpoint(book, url);
 }
 
 /* The current member (other than the one added) that already has one of the
