@@ -276,7 +276,10 @@
  * EL_COMPACT_RATIO times the snapshot's bytes, and at least EL_COMPACT_MIN
  * entries; EL_COMPACT_THRESHOLD above stays the hard bound the log window
  * needs. A small table is written as soon as that is cheaper than replaying
- * the log; a big one only at the bound, so its cost is paid rarely. */
+ * the log; a big one only at the bound, so its cost is paid rarely. Also
+ * once at the first applied entry, so that a bootstrapped configuration
+ * (only in the snapshot at index 0) reaches a follower needing the log's
+ * start (node_apply.c, maybe_compact). */
 #ifndef EL_COMPACT_RATIO
 #define EL_COMPACT_RATIO 2
 #endif

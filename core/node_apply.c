@@ -121,14 +121,24 @@ int el_node__write_snapshot(void *ctx, uint8_t *buf, uint32_t cap)
 /* Compact when the log since the snapshot has outgrown it (EL_COMPACT_RATIO
  * times its bytes, at least EL_COMPACT_MIN entries), or at the latest at
  * EL_COMPACT_THRESHOLD entries, the bound the log window needs. A gateway's
- * big table is then written once per thousands of entries, not per hundred. */
+ * big table is then written once per thousands of entries, not per hundred.
+ *
+ * And once, at the first applied entry, while the snapshot is the one at
+ * index 0: a bootstrapped cluster's configuration is there and in no entry,
+ * and that snapshot is never sent, since an empty log matches index 0. A
+ * member started empty again (wiped, then --join without members remove)
+ * took the log from entry 1, never learnt it is a voter, never voted: with
+ * the leader lost, the cluster stopped (an outside tester). A snapshot at
+ * index >= 1 is sent to any follower needing the log's start, with the
+ * configuration in it. */
 static void maybe_compact(struct el_node *n)
 {
 	const uint64_t applied = el_raft_applied(&n->raft);
 	const uint64_t above = applied - el_raft_snapshot(&n->raft)->index;
 	const uint64_t snap_bytes = el_raft_snapshot(&n->raft)->len;
 	if (above <= EL_COMPACT_THRESHOLD &&
-	    (above < EL_COMPACT_MIN || n->log_bytes < EL_COMPACT_RATIO * snap_bytes))
+	    (above == 0 || (above != applied && (above < EL_COMPACT_MIN ||
+						 n->log_bytes < EL_COMPACT_RATIO * snap_bytes))))
 		return;
 	const int err = el_raft_compact(&n->raft, applied, el_node__write_snapshot, n);
 	EL_ASSERT(err == EL_OK); /* the snapshot bound is checked at compile time */

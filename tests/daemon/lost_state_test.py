@@ -153,10 +153,39 @@ def run_empty_joiner(c):
           token > top, "token %d, highest before %d" % (token, top))
 
 
+def run_joined_unremoved(c):
+    """A follower's data wiped and the board started again with --join,
+    without `members remove` first. Its log starts empty, so the leader
+    sent it the entries from index 1 on, and a young cluster's
+    configuration was in no entry: only in the bootstrap snapshot at index
+    0, which a follower never needs. It caught up but knew no
+    configuration, so it never voted: with the leader lost, the cluster
+    stopped for good (an outside tester). Now a node compacts its first
+    applied entry into a snapshot, which carries the configuration to any
+    follower that needs the log from its start."""
+    leader = c.wait_leader()
+    check("joined unremoved: locks taken", take_locks(c, leader, "f", 3))
+    wiped, other = [i for i in sorted(c.procs) if i != leader]
+    c.kill(wiped)
+    shutil.rmtree(c.data(wiped))
+    c.start(wiped, "--join")
+    check("joined unremoved: more locks taken", take_locks(c, leader, "g", 3))
+    commit = c.status(leader).get(25, 0)
+    check("joined unremoved: it holds the log again",
+          eventually(lambda: c.status(wiped).get(25, 0) >= commit, 15.0),
+          "%r, leader's commit %d" % (c.status(wiped), commit))
+    c.kill(leader)
+    now = c.wait_leader(timeout=20)
+    check("joined unremoved: with the leader dead, the two others elect a leader",
+          now in (wiped, other), "leader %r" % (now,))
+    check("joined unremoved: and locks are taken again",
+          now in (wiped, other) and take_locks(c, now, "h", 2))
+
+
 def main():
     build = sys.argv[1] if len(sys.argv) > 1 else "build"
     random.seed(int(os.environ.get("SEED", "1")))
-    for t in (run, run_wiped_follower, run_empty_joiner):
+    for t in (run, run_wiped_follower, run_empty_joiner, run_joined_unremoved):
         c = Cluster(build, 3)
         try:
             c.start_all(bootstrap=True)

@@ -643,6 +643,40 @@ static void test_node_snapshot_catch_up(void)
 	EL_CHECK(same_records(&N[l].table, &N[lag].table));
 }
 
+/* A member wiped and started empty again under its id (--join without
+ * members remove): a young cluster's log starts at entry 1, which an empty
+ * log matches, and its configuration was only in the bootstrap snapshot at
+ * index 0, never sent. The wiped node took the entries, never learnt it
+ * is a voter, and the daemon (which lets no node without a configuration
+ * vote) lost the cluster with the leader (an outside tester). Every node
+ * now compacts its first applied entry, so the leader sends a snapshot,
+ * with the configuration in it. */
+static void test_node_wiped_member_learns_conf(void)
+{
+	setup(3);
+	const int l = run_until_leader();
+	EL_CHECK(l >= 0);
+	for (int i = 0; i < 3; i++) /* every node: the log no longer starts at 0 */
+		EL_CHECK(el_raft_snapshot(&N[i].raft)->index >= 1);
+	const uint64_t s = open_session(l, 60000);
+	EL_CHECK_EQ(acquire(l, s, 1, 0, 0)->err, EL_OK);
+	const int w = (l + 1) % 3;
+	struct el_node_config cfg = {.raft = {.id = (el_id_t)(w + 1),
+					      .election_ms_min = ELECTION_MS,
+					      .heartbeat_ms = HEARTBEAT_MS,
+					      .prevote = true,
+					      .check_quorum = true}};
+	el_node_init(&N[w], &cfg, 99); /* wiped: no log, no snapshot, no conf */
+	el_node_start(&N[w], clock_ms);
+	EL_CHECK(keepalive(l, s) != NULL);
+	run(2000);
+	const struct el_conf *c = el_raft_conf(&N[w].raft);
+	EL_CHECK_EQ(c->n, 3);
+	const struct el_member *me = el_conf_find(c, (el_id_t)(w + 1));
+	EL_CHECK(me != NULL && me->role == EL_MEMBER_VOTER);
+	EL_CHECK(same_records(&N[l].table, &N[w].table));
+}
+
 void el_suite_node(void);
 void el_suite_node(void)
 {
@@ -661,4 +695,5 @@ void el_suite_node(void)
 	EL_RUN(test_node_new_leader_restarts_leases);
 	EL_RUN(test_node_lost_delay_end_is_rearmed);
 	EL_RUN(test_node_snapshot_catch_up);
+	EL_RUN(test_node_wiped_member_learns_conf);
 }
