@@ -102,7 +102,7 @@ enum el_cw_event_kind {
 	EL_CW_EV_GRANTED = EL_EV_GRANTED,               /* seq's queued request: token */
 	EL_CW_EV_WAIT_TIMEOUT = EL_EV_WAIT_TIMEOUT,     /* seq's bound ran out */
 	EL_CW_EV_CANCELED = EL_EV_CANCELED,             /* seq dropped (session gone) */
-	EL_CW_EV_HOLDER_CHANGED = EL_EV_HOLDER_CHANGED, /* watch: token = newest grant */
+	EL_CW_EV_HOLDER_CHANGED = EL_EV_HOLDER_CHANGED, /* watch: token = newest holder's */
 	EL_CW_EV_VALUE_CHANGED = EL_EV_VALUE_CHANGED,   /* watch: election value */
 	EL_CW_EV_GAP = 6,             /* events for this connection were dropped: resync */
 	EL_CW_EV_SESSION_EXPIRING = 7, /* lease_ms left on the leader's clock */

@@ -52,7 +52,8 @@
  *                watches); nothing granted is disturbed
  *   EL_ENOTFOUND the session holds no such lock / no such watch or lock
  *   EL_EINVAL    a command that does not validate; re-acquire in the other
- *                mode; proclaim on a plain (non-election) lock
+ *                mode; campaign or proclaim on a plain (non-election) lock
+ *                this session holds
  *   EL_ELIMIT    a semaphore acquire naming another limit than the one the
  *                semaphore in use has (res->count = that limit)
  *   EL_EKIND     a semaphore acquire on a lock in use, or a lock acquire
@@ -176,7 +177,7 @@ enum el_lock_event_kind {
 	EL_EV_GRANTED = 1,        /* a queued acquire/campaign was granted: token */
 	EL_EV_WAIT_TIMEOUT = 2,   /* a queued request's bound ran out */
 	EL_EV_CANCELED = 3,       /* a queued request dropped (session closed/expired) */
-	EL_EV_HOLDER_CHANGED = 4, /* to a watcher: the lock's holders changed; token = newest */
+	EL_EV_HOLDER_CHANGED = 4, /* to a watcher: the lock's holders changed; token = newest held */
 	EL_EV_VALUE_CHANGED = 5,  /* to a watcher: the election value changed (proclaim) */
 };
 

@@ -97,6 +97,7 @@ void el_lock__emit(const struct el_lock_table *t, struct el_lock_result *res, ui
 /* Report a lock put into lock-delay (res->armed_delays). */
 void el_lock__armed_delay(struct el_lock_result *res, el_slot_t lock);
 /* Tell each watcher of lock that its holders (or value) changed. */
+uint64_t el_lock__newest_hold(const struct el_lock_table *t, el_slot_t lock);
 void el_lock__notify_watchers(const struct el_lock_table *t, el_slot_t lock, uint8_t kind,
 			      struct el_lock_result *res);
 

@@ -165,7 +165,9 @@ static void acquire_again(struct el_lock_table *t, el_slot_t lock, el_slot_t s,
 	if (req->mode != cmd->mode) {
 		res->err = EL_EINVAL; /* no upgrade or downgrade */
 	} else if (cmd->type == EL_CMD_CAMPAIGN) {
-		res->count = req->count; /* already the leader */
+		/* already the leader; but a plain hold has no value to publish */
+		res->err = req->value == EL_LOCK_NONE ? EL_EINVAL : EL_OK;
+		res->count = req->count;
 	} else if (req->count == UINT32_MAX) {
 		res->err = EL_EFULL;
 	} else {
@@ -356,7 +358,7 @@ static void watch(struct el_lock_table *t, el_slot_t s, const struct el_lock_cmd
 	}
 	const el_slot_t w = el_lock__alloc_watch(t, lock, s);
 	EL_ASSERT(w != EL_LOCK_NONE); /* a free slot was there a moment ago */
-	res->token = t->locks[lock].n_holders > 0 ? t->locks[lock].last_token : 0;
+	(void)w; /* the reply carries no token: the holders come by QUERY */
 }
 
 /* ---- Leader timers -------------------------------------------------------- */

@@ -338,12 +338,26 @@ void el_lock__armed_delay(struct el_lock_result *res, el_slot_t lock)
 		res->armed_delays_lost = true;
 }
 
+/* The newest token among the lock's holders (0: free). Not last_token:
+ * once the newest permit or shared hold is released, its token is held by
+ * no one, and a watcher told it (an outside tester) took a released grant
+ * for the newest holder, where el_query names the hold that remains. */
+uint64_t el_lock__newest_hold(const struct el_lock_table *t, el_slot_t lock)
+{
+	uint64_t token = 0;
+	EL_LOCK_FOR_HOLDERS(t, lock, c) {
+		if (t->claims[c].token > token)
+			token = t->claims[c].token;
+	}
+	return token;
+}
+
 void el_lock__notify_watchers(const struct el_lock_table *t, el_slot_t lock, uint8_t kind,
 			      struct el_lock_result *res)
 {
 	EL_ASSERT(lock < EL_LOCKS_MAX);
 	const struct el_lock_entry *entry = &t->locks[lock];
-	const uint64_t token = entry->n_holders > 0 ? entry->last_token : 0;
+	const uint64_t token = el_lock__newest_hold(t, lock);
 	uint32_t seen = 0;
 	EL_LOCK_FOR_LOCK_WATCHES(t, lock, w) {
 		EL_ASSERT(seen < entry->n_watches); /* the list has no cycle */

@@ -229,7 +229,9 @@ int el_unlock(el_session *s, const char *name, uint64_t token);
 int el_semaphore_acquire(el_session *s, const char *name, uint32_t permits, uint32_t wait_ms,
 			 uint64_t *token);
 
-/* Elections: campaign = take the election's lock and publish value. */
+/* Elections: campaign = take the election's lock and publish value.
+ * EL_EINVAL: this session holds name as a plain lock (el_lock), which has
+ * no value to publish: el_unlock it first. */
 int el_campaign(el_session *s, const char *name, const void *value, uint32_t len,
 		uint32_t wait_ms, uint64_t *token);
 /* el_resign gives the hold of token up whole, however often this session
@@ -252,7 +254,9 @@ enum el_event_kind {
 	EL_EVENT_GRANTED = 1,        /* a queued lock or campaign was granted */
 	EL_EVENT_WAIT_TIMEOUT = 2,
 	EL_EVENT_CANCELED = 3,
-	EL_EVENT_HOLDER_CHANGED = 4, /* a watched name: its holders changed */
+	EL_EVENT_HOLDER_CHANGED = 4, /* a watched name: its holders changed;
+				      * token: the newest holder's (0: free),
+				      * as el_lock_info.token */
 	EL_EVENT_VALUE_CHANGED = 5,  /* a watched election: its leader proclaimed a
 				      * new value (a new leader and its value come
 				      * as HOLDER_CHANGED: el_query for the value) */

@@ -611,6 +611,36 @@ static void test_election(void)
 	/* a plain lock has no value to proclaim */
 	EL_CHECK_EQ(acq(a, 6, "plain", EL_LOCK_EXCLUSIVE, 0, 0), EL_OK);
 	EL_CHECK_EQ(proclaim(a, 7, "plain", R.token, "v"), EL_EINVAL);
+	/* nor is campaigning on it a success that drops the value (an outside
+	 * tester: el_campaign returned OK, and no one ever saw the value) */
+	EL_CHECK_EQ(campaign(a, 8, "plain", "v", 0), EL_EINVAL);
+	EL_CHECK_EQ(query("plain"), EL_OK);
+	EL_CHECK_EQ(Q.value_len, 0);
+	EL_CHECK_EQ(Q.holders[0].count, 1);
+}
+
+/* A watcher's HOLDER_CHANGED names the newest token still held, as a query
+ * does: after the newest of two shared holds is released, the older one's
+ * (an outside tester saw the released grant's token, held by no one). */
+static void test_watch_token_is_newest_held(void)
+{
+	reset();
+	const uint64_t a = open_s("a", 1000), b = open_s("b", 1000), w = open_s("w", 1000);
+	EL_CHECK_EQ(watch(EL_CMD_WATCH, w, 1, "S"), EL_OK);
+	EL_CHECK_EQ(acq(a, 1, "S", EL_LOCK_SHARED, 0, 0), EL_OK);
+	const uint64_t ta = R.token;
+	EL_CHECK_EQ(acq(b, 1, "S", EL_LOCK_SHARED, 0, 0), EL_OK);
+	const uint64_t tb = R.token;
+	int ev = find_event(EL_EV_HOLDER_CHANGED, w);
+	EL_CHECK(ev >= 0 && R.events[ev].token == tb);
+	EL_CHECK_EQ(rel(b, 2, "S", tb), EL_OK);
+	ev = find_event(EL_EV_HOLDER_CHANGED, w);
+	EL_CHECK(ev >= 0);
+	EL_CHECK_EQ(R.events[ev].token, ta);
+	EL_CHECK_EQ(rel(a, 2, "S", ta), EL_OK);
+	ev = find_event(EL_EV_HOLDER_CHANGED, w);
+	EL_CHECK(ev >= 0);
+	EL_CHECK_EQ(R.events[ev].token, 0); /* free */
 }
 
 static void test_watch_unwatch(void)
@@ -1167,6 +1197,7 @@ void el_suite_lock(void)
 	EL_RUN(test_exactly_once);
 	EL_RUN(test_election);
 	EL_RUN(test_watch_unwatch);
+	EL_RUN(test_watch_token_is_newest_held);
 	EL_RUN(test_locks_full);
 	EL_RUN(test_waiters_and_watches_full);
 	EL_RUN(test_values_full);
