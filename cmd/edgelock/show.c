@@ -832,8 +832,9 @@ static const char *admin_hint(uint8_t type, int32_t err)
 		return "";
 	switch (type) {
 	case EL_CW_MEMBER_ADD:
-		return " (already a member, or an address another member has or the leader "
-		       "refuses: its log says which)";
+		return " (already a member, an address another member has, PEER_ADDR and "
+		       "CLIENT_ADDR swapped (the node's hello says), or one the leader refuses: "
+		       "its log says which)";
 	case EL_CW_MEMBER_PROMOTE: return " (not a learner of this cluster)";
 	case EL_CW_MEMBER_REMOVE: return " (it would leave no voter)";
 	case EL_CW_TRANSFER: return " (not another voter)";
