@@ -8,11 +8,13 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <arpa/inet.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -174,6 +176,17 @@ static void print_membership(const struct el_cw_msg *r)
 		printf("(as node %u sees them: it knows no leader)\n", (unsigned)r->node);
 }
 
+/* One endpoint asked: what its node said of itself, or that it did not
+ * answer at all (no connection, no reply in time: not a refusal, which
+ * only a running node gives). */
+struct ep_seen {
+	const char *ep;
+	bool answered, silent;
+	el_id_t node, leader;
+	uint8_t role;
+	char leader_addr[EL_CW_ADDR_MAX + 1]; /* its leader's client_addr in its member list */
+};
+
 /* What asking every endpoint for its STATUS found. */
 struct asked {
 	unsigned up, refused; /* endpoints that answered; that refused (EPERM) */
@@ -182,7 +195,59 @@ struct asked {
 	struct el_cw_msg view; /* the leader's answer, else the first one */
 	el_id_t leaders[2];   /* two nodes leading one term: two clusters */
 	uint64_t leaders_term;
+	struct ep_seen seen[16];
 };
+
+/* What an answer says of its node and of the leader it names. */
+static void note_seen(struct ep_seen *s, const char *ep, const struct el_cw_msg *r)
+{
+	*s = (struct ep_seen){ .ep = ep, .answered = true, .node = r->node, .leader = r->leader,
+			       .role = r->role };
+	for (unsigned i = 0; i < r->n_members; i++) {
+		const struct el_cw_member *m = &r->members[i];
+		if (m->node == r->leader && r->leader != r->node) {
+			const size_t n = m->client_addr_len < EL_CW_ADDR_MAX ? m->client_addr_len
+									       : EL_CW_ADDR_MAX;
+			memcpy(s->leader_addr, m->client_addr, n);
+			s->leader_addr[n] = '\0';
+		}
+	}
+}
+
+/* An IP address (IPv4, IPv6 in brackets already taken off by el_url_parse,
+ * localhost as 127.0.0.1, an IPv4-mapped IPv6 one as its IPv4) into ip:
+ * its length, or 0 for a name (no lookup: a health check must not wait on
+ * DNS). */
+static size_t ip_of(const char *host, uint8_t ip[16])
+{
+	if (strcasecmp(host, "localhost") == 0)
+		host = "127.0.0.1";
+	if (inet_pton(AF_INET, host, ip) == 1)
+		return 4;
+	if (inet_pton(AF_INET6, host, ip) != 1)
+		return 0;
+	static const uint8_t mapped[12] = { [10] = 0xff, [11] = 0xff };
+	if (memcmp(ip, mapped, sizeof mapped) != 0)
+		return 16;
+	memmove(ip, ip + 12, 4);
+	return 4;
+}
+
+/* Whether endpoint a and a member's client address b name one listener:
+ * as written (a name case aside), or one port of one IP address, as
+ * edgelockd compares members' addresses (config_host.c). */
+static bool same_endpoint(const char *a, const char *b)
+{
+	char ha[EL_CW_ADDR_MAX + 1], hb[EL_CW_ADDR_MAX + 1], pa[8], pb[8];
+	uint8_t x[16], y[16];
+	if (strcasecmp(a, b) == 0)
+		return true;
+	if (el_url_parse(a, ha, sizeof ha, pa, sizeof pa) != EL_OK ||
+	    el_url_parse(b, hb, sizeof hb, pb, sizeof pb) != EL_OK || atoi(pa) != atoi(pb))
+		return false;
+	const size_t n = ip_of(ha, x);
+	return strcasecmp(ha, hb) == 0 || (n > 0 && n == ip_of(hb, y) && memcmp(x, y, n) == 0);
+}
 
 /* Raft elects at most one leader per term: two nodes that both lead one
  * term are two clusters that share names and ports, e.g. bootstrapped with
@@ -221,6 +286,7 @@ static void ask_endpoints(struct el_cli *cli, bool each, struct asked *a)
 				print_status(cli, eps[i], ep_w, &m[1]);
 			a->led |= m[1].role == EL_LEADER || m[1].leader != 0;
 			note_leader(a, &m[1]);
+			note_seen(&a->seen[i], eps[i], &m[1]);
 			if (a->up++ == 0 || m[1].role == EL_LEADER)
 				a->view = m[1];
 			continue;
@@ -233,6 +299,8 @@ static void ask_endpoints(struct el_cli *cli, bool each, struct asked *a)
 				  : err == EL_EPERM ? "refused: not allowed by the server's [acl]"
 						    : el_strerror(err);
 		a->untrusted += rc_at != EL_OK && el_cli_untrusted(why);
+		a->seen[i] = (struct ep_seen){ .ep = eps[i], .silent = err != EL_EPERM &&
+									!el_cli_untrusted(why) };
 		if (cli->json)
 			json_error("endpoint", eps[i], why);
 		else if (each)
@@ -246,13 +314,112 @@ static void ask_endpoints(struct el_cli *cli, bool each, struct asked *a)
 	free(m);
 }
 
+/* "node 2", "nodes 1 and 2", "nodes 1, 2 and 4": the answering nodes that
+ * name leader as theirs, into out. */
+static void namers(const struct asked *a, el_id_t leader, char *out, size_t cap)
+{
+	unsigned n = 0, k = 0;
+	for (unsigned i = 0; i < a->asked; i++)
+		n += a->seen[i].answered && a->seen[i].leader == leader && a->seen[i].node != leader;
+	size_t used = (size_t)snprintf(out, cap, "node%s", n == 1 ? "" : "s");
+	for (unsigned i = 0; i < a->asked && used < cap; i++) {
+		const struct ep_seen *s = &a->seen[i];
+		if (!s->answered || s->leader != leader || s->node == leader)
+			continue;
+		k++;
+		used += (size_t)snprintf(out + used, cap - used, "%s%u",
+					 k == 1 ? " " : k == n ? " and " : ", ", (unsigned)s->node);
+	}
+}
+
+/* The endpoint, among those asked, that gave no answer at all and is the
+ * client address of the leader s names (as its member list gives it), or
+ * NULL: the leader answered, or is not among the endpoints (or its address
+ * is not known), and the follower's word stands. */
+static const char *silent_leader_ep(const struct asked *a, const struct ep_seen *s)
+{
+	for (unsigned i = 0; i < a->asked; i++)
+		if (a->seen[i].answered && a->seen[i].node == s->leader)
+			return NULL;
+	for (unsigned i = 0; i < a->asked && s->leader_addr[0] != '\0'; i++)
+		if (a->seen[i].silent && same_endpoint(a->seen[i].ep, s->leader_addr))
+			return a->seen[i].ep;
+	return NULL;
+}
+
+/* No node that answered leads, and every one that names a leader names one
+ * that is among the endpoints asked and did not answer (SIGKILLed, SIGSTOPped,
+ * cut off): its followers still name it until their election timeout, and
+ * status exited 0 on their word alone (an outside tester). Said, and true. */
+static bool leader_unanswered(const char *command, const struct asked *a)
+{
+	const struct ep_seen *first = NULL;
+	const char *at = NULL;
+	for (unsigned i = 0; i < a->asked; i++) {
+		const struct ep_seen *s = &a->seen[i];
+		if (!s->answered || s->role == EL_LEADER || s->leader == 0)
+			continue;
+		const char *ep = silent_leader_ep(a, s);
+		if (ep == NULL)
+			return false;
+		if (first == NULL) {
+			first = s;
+			at = ep;
+		}
+	}
+	if (first == NULL)
+		return false;
+	char who[160];
+	namers(a, first->leader, who, sizeof who);
+	fprintf(stderr, "edgelock: %s: node %u, the leader %s name%s, did not answer at %s: it is "
+		"stopped, paused or cut off (if it is gone, an election follows within an election "
+		"timeout; ask again)\n", command, (unsigned)first->leader, who,
+		strncmp(who, "nodes", 5) == 0 ? "" : "s", at);
+	return true;
+}
+
+/* Followers the leader that answered does not count as such: one its
+ * configuration does not list (removed, or a node of another cluster that
+ * shares its ids) names it from a state the leader left, which status
+ * showed as a healthy follower (an outside tester): said, and the count
+ * returned (status exits 1). One it lists but has not heard from within an
+ * election timeout (its link refused or cut, or it refuses the leader's
+ * messages) is a warning: that may pass. */
+static unsigned false_followers(const char *command, const struct asked *a)
+{
+	const struct el_cw_msg *v = &a->view;
+	unsigned bad = 0;
+	for (unsigned i = 0; i < a->asked && v->role == EL_LEADER; i++) {
+		const struct ep_seen *s = &a->seen[i];
+		if (!s->answered || s->role == EL_LEADER || s->leader != v->node)
+			continue;
+		const struct el_cw_member *m = NULL;
+		for (unsigned k = 0; k < v->n_members; k++)
+			m = v->members[k].node == s->node ? &v->members[k] : m;
+		if (m == NULL) {
+			bad++;
+			fprintf(stderr, "edgelock: %s: node %u (%s) names node %u its leader, but node "
+				"%u's configuration does not list it: no follower of it (removed, or a "
+				"node of another cluster or incarnation with that id: its log says; "
+				"stop it, or wipe it and `members add` it)\n", command,
+				(unsigned)s->node, s->ep, (unsigned)v->node, (unsigned)v->node);
+		} else if (!m->reachable) {
+			fprintf(stderr, "edgelock: %s: warning: node %u names node %u its leader, but "
+				"node %u has not heard from it within an election timeout (their link "
+				"refused or cut, or it refuses the leader: both logs say why)\n",
+				command, (unsigned)s->node, (unsigned)v->node, (unsigned)v->node);
+		}
+	}
+	return bad;
+}
+
 /* A health check's exit code: when no endpoint's certificate is signed by
  * our CA, the CA file is wrong (78), the cluster not down. Nodes that
  * answer without a leader among them
  * (two of three down: the survivor a pre-candidate) serve no lock, and
- * `locks` would exit 69 now. A follower naming its leader is enough: the
- * leader may be missing from the endpoint list, and requests follow the
- * follower's redirect. */
+ * `locks` would exit 69 now. A follower naming its leader is enough when
+ * the leader is missing from the endpoint list (requests follow the
+ * follower's redirect), not when it is among them and did not answer. */
 static int asked_rc(const struct el_cli *cli, const char *command, const struct asked *a)
 {
 	if (a->asked > 0 && a->untrusted == a->asked)
@@ -271,6 +438,10 @@ static int asked_rc(const struct el_cli *cli, const char *command, const struct 
 			command, a->up, a->up == 1 ? "" : "s");
 		return EL_EXIT_UNAVAILABLE;
 	}
+	if (a->up > 0 && a->leaders[0] == 0 && leader_unanswered(command, a))
+		return EL_EXIT_UNAVAILABLE;
+	if (a->up > 0 && false_followers(command, a) > 0)
+		return EL_EXIT_FAILED;
 	return a->up > 0 ? EL_EXIT_OK : a->refused > 0 ? EL_EXIT_NOPERM : EL_EXIT_UNAVAILABLE;
 }
 
@@ -311,8 +482,13 @@ int el_cli_status(struct el_cli *cli, int argc, char **argv)
 			     "--json: one object per endpoint (with its members), one per line.\n"
 			     "Exit 0 when a node that answered is the leader or names one (its\n"
 			     "followers do, while they hear from it); 69 when none does (no\n"
-			     "quorum, an election under way) or none answered; 77 when refused;\n"
-			     "1 when two nodes lead one term: two clusters, not one.\n"))
+			     "quorum, an election under way) or none answered, or when the\n"
+			     "leader they name is among the endpoints and did not answer\n"
+			     "(stopped, paused, cut off); 77 when refused; 1 when two nodes\n"
+			     "lead one term (two clusters, not one), or when a node names a\n"
+			     "leader whose configuration does not list it (removed, or of\n"
+			     "another cluster). A node the leader lists but has not heard from\n"
+			     "is a warning on stderr.\n"))
 		return EL_EXIT_OK;
 	if (argc > 1)
 		return el_cli_bad_arg("status", argv[1]);
@@ -656,8 +832,9 @@ static const char *admin_hint(uint8_t type, int32_t err)
 		return "";
 	switch (type) {
 	case EL_CW_MEMBER_ADD:
-		return " (already a member, or an address another member has or the leader "
-		       "refuses: its log says which)";
+		return " (already a member, an address another member has, PEER_ADDR and "
+		       "CLIENT_ADDR swapped (the node's hello says), or one the leader refuses: "
+		       "its log says which)";
 	case EL_CW_MEMBER_PROMOTE: return " (not a learner of this cluster)";
 	case EL_CW_MEMBER_REMOVE: return " (it would leave no voter)";
 	case EL_CW_TRANSFER: return " (not another voter)";

@@ -163,6 +163,31 @@ static bool over_connections(struct el_daemon *d, struct el_d_client *cl)
 	return true;
 }
 
+/* A node's certificate proven on the client port (err from el_ident_verify)
+ * is a node dialing this node's client_addr as its peer address, given so
+ * to members add: it redials every 2 s for good, so its line is rate
+ * limited (el_d_refusal_logs, one a minute, its end said) and says what to
+ * check. True when it was that, said or counted. */
+static bool node_dialing(struct el_daemon *d, const char *err)
+{
+	static const char node_cert[] = "a node certificate (";
+	if (strncmp(err, node_cert, sizeof node_cert - 1) != 0)
+		return false;
+	char why[420];
+	uint64_t held = 0;
+	snprintf(why, sizeof why, "identity not proven: %s: a node dials this client port as "
+		 "this node's peer address (given to members add as PEER_ADDR? `edgelock members "
+		 "list`)", err);
+	if (!el_d_refusal_logs(d, EL_D_REFUSED_CLIENT, 0, why, &held))
+		return true;
+	char more[80] = "";
+	if (held > 0)
+		snprintf(more, sizeof more, " (%llu more alike since the last such line)",
+			 (unsigned long long)held);
+	el_log(EL_LOG_WARN, "client connection: %s; closed%s", why, more);
+	return true;
+}
+
 /* The first frame was not a request: it must be a valid client PROOF. */
 void el_d_client_prove(struct el_daemon *d, struct el_d_client *cl, const uint8_t *buf,
 		       uint32_t len)
@@ -173,7 +198,7 @@ void el_d_client_prove(struct el_daemon *d, struct el_d_client *cl, const uint8_
 	if (rc != EL_OK) {
 		char why[300];
 		snprintf(why, sizeof why, "identity not proven: %s", err);
-		refuse(d, cl, why);
+		refuse_as(d, cl, node_dialing(d, err) ? NULL : why, EL_EPERM, 0);
 		return;
 	}
 	cl->auth = EL_D_AUTH_PROVEN;

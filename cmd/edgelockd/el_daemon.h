@@ -75,14 +75,37 @@ struct el_d_inbound {
 	char name[EL_IDENT_NAME_MAX + 1];
 };
 
-/* A peer refusal's log line (peers.c): one a minute per node and reason. */
+/* A refusal that repeats as long as its cause lasts (a node redialing
+ * every 1 to 2 s): one line a minute per kind, node and reason, the rest
+ * counted, and an info line once none came for EL_D_REFUSAL_QUIET_MS
+ * (peers.c el_d_refusal_logs). */
 #define EL_D_PEER_REFUSALS 8
+#define EL_D_REFUSAL_QUIET_MS 10000u
+enum el_d_refused {
+	EL_D_REFUSED_PEER = 0,   /* a connection to our peer port */
+	EL_D_REFUSED_DIAL = 1,   /* a connection this node dialed */
+	EL_D_REFUSED_CLIENT = 2, /* a connection to our client port */
+};
 struct el_d_peer_refusal {
 	el_id_t node;      /* 0: a connection refused before its hello */
-	uint32_t why_hash; /* of the reason's text */
+	uint8_t kind;      /* enum el_d_refused */
+	bool repeated;     /* one alike came after the first line: its end is said */
+	uint32_t why_hash; /* of the kind and the reason's text */
 	uint64_t logged_ms; /* 0: a free slot */
+	uint64_t last_ms;   /* the latest alike */
 	uint64_t held;      /* refusals alike since, not logged */
-	char why[96];       /* the reason, for the line that tells the held ones */
+	uint64_t total;     /* refusals alike since the slot was taken */
+	char why[224];      /* the reason, for the line that tells the held ones */
+};
+
+/* The addresses a node not (yet) a member announced in its latest hello
+ * (refused), for members add to compare with what it is given (peers.c). */
+#define EL_D_JOINERS 4
+struct el_d_joiner {
+	el_id_t node;
+	uint64_t heard_ms; /* 0: a free slot */
+	char peer_addr[EL_CW_ADDR_MAX];
+	char client_addr[EL_CW_ADDR_MAX];
 };
 
 /* A connection this node dialed: waiting for the listener's CHALLENGE. */
@@ -227,6 +250,7 @@ struct el_daemon {
 	bool stopping;
 	bool was_member; /* this node has been in the configuration */
 	struct el_d_peer_refusal peer_refusals[EL_D_PEER_REFUSALS];
+	struct el_d_joiner joiners[EL_D_JOINERS];
 	/* removed (committed): since when the log has not grown, at which index */
 	uint64_t removed_seen_ms;
 	uint64_t removed_last_index;
@@ -420,6 +444,20 @@ void el_d_limits_turn(struct el_daemon *d);
  * instead of with the next such event, which may never come. */
 void el_d_serve_turn(struct el_daemon *d);
 void el_d_peers_turn(struct el_daemon *d);
+
+/* Whether a refusal of kind, from node (0: unknown), for why is logged now
+ * (the line says *held more alike were held back since the last one), or
+ * only counted: one line a minute per kind, node and reason. */
+bool el_d_refusal_logs(struct el_daemon *d, enum el_d_refused kind, el_id_t node,
+		       const char *why, uint64_t *held);
+
+/* members add of node with peer and client (len bytes each): when node's
+ * latest hello (within the last few seconds, refused as it is not a member
+ * yet) announced them the other way round, why says so (what it announced,
+ * the add to run) and true. */
+bool el_d_joiner_swapped(const struct el_daemon *d, el_id_t node, const char *peer,
+			 uint32_t peer_len, const char *client, uint32_t client_len, char *why,
+			 size_t cap);
 /* EL_EINVAL (logged) for an OPEN_SESSION asking a lease over
  * max_session_ttl_ms; else EL_OK. */
 int el_d_ttl_check(struct el_daemon *d, const struct el_d_client *cl, const struct el_cw_msg *q);

@@ -139,14 +139,15 @@ static struct el_d_inbound *inbound(struct el_daemon *d, uint64_t conn, bool add
 /* Whether a refusal of node for why is logged now, and how many alike were
  * held back since the last line (*held). A node refused for one reason
  * redials every 1 to 2 s for as long as it runs (one never added, one
- * removed and started again on its old data, another cluster's): one line
- * a minute per node and reason, with that count, says as much as a line a
- * second would. A new reason, or a ninth node, takes the slot logged
- * longest ago. */
+ * removed and started again on its old data, another cluster's, one dialed
+ * at its client port): one line a minute per kind, node and reason, with
+ * that count, says as much as a line a second would. A new reason, or a
+ * ninth, takes the slot logged longest ago. */
 #define PEER_REFUSAL_LOG_MS 60000u
-static bool refusal_logs(struct el_daemon *d, el_id_t node, const char *why, uint64_t *held)
+bool el_d_refusal_logs(struct el_daemon *d, enum el_d_refused kind, el_id_t node,
+		       const char *why, uint64_t *held)
 {
-	uint32_t hash = 2166136261u; /* FNV-1a */
+	uint32_t hash = (2166136261u ^ (uint32_t)kind) * 16777619u; /* FNV-1a */
 	for (const char *c = why; *c != '\0'; c++)
 		hash = (hash ^ (uint8_t)*c) * 16777619u;
 	struct el_d_peer_refusal *slot = NULL, *oldest = &d->peer_refusals[0];
@@ -157,32 +158,65 @@ static bool refusal_logs(struct el_daemon *d, el_id_t node, const char *why, uin
 		if (p->logged_ms < oldest->logged_ms)
 			oldest = p;
 	}
+	const uint64_t now = d->now_ms > 0 ? d->now_ms : 1;
 	if (slot != NULL && d->now_ms - slot->logged_ms < PEER_REFUSAL_LOG_MS) {
 		slot->held++;
+		slot->total++;
+		slot->repeated = true;
+		slot->last_ms = now;
 		return false;
 	}
 	if (slot == NULL) {
 		slot = oldest;
-		*slot = (struct el_d_peer_refusal){ .node = node, .why_hash = hash };
+		*slot = (struct el_d_peer_refusal){ .node = node, .kind = (uint8_t)kind,
+						    .why_hash = hash };
 		snprintf(slot->why, sizeof slot->why, "%s", why);
+	} else {
+		slot->repeated = true;
 	}
 	*held = slot->held;
 	slot->held = 0;
-	slot->logged_ms = d->now_ms > 0 ? d->now_ms : 1;
+	slot->total++;
+	slot->logged_ms = slot->last_ms = now;
 	return true;
 }
 
+/* The head of a refusal slot's later lines, as its first line had it. */
+static void refusal_head(const struct el_d_peer_refusal *p, char *out, size_t cap)
+{
+	if (p->kind == EL_D_REFUSED_DIAL)
+		snprintf(out, cap, "peer: our connection to node %u", p->node);
+	else if (p->kind == EL_D_REFUSED_CLIENT)
+		snprintf(out, cap, "client connection");
+	else
+		snprintf(out, cap, "peer connection (node %u)", p->node);
+}
+
+/* The refusals held back, once their minute is over; and, for one that
+ * repeated, its end once none came for EL_D_REFUSAL_QUIET_MS (the node
+ * was added, its addresses mended, or it stopped dialing): an operator
+ * who saw the warnings sees them end, not just stop. */
 void el_d_peers_turn(struct el_daemon *d)
 {
 	for (int i = 0; i < EL_D_PEER_REFUSALS; i++) {
 		struct el_d_peer_refusal *p = &d->peer_refusals[i];
-		if (p->logged_ms == 0 || p->held == 0 ||
-		    (!d->stopping && d->now_ms - p->logged_ms < PEER_REFUSAL_LOG_MS))
-			continue;
-		el_log(EL_LOG_WARN, "peer connection (node %u): %llu more refused in the last "
-		       "minute: %s", p->node, (unsigned long long)p->held, p->why);
-		p->held = 0;
-		p->logged_ms = d->now_ms > 0 ? d->now_ms : 1;
+		char head[64];
+		refusal_head(p, head, sizeof head);
+		const bool quiet = p->logged_ms != 0 && p->repeated &&
+				   d->now_ms - p->last_ms >= EL_D_REFUSAL_QUIET_MS;
+		if (p->logged_ms != 0 && p->held != 0 &&
+		    (d->stopping || quiet || d->now_ms - p->logged_ms >= PEER_REFUSAL_LOG_MS)) {
+			el_log(EL_LOG_WARN, "%s: %llu more refused in the last minute: %s", head,
+			       (unsigned long long)p->held, p->why);
+			p->held = 0;
+			p->logged_ms = d->now_ms > 0 ? d->now_ms : 1;
+		}
+		if (quiet && !d->stopping) {
+			el_log(EL_LOG_INFO, "%s: none refused for %u s now (%llu in all): ended: %s",
+			       head, EL_D_REFUSAL_QUIET_MS / 1000u, (unsigned long long)p->total,
+			       p->why);
+			memset(p, 0, sizeof *p);
+		}
 	}
 }
 
@@ -190,7 +224,7 @@ static void refuse(struct el_daemon *d, uint64_t conn, const char *why, el_id_t 
 {
 	uint64_t held = 0;
 	d->peer_frames_refused++;
-	if (refusal_logs(d, node, why, &held)) {
+	if (el_d_refusal_logs(d, EL_D_REFUSED_PEER, node, why, &held)) {
 		char more[80] = "";
 		if (held > 0)
 			snprintf(more, sizeof more, " (%llu more alike since the last such line)",
@@ -342,6 +376,73 @@ static bool incarnation_ok(struct el_daemon *d, uint64_t conn, const struct el_p
 	return false;
 }
 
+/* Whether a member told peer and client (members add) is the node that
+ * announces their_peer and their_client the other way round: given as
+ * `members add ID CLIENT PEER`. Its dial reaches its client port, which
+ * refuses a node's certificate, every 2 s for good. */
+static bool addrs_swapped(const char *peer, const char *client, const char *their_peer,
+			  const char *their_client)
+{
+	return peer[0] != '\0' && client[0] != '\0' && their_peer[0] != '\0' &&
+	       their_client[0] != '\0' && !el_dcfg_same_endpoint(peer, their_peer) &&
+	       el_dcfg_same_endpoint(peer, their_client) && el_dcfg_same_endpoint(client, their_peer);
+}
+
+/* The words for addresses given swapped (why, cap bytes): what members add
+ * was given, what the node says, and the two commands that mend it. */
+static void swapped_words(el_id_t node, const char *peer, const char *their_peer,
+			  const char *their_client, char *why, size_t cap)
+{
+	snprintf(why, cap, "node %u's peer and client addresses look swapped: members add was "
+		 "given %s as its peer address, but node %u announces it as its client address "
+		 "and %s as its peer address: run `edgelock members remove %u`, then `edgelock "
+		 "members add %u %s %s`", node, peer, node,
+		 their_peer, node, node, their_peer, their_client);
+}
+
+/* A refused hello of a node not a member (yet): its addresses, for
+ * members add to compare with what it is given (el_d_joiner_swapped). */
+static void joiner_heard(struct el_daemon *d, const struct el_peer_hello *h)
+{
+	struct el_d_joiner *j = &d->joiners[0];
+	for (int i = 0; i < EL_D_JOINERS; i++) {
+		if (d->joiners[i].node == h->node) {
+			j = &d->joiners[i];
+			break;
+		}
+		if (d->joiners[i].heard_ms < j->heard_ms)
+			j = &d->joiners[i];
+	}
+	*j = (struct el_d_joiner){ .node = h->node, .heard_ms = d->now_ms > 0 ? d->now_ms : 1 };
+	copy_addr(j->peer_addr, h->peer_addr, h->peer_addr_len);
+	copy_addr(j->client_addr, h->client_addr, h->client_addr_len);
+}
+
+/* A refused joiner redials every 1 to 2 s: a hello older than this is of a
+ * node that stopped, or may since have been given other addresses. */
+#define JOINER_FRESH_MS 10000u
+
+bool el_d_joiner_swapped(const struct el_daemon *d, el_id_t node, const char *peer,
+			 uint32_t peer_len, const char *client, uint32_t client_len, char *why,
+			 size_t cap)
+{
+	char p[EL_CW_ADDR_MAX], c[EL_CW_ADDR_MAX];
+	copy_addr(p, peer, peer_len);
+	copy_addr(c, client, client_len);
+	for (int i = 0; i < EL_D_JOINERS; i++) {
+		const struct el_d_joiner *j = &d->joiners[i];
+		if (j->heard_ms != 0 && j->node == node && d->now_ms - j->heard_ms < JOINER_FRESH_MS &&
+		    addrs_swapped(p, c, j->peer_addr, j->client_addr)) {
+			/* short: it ends the admin line, el_log's 512 bytes */
+			snprintf(why, cap, "PEER_ADDR and CLIENT_ADDR given swapped: node %u announces "
+				 "peer address %s, client address %s: members add %u %s %s", node,
+				 j->peer_addr, j->client_addr, node, j->peer_addr, j->client_addr);
+			return true;
+		}
+	}
+	return false;
+}
+
 /* A hello's addresses into the book. Its peer address only for a node the
  * book has none for (added at runtime, known from its hello alone): one
  * this node already dials, from [peers] or `members add`, is kept. A
@@ -349,22 +450,26 @@ static bool incarnation_ok(struct el_daemon *d, uint64_t conn, const struct el_p
  * of a node, say) used to move this node's dial of that member to the
  * stray's address: the link stayed down until a restart, this node could
  * no longer answer the member, and nothing said so (found by an outside
- * tester: a follower's commit froze while the cluster ran on 2 of 3). */
+ * tester: a follower's commit froze while the cluster ran on 2 of 3). The
+ * one exception said plainly: addresses given to members add the other
+ * way round (kept too: a hello proves a certificate, not an address). */
 static void book_heard(struct el_daemon *d, const struct el_peer_hello *h)
 {
 	const struct el_d_book *b = el_d_book_find(d, h->node);
 	uint32_t peer_len = h->peer_addr_len;
 	if (b != NULL && b->peer_addr[0] != '\0' && peer_len > 0 &&
 	    (strlen(b->peer_addr) != peer_len || memcmp(b->peer_addr, h->peer_addr, peer_len))) {
-		char why[2 * EL_CW_ADDR_MAX + 160];
+		char why[4 * EL_CW_ADDR_MAX + 240], hp[EL_CW_ADDR_MAX], hc[EL_CW_ADDR_MAX];
 		uint64_t held = 0;
-		const int theirs = peer_len < EL_CW_ADDR_MAX ? (int)peer_len : EL_CW_ADDR_MAX;
-		const int ours = (int)strnlen(b->peer_addr, EL_CW_ADDR_MAX);
-		if (snprintf(why, sizeof why, "its hello gives peer address %.*s, this node dials "
-			     "%.*s ([peers] or members add): kept (if node %u moved, change [peers] "
-			     "here)", theirs, h->peer_addr, ours, b->peer_addr, h->node) < 0)
+		copy_addr(hp, h->peer_addr, peer_len);
+		copy_addr(hc, h->client_addr, h->client_addr_len);
+		if (addrs_swapped(b->peer_addr, b->client_addr, hp, hc))
+			swapped_words(h->node, b->peer_addr, hp, hc, why, sizeof why);
+		else if (snprintf(why, sizeof why, "its hello gives peer address %s, this node dials "
+				  "%s ([peers] or members add): kept (if node %u moved, change [peers] "
+				  "here)", hp, b->peer_addr, h->node) < 0)
 			why[0] = '\0';
-		if (refusal_logs(d, h->node, why, &held))
+		if (el_d_refusal_logs(d, EL_D_REFUSED_PEER, h->node, why, &held))
 			el_log(EL_LOG_WARN, "peer connection (node %u): %s", h->node, why);
 		peer_len = 0;
 	}
@@ -404,6 +509,7 @@ static void on_hello(struct el_daemon *d, struct el_d_inbound *in, const uint8_t
 		return;
 	}
 	if (!el_d_peer_known(d, h.node)) {
+		joiner_heard(d, &h);
 		refuse(d, in->conn, "not a member of this node's configuration (current or "
 				    "previous) nor of its [peers]", h.node);
 		return;
@@ -623,8 +729,15 @@ static struct el_d_outbound *outbound(struct el_daemon *d, el_id_t peer, bool ad
 static void out_refuse(struct el_daemon *d, struct el_d_outbound *o, uint64_t conn, el_id_t peer,
 		       const char *why)
 {
+	uint64_t held = 0;
 	d->peer_frames_refused++;
-	el_log(EL_LOG_WARN, "peer: our connection to node %u: %s; closed", peer, why);
+	if (el_d_refusal_logs(d, EL_D_REFUSED_DIAL, peer, why, &held)) {
+		char more[80] = "";
+		if (held > 0)
+			snprintf(more, sizeof more, " (%llu more alike since the last such line)",
+				 (unsigned long long)held);
+		el_log(EL_LOG_WARN, "peer: our connection to node %u: %s; closed%s", peer, why, more);
+	}
 	if (o != NULL && o->conn == conn)
 		o->conn = 0;
 	el_net_close(d->net, conn);
@@ -649,7 +762,20 @@ void el_d_peer_out_frame(struct el_daemon *d, uint64_t conn, el_id_t peer, const
 			 uint32_t len)
 {
 	struct el_d_outbound *o = outbound(d, peer, false);
-	if (o == NULL || o->conn != conn || o->proved) {
+	if (o != NULL && o->conn == conn && o->proved) {
+		/* A peer port says nothing after its challenge; a client port
+		 * answers our proof (a node's certificate) with a refusal: this
+		 * node dials node peer's client port, redialed every 2 s */
+		const struct el_d_book *b = el_d_book_find(d, peer);
+		char why[EL_CW_ADDR_MAX + 200];
+		snprintf(why, sizeof why, "a frame after our proof, which a node's peer port never "
+			 "sends: is %s, dialed as its peer address, its client port (members add "
+			 "given PEER_ADDR and CLIENT_ADDR swapped? `edgelock members list`)",
+			 b != NULL ? b->peer_addr : "?");
+		out_refuse(d, o, conn, peer, why);
+		return;
+	}
+	if (o == NULL || o->conn != conn) {
 		out_refuse(d, o, conn, peer, "a frame after the challenge");
 		return;
 	}

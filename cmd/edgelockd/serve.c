@@ -809,7 +809,7 @@ static void admin(struct el_daemon *d, uint64_t conn, const struct el_cw_msg *q)
 {
 	struct el_raft *r = el_node_raft(d->node);
 	uint64_t index = 0;
-	char why[96] = "";
+	char why[4 * EL_CW_ADDR_MAX + 280] = "", swapped[4 * EL_CW_ADDR_MAX + 240];
 	const bool add = q->type == EL_CW_MEMBER_ADD;
 	const el_id_t taken = add ? addr_taken(d, q) : 0;
 	if (add && (!member_addr_ok(q->peer_addr, q->peer_addr_len) ||
@@ -818,6 +818,10 @@ static void admin(struct el_daemon *d, uint64_t conn, const struct el_cw_msg *q)
 			 "give the node's LAN address)");
 	else if (taken != 0)
 		snprintf(why, sizeof why, " (an address of member %u)", taken);
+	else if (add && el_d_joiner_swapped(d, q->node, q->peer_addr, q->peer_addr_len,
+					    q->client_addr, q->client_addr_len, swapped,
+					    sizeof swapped))
+		snprintf(why, sizeof why, " (%s)", swapped); /* its hello said so just now */
 	const bool addr_bad = why[0] != '\0';
 	int rc = addr_bad ? EL_EINVAL : EL_OK;
 	el_id_t target = q->node;

@@ -535,6 +535,62 @@ def test_refusal_rate(c):
           all(n == 1 for n in counts.values()), repr(counts))
 
 
+def cli(c, *args):
+    env = dict(os.environ, EDGELOCK_ENDPOINTS=",".join(c.addr(i) for i in (1, 2, 3)),
+               EDGELOCK_CA=c.certs + "/ca.pem", EDGELOCK_CERT=c.certs + "/client.pem")
+    return subprocess.run([os.path.join(c.build, "bin", "edgelock")] + list(args), env=env,
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_swapped_addrs(c):
+    """members add ID CLIENT_ADDR PEER_ADDR (the two given swapped): the
+    leader dialed the node's client port, which refused its node
+    certificate, and both logged it every 2 s for good (an outside tester).
+    A node whose hello (refused: not a member yet) announced its addresses
+    the other way round is refused at members add, exit 1, the leader's log
+    saying so; a node added so before it dialed is said swapped once, at
+    warning, with the commands that mend it; the leader's failed dials and
+    the node's refusals are one line each, not one per dial; once the node
+    is removed, the leader says its refusals ended (info)."""
+    leader = c.wait_leader()
+    subprocess.run(["rm", "-rf", c.data(5)], check=True)
+    c.start(5, "--join")  # node 5 of test_refusal_rate: in no member's [peers]
+    eventually(lambda: "(node 5): not a member" in log_text(c, leader)[-3000:], 10.0)
+    r = cli(c, "members", "add", "5", c.addr(5), peer_addr(c, 5))
+    c.stop(5)
+    swapped = ("PEER_ADDR and CLIENT_ADDR given swapped: node 5 announces peer address %s, "
+               "client address %s: members add 5 %s %s"
+               % (peer_addr(c, 5), c.addr(5), peer_addr(c, 5), c.addr(5)))
+    check("swapped: members add refused, exit 1, saying swapped as the node's hello said",
+          r.returncode == 1 and "swapped" in r.stderr and
+          eventually(lambda: any(swapped in log_text(c, i) for i in (1, 2, 3)), 3.0),
+          "exit %d: %s" % (r.returncode, r.stderr.strip()))
+    subprocess.run(["rm", "-rf", c.data(4)], check=True)  # removed by test_removed
+    r = cli(c, "members", "add", "4", c.addr(4), peer_addr(c, 4), "--learner")
+    before = {i: len(log_text(c, i)) for i in (1, 2, 3)}
+    c.start(4, "--join")
+    time.sleep(9.0)  # 4 or more redials of the leader every 2 s
+    text = log_text(c, leader)[before[leader]:]
+    dials = re.findall(r"our connection to node 4: a frame after our proof", text)
+    node4 = re.findall(r"a node certificate \(node%d\) on the client port" % leader,
+                       log_text(c, 4))
+    check("swapped: the add taken (node 4 said nothing yet), then said swapped once, at warning",
+          r.returncode == 0 and len(re.findall(r"warning: peer connection \(node 4\): node 4's "
+                                               r"peer and client addresses look swapped", text)) == 1
+          and "`edgelock members add 4 %s %s`" % (peer_addr(c, 4), c.addr(4)) in text,
+          "exit %d %s: %s" % (r.returncode, r.stderr.strip(), text[-1500:]))
+    check("swapped: the leader's failed dials to node 4's client port, one line in 9 s",
+          len(dials) == 1, "%d: %s" % (len(dials), text[-1500:]))
+    check("swapped: node 4's refusals of the leader's certificate, one line in 9 s",
+          len(node4) == 1, "%d lines" % len(node4))
+    r = cli(c, "members", "remove", "4")
+    c.stop(4)
+    ended = lambda: re.search(r"info: peer: our connection to node 4: none refused for 10 s now "
+                              r"\(\d+ in all\): ended", log_text(c, leader)) is not None
+    check("swapped: once node 4 is removed, the leader says its refusals ended",
+          r.returncode == 0 and eventually(ended, 20.0), r.stderr.strip())
+
+
 def test_lock_removed(c):
     """DATA_DIR/LOCK removed while node 1 runs (a "stale pidfile" cleaned
     up): a second edgelockd on that data_dir, on ports of its own, is
@@ -644,7 +700,8 @@ def main():
     try:
         c.start_all(bootstrap=True)
         leader = c.wait_leader()
-        for t in (test_removed, test_refusal_rate, test_lock_removed, test_owner):
+        for t in (test_removed, test_refusal_rate, test_swapped_addrs, test_lock_removed,
+                  test_owner):
             try:
                 t(c, leader) if t is test_removed else t(c)
             except Exception as e:  # noqa: BLE001

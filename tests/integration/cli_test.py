@@ -717,6 +717,53 @@ def test_status_no_leader(cluster, e):
     check(ok, "status exits 0 again once a leader is back")
 
 
+def test_status_leader_unanswered():
+    """A cluster of its own, with a 4 s election timeout so the followers
+    name a stopped leader long enough. The leader SIGSTOPped while its
+    endpoint is asked: status exits 69 saying node L, the leader nodes A and
+    B name, did not answer at its endpoint (it exited 0 on the followers'
+    word: an outside tester); with the leader outside the endpoint list the
+    followers' word still stands (exit 0). A follower removed with `members
+    remove` still names the leader for five election timeouts: status says
+    the leader's configuration does not list it and exits 1, not 0 showing
+    it as a follower."""
+    c = Cluster(BUILD, 3, tmp=os.path.join(BUILD, "tmp", "cli-unanswered-%d" % os.getpid()),
+                election_ms=4000, heartbeat_ms=200)
+    e = Env(c)
+    try:
+        c.start_all(bootstrap=True)
+        leader = c.wait_leader()
+        others = [i for i in sorted(c.procs) if i != leader]
+        c.signal(leader, signal.SIGSTOP)
+        try:
+            time.sleep(0.3)
+            r = e.run("--timeout", "1s", "status")
+            rest = e.run("--timeout", "1s", "--endpoints",
+                         ",".join(c.addr(i) for i in others), "status")
+        finally:
+            c.signal(leader, signal.SIGCONT)
+        want = (r"node %d, the leader nodes %d and %d name, did not answer at %s: it is stopped, "
+                r"paused or cut off" % (leader, others[0], others[1], re.escape(c.addr(leader))))
+        check(r.returncode == 69 and re.search(want, r.stderr) is not None,
+              "status with the leader stopped among the endpoints: exit %d (want 69), says it "
+              "did not answer (%s)" % (r.returncode, r.stderr.strip()))
+        check(rest.returncode == 0, "status with the stopped leader outside the endpoints: "
+              "the followers' word stands, exit %d (%s)" % (rest.returncode, rest.stderr.strip()))
+        leader = c.wait_leader()
+        gone = [i for i in sorted(c.procs) if i != leader][0]
+        rm = e.run("members", "remove", str(gone))
+        time.sleep(1.0)  # applied and committed: the leader sends it nothing more
+        st = status_of(e, gone) or {}
+        r = e.run("status")
+        check(rm.returncode == 0 and st.get("leader") == leader and r.returncode == 1 and
+              ("node %d (%s) names node %d its leader, but node %d's configuration does not "
+               "list it" % (gone, c.addr(gone), leader, leader)) in r.stderr,
+              "status with a removed node still naming the leader: exit %d (want 1), says it "
+              "is no follower (%s; %s)" % (r.returncode, st, r.stderr.strip()))
+    finally:
+        c.stop_all()
+
+
 def test_output_full(e):
     """A command whose output cannot be written (stdout on /dev/full) fails
     with exit 74 and says so: an empty `locks --json` would otherwise pass
@@ -1700,6 +1747,7 @@ def check_help_exit_codes():
 
 def main():
     test_help()
+    test_status_leader_unanswered()
     # no per-identity session bound: client_safety's urgent-slots check opens
     # a client's most sessions (64) beside the others of this run
     cluster = Cluster(BUILD, 3, election_ms=600, heartbeat_ms=60,
