@@ -136,61 +136,26 @@ static struct el_d_inbound *inbound(struct el_daemon *d, uint64_t conn, bool add
 	return NULL;
 }
 
-/* Whether a refusal of node for why is logged now, and how many alike were
- * held back since the last line (*held). A node refused for one reason
- * redials every 1 to 2 s for as long as it runs (one never added, one
- * removed and started again on its old data, another cluster's): one line
- * a minute per node and reason, with that count, says as much as a line a
- * second would. A new reason, or a ninth node, takes the slot logged
- * longest ago. */
-#define PEER_REFUSAL_LOG_MS 60000u
-static bool refusal_logs(struct el_daemon *d, el_id_t node, const char *why, uint64_t *held)
-{
-	uint32_t hash = 2166136261u; /* FNV-1a */
-	for (const char *c = why; *c != '\0'; c++)
-		hash = (hash ^ (uint8_t)*c) * 16777619u;
-	struct el_d_peer_refusal *slot = NULL, *oldest = &d->peer_refusals[0];
-	for (int i = 0; i < EL_D_PEER_REFUSALS; i++) {
-		struct el_d_peer_refusal *p = &d->peer_refusals[i];
-		if (p->logged_ms != 0 && p->node == node && p->why_hash == hash)
-			slot = p;
-		if (p->logged_ms < oldest->logged_ms)
-			oldest = p;
-	}
-	if (slot != NULL && d->now_ms - slot->logged_ms < PEER_REFUSAL_LOG_MS) {
-		slot->held++;
-		return false;
-	}
-	if (slot == NULL) {
-		slot = oldest;
-		*slot = (struct el_d_peer_refusal){ .node = node, .why_hash = hash };
-		snprintf(slot->why, sizeof slot->why, "%s", why);
-	}
-	*held = slot->held;
-	slot->held = 0;
-	slot->logged_ms = d->now_ms > 0 ? d->now_ms : 1;
-	return true;
-}
-
+/* A node refused for one reason redials every 1 to 2 s for as long as it
+ * runs (one never added, one removed and started again on its old data,
+ * another cluster's): one line a minute per node and reason, with the count
+ * held back (el_d_line_due), says as much as a line a second would. A new
+ * reason, or a ninth node, takes the slot logged longest ago. */
 void el_d_peers_turn(struct el_daemon *d)
 {
-	for (int i = 0; i < EL_D_PEER_REFUSALS; i++) {
-		struct el_d_peer_refusal *p = &d->peer_refusals[i];
-		if (p->logged_ms == 0 || p->held == 0 ||
-		    (!d->stopping && d->now_ms - p->logged_ms < PEER_REFUSAL_LOG_MS))
-			continue;
+	const struct el_d_line *p;
+	uint64_t held;
+	while ((p = el_d_line_held(d->peer_refusals, EL_D_PEER_REFUSALS, d->now_ms, d->stopping,
+				   &held)) != NULL)
 		el_log(EL_LOG_WARN, "peer connection (node %u): %llu more refused in the last "
-		       "minute: %s", p->node, (unsigned long long)p->held, p->why);
-		p->held = 0;
-		p->logged_ms = d->now_ms > 0 ? d->now_ms : 1;
-	}
+		       "minute: %s", p->key, (unsigned long long)held, p->why);
 }
 
 static void refuse(struct el_daemon *d, uint64_t conn, const char *why, el_id_t node)
 {
 	uint64_t held = 0;
 	d->peer_frames_refused++;
-	if (refusal_logs(d, node, why, &held)) {
+	if (el_d_line_due(d->peer_refusals, EL_D_PEER_REFUSALS, d->now_ms, node, why, &held)) {
 		char more[80] = "";
 		if (held > 0)
 			snprintf(more, sizeof more, " (%llu more alike since the last such line)",
@@ -364,7 +329,8 @@ static void book_heard(struct el_daemon *d, const struct el_peer_hello *h)
 			     "%.*s ([peers] or members add): kept (if node %u moved, change [peers] "
 			     "here)", theirs, h->peer_addr, ours, b->peer_addr, h->node) < 0)
 			why[0] = '\0';
-		if (refusal_logs(d, h->node, why, &held))
+		if (el_d_line_due(d->peer_refusals, EL_D_PEER_REFUSALS, d->now_ms, h->node, why,
+				  &held))
 			el_log(EL_LOG_WARN, "peer connection (node %u): %s", h->node, why);
 		peer_len = 0;
 	}
