@@ -281,8 +281,9 @@ static uint32_t op_of(uint8_t type, bool *session)
 static void acl_refused(struct el_daemon *d, const struct el_d_client *cl,
 			const struct el_cw_msg *q, const char *who, const char *what)
 {
-	char key[512];
-	snprintf(key, sizeof key, "client %s: %s%s", who, el_d_request_name(q->type), what);
+	char key[512]; /* cut if need be: the line is told whole, the key need not be */
+	if (snprintf(key, sizeof key, "client %s: %s%s", who, el_d_request_name(q->type), what) < 0)
+		key[0] = '\0';
 	uint64_t held = 0;
 	if (!el_d_line_due(d->acl_refusals, EL_D_ACL_REFUSALS, d->now_ms, 0, key, &held))
 		return;
