@@ -161,6 +161,41 @@ def test_acl(c, pems, leader):
     return s1c, s1, ops
 
 
+def test_acl_flood(c, pems, leader):
+    """A client refused by [acl] again and again (a device retrying 5 times
+    a second) gets one warning a minute per client, request and name, not
+    one per request: sensor-1's 20 refused ACQUIREs of fleet/flood are one
+    line; its fleet/flood2 and sensor-2's fleet/flood are each still told.
+    The 19 held back are told when their minute is over or the node stops
+    (checked after the stop: acl_flood_told)."""
+    conns = {n: c.connect(leader, cert=pems[n]) for n in ("sensor-1", "sensor-2")}
+    sess = {n: session(conns[n], "flood") for n in conns}
+    asks = [("sensor-1", "fleet/flood")] * 20 + [("sensor-1", "fleet/flood2"),
+                                                 ("sensor-2", "fleet/flood")]
+    reps = [conns[n].call({1: 4, 4: sess[n], 5: 10 + k, 6: name})
+            for k, (n, name) in enumerate(asks)]
+    check("acl flood: every request refused EPERM", all(r.get(3) == EL_EPERM for r in reps))
+    text = log_text(c, leader)
+
+    def lines(who, name):
+        return re.findall(r"client %s conn \d+ req \d+: acquire '%s' refused by \[acl\]"
+                          % (who, name), text)
+    n = [len(lines("sensor-1", "fleet/flood")), len(lines("sensor-1", "fleet/flood2")),
+         len(lines("sensor-2", "fleet/flood"))]
+    check("acl flood: one line for sensor-1's 20 refusals of fleet/flood, one for its "
+          "fleet/flood2, one for sensor-2's fleet/flood", n == [1, 1, 1], repr(n))
+    for conn in conns.values():
+        conn.close()
+
+
+def acl_flood_told(c, leader):
+    """After the stop: the refusals test_acl_flood's line held back are told."""
+    text = log_text(c, leader)
+    check("acl flood: the 19 held back are told (at the stop, before their minute)",
+          "client sensor-1: acquire 'fleet/flood': 19 more refused by [acl] in the last minute"
+          in text, [ln for ln in text.splitlines() if "fleet/flood" in ln])
+
+
 def test_ownership(c, pems, leader, s1c, s1, ops):
     s2c = c.connect(leader, cert=pems["sensor-2"])
     token = holder(ops, "fleet/sensors/1")[1]
@@ -474,11 +509,14 @@ def main():
     random.seed(int(os.environ.get("SEED", "1")))
     c = Cluster(build, 3, tmp=os.path.join(os.path.abspath(build), "tmp",
                                            "auth-%d" % os.getpid()), extra=ACL)
+    flood_leader = None
     try:
         pems = make_certs(c)
         c.start_all(bootstrap=True)
         leader = c.wait_leader()
         s1c, s1, ops = test_acl(c, pems, leader)
+        test_acl_flood(c, pems, leader)
+        flood_leader = leader
         test_anonymous(c, leader)
         test_nonce_owner(c, pems, leader)
         test_refused_certs(c, pems, leader)
@@ -493,6 +531,8 @@ def main():
         check("auth test", False, "raised %r" % (e,))
     finally:
         c.stop_all()
+        if flood_leader is not None:
+            acl_flood_told(c, flood_leader)
         check.no_sanitizer_reports(c)
     return check.summary()
 
