@@ -301,7 +301,7 @@ static uint32_t op_of(uint8_t type, bool *session)
 
 /* A client the [acl] refuses may retry for as long as it runs (a device
  * retried 5 times a second): one line a minute per client, request and
- * name, with the count held back since (el_d_line_due); the conn and req
+ * name, with the count held back since (el_d_refusal_logs); the conn and req
  * of the first are named, the rest are alike. */
 static void acl_refused(struct el_daemon *d, const struct el_d_client *cl,
 			const struct el_cw_msg *q, const char *who, const char *what)
@@ -310,7 +310,7 @@ static void acl_refused(struct el_daemon *d, const struct el_d_client *cl,
 	if (snprintf(key, sizeof key, "client %s: %s%s", who, el_d_request_name(q->type), what) < 0)
 		key[0] = '\0';
 	uint64_t held = 0;
-	if (!el_d_line_due(d->acl_refusals, EL_D_ACL_REFUSALS, d->now_ms, 0, key, &held))
+	if (!el_d_refusal_logs(d, EL_D_REFUSED_ACL, 0, key, &held))
 		return;
 	char more[80] = "";
 	if (held > 0)
@@ -362,16 +362,6 @@ int el_d_authorize(struct el_daemon *d, const struct el_d_client *cl, const stru
 		what[0] = '\0';
 	acl_refused(d, cl, q, who, what);
 	return EL_EPERM;
-}
-
-void el_d_auth_turn(struct el_daemon *d)
-{
-	const struct el_d_line *p;
-	uint64_t held;
-	while ((p = el_d_line_held(d->acl_refusals, EL_D_ACL_REFUSALS, d->now_ms, d->stopping,
-				   &held)) != NULL)
-		el_log(EL_LOG_WARN, "%s: %llu more refused by [acl] in the last minute", p->why,
-		       (unsigned long long)held);
 }
 
 /* ---- [limits] sessions_per_client ------------------------------------------ */

@@ -844,7 +844,6 @@ int el_d_run(struct el_daemon *d, const volatile int *stop_signal,
 		el_d_limits_turn(d); /* refusals held back, once their second is over */
 		el_d_serve_turn(d);
 		el_d_peers_turn(d);
-		el_d_auth_turn(d); /* [acl] refusals held back, once their minute is over */
 		el_d_crl_turn(d);
 		el_d_metrics_turn(d);
 	}

@@ -372,50 +372,6 @@ static bool safety_line_due(uint64_t *said_ms, uint64_t now_ms)
 	return true;
 }
 
-bool el_d_line_due(struct el_d_line *tab, unsigned n, uint64_t now_ms, uint32_t key,
-		   const char *why, uint64_t *held)
-{
-	uint32_t hash = 2166136261u; /* FNV-1a */
-	for (const char *c = why; *c != '\0'; c++)
-		hash = (hash ^ (uint8_t)*c) * 16777619u;
-	struct el_d_line *slot = NULL, *oldest = &tab[0];
-	for (unsigned i = 0; i < n; i++) {
-		if (tab[i].logged_ms != 0 && tab[i].key == key && tab[i].why_hash == hash)
-			slot = &tab[i];
-		if (tab[i].logged_ms < oldest->logged_ms)
-			oldest = &tab[i];
-	}
-	if (slot != NULL && now_ms - slot->logged_ms < EL_D_REFUSAL_LINE_MS) {
-		slot->held++;
-		return false;
-	}
-	if (slot == NULL) {
-		slot = oldest;
-		*slot = (struct el_d_line){ .key = key, .why_hash = hash };
-		snprintf(slot->why, sizeof slot->why, "%s", why);
-	}
-	*held = slot->held;
-	slot->held = 0;
-	slot->logged_ms = now_ms > 0 ? now_ms : 1;
-	return true;
-}
-
-const struct el_d_line *el_d_line_held(struct el_d_line *tab, unsigned n, uint64_t now_ms,
-				       bool stopping, uint64_t *held)
-{
-	for (unsigned i = 0; i < n; i++) {
-		struct el_d_line *p = &tab[i];
-		if (p->logged_ms == 0 || p->held == 0 ||
-		    (!stopping && now_ms - p->logged_ms < EL_D_REFUSAL_LINE_MS))
-			continue;
-		*held = p->held;
-		p->held = 0;
-		p->logged_ms = now_ms > 0 ? now_ms : 1;
-		return p;
-	}
-	return NULL;
-}
-
 void el_d_diag_refused(struct el_daemon *d, const struct el_msg *m, int rc)
 {
 	const struct el_raft *r = el_node_raft(d->node);

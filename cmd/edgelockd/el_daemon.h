@@ -80,11 +80,13 @@ struct el_d_inbound {
  * counted, and an info line once none came for EL_D_REFUSAL_QUIET_MS
  * (peers.c el_d_refusal_logs). */
 #define EL_D_PEER_REFUSALS 8
+#define EL_D_ACL_REFUSALS 16
 #define EL_D_REFUSAL_QUIET_MS 10000u
 enum el_d_refused {
 	EL_D_REFUSED_PEER = 0,   /* a connection to our peer port */
 	EL_D_REFUSED_DIAL = 1,   /* a connection this node dialed */
 	EL_D_REFUSED_CLIENT = 2, /* a connection to our client port */
+	EL_D_REFUSED_ACL = 3,    /* a client request [acl] refuses (auth.c), in acl_refusals */
 };
 struct el_d_peer_refusal {
 	el_id_t node;      /* 0: a connection refused before its hello */
@@ -106,19 +108,6 @@ struct el_d_joiner {
 	uint64_t heard_ms; /* 0: a free slot */
 	char peer_addr[EL_CW_ADDR_MAX];
 	char client_addr[EL_CW_ADDR_MAX];
-};
-
-/* A log line said at most once a window per key and text, the ones held
- * back counted (diag.c, el_d_line_due): auth.c's [acl] refusals, one a
- * minute per client, request and name. */
-#define EL_D_ACL_REFUSALS 16
-#define EL_D_REFUSAL_LINE_MS 60000u
-struct el_d_line {
-	uint32_t key;       /* what the line is about (auth.c: the client) */
-	uint32_t why_hash;  /* of the text */
-	uint64_t logged_ms; /* 0: a free slot */
-	uint64_t held;      /* lines alike since, not logged */
-	char why[96];       /* the text, for the line that tells the held ones */
 };
 
 /* A connection this node dialed: waiting for the listener's CHALLENGE. */
@@ -264,7 +253,7 @@ struct el_daemon {
 	bool was_member; /* this node has been in the configuration */
 	struct el_d_peer_refusal peer_refusals[EL_D_PEER_REFUSALS];
 	struct el_d_joiner joiners[EL_D_JOINERS];
-	struct el_d_line acl_refusals[EL_D_ACL_REFUSALS]; /* auth.c */
+	struct el_d_peer_refusal acl_refusals[EL_D_ACL_REFUSALS]; /* auth.c */
 	/* removed (committed): since when the log has not grown, at which index */
 	uint64_t removed_seen_ms;
 	uint64_t removed_last_index;
@@ -454,10 +443,10 @@ uint64_t el_d_refusal(struct el_daemon *d, struct el_d_refusals *r, const char *
  * or at once when the node is stopping. */
 void el_d_limits_turn(struct el_daemon *d);
 /* auth.c: the same for the [acl] refusals held back (a minute each). */
-void el_d_auth_turn(struct el_daemon *d);
 /* serve.c, peers.c: the lines held back by their rate limits (a full send
- * queue, a full lock table, peer refusals), told once their window is over
- * instead of with the next such event, which may never come. */
+ * queue, a full lock table, peer and [acl] refusals), told once their
+ * window is over instead of with the next such event, which may never
+ * come. */
 void el_d_serve_turn(struct el_daemon *d);
 void el_d_peers_turn(struct el_daemon *d);
 
@@ -504,17 +493,6 @@ void el_d_diag_peer_msg(struct el_daemon *d, const struct el_msg *m);
 /* A vote request to a node that knows no configuration: drop it. */
 bool el_d_diag_vote_refused(struct el_daemon *d, const struct el_msg *m);
 void el_d_diag_refused(struct el_daemon *d, const struct el_msg *m, int rc);
-/* Whether a refusal line of (key, why) in tab[n] is said now (true, and
- * *held: how many alike were held back since its last line) or held back
- * (its window of EL_D_REFUSAL_LINE_MS not over). A new one takes a free
- * slot, or the one logged longest ago. */
-bool el_d_line_due(struct el_d_line *tab, unsigned n, uint64_t now_ms, uint32_t key,
-		   const char *why, uint64_t *held);
-/* A slot of tab[n] with lines held back whose window is over (any such,
- * when stopping): *held gets their count, the slot's count restarts;
- * NULL when there is none. Called until NULL, once a loop turn. */
-const struct el_d_line *el_d_line_held(struct el_d_line *tab, unsigned n, uint64_t now_ms,
-				       bool stopping, uint64_t *held);
 /* Node id is out of the configuration for good: stop dialing it (a link up
  * is kept until it closes; a leader with none keeps dialing it for the
  * removal notice's window first). */

@@ -140,9 +140,11 @@ static struct el_d_inbound *inbound(struct el_daemon *d, uint64_t conn, bool add
  * held back since the last line (*held). A node refused for one reason
  * redials every 1 to 2 s for as long as it runs (one never added, one
  * removed and started again on its old data, another cluster's, one dialed
- * at its client port): one line a minute per kind, node and reason, with
- * that count, says as much as a line a second would. A new reason, or a
- * ninth, takes the slot logged longest ago. */
+ * at its client port), and so does a client [acl] refuses (a device
+ * retried 5 times a second): one line a minute per kind, node (or client)
+ * and reason, with that count, says as much as a line a second would. A
+ * new reason, or one past the table's size, takes the slot logged longest
+ * ago. */
 #define PEER_REFUSAL_LOG_MS 60000u
 bool el_d_refusal_logs(struct el_daemon *d, enum el_d_refused kind, el_id_t node,
 		       const char *why, uint64_t *held)
@@ -150,9 +152,12 @@ bool el_d_refusal_logs(struct el_daemon *d, enum el_d_refused kind, el_id_t node
 	uint32_t hash = (2166136261u ^ (uint32_t)kind) * 16777619u; /* FNV-1a */
 	for (const char *c = why; *c != '\0'; c++)
 		hash = (hash ^ (uint8_t)*c) * 16777619u;
-	struct el_d_peer_refusal *slot = NULL, *oldest = &d->peer_refusals[0];
-	for (int i = 0; i < EL_D_PEER_REFUSALS; i++) {
-		struct el_d_peer_refusal *p = &d->peer_refusals[i];
+	const bool acl = kind == EL_D_REFUSED_ACL; /* a table of their own: many clients */
+	struct el_d_peer_refusal *tab = acl ? d->acl_refusals : d->peer_refusals;
+	const int n = acl ? EL_D_ACL_REFUSALS : EL_D_PEER_REFUSALS;
+	struct el_d_peer_refusal *slot = NULL, *oldest = &tab[0];
+	for (int i = 0; i < n; i++) {
+		struct el_d_peer_refusal *p = &tab[i];
 		if (p->logged_ms != 0 && p->node == node && p->why_hash == hash)
 			slot = p;
 		if (p->logged_ms < oldest->logged_ms)
@@ -196,28 +201,44 @@ static void refusal_head(const struct el_d_peer_refusal *p, char *out, size_t ca
  * repeated, its end once none came for EL_D_REFUSAL_QUIET_MS (the node
  * was added, its addresses mended, or it stopped dialing): an operator
  * who saw the warnings sees them end, not just stop. */
-void el_d_peers_turn(struct el_daemon *d)
+static void refusals_turn(struct el_daemon *d, struct el_d_peer_refusal *tab, int n)
 {
-	for (int i = 0; i < EL_D_PEER_REFUSALS; i++) {
-		struct el_d_peer_refusal *p = &d->peer_refusals[i];
+	for (int i = 0; i < n; i++) {
+		struct el_d_peer_refusal *p = &tab[i];
+		const bool acl = p->kind == EL_D_REFUSED_ACL; /* why begins "client NAME: " */
 		char head[64];
 		refusal_head(p, head, sizeof head);
 		const bool quiet = p->logged_ms != 0 && p->repeated &&
 				   d->now_ms - p->last_ms >= EL_D_REFUSAL_QUIET_MS;
 		if (p->logged_ms != 0 && p->held != 0 &&
 		    (d->stopping || quiet || d->now_ms - p->logged_ms >= PEER_REFUSAL_LOG_MS)) {
-			el_log(EL_LOG_WARN, "%s: %llu more refused in the last minute: %s", head,
-			       (unsigned long long)p->held, p->why);
+			if (acl)
+				el_log(EL_LOG_WARN, "%s: %llu more refused by [acl] in the last minute",
+				       p->why, (unsigned long long)p->held);
+			else
+				el_log(EL_LOG_WARN, "%s: %llu more refused in the last minute: %s",
+				       head, (unsigned long long)p->held, p->why);
 			p->held = 0;
 			p->logged_ms = d->now_ms > 0 ? d->now_ms : 1;
 		}
 		if (quiet && !d->stopping) {
-			el_log(EL_LOG_INFO, "%s: none refused for %u s now (%llu in all): ended: %s",
-			       head, EL_D_REFUSAL_QUIET_MS / 1000u, (unsigned long long)p->total,
-			       p->why);
+			if (acl)
+				el_log(EL_LOG_INFO, "%s: none refused by [acl] for %u s now (%llu in "
+				       "all): ended", p->why, EL_D_REFUSAL_QUIET_MS / 1000u,
+				       (unsigned long long)p->total);
+			else
+				el_log(EL_LOG_INFO, "%s: none refused for %u s now (%llu in all): "
+				       "ended: %s", head, EL_D_REFUSAL_QUIET_MS / 1000u,
+				       (unsigned long long)p->total, p->why);
 			memset(p, 0, sizeof *p);
 		}
 	}
+}
+
+void el_d_peers_turn(struct el_daemon *d)
+{
+	refusals_turn(d, d->peer_refusals, EL_D_PEER_REFUSALS);
+	refusals_turn(d, d->acl_refusals, EL_D_ACL_REFUSALS);
 }
 
 static void refuse(struct el_daemon *d, uint64_t conn, const char *why, el_id_t node)
