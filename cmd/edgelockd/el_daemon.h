@@ -71,6 +71,8 @@ struct el_d_inbound {
 	el_id_t node;  /* 0 until its hello */
 	bool proven;   /* a valid PROOF arrived: name holds the certificate's CN */
 	uint64_t opened_ms; /* its challenge: closed EL_D_PROOF_MS later without a hello */
+	uint64_t shadowed_ms; /* when a newer connection of its node said hello (0: none) */
+	char hello_peer[EL_CW_ADDR_MAX]; /* the peer address its hello gave */
 	uint8_t nonce[EL_IDENT_NONCE_LEN];
 	char name[EL_IDENT_NAME_MAX + 1];
 };
@@ -253,6 +255,7 @@ struct el_daemon {
 	bool was_member; /* this node has been in the configuration */
 	struct el_d_peer_refusal peer_refusals[EL_D_PEER_REFUSALS];
 	struct el_d_joiner joiners[EL_D_JOINERS];
+	uint64_t two_dialers_said_ms; /* peers.c: a node's certificate on two boards, said */
 	struct el_d_peer_refusal acl_refusals[EL_D_ACL_REFUSALS]; /* auth.c */
 	/* removed (committed): since when the log has not grown, at which index */
 	uint64_t removed_seen_ms;

@@ -538,8 +538,45 @@ static void on_hello(struct el_daemon *d, struct el_d_inbound *in, const uint8_t
 	if (!incarnation_ok(d, in->conn, &h))
 		return;
 	in->node = h.node;
+	copy_addr(in->hello_peer, h.peer_addr, h.peer_addr_len);
+	for (int i = 0; i < EL_D_INBOUND_MAX; i++) { /* older ones of the node: dead, or not */
+		struct el_d_inbound *o = &d->inbound[i];
+		if (o != in && o->conn != 0 && o->node == h.node && o->shadowed_ms == 0)
+			o->shadowed_ms = d->now_ms > 0 ? d->now_ms : 1;
+	}
 	book_heard(d, &h);
 	el_log(EL_LOG_INFO, "peer: node %u connected", h.node);
+}
+
+/* A node dials this one on one connection at a time: once it dials anew,
+ * its older connection is dead, and a frame still in flight on it arrives
+ * within milliseconds. Frames on the older one a second after the newer one
+ * said hello mean two processes present node in's certificate at once: a
+ * replacement board given it while the old board still runs (an outside
+ * tester saw the second taken, said only as a moved address). Two voters
+ * under one id can each grant its vote in one term: two leaders. */
+static void two_dialers(struct el_daemon *d, struct el_d_inbound *in)
+{
+	if (in->shadowed_ms == 0 || d->now_ms - in->shadowed_ms < 1000)
+		return;
+	const char *other = NULL;
+	for (int i = 0; i < EL_D_INBOUND_MAX; i++) {
+		const struct el_d_inbound *o = &d->inbound[i];
+		if (o != in && o->conn > in->conn && o->node == in->node)
+			other = o->hello_peer;
+	}
+	if (other == NULL) { /* the newer one closed: this is the node's one connection again */
+		in->shadowed_ms = 0;
+		return;
+	}
+	if (d->two_dialers_said_ms != 0 && d->now_ms - d->two_dialers_said_ms < 10000)
+		return; /* said every 10 s while it lasts, as the other safety lines */
+	d->two_dialers_said_ms = d->now_ms;
+	el_log(EL_LOG_ERROR, "safety: two connections present node %u's certificate at once, their "
+	       "hellos giving peer addresses %s and %s: two boards hold node %u's certificate? "
+	       "Two voters under one id can elect two leaders: stop the board that is not node "
+	       "%u now (a node's certificate and data belong on one board only)", in->node,
+	       in->hello_peer, other, in->node, in->node);
 }
 
 /* The table is full: free the slot of the oldest connection bound to a node
@@ -677,6 +714,7 @@ void el_d_peer_frame(struct el_daemon *d, uint64_t conn, const uint8_t *buf, uin
 		       m.from, m.to);
 		return;
 	}
+	two_dialers(d, in);
 	el_d_metrics_peer_heard(d, &m);
 	struct el_d_book *b = (struct el_d_book *)el_d_book_find(d, in->node);
 	if (b != NULL)

@@ -22,11 +22,12 @@ import os
 import random
 import shutil
 import signal
+import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from elcluster import Checks, Cluster, eventually  # noqa: E402
+from elcluster import Checks, Cluster, eventually, free_ports  # noqa: E402
 
 check = Checks()
 
@@ -182,10 +183,52 @@ def run_joined_unremoved(c):
           now in (wiped, other) and take_locks(c, now, "h", 2))
 
 
+def run_cloned_identity(c):
+    """A second board given a follower's certificate (and its config, with
+    its own addresses) while that follower still runs: the others took both
+    as one node, which then has two votes to give in a term, and said only
+    that its address moved (an outside tester). A node dials another on one
+    connection at a time, so frames still arriving on the older connection
+    a second after the newer one said hello mean two live processes. First,
+    a follower simply restarted (SIGKILL, start) must not be taken for that."""
+    leader = c.wait_leader()
+    twin, other = [i for i in sorted(c.procs) if i != leader]
+    line = "safety: two connections present node %d's certificate at once" % twin
+    c.kill(other)
+    c.start(other)
+    c.wait_leader()
+    check("cloned identity: the leader logs no such line for a restarted follower",
+          not eventually(lambda: "safety: two connections" in log_text(c, leader), 4.0))
+    ports = free_ports(2)
+    with open(c.config(twin)) as f:
+        text = f.read()
+    text = text.replace(c.data(twin), c.data(twin) + "-twin")
+    text = text.replace(":%d\n" % c.peer_port[twin], ":%d\n" % ports[0])
+    text = text.replace(":%d\n" % c.client_port[twin], ":%d\n" % ports[1])
+    with open(c.config(twin) + "-twin", "w") as f:
+        f.write(text)
+    with open(c.log(twin) + "-twin", "a") as logf:
+        p = subprocess.Popen([c.bin, "-c", c.config(twin) + "-twin", "--bootstrap"],
+                             stdout=logf, stderr=subprocess.STDOUT)
+    try:
+        said = eventually(lambda: line in log_text(c, leader), 20.0)
+        text = log_text(c, leader)
+        at = text.find(line)
+        check("cloned identity: the leader says, at error, that two boards present node %d's "
+              "certificate, with both addresses and what to do" % twin,
+              said and "error:" in text[max(0, at - 40):at] and
+              ":%d" % ports[0] in text[at:at + 500] and "stop the board" in text[at:at + 500],
+              text[-800:])
+    finally:
+        p.terminate()
+        p.wait()
+
+
 def main():
     build = sys.argv[1] if len(sys.argv) > 1 else "build"
     random.seed(int(os.environ.get("SEED", "1")))
-    for t in (run, run_wiped_follower, run_empty_joiner, run_joined_unremoved):
+    for t in (run, run_wiped_follower, run_empty_joiner, run_joined_unremoved,
+              run_cloned_identity):
         c = Cluster(build, 3)
         try:
             c.start_all(bootstrap=True)
