@@ -293,7 +293,8 @@ struct el_lock_info {
 	uint64_t holder_session;
 	char holder[33];        /* the holder's client as the cluster stores it:
 				 * "IDENTITY NAME" (its certificate's name, then
-				 * el_client_options.name), at most 32 bytes */
+				 * el_client_options.name; IDENTITY alone when
+				 * name is NULL or ""), at most 32 bytes */
 	uint8_t value[64];      /* election value */
 	uint32_t value_len;
 	uint32_t permits;       /* a semaphore's limit N (n_holders of N held); 0: a lock */

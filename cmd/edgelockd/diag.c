@@ -309,11 +309,9 @@ static void expiries_proposed(struct el_daemon *d, const struct el_ready *rd)
 		uint32_t uses[EL_D_USES] = { 0 };
 		uint32_t ttl = 0;
 		if (s != EL_LOCK_NONE) {
-			/* "IDENTITY LABEL": no trailing space when there is no label */
-			uint32_t len = t->sessions[s].client_len;
-			while (len > 0 && t->sessions[s].client[len - 1] == ' ')
-				len--;
-			el_log_name(name, sizeof name, t->sessions[s].client, len);
+			el_log_name(name, sizeof name, t->sessions[s].client,
+				    el_d_client_shown(t->sessions[s].client,
+						      t->sessions[s].client_len));
 			ttl = t->sessions[s].ttl_ms;
 			el_d_session_uses(t, s, uses);
 		}
