@@ -89,6 +89,10 @@
 
 #include "el_error.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct el_client el_client;
 typedef struct el_session el_session;
 
@@ -320,5 +324,9 @@ int el_client_request_at(el_client *c, const char *endpoint, struct el_cw_msg *r
 			 struct el_cw_msg *reply);
 /* The endpoints, as given. */
 unsigned el_client_endpoints(const el_client *c, const char **list, unsigned cap);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* EDGELOCK_H */
