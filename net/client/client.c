@@ -871,6 +871,8 @@ static void tried_broken(el_client *c, struct tried *t, const struct el_conn *k,
 		t->ep[at].cuts++;
 }
 
+#define NO_LEADER_WHY "it knows no leader: no quorum, or it cannot reach the leader"
+
 /* A follower that knows no leader is asked again every LEADERLESS_POLL_MS,
  * LEADERLESS_POLLS times, before the next endpoint is tried. */
 #define LEADERLESS_POLL_MS 20u
@@ -918,8 +920,11 @@ static int request_until(el_client *c, struct el_cw_msg *req, struct el_cw_msg *
 			rc = EL_OK;
 		} else { /* a follower: go to the leader it names, or ask again */
 			const bool named = reply->leader_addr_len > 0;
+			/* a node cut off from a leader that still has its quorum
+			 * knows none either: say both (an outside tester read
+			 * "no quorum?" from such a node while the cluster ran) */
 			tried_note(t, k->url, named ? "not the leader (it named the leader)"
-						    : "not the leader (it knows none: no quorum?)");
+						    : "not the leader (" NO_LEADER_WHY ")");
 			pthread_mutex_lock(&c->mu);
 			if (named)
 				snprintf(c->leader_hint, sizeof c->leader_hint, "%.*s",
