@@ -8,6 +8,10 @@
 #ifndef EL_ERROR_H
 #define EL_ERROR_H
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 enum el_error {
 	EL_OK = 0,
 	EL_EINVAL = -1,      /* an argument or field is out of its range */
@@ -37,5 +41,9 @@ enum el_error {
 
 /* A short phrase for a code; never NULL, also for unknown codes. */
 const char *el_strerror(int code);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* EL_ERROR_H */

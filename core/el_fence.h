@@ -40,6 +40,10 @@
 
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Make highest durable before returning 0 (an fsync, a flash write), or
  * return a negative EL_E* code. Called only with a token above every one
  * recorded before. */
@@ -63,5 +67,9 @@ int el_fence_check(const struct el_fence *f, uint64_t token);
 int el_fence_accept(struct el_fence *f, uint64_t token);
 /* The highest token accepted so far (0: none). */
 uint64_t el_fence_highest(const struct el_fence *f);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* EL_FENCE_H */

@@ -4,7 +4,8 @@
 #   make libedgelock     build/lib/libedgelock.a and libedgelock.so
 #   make edgelock        build/bin/edgelock
 #   make test-client     the CLI and library against three daemons over TLS
-#   make test-lib-fence  a program using el_fence_* links libedgelock.a alone
+#   make test-lib-fence  a program using el_fence_* links libedgelock.a alone,
+#                        and a C++ one using the library (lib-cxx)
 #
 # The library carries its own copy of the client codec, built with the
 # daemon's profile (el_gateway_config.h) so names, values and lists have the
@@ -106,9 +107,20 @@ $(LIB_FENCE_TEST): tests/integration/fence_link.c $(LIBEDGELOCK) net/edgelock.h 
 	@mkdir -p $(@D)
 	$(call say,LD,$@)
 	$(Q)$(CC) $(HOST_CFLAGS) -Inet -Icore -Itests/lib $< $(LIBEDGELOCK) $(CLIENT_LIBS) -o $@
+# The same headers as a C++ program includes them, and libedgelock.a
+# linked from C++: the headers' extern "C" guards (without them the link
+# fails on C++-mangled names).
+LIB_CXX_TEST := $(BUILD)/host/cxx_link
+$(LIB_CXX_TEST): tests/integration/cxx_link.cpp $(LIBEDGELOCK) net/edgelock.h core/el_error.h \
+		core/el_fence.h tests/lib/el_test.h
+	@mkdir -p $(@D)
+	$(call say,CXX,$@)
+	$(Q)$(CXX) -std=c++11 -Wall -Wextra -Werror -Inet -Icore -Itests/lib $< $(LIBEDGELOCK) \
+		$(CLIENT_LIBS) -o $@
 .PHONY: test-lib-fence
-test-lib-fence: $(LIB_FENCE_TEST)
+test-lib-fence: $(LIB_FENCE_TEST) $(LIB_CXX_TEST)
 	@tests/run-suite.sh $(BUILD)/results lib-fence $(LIB_FENCE_TEST)
+	@tests/run-suite.sh $(BUILD)/results lib-cxx $(LIB_CXX_TEST)
 TESTS += test-lib-fence
 
 .PHONY: test-link test-fuzz-link-url fuzz-link-url

@@ -89,6 +89,10 @@
 
 #include "el_error.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct el_client el_client;
 typedef struct el_session el_session;
 
@@ -297,7 +301,8 @@ struct el_lock_info {
 	uint64_t holder_session;
 	char holder[33];        /* the holder's client as the cluster stores it:
 				 * "IDENTITY NAME" (its certificate's name, then
-				 * el_client_options.name), at most 32 bytes */
+				 * el_client_options.name; IDENTITY alone when
+				 * name is NULL or ""), at most 32 bytes */
 	uint8_t value[64];      /* election value */
 	uint32_t value_len;
 	uint32_t permits;       /* a semaphore's limit N (n_holders of N held); 0: a lock */
@@ -323,5 +328,9 @@ int el_client_request_at(el_client *c, const char *endpoint, struct el_cw_msg *r
 			 struct el_cw_msg *reply);
 /* The endpoints, as given. */
 unsigned el_client_endpoints(const el_client *c, const char **list, unsigned cap);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* EDGELOCK_H */

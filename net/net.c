@@ -400,6 +400,7 @@ int el_net_peer_set(struct el_net *net, el_id_t id, const char *addr)
 			p->tries = 0;
 			p->unreached = U_NONE; /* a new address: its failures said anew */
 			p->failed = 0;
+			p->failing_since_ms = 0;
 			p->refusing = false;
 			net_hs_wake(net);
 		}
@@ -570,6 +571,7 @@ static void adopt(struct el_net *net, struct conn *c)
 			       "net: connected to node %u at %s%s", p->id, p->addr, after);
 			p->unreached = U_NONE;
 			p->failed = 0;
+			p->failing_since_ms = 0;
 		} else {
 			kind = 0; /* the peer changed while it was dialed */
 		}

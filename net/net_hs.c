@@ -148,12 +148,14 @@ static int64_t sooner(int64_t a, int64_t b)
 	return a < 0 ? b : b < 0 ? a : a < b ? a : b;
 }
 
-/* A dial failing for a while (its backoff at half its bound, ~1.5 s of
- * failures) is said at warning: one failing for less is a peer restarting,
- * or starting a moment after this node, which every start and rolling
- * restart would otherwise warn of. A name that does not resolve is said at
- * once: it is no restart. */
-#define NET_DIAL_WARN_BACKOFF_MS (NET_BACKOFF_MAX_MS / 2)
+/* A dial failing for a while (NET_DIAL_WARN_MS since the first failed
+ * dial began) is said at warning: one failing for less is a peer
+ * restarting, or starting a moment after this node, which every start and
+ * rolling restart would otherwise warn of. A name that does not resolve is
+ * said at once: it is no restart. The time, not the backoff, decides: a
+ * dial that times out (NET_CONNECT_MS) fails slowly, and five of them were
+ * needed to grow the backoff to its warning (an outside tester). */
+#define NET_DIAL_WARN_MS 1500u
 
 /*
  * The dial of slot i (setting gen) failed at stage (U_NAME: its address or
@@ -168,8 +170,11 @@ static void dial_retry(struct el_net *net, int i, uint32_t gen, uint8_t stage, c
 	pthread_mutex_lock(&net->mu);
 	struct peer *p = &net->peers[i];
 	if (p->id != 0 && p->gen == gen && p->state == P_DIALING) {
+		const uint64_t now = el_now_ms();
+		if (p->failing_since_ms == 0)
+			p->failing_since_ms = p->dial_started_ms;
 		const bool said = p->unreached == stage ||
-				  (stage == U_DIAL && p->backoff_ms < NET_DIAL_WARN_BACKOFF_MS);
+				  (stage == U_DIAL && now - p->failing_since_ms < NET_DIAL_WARN_MS);
 		if (!said) {
 			el_log(EL_LOG_WARN, "net: node %u at %s: %s%s; redialing every %u s or so, "
 			       "quietly (debug) until it %s", p->id, p->addr,
@@ -179,13 +184,18 @@ static void dial_retry(struct el_net *net, int i, uint32_t gen, uint8_t stage, c
 			p->unreached = stage;
 			p->failed = 1;
 		} else {
-			if (p->backoff_ms >= NET_DIAL_WARN_BACKOFF_MS)
+			if (p->unreached != U_NONE)
 				el_log(EL_LOG_DEBUG, "net: node %u at %s: %s", p->id, p->addr, why);
 			p->failed += p->unreached != U_NONE;
 		}
-		net_peer_wait(p, el_now_ms());
+		/* the backoff counts from the dial's start: one that timed out
+		 * has waited already, and redials come every ~2 s, not 4 */
+		net_peer_wait(p, p->dial_started_ms < now ? p->dial_started_ms : now);
 	}
 	pthread_mutex_unlock(&net->mu);
+	/* this thread's loop counts the redial's time anew (a dial cut by
+	 * hs_expire is due at once, after dials() had looked) */
+	net_hs_wake(net);
 }
 
 /* Slot i's name resolved: after a warning that it did not, say it does. */
@@ -253,6 +263,7 @@ static void dial_connect(struct el_net *net, int i, const struct net_resolving *
 		c->peer_gen = rs->gen;
 		c->slot = i;
 		c->connecting = true;
+		c->deadline_ms = el_now_ms() + NET_CONNECT_MS; /* then NET_HANDSHAKE_MS */
 		pthread_mutex_lock(&net->mu);
 		rc = net_tls_attach(c, net->tls, name);
 		pthread_mutex_unlock(&net->mu);
@@ -316,6 +327,7 @@ static int64_t dial_start(struct el_net *net, int i, uint64_t now)
 	const el_id_t id = p->id;
 	const uint32_t gen = p->gen;
 	p->state = P_DIALING;
+	p->dial_started_ms = now;
 	const uint32_t attempt = p->tries++; /* rotates through the addresses */
 	pthread_mutex_unlock(&net->mu);
 	char host[256], port[16], err[160];
@@ -412,7 +424,10 @@ static void hs_fail(struct el_net *net, struct conn *c, int rc)
 	char why[256];
 	const uint32_t flags = rc == MBEDTLS_ERR_X509_CERT_VERIFY_FAILED
 				       ? mbedtls_ssl_get_verify_result(&c->ssl) : 0;
-	if (rc == EL_ETIMEDOUT)
+	if (rc == EL_ETIMEDOUT && c->connecting)
+		snprintf(why, sizeof why, "no answer within %u ms (the host is down, or "
+			 "its packets are dropped)", NET_CONNECT_MS);
+	else if (rc == EL_ETIMEDOUT)
 		snprintf(why, sizeof why, "TLS handshake timed out");
 	else if (rc == MBEDTLS_ERR_X509_CERT_VERIFY_FAILED)
 		verify_words(flags, why, sizeof why);
@@ -469,6 +484,7 @@ static void hs_step(struct el_net *net, struct conn *c)
 			return;
 		}
 		c->connecting = false;
+		c->deadline_ms = el_now_ms() + NET_HANDSHAKE_MS;
 	}
 	const int rc = mbedtls_ssl_handshake(&c->ssl);
 	if (rc == 0)
@@ -694,7 +710,12 @@ static void *hs_main(void *arg)
 		if (accept_client)
 			hs_accept(net, net->listen_client, C_CLIENT);
 		const uint64_t now = el_now_ms();
-		int64_t next = sooner(dials(net, now), hs_expire(net, now));
+		/* dials first: a dial it starts is a handshake whose deadline
+		 * hs_expire must count (as one argument list, the order was
+		 * the compiler's, and a new dial's was not counted: the thread
+		 * slept past it until some other event) */
+		int64_t next = dials(net, now);
+		next = sooner(next, hs_expire(net, now));
 		next = sooner(next, evict_flush(net, now));
 		if (net->accept_resume_ms != 0)
 			next = sooner(next, accept_resume(net, now));

@@ -33,6 +33,13 @@
 /* A connection that has not finished its TLS handshake by then is cut, so
  * a silent client cannot hold one of max_clients for long. */
 #define NET_HANDSHAKE_MS 10000u
+/* A dial's TCP connect not answered by then fails, and is redialed: a
+ * peer whose packets are dropped (a cut cable, a firewall) answers no SYN,
+ * and the kernel's retries, bounded only by NET_HANDSHAKE_MS, made each
+ * dial take 10 s, its warning come after five of them (an outside tester
+ * saw none for an 18 s cut). A LAN answers in milliseconds; this leaves
+ * room for one lost SYN (its retry goes at 1 s). */
+#define NET_CONNECT_MS NET_BACKOFF_MAX_MS
 /* A link that ends sooner than this after its handshake (the other side's
  * owner refused it: another cluster, a hello it rejects) is redialed with
  * the backoff growing, as a failed dial is; a longer one starts over. */
@@ -125,6 +132,8 @@ struct peer {
 	uint32_t backoff_ms;
 	uint32_t tries;      /* dials since the setting: picks the address */
 	uint64_t dial_at_ms; /* P_WAIT */
+	uint64_t dial_started_ms; /* the last dial's start: its backoff counts from there */
+	uint64_t failing_since_ms; /* the start of the first dial failed in a row; 0: none */
 	/* why dials fail, said once at warning (net_hs.c, dial_retry): quiet
 	 * (debug) after it, until the name resolves / a link comes up */
 	uint8_t unreached; /* U_* */

@@ -257,6 +257,16 @@ int el_d_client_stamp(const struct el_d_client *cl, struct el_lock_cmd *c)
 	return EL_OK;
 }
 
+/* The field keeps its space when the label is empty ("IDENTITY "): the
+ * owner rule and [limits] read the identity up to it, on every node of
+ * any release. Only what is shown drops it. */
+uint32_t el_d_client_shown(const char *field, uint32_t len)
+{
+	while (len > 0 && field[len - 1] == ' ')
+		len--;
+	return len;
+}
+
 /* True unless the live session names another identity than cl's. An
  * OPEN_SESSION retried with its nonce gets the session that nonce opened
  * (core/lock_open.c); the core knows no owners, so the nonce of another

@@ -5,7 +5,9 @@
  *
  *   - why a role changed: a follower that campaigns says it heard nothing
  *     from its leader (WARN), a leader that steps down on CheckQuorum says
- *     it lost its quorum and which voters were silent (WARN);
+ *     it lost its quorum and which voters were silent (WARN), one that
+ *     steps down for a higher term says whose (WARN; INFO for a transfer),
+ *     a node moved to a new term by another's election says whose (INFO);
  *   - every membership change as it applies, on every node (INFO), and the
  *     dial of a removed node retired (net.c says so when its link closes);
  *   - a session expiry the leader proposes (INFO), with the client's name;
@@ -27,11 +29,18 @@
 #define NOTICE_ELECTIONS 5u      /* daemon.c's REMOVED_QUIET_ELECTIONS (notify_removed) */
 #define SLOW_LOG_EVERY_MS 10000u /* at most one slow-persist line per this */
 #define SAFETY_LOG_EVERY_MS 10000u /* and one of each lost-state line */
+#define CUT_OR_STOPPED "it stopped, or this node is cut off from it"
 
 static struct {
 	bool started;
-	uint8_t state;            /* role and leader at the last change seen */
+	uint8_t state;            /* role, leader and term at the last change seen */
 	el_id_t leader;
+	uint64_t term;
+	struct {                  /* the last message of a term above ours (el_d_diag_peer_msg) */
+		uint64_t term;
+		el_id_t from;
+		uint8_t type, flags;
+	} raised;
 	uint64_t stepdowns;       /* el_raft_stats: stepdowns_quorum seen */
 	uint64_t expiries;        /* el_node stats: expiries_proposed seen */
 	uint64_t replayed;        /* entries up to here applied before this start */
@@ -53,6 +62,7 @@ static void start(struct el_daemon *d)
 	dg.started = true;
 	dg.state = (uint8_t)el_raft_state(r);
 	dg.leader = el_raft_leader(r);
+	dg.term = el_raft_term(r);
 	dg.stepdowns = el_raft_stats(r)->stepdowns_quorum;
 	dg.expiries = d->node->stats.expiries_proposed;
 	dg.replayed = el_raft_commit(r);
@@ -98,14 +108,62 @@ static void leader_lost(struct el_daemon *d, el_id_t leader, enum el_state now)
 	const struct el_d_book *b = el_d_book_find(d, leader);
 	const uint64_t heard = b != NULL ? b->heard_ms : 0;
 	const unsigned long long quiet = heard != 0 && d->now_ms > heard ? d->now_ms - heard : 0;
+	/* Either may be this node's side: a cut that drops only what the
+	 * leader sends reads the same from here (the words blamed the leader,
+	 * which an operator took for a crash: an outside tester). */
 	if (heard == 0 || quiet >= d->cfg.election_ms)
 		el_log(EL_LOG_WARN, "node %u: heard nothing from leader %u for %s%llu ms (election "
-		       "timeout %u ms): campaigning for its place", d->cfg.id, leader,
-		       heard == 0 ? "over " : "", heard == 0 ? (unsigned long long)d->cfg.election_ms
-		       : quiet, d->cfg.election_ms);
+		       "timeout %u ms; " CUT_OR_STOPPED "): campaigning for its place", d->cfg.id,
+		       leader, heard == 0 ? "over " : "",
+		       heard == 0 ? (unsigned long long)d->cfg.election_ms : quiet,
+		       d->cfg.election_ms);
 	else /* el_raft_peer_lost: a heartbeat interval of silence confirms it */
-		el_log(EL_LOG_WARN, "node %u: its link to leader %u closed and nothing came from "
-		       "it for %llu ms since: campaigning for its place", d->cfg.id, leader, quiet);
+		el_log(EL_LOG_WARN, "node %u: its link to leader %u closed and nothing heard from "
+		       "it for %llu ms since (" CUT_OR_STOPPED "): campaigning for its place",
+		       d->cfg.id, leader, quiet);
+}
+
+/* Whose message moved this node to term (it did not campaign for it), in
+ * why: "node N's election (...)", or "" when no message of it was seen
+ * (a restart, el_raft_peer_lost). */
+static void term_source(const struct el_raft *r, uint64_t term, char *why, size_t cap)
+{
+	why[0] = '\0';
+	if (dg.raised.term != term || dg.raised.from == 0)
+		return;
+	if (dg.raised.type == EL_MSG_VOTE)
+		snprintf(why, cap, "node %u's election%s (this node %s it)", dg.raised.from,
+			 dg.raised.flags & EL_MSG_FORCE ? ", a leadership transfer" : "",
+			 el_raft_vote(r) == dg.raised.from ? "voted for" : "did not vote for");
+	else
+		snprintf(why, cap, "a message from node %u", dg.raised.from);
+}
+
+/* This leader is no longer one, and not on CheckQuorum: a higher term
+ * (it said nothing but its new role: an outside tester). */
+static void stepped_down(struct el_daemon *d, const struct el_raft *r)
+{
+	char why[96];
+	term_source(r, el_raft_term(r), why, sizeof why);
+	const bool transfer = dg.raised.type == EL_MSG_VOTE && (dg.raised.flags & EL_MSG_FORCE);
+	if (el_raft_leader(r) != 0 && el_raft_leader(r) != d->cfg.id)
+		el_log(transfer ? EL_LOG_INFO : EL_LOG_WARN, "node %u: stepping down: node %u is "
+		       "leading term %llu", d->cfg.id, el_raft_leader(r),
+		       (unsigned long long)el_raft_term(r));
+	else
+		el_log(transfer ? EL_LOG_INFO : EL_LOG_WARN, "node %u: stepping down: term %llu "
+		       "began with %s", d->cfg.id, (unsigned long long)el_raft_term(r),
+		       why[0] != '\0' ? why : "another node's election");
+}
+
+/* A node that did not campaign is in a new term with no leader yet. */
+static void new_term(struct el_daemon *d, const struct el_raft *r)
+{
+	char why[96];
+	term_source(r, el_raft_term(r), why, sizeof why);
+	if (why[0] != '\0')
+		el_log(EL_LOG_INFO, "node %u: term %llu began with %s", d->cfg.id,
+		       (unsigned long long)el_raft_term(r), why);
 }
 
 void el_d_diag_role(struct el_daemon *d)
@@ -119,11 +177,16 @@ void el_d_diag_role(struct el_daemon *d)
 	const uint64_t stepdowns = el_raft_stats(r)->stepdowns_quorum;
 	if (stepdowns != dg.stepdowns && s != EL_LEADER)
 		lost_quorum(d);
+	else if (dg.state == EL_LEADER && s != EL_LEADER)
+		stepped_down(d, r);
 	else if (dg.state == EL_FOLLOWER && dg.leader != 0 && dg.leader != d->cfg.id &&
 		 el_raft_leader(r) == 0 && (s == EL_PRECANDIDATE || s == EL_CANDIDATE))
 		leader_lost(d, dg.leader, s);
+	else if (el_raft_term(r) > dg.term && s == EL_FOLLOWER && el_raft_leader(r) == 0)
+		new_term(d, r);
 	dg.state = (uint8_t)s;
 	dg.leader = el_raft_leader(r);
+	dg.term = el_raft_term(r);
 	dg.stepdowns = stepdowns;
 }
 
@@ -309,11 +372,9 @@ static void expiries_proposed(struct el_daemon *d, const struct el_ready *rd)
 		uint32_t uses[EL_D_USES] = { 0 };
 		uint32_t ttl = 0;
 		if (s != EL_LOCK_NONE) {
-			/* "IDENTITY LABEL": no trailing space when there is no label */
-			uint32_t len = t->sessions[s].client_len;
-			while (len > 0 && t->sessions[s].client[len - 1] == ' ')
-				len--;
-			el_log_name(name, sizeof name, t->sessions[s].client, len);
+			el_log_name(name, sizeof name, t->sessions[s].client,
+				    el_d_client_shown(t->sessions[s].client,
+						      t->sessions[s].client_len));
 			ttl = t->sessions[s].ttl_ms;
 			el_d_session_uses(t, s, uses);
 		}
@@ -404,6 +465,14 @@ void el_d_diag_refused(struct el_daemon *d, const struct el_msg *m, int rc)
 void el_d_diag_peer_msg(struct el_daemon *d, const struct el_msg *m)
 {
 	const struct el_raft *r = el_node_raft(d->node);
+	/* a message that may move this node to a higher term: el_d_diag_role
+	 * names its sender (a pre-vote asks without moving anyone) */
+	if (m->term > el_raft_term(r) && m->type != EL_MSG_PREVOTE) {
+		dg.raised.term = m->term;
+		dg.raised.from = m->from;
+		dg.raised.type = m->type;
+		dg.raised.flags = m->flags;
+	}
 	if (m->type != EL_MSG_APPEND_RESP || !(m->flags & EL_MSG_REJECT) ||
 	    el_raft_state(r) != EL_LEADER || m->term != el_raft_term(r))
 		return;

@@ -428,6 +428,9 @@ bool el_d_client_anonymous(struct el_daemon *d, struct el_d_client *cl);
  * request's, 0 if none), closed. */
 void el_d_client_wrong_version(struct el_daemon *d, struct el_d_client *cl, uint64_t id);
 int el_d_client_stamp(const struct el_d_client *cl, struct el_lock_cmd *c);
+/* The length of a session's stamped client field as shown (QUERY holders,
+ * logs): "IDENTITY LABEL", without the space of an empty label. */
+uint32_t el_d_client_shown(const char *field, uint32_t len);
 bool el_d_client_owns(const struct el_daemon *d, const struct el_d_client *cl, uint64_t session);
 bool el_d_client_may(const struct el_daemon *d, const struct el_d_client *cl, enum el_acl_op op,
 		     const char *name, size_t name_len);

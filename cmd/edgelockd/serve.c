@@ -528,10 +528,13 @@ static void fill_query(struct el_daemon *d, const struct el_lock_query *q)
 	r->n_holders = q->n_holders;
 	for (uint32_t i = 0; i < q->n_holders; i++) {
 		const struct el_lock_query_holder *h = &q->holders[i];
-		r->holders[i] = (struct el_cw_holder){ .session = h->session, .token = h->token,
-						       .grant_ms = h->grant_ms, .count = h->count,
-						       .client_len = h->client_len };
-		memcpy(r->holders[i].client, h->client, h->client_len);
+		/* "IDENTITY NAME", or the identity alone with no name (it
+		 * showed "client ": an outside tester) */
+		r->holders[i] = (struct el_cw_holder){
+			.session = h->session, .token = h->token, .grant_ms = h->grant_ms,
+			.count = h->count, .client_len = (uint8_t)el_d_client_shown(h->client,
+										     h->client_len) };
+		memcpy(r->holders[i].client, h->client, r->holders[i].client_len);
 	}
 	r->n_waiters_listed = (uint8_t)q->n_waiters_listed;
 	for (uint32_t i = 0; i < q->n_waiters_listed; i++)

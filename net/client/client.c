@@ -663,6 +663,8 @@ static bool next_url(el_client *c, const struct tried *t, char *url, size_t cap)
 			found = true;
 		}
 	}
+	if (found)
+		snprintf(c->dialing_url, sizeof c->dialing_url, "%s", url);
 	pthread_mutex_unlock(&c->mu);
 	return found;
 }
@@ -718,7 +720,13 @@ static struct el_conn *current_conn(el_client *c, uint64_t deadline_ms, struct t
 	struct el_conn *k = c->conn;
 	while ((k == NULL || k->dead) && c->dialing) {
 		if (!el_client__wait(c, deadline_ms)) { /* another call was still looking */
+			char url[sizeof c->dialing_url];
+			snprintf(url, sizeof url, "%s", c->dialing_url);
 			pthread_mutex_unlock(&c->mu);
+			/* its endpoint is the one this call waited on: name it
+			 * (an outside tester read "tried no endpoint in time") */
+			if (url[0] != '\0')
+				tried_note(t, url, "no answer in time (still connecting)");
 			*rv_out = EL_ETIMEDOUT;
 			return NULL;
 		}
@@ -737,6 +745,7 @@ static struct el_conn *current_conn(el_client *c, uint64_t deadline_ms, struct t
 	k = dial_some(c, deadline_ms, t, rv_out);
 	pthread_mutex_lock(&c->mu);
 	c->dialing = false;
+	c->dialing_url[0] = '\0';
 	pthread_cond_broadcast(&c->cv);
 	pthread_mutex_unlock(&c->mu);
 	return k;
@@ -862,6 +871,8 @@ static void tried_broken(el_client *c, struct tried *t, const struct el_conn *k,
 		t->ep[at].cuts++;
 }
 
+#define NO_LEADER_WHY "it knows no leader: no quorum, or it cannot reach the leader"
+
 /* A follower that knows no leader is asked again every LEADERLESS_POLL_MS,
  * LEADERLESS_POLLS times, before the next endpoint is tried. */
 #define LEADERLESS_POLL_MS 20u
@@ -909,8 +920,11 @@ static int request_until(el_client *c, struct el_cw_msg *req, struct el_cw_msg *
 			rc = EL_OK;
 		} else { /* a follower: go to the leader it names, or ask again */
 			const bool named = reply->leader_addr_len > 0;
+			/* a node cut off from a leader that still has its quorum
+			 * knows none either: say both (an outside tester read
+			 * "no quorum?" from such a node while the cluster ran) */
 			tried_note(t, k->url, named ? "not the leader (it named the leader)"
-						    : "not the leader (it knows none: no quorum?)");
+						    : "not the leader (" NO_LEADER_WHY ")");
 			pthread_mutex_lock(&c->mu);
 			if (named)
 				snprintf(c->leader_hint, sizeof c->leader_hint, "%.*s",

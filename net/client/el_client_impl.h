@@ -95,6 +95,8 @@ struct el_client {
 	uint64_t next_id;
 	uint64_t reconnects;     /* leader connections lost: events may be lost */
 	bool dialing;            /* a call is finding a connection; others wait for it */
+	char dialing_url[EL_CW_ADDR_MAX + 1]; /* the endpoint it dials now ("": none yet),
+						* which the others' timeouts name */
 	uint32_t timeout_ms;
 	char name[EL_CLIENT_NAME_MAX + 1];
 	struct el_pending *pending[EL_CLIENT_PENDING_MAX];

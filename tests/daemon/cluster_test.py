@@ -908,8 +908,9 @@ def test_sigkill_leader_waiter_granted(c):
         early = "the link to node %d, the leader, closed" % old in f.read()
     check("sigkill: the new leader campaigned when the old one's link closed", early)
     check("sigkill: ... and says why at warning level",
-          re.search(r"warning: node %d: its link to leader %d closed and nothing came from it "
-                    r"for \d+ ms since: campaigning" % (S.leader, old), log_text(c, S.leader)))
+          re.search(r"warning: node %d: its link to leader %d closed and nothing heard from it "
+                    r"for \d+ ms since \(it stopped, or this node is cut off from it\): "
+                    r"campaigning" % (S.leader, old), log_text(c, S.leader)))
     a, b = c.connect(S.leader), c.connect(S.leader)
     b.call({1: 2, 4: sb})  # reattach B's events to this connection
     rel = a.call({1: 5, 4: sa, 5: 2, 6: "pump", 11: ta})
@@ -965,19 +966,34 @@ def test_no_redirect_to_dead_leader(c):
 def test_why_leader_changed(c):
     """The reasons at warning level (journalctl -p warning): a SIGSTOPped
     leader (its links stay up) is heard from no more, and the follower that
-    campaigns says so; a leader whose two followers are SIGSTOPped steps
-    down on CheckQuorum and says it lost quorum, naming them."""
+    campaigns says so, without claiming the leader failed; the old leader,
+    resumed, says whose term it steps down for; the third node, moved to
+    the new term by the winner's election, says so (info); a leader whose
+    two followers are SIGSTOPped steps down on CheckQuorum and says it lost
+    quorum, naming them."""
     old = c.wait_leader()
     sizes = {i: os.path.getsize(c.log(i)) for i in c.procs}
     c.signal(old, signal.SIGSTOP)
     try:
-        S.leader = c.wait_leader(timeout=10, exclude=(old,))
+        new = S.leader = c.wait_leader(timeout=10, exclude=(old,))
     finally:
         c.signal(old, signal.SIGCONT)
     said = [ln for i in c.procs if i != old for ln in log_text(c, i)[sizes[i]:].splitlines()
             if re.search(r": warning: node \d+: heard nothing from leader %d for \d+ ms "
-                         r"\(election timeout %d ms\): campaigning" % (old, c.election_ms), ln)]
+                         r"\(election timeout %d ms; it stopped, or this node is cut off from "
+                         r"it\): campaigning" % (old, c.election_ms), ln)]
     check("stopped leader: a follower says it heard nothing from it, at warning", said)
+    down = (r": warning: node %d: stepping down: (node %d is leading term \d+|term \d+ began "
+            r"with node %d's election)" % (old, new, new))
+    check("stopped leader, resumed: it says whose term it steps down for",
+          wait_for(lambda: re.search(down, log_text(c, old)[sizes[old]:]), 5.0),
+          log_text(c, old)[sizes[old]:][-600:])
+    third = [i for i in c.procs if i not in (old, new)][0]
+    moved = (r": info: node %d: term \d+ began with node %d's election \(this node voted for "
+             r"it\)" % (third, new))
+    check("stopped leader: the third node says whose election began the new term",
+          re.search(moved, log_text(c, third)[sizes[third]:]),
+          log_text(c, third)[sizes[third]:][-600:])
     S.leader = c.wait_leader(timeout=15)
     others = [i for i in sorted(c.procs) if i != S.leader]
     size = os.path.getsize(c.log(S.leader))

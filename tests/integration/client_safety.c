@@ -1001,6 +1001,85 @@ static int check_holder_name(el_client *main_c)
 	return bad;
 }
 
+/* With no el_client_options.name the holder is the identity alone
+ * ("client", this suite's certificate's CN), not "client " with the
+ * space of an empty label after it (an outside tester). */
+static int check_holder_bare(el_client *main_c)
+{
+	const struct el_client_options o = { .endpoints = getenv("EDGELOCK_ENDPOINTS"),
+					     .ca_file = getenv("EDGELOCK_CA"),
+					     .cert_key_file = getenv("EDGELOCK_CERT") };
+	el_client *c = NULL;
+	el_session *s = NULL;
+	uint64_t token = 0;
+	struct el_lock_info li;
+	memset(&li, 0, sizeof li);
+	int bad = 0;
+	if (el_client_open(&c, &o) != EL_OK || el_session_open(c, 10000, &s) != EL_OK ||
+	    el_lock(s, "safety/holder-bare", false, 0, &token) != EL_OK ||
+	    el_query(main_c, "safety/holder-bare", &li) != EL_OK)
+		bad = failed("holder-bare", "setup: %s", el_client_last_error(c));
+	else if (strcmp(li.holder, "client") != 0)
+		bad = failed("holder-bare", "holder '%s'; want 'client' (the identity alone)",
+			     li.holder);
+	el_session_close(s);
+	el_client_close(c);
+	return bad;
+}
+
+/* Does el_query on c end in EL_ETIMEDOUT naming the endpoint via (and
+ * how it failed: "... in time")? Says why not under check. */
+static int query_names(el_client *c, const char *via, const char *check, const char *when)
+{
+	struct el_lock_info li;
+	const int rc = el_query(c, "safety/silent-named", &li);
+	const char *why = el_client_last_error(c);
+	if (rc == EL_ETIMEDOUT && strstr(why, via) != NULL && strstr(why, "in time") != NULL)
+		return 0;
+	return failed(check, "%s: el_query -> %d '%s'; want EL_ETIMEDOUT naming %s... in time",
+		      when, rc, why, via);
+}
+
+/* The connection to the leader, open, stops answering (the relay holds
+ * the replies back): EL_ETIMEDOUT's message names the endpoint waited on
+ * and how it failed, as the header says, also when the call waited for
+ * another thread's dial of it (here the keeper's, redialing after its
+ * keepalive got no answer): that call said "tried no endpoint in time"
+ * (an outside tester). */
+static int check_silent_named(el_client *main_c)
+{
+	struct relay r;
+	el_client *c = client_via_relay(main_c, &r, "silent-named", 1000);
+	if (c == NULL)
+		return 1;
+	struct el_lock_info li;
+	el_session *s = NULL;
+	char via[64];
+	snprintf(via, sizeof via, "tls+tcp://127.0.0.1:%d: ", r.port);
+	int bad = 0;
+	const int rc = el_query(c, "safety/silent-named", &li);
+	if ((rc != EL_OK && rc != EL_ENOTFOUND) || el_session_open(c, 9000, &s) != EL_OK) {
+		bad = failed("silent-named", "setup: %s", el_client_last_error(c));
+	} else {
+		atomic_store(&r.mute, true);
+		bad = query_names(c, via, "silent-named", "the open connection silent");
+		/* the keeper renews at 3 s, gives its try 1.5 s, then redials
+		 * the relay (a second connection) for the 1.5 s left */
+		const uint64_t end = now_ms() + 8000;
+		while (atomic_load(&r.accepted) < 2 && now_ms() < end)
+			usleep(2000);
+		if (!bad && atomic_load(&r.accepted) < 2)
+			bad = failed("silent-named", "the keeper never redialed");
+		else if (!bad)
+			bad = query_names(c, via, "silent-named", "while the keeper redials");
+		atomic_store(&r.mute, false);
+	}
+	el_session_close(s);
+	el_client_close(c);
+	relay_stop(&r);
+	return bad;
+}
+
 /* el_client_close with sessions open and the cluster gone returns within
  * about one timeout_ms, also while the keeper is renewing one of them: the
  * renewal (its bound is TTL/3, here 2 s against a 1 s timeout) used to be
@@ -1361,6 +1440,8 @@ static const struct check CHECKS[] = {
 	{ "bad-args", check_bad_args, false },
 	{ "close-bound", check_close_bound, false },
 	{ "holder-name", check_holder_name, false },
+	{ "holder-bare", check_holder_bare, false },
+	{ "silent-named", check_silent_named, false },
 	{ "lost-wait", check_lost_wait, false },
 	{ "null-args", check_null_args, false },
 	{ "proclaim", check_proclaim, false },

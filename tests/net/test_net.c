@@ -18,7 +18,8 @@
  * removal, input pausing, a client's full send queue, reloading the TLS
  * files, a peer whose name DNS does not answer (stalled_dns.c), a peer
  * whose name does not resolve or that nobody answers for said once at
- * warning (not per redial) and its recovery at info, and
+ * warning (not per redial) and its recovery at info, a peer whose packets
+ * are dropped warned of within about 2 s and redialed every ~2 s, and
  * stopping with connections up (ASan reports what leaks).
  *
  *   test_net CERT_DIR
@@ -37,6 +38,7 @@
 #include "el_error.h"
 #include "el_link.h"
 #include "el_net.h"
+#include "el_platform.h"
 #include "el_test.h"
 #include "stalled_dns.h"
 
@@ -495,10 +497,52 @@ static unsigned lines_with(const char *text, const char *const words[])
 	return n;
 }
 
+/* What was caught so far, still catching. */
+static void log_peek(char *out, size_t cap)
+{
+	fflush(stderr);
+	FILE *f = fopen(log_path, "r");
+	const size_t n = f != NULL ? fread(out, 1, cap - 1, f) : 0;
+	out[n] = '\0';
+	if (f != NULL)
+		fclose(f);
+}
+
+/* A port on 127.0.0.1 that drops SYNs (no RST), as a host behind a cut or
+ * a firewall does: a listener with a backlog of 0 whose queue is full of
+ * connections never accepted (the kernel drops a SYN to a full queue).
+ * hole[0] is the listener, the rest its connects; the last one is still
+ * connecting when the hole works. */
+#define HOLE_FDS 4
+static int hole[HOLE_FDS] = { -1, -1, -1, -1 };
+
+static int blackhole(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t alen = sizeof a;
+	hole[0] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (hole[0] < 0 || bind(hole[0], (struct sockaddr *)&a, sizeof a) != 0 ||
+	    listen(hole[0], 0) != 0 || getsockname(hole[0], (struct sockaddr *)&a, &alen) != 0)
+		return -1;
+	for (int k = 1; k < HOLE_FDS; k++) {
+		hole[k] = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		if (hole[k] >= 0)
+			(void)connect(hole[k], (struct sockaddr *)&a, sizeof a);
+	}
+	struct pollfd pf = { .fd = hole[HOLE_FDS - 1], .events = POLLOUT };
+	return poll(&pf, 1, 300) == 0 ? ntohs(a.sin_port) : -1; /* its SYN unanswered */
+}
+
 static void teardown(void)
 {
 	char rest[4096];
 	log_release(rest, sizeof rest); /* a failed check returned with it caught */
+	el_log_set_level(EL_LOG_INFO);
+	for (int k = 0; k < HOLE_FDS; k++) {
+		if (hole[k] >= 0)
+			close(hole[k]);
+		hole[k] = -1;
+	}
 	node_stop(&node_a);
 	node_stop(&node_b);
 	node_stop(&node_c);
@@ -1157,6 +1201,34 @@ static void test_unreachable_peer_said_once(void)
 	EL_CHECK_EQ(lines_with(text, any), 2u);
 }
 
+/* A peer whose packets are dropped (no RST): a dial times out in about
+ * 2 s, the warning comes with its failure, and redials follow every ~2 s
+ * (debug). The kernel's SYN retries, bounded only by the 10 s handshake
+ * deadline, made every dial take 10 s: the warning came after five of
+ * them, none at all in an 18 s cut (an outside tester). */
+static void test_blackholed_peer_warned_soon(void)
+{
+	char url[64], soon[4096], text[8192];
+	const int port = blackhole();
+	EL_CHECK(port > 0);
+	EL_CHECK(start_a());
+	snprintf(url, sizeof url, "tls+tcp://127.0.0.1:%d", port);
+	log_catch();
+	el_log_set_level(EL_LOG_DEBUG);
+	EL_CHECK_EQ(el_net_peer_set(node_a.net, 2, url), EL_OK);
+	(void)quiet(&node_a, EL_NET_PEER_DIALED, 2700);
+	log_peek(soon, sizeof soon);
+	(void)quiet(&node_a, EL_NET_PEER_DIALED, 4000);
+	el_log_set_level(EL_LOG_INFO);
+	log_release(text, sizeof text);
+	const char *warned[] = { "warning: net: node 2 at ", url, "cannot connect: no answer within",
+				 "until it connects", NULL };
+	const char *redials[] = { "debug: net: node 2 at ", url, "no answer within", NULL };
+	EL_CHECK_EQ(lines_with(soon, warned), 1u); /* within 2.7 s */
+	EL_CHECK_EQ(lines_with(text, warned), 1u); /* once */
+	EL_CHECK(lines_with(text, redials) >= 2u); /* the dials of ~2 s and ~4 s failed by 6.7 s */
+}
+
 static void test_peer_remove_stops_dialing(void)
 {
 	uint64_t dialed, accepted;
@@ -1284,6 +1356,7 @@ int main(int argc, char **argv)
 	RUN(test_stalled_peer_name_keeps_accepting);
 	RUN(test_unresolved_peer_said_once);
 	RUN(test_unreachable_peer_said_once);
+	RUN(test_blackholed_peer_warned_soon);
 	RUN(test_peer_remove_stops_dialing);
 	RUN(test_removed_peer_not_dialed_later);
 	RUN(test_reload_tls);
