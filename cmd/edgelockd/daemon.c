@@ -123,6 +123,14 @@ void el_d_retire_advice(const struct el_daemon *d)
 	       "DATA_DIR/incarnation (a healthy cluster's all match) over each wrong one, its node "
 	       "stopped, delete %s/%s and start this node", d->cfg.id,
 	       d->cfg.data_dir, REMOVED_FILE);
+	/* an outside tester restored one lost node from a backup beside two
+	 * healthy ones, which then stopped, and the lines above read as "wipe" */
+	el_log(EL_LOG_ERROR, "node %u: if a restore or --force-new-cluster was run on some nodes "
+	       "only, while this cluster still ran (one lost node restored from a backup, say), "
+	       "those nodes are wrong, not this one: do NOT wipe this node", d->cfg.id);
+	el_log(EL_LOG_ERROR, "node %u: stop those nodes, wipe their data_dir, delete %s/%s, start "
+	       "this node, then bring them back with --join and `edgelock members add` (a restore "
+	       "is for a whole cluster that is down)", d->cfg.id, d->cfg.data_dir, REMOVED_FILE);
 }
 
 /* A node already runs on the data directory (it holds the lock, on the

@@ -256,6 +256,7 @@ struct el_daemon {
 	struct el_d_peer_refusal peer_refusals[EL_D_PEER_REFUSALS];
 	struct el_d_joiner joiners[EL_D_JOINERS];
 	uint64_t two_dialers_said_ms; /* peers.c: a node's certificate on two boards, said */
+	bool stale_stop; /* stopped on a newer incarnation's hello: exit 1, a person must act */
 	struct el_d_peer_refusal acl_refusals[EL_D_ACL_REFUSALS]; /* auth.c */
 	/* removed (committed): since when the log has not grown, at which index */
 	uint64_t removed_seen_ms;
@@ -376,6 +377,10 @@ int el_d_load_ident(const struct el_dcfg *cfg, struct el_ident **out, bool reloa
  * snapshot save) as the state of a new cluster of cfg's [peers]; EL_OK or
  * an error already logged. */
 int el_d_restore(const struct el_dcfg *cfg, const char *file);
+/* restore_probe.c: EL_OK when no other node of cfg's [peers] accepts a TCP
+ * connection at its address within 1.5 s; else EL_EBUSY, each one that does
+ * and what to do logged (a restore is for a whole cluster that is down). */
+int el_d_restore_peers_down(const struct el_dcfg *cfg);
 /* Remove what a failed restore or --bootstrap (who, for the log) wrote into
  * dir, and dir itself when it created it: the count removed, -1 when
  * something could not be (logged). */

@@ -3,7 +3,8 @@
  *
  * Exit status: 0 a clean stop (SIGTERM/SIGINT) or --help/--check-config ok;
  * 1 usage or config errors (a --bootstrap without this node among [peers]
- * too; a node removed from the cluster started again on its data); 2 could
+ * too; a node removed from the cluster started again on its data; a node
+ * that stopped for good on a newer incarnation's hello); 2 could
  * not start (data dir in use or on a read-only file system, storage, [tls]
  * files, listen, an open-files limit too low); 3 stopped by a storage
  * failure while running.
@@ -92,7 +93,11 @@ static const char RESTORE_USAGE[] =
 	"start the nodes normally (no --bootstrap): their next tokens are above\n"
 	"every token in BACKUP (docs/operations.md, \"Backup and restore\").\n"
 	"The flags are edgelockd's (edgelockd --help) and override the file.\n"
-	"Exit: 0 restored; 1 usage or config error; 2 BACKUP damaged or foreign,\n"
+	"Refused (exit 1, nothing written) when another node of [peers] answers\n"
+	"at its address: a restore is for a whole cluster that is down; one lost\n"
+	"node of a running cluster comes back with --join and members add.\n"
+	"Exit: 0 restored; 1 usage or config error, or a node of [peers] runs;\n"
+	"2 BACKUP damaged or foreign,\n"
 	"the data directory not empty, or a write failed (what restore wrote is\n"
 	"removed: the directory is empty again).\n";
 
@@ -369,6 +374,8 @@ int main(int argc, char **argv)
 	char tag[24];
 	snprintf(tag, sizeof tag, "node%u", d.cfg.id);
 	el_log_set_tag(tag);
+	if (restore != NULL && el_d_restore_peers_down(&d.cfg) != EL_OK)
+		return 1; /* a node of the cluster runs: a person must decide */
 	if (restore != NULL)
 		return el_d_restore(&d.cfg, restore) == EL_OK ? 0 : 2;
 	struct sigaction sa = { .sa_handler = on_signal };
@@ -389,6 +396,11 @@ int main(int argc, char **argv)
 	}
 	int rc = el_d_run(&d, &stop_signal, &reload_signal);
 	el_d_close(&d);
+	if (rc == EL_OK && d.stale_stop) { /* a unit must not show it as a clean stop */
+		el_log(EL_LOG_ERROR, "exit: stopped for good on a newer incarnation (above): a "
+		       "person must act");
+		return 1;
+	}
 	el_log(rc == EL_OK ? EL_LOG_INFO : EL_LOG_ERROR, "exit: %s", el_strerror(rc));
 	return rc == EL_OK ? 0 : 3;
 }

@@ -367,6 +367,7 @@ static bool incarnation_ok(struct el_daemon *d, uint64_t conn, const struct el_p
 		if (d->stopping) /* said on the first such hello */
 			break;
 		el_log(EL_LOG_ERROR, "%s: stopping for good (it must not serve)", why);
+		d->stale_stop = true;
 		el_d_retire(d, why);
 		el_d_retire_advice(d);
 		break;

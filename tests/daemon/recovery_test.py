@@ -456,6 +456,14 @@ def test_stale_members(c, survivor, stale, token):
           all(code is not None for code in codes.values()) and
           all("predates a --force-new-cluster" in t for t in texts.values()),
           "%r %r" % (codes, [t[-400:] for t in texts.values()]))
+    # exit 1, which the shipped unit does not restart and shows failed: it
+    # exited 0 as a clean stop (an outside tester); and the advice covers a
+    # restore run on some nodes only, where the stopped ones are the good ones
+    check("stale members: they exit 1 (a person must act), advising not to wipe them when "
+          "the restore or force was run on some nodes only",
+          all(code == 1 for code in codes.values()) and
+          all("run on some nodes only" in t and "exit: stopped for good" in t
+              for t in texts.values()), "%r" % (codes,))
     with open(c.log(survivor)) as f:
         text = f.read()
     check("stale members: the survivor refused them, saying why",
@@ -705,6 +713,35 @@ def batch_ends(wal):
     return ends
 
 
+def test_restore_beside_running(c):
+    """A restore run on one lost node while the others run (the way to
+    bring one node back is --join): it made a node of a newer incarnation,
+    and the two healthy members, hearing it, stopped for good (an outside
+    tester). Now restore refuses when another node of [peers] answers at
+    its address: exit 1, naming it and what to do, nothing written; the
+    cluster goes on."""
+    n = Cluster(c.build, 3, tmp=os.path.join(c.dir, "restore-beside"))
+    try:
+        n.start_all(bootstrap=True)
+        leader = n.wait_leader()
+        backup = os.path.join(n.dir, "one.snap")
+        r = cli(n, "snapshot", "save", backup)
+        lost = next(i for i in sorted(n.procs) if i != leader)
+        n.kill(lost)
+        shutil.rmtree(n.data(lost))
+        out = subprocess.run([n.bin, "restore", backup, "-c", n.config(lost)],
+                             capture_output=True, text=True, timeout=30)
+        check("restore beside running nodes: refused, exit 1, naming a running node and --join",
+              r.returncode == 0 and out.returncode == 1 and
+              "answers at" in out.stderr and "--join" in out.stderr and
+              (not os.path.exists(n.data(lost)) or state_files(n.data(lost)) == []),
+              "exit %d: %s" % (out.returncode, out.stderr[-500:]))
+        check("restore beside running nodes: the cluster still leads",
+              n.wait_leader(timeout=10) == leader)
+    finally:
+        n.stop_all()
+
+
 def main():
     build = sys.argv[1] if len(sys.argv) > 1 else "build"
     random.seed(int(os.environ.get("SEED", "1")))
@@ -715,7 +752,7 @@ def main():
         for t in (test_backup_fresh, test_backup_restore, test_force_new_cluster, test_guards,
                   test_bootstrap_leftover, test_bootstrap_lists, test_two_leaders,
                   test_bootstrap_full_disk,
-                  test_bootstrap_over_nothing):
+                  test_bootstrap_over_nothing, test_restore_beside_running):
             try:
                 t(c)
             except Exception as e:  # noqa: BLE001 - a crashed step fails, the rest still run
