@@ -64,6 +64,21 @@ static int unwrap(const char *file, const uint8_t *buf, size_t n, const uint8_t 
 {
 	int checked = 0;
 	const char *why = NULL;
+	uint32_t v = EL_BACKUP_VERSION;
+	if (el_backup_version(buf, n, &v) && v != EL_BACKUP_VERSION) {
+		/* another release's format, or a flipped bit: say both */
+		if (v > EL_BACKUP_VERSION)
+			el_log(EL_LOG_ERROR, "restore: %s is a backup of format version %u, newer "
+			       "than this edgelockd's %u: written by a newer release; restore it with "
+			       "that release's edgelockd (or its header is damaged); nothing was "
+			       "changed", file, (unsigned)v, EL_BACKUP_VERSION);
+		else
+			el_log(EL_LOG_ERROR, "restore: %s is a backup of format version %u, older "
+			       "than this edgelockd's %u, which does not read it: restore it with the "
+			       "edgelockd of the release that wrote it (or its header is damaged); "
+			       "nothing was changed", file, (unsigned)v, EL_BACKUP_VERSION);
+		return EL_EINVAL;
+	}
 	if (el_backup_payload(buf, n, data, len, &checked, &why) != EL_OK) {
 		el_log(EL_LOG_ERROR, "restore: %s is damaged (%s); nothing was changed", file, why);
 		return EL_EINVAL;

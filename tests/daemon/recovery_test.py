@@ -382,6 +382,19 @@ def test_backup_checksum(backup, empty, legacy_dir):
             taken.append((off, out.returncode, out.stderr[-200:]))
     check("restore: a bit flipped at any of %d offsets is refused as damaged" % len(offsets),
           not taken, repr(taken[:3]))
+    for version, words in ((2, "of format version 2, newer than this edgelockd's 1: written by "
+                               "a newer release; restore it with that release's edgelockd"),
+                           (0, "of format version 0, older than this edgelockd's 1")):
+        d = bytearray(good)
+        d[4:8] = version.to_bytes(4, "little")
+        with open(bad, "wb") as f:
+            f.write(bytes(d))
+        out = subprocess.run([empty.bin, "restore", bad, "-c", empty.config(1)],
+                             capture_output=True, text=True, timeout=30)
+        check("restore: a backup of format version %d is named as such, not only damaged"
+              % version, out.returncode == 2 and words in out.stderr and
+              "nothing was changed" in out.stderr and
+              not os.path.exists(os.path.join(empty.data(1), "snapshot")), out.stderr[-400:])
     legacy = os.path.join(os.path.dirname(backup), "legacy.snap")
     with open(legacy, "wb") as f:
         f.write(good[16:])
