@@ -178,7 +178,7 @@ static int seed(const struct el_dcfg *cfg, const struct el_snapshot_meta *meta,
 		rc = el_d_owner_guard(cfg->data_dir, cfg->id, false, true);
 	if (rc == EL_OK) { /* first: restored state must never read as generation 0 */
 		struct el_d_incarnation inc;
-		el_d_incarnation_of_backup(data, meta->len, &inc);
+		el_d_incarnation_of_backup(data, meta->len, &meta->conf, &inc);
 		rc = el_d_incarnation_save(cfg->data_dir, &inc);
 	}
 	if (rc != EL_OK)

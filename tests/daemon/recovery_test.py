@@ -569,6 +569,69 @@ def test_bootstrap_lists(c):
         n.stop_all()
 
 
+def test_restore_lists(c):
+    """Nodes restored from one backup with other [peers] lists are other
+    clusters, as --bootstrap's are: nodes 1 and 2 list {1,2,3} (node 2 in
+    another order: the same incarnation), nodes 3, 4 and 5 list {1,...,5}
+    (so that their hellos pass the [peers] check). Before, all five were
+    restored to one incarnation (the backup's digest alone), node 3 a
+    member of both quorums' clusters (an outside tester saw two such
+    clusters grant one lock with one token). Now they differ, are refused both ways
+    saying the lists differ, and a node added later with --join (node 5,
+    wiped) takes the incarnation of the cluster it joins."""
+    backup = os.path.join(c.dir, "backup.snap")  # test_backup_restore's
+    n = Cluster(c.build, 5, tmp=os.path.join(c.dir, "restore-lists"))
+    try:
+        for i, peers in ((1, [1, 2, 3]), (2, [3, 2, 1]), (3, [1, 2, 3, 4, 5]),
+                         (4, [1, 2, 3, 4, 5]), (5, [5, 4, 3, 2, 1])):
+            n.write_config(i, peers)
+        outs = [subprocess.run([n.bin, "restore", backup, "-c", n.config(i)],
+                               capture_output=True, text=True, timeout=30) for i in range(1, 6)]
+        check("restore lists: every node seeded (exit 0)", all(o.returncode == 0 for o in outs),
+              "".join(o.stderr[-300:] for o in outs))
+        files = {}
+        for i in range(1, 6):
+            with open(os.path.join(n.data(i), "incarnation")) as f:
+                files[i] = f.read()
+        check("restore lists: one [peers] list (in any order), one incarnation; another, "
+              "another", files[1] == files[2] and files[3] == files[4] == files[5] and
+              files[1] != files[3] and all(t.startswith("generation 1 nonce ")
+                                           for t in files.values()), repr(files))
+        n.start_all()
+        words = "it was restored from the same backup with another [peers] list of voters"
+        said = eventually(lambda: words in log_from(n, 3, 0) and
+                          any(words in log_from(n, i, 0) for i in (1, 2)), 15.0)
+        check("restore lists: nodes of the two lists refuse each other, saying the lists differ",
+              said, repr({i: log_from(n, i, 0)[-400:] for i in (1, 3)}))
+        a = n.wait_leader(timeout=20, exclude=(3, 4, 5))
+        b = n.wait_leader(timeout=20, exclude=(1, 2))
+        check("restore lists: each list is a cluster of its own, node 3 in {1,...,5}'s only",
+              a in (1, 2) and b in (3, 4, 5) and n.status(3).get(17, 0) in (3, 4, 5),
+              "leaders %r %r, node 3 %r" % (a, b, n.status(3)))
+        for i in (3, 4, 5):  # {1,...,5} given up: node 5 wiped, joins {1,2,3}'s
+            n.stop(i)
+        shutil.rmtree(n.data(5))
+        n.write_config(5, [1, 2, 5])
+        n.start(5, "--join")
+        env = dict(os.environ, EDGELOCK_ENDPOINTS=",".join(n.addr(i) for i in (1, 2)),
+                   EDGELOCK_CA=n.certs + "/ca.pem", EDGELOCK_CERT=n.certs + "/client.pem")
+        r = subprocess.run([os.path.join(n.build, "bin", "edgelock"), "members", "add", "5",
+                            "tls+tcp://127.0.0.1:%d" % n.peer_port[5], n.addr(5)], env=env,
+                           capture_output=True, text=True, timeout=60)
+
+        def joined():
+            try:
+                with open(os.path.join(n.data(5), "incarnation")) as f:
+                    return f.read() == files[1]
+            except OSError:
+                return False
+        check("restore lists: a node added with --join takes its cluster's incarnation",
+              r.returncode == 0 and eventually(joined, 15.0) and running(n, [5]),
+              "exit %d %s" % (r.returncode, r.stderr[-300:]))
+    finally:
+        n.stop_all()
+
+
 def test_two_leaders(c):
     """Two single-node clusters of one name, each bootstrapped with only
     itself in [peers]: both lead term 1. `edgelock status` over both
@@ -725,7 +788,8 @@ def main():
                                            "recovery-%d" % os.getpid()))
     try:
         c.start_all(bootstrap=True)
-        for t in (test_backup_fresh, test_backup_restore, test_force_new_cluster, test_guards,
+        for t in (test_backup_fresh, test_backup_restore, test_restore_lists,
+                  test_force_new_cluster, test_guards,
                   test_bootstrap_leftover, test_bootstrap_lists, test_two_leaders,
                   test_bootstrap_full_disk,
                   test_bootstrap_over_nothing):
