@@ -340,6 +340,15 @@ bool el_d_incarnation_joining(const char *dir);
 void el_d_incarnation_of_bootstrap(const struct el_conf *c, struct el_d_incarnation *out);
 /* --force-new-cluster's: the next generation, a random nonce. */
 int el_d_incarnation_next(const struct el_d_incarnation *old, struct el_d_incarnation *out);
+/* restore_sessions.c: what a restore ended in the backup's table: its
+ * sessions, the names they held (now in lock-delay), the longest delay. */
+struct el_d_restore_ended {
+	uint32_t sessions, locks, delay_ms;
+};
+/* Every session of t closed and each name one held put in lock-delay for
+ * its holders' longest TTL (capped), by the core's commands at the indexes
+ * after t's; EL_OK, or the first command's error (t then half done). */
+int el_d_restore_end_sessions(struct el_lock_table *t, struct el_d_restore_ended *out);
 /* A restore's: generation 1, the digests of the backup (the nonce's high
  * half) and of the voters it gives the node (low half). */
 void el_d_incarnation_of_backup(const uint8_t *data, uint32_t len, const struct el_conf *voters,

@@ -52,12 +52,12 @@ def members(c, i):
     return {m.get(20): m.get(23, 0) for m in c.status(i).get(28, [])}
 
 
-def hold(c, leader, name):
+def hold(c, leader, name, ttl=60000, mode=0):
     """A session on the leader holding lock name; (session, token)."""
     conn = c.connect(leader)
     try:
-        s = conn.call({1: 1, 9: 60000, 13: "survivor-test", 14: random.getrandbits(64)}).get(4, 0)
-        rep = conn.call({1: 4, 4: s, 5: 1, 6: name})
+        s = conn.call({1: 1, 9: ttl, 13: "survivor-test", 14: random.getrandbits(64)}).get(4, 0)
+        rep = conn.call({1: 4, 4: s, 5: 1, 6: name, 7: mode})
         return s, rep.get(11, 0)
     finally:
         conn.close()
@@ -116,6 +116,9 @@ def owner_of(data):
 def test_backup_restore(c):
     leader = c.wait_leader()
     s, token = hold(c, leader, "door")
+    # short leases: the lock-delay after the restore is their TTL
+    quick, _ = hold(c, leader, "quick", ttl=6000)
+    readers = [hold(c, leader, "reads", ttl=6000, mode=1)[0] for _ in range(2)]
     backup = os.path.join(c.dir, "backup.snap")
     r = cli(c, "snapshot", "save", backup)
     check("snapshot save: exit 0 and the file written",
@@ -143,16 +146,9 @@ def test_backup_restore(c):
               again.returncode == 2 and "already holds" in again.stderr, again.stderr[-300:])
         n.start_all()
         nl = n.wait_leader(timeout=20)
+        led = time.monotonic()
         conn = n.connect(nl)
-        q = conn.call({1: 11, 6: "door"})
-        h = q.get(29, [{}])[0]
-        check("restore: the hold and its token are in the new cluster",
-              h.get(4) == s and h.get(11) == token, repr(q))
-        rep = conn.call({1: 2, 4: s})
-        check("restore: the session is there (keepalive ok)", rep.get(3, 0) == 0, repr(rep))
-        rep = conn.call({1: 4, 4: s, 5: 2, 6: "gate"})
-        check("restore: the next token is higher than every one in the backup",
-              rep.get(3, 0) == 0 and rep.get(11, 0) > token, repr(rep))
+        test_sessions_ended(conn, led, s, token, [quick] + readers)
         conn.close()
         try:  # its failures must not skip the rest of this test
             test_incarnation_damage(n, next(i for i in sorted(n.procs) if i != nl))
@@ -175,6 +171,38 @@ def test_backup_restore(c):
     test_backup_checksum(backup, empty, os.path.join(c.dir, "legacy-restore"))
     test_restore_full_disk(c, backup, s, token)
     c.start_all()  # the original cluster again, for the lost-quorum test
+
+
+def test_sessions_ended(conn, led, s, token, others):
+    """No session of the backup goes on after a restore (before, each came
+    back holding what it held at the backup, its keepalives healthy for
+    good: two clients believed they held one lock). Each is ended: its
+    keepalive gets EEXPIRED; each lock held at the backup (exclusive or
+    shared) is in lock-delay for its holders' TTL (capped at 60 s) from the
+    restored leader, refused to a try (EDELAYED), then granted above every
+    token of the backup."""
+    keep = [conn.call({1: 2, 4: i}).get(3, 0) for i in [s] + others]
+    check("restore: every session of the backup is ended (keepalive EEXPIRED)",
+          keep == [-7] * (1 + len(others)), repr(keep))
+    q = {name: conn.call({1: 11, 6: name}) for name in ("door", "quick", "reads")}
+    check("restore: the locks held at the backup have no holder and are in lock-delay",
+          all(not v.get(29) and v.get(33) is True for v in q.values()), repr(q))
+    t = conn.call({1: 1, 9: 20000, 13: "after-restore", 14: random.getrandbits(64)}).get(4, 0)
+    tries = [conn.call({1: 4, 4: t, 5: seq, 6: name}).get(3, 0)
+             for seq, name in ((1, "quick"), (2, "reads"), (3, "door"))]
+    check("restore: a lock held at the backup is not granted during its delay (EDELAYED)",
+          tries == [-16, -16, -16], repr(tries))
+    rep = conn.call({1: 4, 4: t, 5: 4, 6: "gate"})
+    check("restore: the next token is higher than every one in the backup",
+          rep.get(3, 0) == 0 and rep.get(11, 0) > token, repr(rep))
+    time.sleep(max(0.0, led + 6.5 - time.monotonic()))  # the 6 s TTL of quick and reads
+    got = [conn.call({1: 4, 4: t, 5: seq, 6: name}) for seq, name in ((5, "quick"),
+                                                                       (6, "reads"))]
+    check("restore: ... and granted once the delay (their TTL, 6 s) has passed, above the "
+          "backup's tokens", all(g.get(3, 0) == 0 and g.get(11, 0) > token for g in got),
+          repr(got))
+    rep = conn.call({1: 4, 4: t, 5: 7, 6: "door"})
+    check("restore: the 60 s TTL's lock is still delayed then", rep.get(3, 0) == -16, repr(rep))
 
 
 def crc32c(data):
@@ -348,10 +376,11 @@ def test_restore_full_disk(c, backup, s, token):
         n.start(1)
         n.wait_leader(timeout=20)
         conn = n.connect(1)
-        h = conn.call({1: 11, 6: "door"}).get(29, [{}])[0]
+        q = conn.call({1: 11, 6: "door"})
+        keep = conn.call({1: 2, 4: s}).get(3, 0)
         conn.close()
-        check("restore retried: the node holds the backup's lock and token",
-              h.get(4) == s and h.get(11) == token, repr(h))
+        check("restore retried: the backup's lock in lock-delay, its session ended",
+              not q.get(29) and q.get(33) is True and keep == -7, "%r %r" % (q, keep))
     finally:
         n.stop_all()
         umount_tmpfs(data)
