@@ -103,7 +103,8 @@ static int stand_in(struct el_lock_table *t, const struct held *held, uint32_t n
 		const struct held *h = &held[i];
 		if (rank >= (h->limit ? h->holders : 1u))
 			continue;
-		c = (struct el_lock_cmd){ .type = EL_CMD_ACQUIRE, .session = session, .seq = ++seq,
+		seq++;
+		c = (struct el_lock_cmd){ .type = EL_CMD_ACQUIRE, .session = session, .seq = seq,
 					  .mode = EL_LOCK_EXCLUSIVE, .delay_ms = h->delay_ms,
 					  .limit = h->limit, .name_len = h->name_len };
 		memcpy(c.name, h->name, h->name_len);
