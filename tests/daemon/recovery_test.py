@@ -4,8 +4,11 @@ real daemons.
 
 Backup and restore: three edgelockd over TLS hold a lock and a session;
 `edgelock snapshot save` writes a backup; a NEW cluster of three, each node
-seeded with `edgelockd restore BACKUP`, starts normally and holds the lock
-with its token and the session, and grants the next lock a higher token.
+seeded with `edgelockd restore BACKUP`, starts normally with the backup's
+sessions ended (EEXPIRED) and the locks they held in lock-delay for their
+TTL, then granted, and grants the next lock a higher token. Nodes restored
+with other [peers] lists refuse each other; a backup of another format
+version is named as such.
 A damaged backup and a restore over existing state are refused; a restore
 that runs out of space (a small tmpfs, root only) removes what it wrote and
 a retry with room works; so does a --bootstrap whose first write finds the
