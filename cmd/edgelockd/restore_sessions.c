@@ -92,7 +92,8 @@ static uint32_t collect(const struct el_lock_table *t, struct held *out, struct 
 static int stand_in(struct el_lock_table *t, const struct held *held, uint32_t n, uint32_t rank,
 		    struct el_lock_result *res)
 {
-	static const char client[] = "edgelockd restore";
+	static const char client[] = "restore"; /* fits the small profile's names */
+	_Static_assert(sizeof client - 1 <= EL_CLIENT_NAME_MAX, "client name");
 	struct el_lock_cmd c = { .type = EL_CMD_OPEN_SESSION, .ttl_ms = 1,
 				 .client_len = sizeof client - 1 };
 	memcpy(c.client, client, sizeof client - 1);
