@@ -55,3 +55,11 @@ int el_backup_payload(const uint8_t *buf, size_t n, const uint8_t **data, uint32
 	*checked = 1;
 	return EL_OK;
 }
+
+bool el_backup_version(const uint8_t *buf, size_t n, uint32_t *version)
+{
+	if (n < EL_BACKUP_HEADER || memcmp(buf, MAGIC, sizeof MAGIC) != 0)
+		return false;
+	*version = get32(buf + 4);
+	return true;
+}

@@ -14,6 +14,7 @@
 #ifndef EL_BACKUP_H
 #define EL_BACKUP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,5 +29,10 @@ void el_backup_header(uint8_t out[EL_BACKUP_HEADER], uint32_t len, uint32_t crc)
  * with *why saying what is wrong. */
 int el_backup_payload(const uint8_t *buf, size_t n, const uint8_t **data, uint32_t *len,
 		      int *checked, const char **why);
+
+/* Whether buf[0, n) starts with a whole header, and then its format
+ * version in *version: so that a refusal can name a newer release's file
+ * as such rather than as damaged. */
+bool el_backup_version(const uint8_t *buf, size_t n, uint32_t *version);
 
 #endif /* EL_BACKUP_H */

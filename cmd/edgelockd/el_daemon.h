@@ -230,7 +230,7 @@ struct el_d_owners {
 struct el_d_incarnation {
 	bool known;          /* false: joining, none adopted yet */
 	uint32_t generation; /* 0 bootstrapped, +1 per --force-new-cluster, 1 restored */
-	uint64_t nonce;      /* random, or the backup's digest; 0 for generation 0 */
+	uint64_t nonce;      /* random, or the voters' (and backup's) digest; 0 for old data */
 };
 
 enum el_d_inc_verdict {
@@ -341,8 +341,23 @@ bool el_d_incarnation_joining(const char *dir);
 void el_d_incarnation_of_bootstrap(const struct el_conf *c, struct el_d_incarnation *out);
 /* --force-new-cluster's: the next generation, a random nonce. */
 int el_d_incarnation_next(const struct el_d_incarnation *old, struct el_d_incarnation *out);
-/* A restore's: generation 1, the backup's digest. */
-void el_d_incarnation_of_backup(const uint8_t *data, uint32_t len, struct el_d_incarnation *out);
+/* restore_sessions.c: what a restore ended in the backup's table: its
+ * sessions, the names they held (now in lock-delay), the longest delay. */
+struct el_d_restore_ended {
+	uint32_t sessions, locks, delay_ms;
+};
+/* Every session of t closed and each name one held put in lock-delay for
+ * its holders' longest TTL (capped), by the core's commands at the indexes
+ * after t's; EL_OK, or the first command's error (t then half done). */
+int el_d_restore_end_sessions(struct el_lock_table *t, struct el_d_restore_ended *out);
+/* A restore's: generation 1, the digests of the backup (the nonce's high
+ * half) and of the voters it gives the node (low half). */
+void el_d_incarnation_of_backup(const uint8_t *data, uint32_t len, const struct el_conf *voters,
+				struct el_d_incarnation *out);
+/* True when a hello's generation and nonce are of a node restored from the
+ * same backup as ours but with other voters: two clusters. */
+bool el_d_incarnation_restored_apart(const struct el_d_incarnation *ours, uint32_t generation,
+				     uint64_t nonce);
 struct el_peer_hello;
 enum el_d_inc_verdict el_d_incarnation_judge(const struct el_d_incarnation *ours,
 					     const struct el_peer_hello *h);

@@ -23,8 +23,14 @@
  *     alike. A cluster bootstrapped by an earlier release has no file, read
  *     as generation 0 nonce 0, which its nodes added later hold too;
  *   - --force-new-cluster moves to the next generation, with a random nonce;
- *   - a restore seeds generation 1, its nonce the backup's digest (every
- *     node restored from one backup agrees);
+ *   - a restore seeds generation 1, its nonce the backup's digest and
+ *     that of the voters the restore gives the node ([peers], as
+ *     --bootstrap's): every node restored from one backup with one list,
+ *     however ordered, agrees; nodes restored from it with other lists are
+ *     two clusters, refused both ways saying the lists differ. Without the
+ *     voters, nodes 1, 2 restored listing {1,2,3} and 3, 4, 5 listing
+ *     {3,4,5} formed two clusters that granted one lock with one token at
+ *     once (an outside tester);
  *   - a node started with --join and no state has none until the first
  *     hello of a node with one, which it adopts (written first).
  * A hello of a lower generation is refused: its sender's data is stale. One
@@ -188,12 +194,9 @@ static uint64_t digest(const uint8_t *data, size_t n)
 	return h ? h : 1;
 }
 
-/* The voters' ids in ascending order, 4 bytes each little-endian, so that
- * every node of one [peers] list, however ordered, draws one nonce. It
- * replaces any file there: one left by a failed restore would make this
- * node claim that restore's generation, and the new members would stop on
- * its hello as outdated. */
-void el_d_incarnation_of_bootstrap(const struct el_conf *c, struct el_d_incarnation *out)
+/* The voters' ids in ascending order, 4 bytes each little-endian, digested:
+ * every node of one [peers] list, however ordered, draws one value. */
+static uint64_t voters_digest(const struct el_conf *c)
 {
 	uint8_t bytes[4 * EL_NODES_MAX];
 	size_t n = 0;
@@ -208,8 +211,16 @@ void el_d_incarnation_of_bootstrap(const struct el_conf *c, struct el_d_incarnat
 			bytes[n++] = (uint8_t)(next >> (8 * b));
 		last = next;
 	}
+	return digest(bytes, n);
+}
+
+/* It replaces any file there: one left by a failed restore would make this
+ * node claim that restore's generation, and the new members would stop on
+ * its hello as outdated. */
+void el_d_incarnation_of_bootstrap(const struct el_conf *c, struct el_d_incarnation *out)
+{
 	*out = (struct el_d_incarnation){ .known = true, .generation = 0,
-					  .nonce = digest(bytes, n) };
+					  .nonce = voters_digest(c) };
 }
 
 /* The file, whole and synced, its directory too, before anything that
@@ -233,10 +244,27 @@ int el_d_incarnation_next(const struct el_d_incarnation *old, struct el_d_incarn
 	return old->generation == UINT32_MAX ? EL_EFULL : rc;
 }
 
-void el_d_incarnation_of_backup(const uint8_t *data, uint32_t len, struct el_d_incarnation *out)
+static uint32_t fold(uint64_t h)
 {
+	return (uint32_t)(h ^ h >> 32);
+}
+
+/* The backup's half high, the voters' low: so that a hello of generation 1
+ * whose high half is ours tells a node restored from the same backup with
+ * another [peers] list (el_d_incarnation_restored_apart). */
+void el_d_incarnation_of_backup(const uint8_t *data, uint32_t len, const struct el_conf *voters,
+				struct el_d_incarnation *out)
+{
+	const uint64_t nonce = (uint64_t)fold(digest(data, len)) << 32 | fold(voters_digest(voters));
 	*out = (struct el_d_incarnation){ .known = true, .generation = 1,
-					  .nonce = digest(data, len) };
+					  .nonce = nonce ? nonce : 1 };
+}
+
+bool el_d_incarnation_restored_apart(const struct el_d_incarnation *ours, uint32_t generation,
+				     uint64_t nonce)
+{
+	return ours->known && ours->generation == 1 && generation == 1 && nonce != ours->nonce &&
+	       nonce >> 32 == ours->nonce >> 32;
 }
 
 enum el_d_inc_verdict el_d_incarnation_judge(const struct el_d_incarnation *ours,

@@ -372,12 +372,15 @@ static bool incarnation_ok(struct el_daemon *d, uint64_t conn, const struct el_p
 		el_d_retire_advice(d);
 		break;
 	case EL_D_INC_OTHER:
-		if (h->generation == 0) /* both bootstrapped (incarnation.c) */
-			snprintf(why, sizeof why, "it was bootstrapped with another [peers] list of "
+		/* both bootstrapped, or restored from one backup (incarnation.c) */
+		if (h->generation == 0 ||
+		    el_d_incarnation_restored_apart(&d->inc, h->generation, h->nonce))
+			snprintf(why, sizeof why, "it was %s with another [peers] list of "
 				 "voters than this node (incarnation %s, this node's %s): two clusters. "
 				 "Keep one; wipe the other's nodes, give them its [peers], start them with "
 				 "--join and `edgelock members add` them (`members remove` first an id "
-				 "it lists)", theirs_s, ours_s);
+				 "it lists)", h->generation == 0 ? "bootstrapped" :
+				 "restored from the same backup", theirs_s, ours_s);
 		else
 			snprintf(why, sizeof why, "its data is of another cluster made from this one "
 				 "(incarnation %s, this node's %s: --force-new-cluster or restore run "

@@ -6,6 +6,12 @@
  * same snapshot, elect a leader, and carry on from the backup's index, so
  * every token they grant is higher than every token in the backup.
  *
+ * No session of the backup survives: each is ended and what it held stays
+ * in lock-delay for its TTL (restore_sessions.c), so that no client goes on
+ * believing it holds a lock the backup says it held. The node's
+ * incarnation covers the backup and its voters (incarnation.c): nodes
+ * restored with other [peers] lists refuse each other.
+ *
  * The backup is checked against its header's checksum (net/el_backup.h),
  * then by restoring it into a lock table (the strict decoder of
  * core/lock_snapshot.c): a damaged or foreign file changes nothing. The
@@ -64,6 +70,21 @@ static int unwrap(const char *file, const uint8_t *buf, size_t n, const uint8_t 
 {
 	int checked = 0;
 	const char *why = NULL;
+	uint32_t v = EL_BACKUP_VERSION;
+	if (el_backup_version(buf, n, &v) && v != EL_BACKUP_VERSION) {
+		/* another release's format, or a flipped bit: say both */
+		if (v > EL_BACKUP_VERSION)
+			el_log(EL_LOG_ERROR, "restore: %s is a backup of format version %u, newer "
+			       "than this edgelockd's %u: written by a newer release; restore it with "
+			       "that release's edgelockd (or its header is damaged); nothing was "
+			       "changed", file, (unsigned)v, EL_BACKUP_VERSION);
+		else
+			el_log(EL_LOG_ERROR, "restore: %s is a backup of format version %u, older "
+			       "than this edgelockd's %u, which does not read it: restore it with the "
+			       "edgelockd of the release that wrote it (or its header is damaged); "
+			       "nothing was changed", file, (unsigned)v, EL_BACKUP_VERSION);
+		return EL_EINVAL;
+	}
 	if (el_backup_payload(buf, n, data, len, &checked, &why) != EL_OK) {
 		el_log(EL_LOG_ERROR, "restore: %s is damaged (%s); nothing was changed", file, why);
 		return EL_EINVAL;
@@ -78,29 +99,66 @@ static int unwrap(const char *file, const uint8_t *buf, size_t n, const uint8_t 
 	return EL_OK;
 }
 
-/* The backup's lock-table index, after a full restore into a scratch table. */
-static int check_backup(const char *file, const uint8_t *buf, uint32_t len, uint64_t *index)
+/* The backup's lock table, after a full restore into a new table. */
+static int load_backup(const char *file, const uint8_t *buf, uint32_t len,
+		       struct el_lock_table **out)
 {
 	struct el_lock_table *t = calloc(1, sizeof(*t));
 	if (t == NULL)
 		return EL_EFULL;
 	el_lock_init_zeroed(t, 0);
 	const int rc = el_lock_restore(t, buf, len);
-	*index = t->last_index;
 	struct el_lock_usage u;
 	el_lock_usage(t, &u);
-	free(t);
-	if (rc == EL_OK && *index == 0 && u.sessions == 0 && u.locks == 0)
-		*index = 1; /* a new cluster's table, no entry yet: the Raft snapshot
-			     * needs an index, and no token of it is to be passed */
-	if (rc != EL_OK || *index == 0) {
+	if (rc == EL_OK && t->last_index == 0 && u.sessions == 0 && u.locks == 0)
+		t->last_index = 1; /* a new cluster's table, no entry yet: the Raft
+				    * snapshot needs an index, and no token of it is
+				    * to be passed */
+	if (rc != EL_OK || t->last_index == 0) {
 		el_log(EL_LOG_ERROR, "restore: %s is damaged, or not a backup of this version and "
 		       "profile (%s)", file, rc != EL_OK ? el_strerror(rc) : "no index");
+		free(t);
 		return EL_EINVAL;
 	}
 	el_log(EL_LOG_INFO, "restore: %s holds the lock table at index %llu: %u sessions, "
-	       "%u locks, %u holds, %u waiters", file, (unsigned long long)*index, u.sessions,
-	       u.locks, u.holds, u.waits);
+	       "%u locks, %u holds, %u waiters", file, (unsigned long long)t->last_index,
+	       u.sessions, u.locks, u.holds, u.waits);
+	*out = t;
+	return EL_OK;
+}
+
+/* The table the restore installs: the backup's with every session ended
+ * (restore_sessions.c), its bytes in *out (NULL: the backup's own, when it
+ * had no session) and its index in meta. */
+static int end_sessions(struct el_lock_table *t, struct el_snapshot_meta *meta, uint8_t **out)
+{
+	struct el_d_restore_ended ended;
+	struct el_lock_usage u;
+	el_lock_usage(t, &u);
+	*out = NULL;
+	meta->index = t->last_index;
+	if (u.sessions == 0)
+		return EL_OK;
+	int rc = el_d_restore_end_sessions(t, &ended);
+	uint8_t *bytes = rc == EL_OK ? malloc(EL_SNAPSHOT_MAX) : NULL;
+	const int n = bytes != NULL ? el_lock_snapshot(t, bytes, EL_SNAPSHOT_MAX) : rc;
+	if (rc == EL_OK && bytes == NULL)
+		rc = EL_EFULL;
+	if (rc == EL_OK && n < 0)
+		rc = n;
+	if (rc != EL_OK) {
+		el_log(EL_LOG_ERROR, "restore: cannot end the backup's sessions: %s; nothing was "
+		       "changed", el_strerror(rc));
+		free(bytes);
+		return rc;
+	}
+	el_log(EL_LOG_INFO, "restore: ended the backup's %u sessions: their clients get EEXPIRED "
+	       "and must open new ones; the %u locks they held stay in lock-delay for up to %u ms "
+	       "(their holders' TTL) once the restored cluster has a leader", ended.sessions,
+	       ended.locks, ended.delay_ms);
+	*out = bytes;
+	meta->index = t->last_index;
+	meta->len = (uint32_t)n;
 	return EL_OK;
 }
 
@@ -152,7 +210,7 @@ int el_d_unseed(const char *dir, bool created, const char *who)
  * and its directory fsynced, the WAL batch fdatasynced); otherwise nothing
  * of it is left in the directory. */
 static int seed(const struct el_dcfg *cfg, const struct el_snapshot_meta *meta,
-		const uint8_t *data)
+		const uint8_t *data, const uint8_t *backup, uint32_t backup_len)
 {
 	struct stat sb;
 	const bool created = stat(cfg->data_dir, &sb) != 0 && errno == ENOENT;
@@ -163,7 +221,7 @@ static int seed(const struct el_dcfg *cfg, const struct el_snapshot_meta *meta,
 		rc = el_d_owner_guard(cfg->data_dir, cfg->id, false, true);
 	if (rc == EL_OK) { /* first: restored state must never read as generation 0 */
 		struct el_d_incarnation inc;
-		el_d_incarnation_of_backup(data, meta->len, &inc);
+		el_d_incarnation_of_backup(backup, backup_len, &meta->conf, &inc);
 		rc = el_d_incarnation_save(cfg->data_dir, &inc);
 	}
 	if (rc != EL_OK)
@@ -224,21 +282,28 @@ int el_d_restore(const struct el_dcfg *cfg, const char *file)
 		return EL_EINVAL;
 	}
 	struct el_snapshot_meta meta = { .term = 1 };
-	uint8_t *buf = NULL;
+	struct el_lock_table *t = NULL;
+	uint8_t *buf = NULL, *ended = NULL;
 	const uint8_t *data = NULL;
 	size_t n = 0;
+	uint32_t len = 0;
 	int rc = el_d_conf_of(cfg, &meta.conf, "restore");
 	if (rc == EL_OK)
 		rc = read_backup(file, &buf, &n);
 	if (rc == EL_OK)
-		rc = unwrap(file, buf, n, &data, &meta.len);
+		rc = unwrap(file, buf, n, &data, &len);
+	meta.len = len;
 	if (rc == EL_OK)
-		rc = check_backup(file, data, meta.len, &meta.index);
+		rc = load_backup(file, data, len, &t);
 	if (rc == EL_OK)
-		rc = seed(cfg, &meta, data);
+		rc = end_sessions(t, &meta, &ended);
+	free(t);
+	if (rc == EL_OK)
+		rc = seed(cfg, &meta, ended != NULL ? ended : data, data, len);
 	if (rc == EL_OK)
 		el_log(EL_LOG_INFO, "restore: %s seeded for node %u of a new %u-voter cluster; "
 		       "start it normally (no --bootstrap)", cfg->data_dir, cfg->id, meta.conf.n);
+	free(ended);
 	free(buf);
 	return rc;
 }

@@ -4,8 +4,11 @@ real daemons.
 
 Backup and restore: three edgelockd over TLS hold a lock and a session;
 `edgelock snapshot save` writes a backup; a NEW cluster of three, each node
-seeded with `edgelockd restore BACKUP`, starts normally and holds the lock
-with its token and the session, and grants the next lock a higher token.
+seeded with `edgelockd restore BACKUP`, starts normally with the backup's
+sessions ended (EEXPIRED) and the locks they held in lock-delay for their
+TTL, then granted, and grants the next lock a higher token. Nodes restored
+with other [peers] lists refuse each other; a backup of another format
+version is named as such.
 A damaged backup and a restore over existing state are refused; a restore
 that runs out of space (a small tmpfs, root only) removes what it wrote and
 a retry with room works; so does a --bootstrap whose first write finds the
@@ -52,12 +55,12 @@ def members(c, i):
     return {m.get(20): m.get(23, 0) for m in c.status(i).get(28, [])}
 
 
-def hold(c, leader, name):
+def hold(c, leader, name, ttl=60000, mode=0):
     """A session on the leader holding lock name; (session, token)."""
     conn = c.connect(leader)
     try:
-        s = conn.call({1: 1, 9: 60000, 13: "survivor-test", 14: random.getrandbits(64)}).get(4, 0)
-        rep = conn.call({1: 4, 4: s, 5: 1, 6: name})
+        s = conn.call({1: 1, 9: ttl, 13: "survivor-test", 14: random.getrandbits(64)}).get(4, 0)
+        rep = conn.call({1: 4, 4: s, 5: 1, 6: name, 7: mode})
         return s, rep.get(11, 0)
     finally:
         conn.close()
@@ -116,6 +119,9 @@ def owner_of(data):
 def test_backup_restore(c):
     leader = c.wait_leader()
     s, token = hold(c, leader, "door")
+    # short leases: the lock-delay after the restore is their TTL
+    quick, _ = hold(c, leader, "quick", ttl=6000)
+    readers = [hold(c, leader, "reads", ttl=6000, mode=1)[0] for _ in range(2)]
     backup = os.path.join(c.dir, "backup.snap")
     r = cli(c, "snapshot", "save", backup)
     check("snapshot save: exit 0 and the file written",
@@ -143,16 +149,9 @@ def test_backup_restore(c):
               again.returncode == 2 and "already holds" in again.stderr, again.stderr[-300:])
         n.start_all()
         nl = n.wait_leader(timeout=20)
+        led = time.monotonic()
         conn = n.connect(nl)
-        q = conn.call({1: 11, 6: "door"})
-        h = q.get(29, [{}])[0]
-        check("restore: the hold and its token are in the new cluster",
-              h.get(4) == s and h.get(11) == token, repr(q))
-        rep = conn.call({1: 2, 4: s})
-        check("restore: the session is there (keepalive ok)", rep.get(3, 0) == 0, repr(rep))
-        rep = conn.call({1: 4, 4: s, 5: 2, 6: "gate"})
-        check("restore: the next token is higher than every one in the backup",
-              rep.get(3, 0) == 0 and rep.get(11, 0) > token, repr(rep))
+        test_sessions_ended(conn, led, s, token, [quick] + readers)
         conn.close()
         try:  # its failures must not skip the rest of this test
             test_incarnation_damage(n, next(i for i in sorted(n.procs) if i != nl))
@@ -175,6 +174,38 @@ def test_backup_restore(c):
     test_backup_checksum(backup, empty, os.path.join(c.dir, "legacy-restore"))
     test_restore_full_disk(c, backup, s, token)
     c.start_all()  # the original cluster again, for the lost-quorum test
+
+
+def test_sessions_ended(conn, led, s, token, others):
+    """No session of the backup goes on after a restore (before, each came
+    back holding what it held at the backup, its keepalives healthy for
+    good: two clients believed they held one lock). Each is ended: its
+    keepalive gets EEXPIRED; each lock held at the backup (exclusive or
+    shared) is in lock-delay for its holders' TTL (capped at 60 s) from the
+    restored leader, refused to a try (EDELAYED), then granted above every
+    token of the backup."""
+    keep = [conn.call({1: 2, 4: i}).get(3, 0) for i in [s] + others]
+    check("restore: every session of the backup is ended (keepalive EEXPIRED)",
+          keep == [-7] * (1 + len(others)), repr(keep))
+    q = {name: conn.call({1: 11, 6: name}) for name in ("door", "quick", "reads")}
+    check("restore: the locks held at the backup have no holder and are in lock-delay",
+          all(not v.get(29) and v.get(33) is True for v in q.values()), repr(q))
+    t = conn.call({1: 1, 9: 20000, 13: "after-restore", 14: random.getrandbits(64)}).get(4, 0)
+    tries = [conn.call({1: 4, 4: t, 5: seq, 6: name}).get(3, 0)
+             for seq, name in ((1, "quick"), (2, "reads"), (3, "door"))]
+    check("restore: a lock held at the backup is not granted during its delay (EDELAYED)",
+          tries == [-16, -16, -16], repr(tries))
+    rep = conn.call({1: 4, 4: t, 5: 4, 6: "gate"})
+    check("restore: the next token is higher than every one in the backup",
+          rep.get(3, 0) == 0 and rep.get(11, 0) > token, repr(rep))
+    time.sleep(max(0.0, led + 6.5 - time.monotonic()))  # the 6 s TTL of quick and reads
+    got = [conn.call({1: 4, 4: t, 5: seq, 6: name}) for seq, name in ((5, "quick"),
+                                                                       (6, "reads"))]
+    check("restore: ... and granted once the delay (their TTL, 6 s) has passed, above the "
+          "backup's tokens", all(g.get(3, 0) == 0 and g.get(11, 0) > token for g in got),
+          repr(got))
+    rep = conn.call({1: 4, 4: t, 5: 7, 6: "door"})
+    check("restore: the 60 s TTL's lock is still delayed then", rep.get(3, 0) == -16, repr(rep))
 
 
 def crc32c(data):
@@ -348,10 +379,11 @@ def test_restore_full_disk(c, backup, s, token):
         n.start(1)
         n.wait_leader(timeout=20)
         conn = n.connect(1)
-        h = conn.call({1: 11, 6: "door"}).get(29, [{}])[0]
+        q = conn.call({1: 11, 6: "door"})
+        keep = conn.call({1: 2, 4: s}).get(3, 0)
         conn.close()
-        check("restore retried: the node holds the backup's lock and token",
-              h.get(4) == s and h.get(11) == token, repr(h))
+        check("restore retried: the backup's lock in lock-delay, its session ended",
+              not q.get(29) and q.get(33) is True and keep == -7, "%r %r" % (q, keep))
     finally:
         n.stop_all()
         umount_tmpfs(data)
@@ -382,6 +414,19 @@ def test_backup_checksum(backup, empty, legacy_dir):
             taken.append((off, out.returncode, out.stderr[-200:]))
     check("restore: a bit flipped at any of %d offsets is refused as damaged" % len(offsets),
           not taken, repr(taken[:3]))
+    for version, words in ((2, "of format version 2, newer than this edgelockd's 1: written by "
+                               "a newer release; restore it with that release's edgelockd"),
+                           (0, "of format version 0, older than this edgelockd's 1")):
+        d = bytearray(good)
+        d[4:8] = version.to_bytes(4, "little")
+        with open(bad, "wb") as f:
+            f.write(bytes(d))
+        out = subprocess.run([empty.bin, "restore", bad, "-c", empty.config(1)],
+                             capture_output=True, text=True, timeout=30)
+        check("restore: a backup of format version %d is named as such, not only damaged"
+              % version, out.returncode == 2 and words in out.stderr and
+              "nothing was changed" in out.stderr and
+              not os.path.exists(os.path.join(empty.data(1), "snapshot")), out.stderr[-400:])
     legacy = os.path.join(os.path.dirname(backup), "legacy.snap")
     with open(legacy, "wb") as f:
         f.write(good[16:])
@@ -560,6 +605,69 @@ def test_bootstrap_lists(c):
               leader in (1, 2) and st.get(17, 0) not in (1, 2) and
               "contradict what this node knew committed" not in log_from(n, 3, 0),
               "leader %r, node 3 %r" % (leader, st))
+    finally:
+        n.stop_all()
+
+
+def test_restore_lists(c):
+    """Nodes restored from one backup with other [peers] lists are other
+    clusters, as --bootstrap's are: nodes 1 and 2 list {1,2,3} (node 2 in
+    another order: the same incarnation), nodes 3, 4 and 5 list {1,...,5}
+    (so that their hellos pass the [peers] check). Before, all five were
+    restored to one incarnation (the backup's digest alone), node 3 a
+    member of both quorums' clusters (an outside tester saw two such
+    clusters grant one lock with one token). Now they differ, are refused both ways
+    saying the lists differ, and a node added later with --join (node 5,
+    wiped) takes the incarnation of the cluster it joins."""
+    backup = os.path.join(c.dir, "backup.snap")  # test_backup_restore's
+    n = Cluster(c.build, 5, tmp=os.path.join(c.dir, "restore-lists"))
+    try:
+        for i, peers in ((1, [1, 2, 3]), (2, [3, 2, 1]), (3, [1, 2, 3, 4, 5]),
+                         (4, [1, 2, 3, 4, 5]), (5, [5, 4, 3, 2, 1])):
+            n.write_config(i, peers)
+        outs = [subprocess.run([n.bin, "restore", backup, "-c", n.config(i)],
+                               capture_output=True, text=True, timeout=30) for i in range(1, 6)]
+        check("restore lists: every node seeded (exit 0)", all(o.returncode == 0 for o in outs),
+              "".join(o.stderr[-300:] for o in outs))
+        files = {}
+        for i in range(1, 6):
+            with open(os.path.join(n.data(i), "incarnation")) as f:
+                files[i] = f.read()
+        check("restore lists: one [peers] list (in any order), one incarnation; another, "
+              "another", files[1] == files[2] and files[3] == files[4] == files[5] and
+              files[1] != files[3] and all(t.startswith("generation 1 nonce ")
+                                           for t in files.values()), repr(files))
+        n.start_all()
+        words = "it was restored from the same backup with another [peers] list of voters"
+        said = eventually(lambda: words in log_from(n, 3, 0) and
+                          any(words in log_from(n, i, 0) for i in (1, 2)), 15.0)
+        check("restore lists: nodes of the two lists refuse each other, saying the lists differ",
+              said, repr({i: log_from(n, i, 0)[-400:] for i in (1, 3)}))
+        a = n.wait_leader(timeout=20, exclude=(3, 4, 5))
+        b = n.wait_leader(timeout=20, exclude=(1, 2))
+        check("restore lists: each list is a cluster of its own, node 3 in {1,...,5}'s only",
+              a in (1, 2) and b in (3, 4, 5) and n.status(3).get(17, 0) in (3, 4, 5),
+              "leaders %r %r, node 3 %r" % (a, b, n.status(3)))
+        for i in (3, 4, 5):  # {1,...,5} given up: node 5 wiped, joins {1,2,3}'s
+            n.stop(i)
+        shutil.rmtree(n.data(5))
+        n.write_config(5, [1, 2, 5])
+        n.start(5, "--join")
+        env = dict(os.environ, EDGELOCK_ENDPOINTS=",".join(n.addr(i) for i in (1, 2)),
+                   EDGELOCK_CA=n.certs + "/ca.pem", EDGELOCK_CERT=n.certs + "/client.pem")
+        r = subprocess.run([os.path.join(n.build, "bin", "edgelock"), "members", "add", "5",
+                            "tls+tcp://127.0.0.1:%d" % n.peer_port[5], n.addr(5)], env=env,
+                           capture_output=True, text=True, timeout=60)
+
+        def joined():
+            try:
+                with open(os.path.join(n.data(5), "incarnation")) as f:
+                    return f.read() == files[1]
+            except OSError:
+                return False
+        check("restore lists: a node added with --join takes its cluster's incarnation",
+              r.returncode == 0 and eventually(joined, 15.0) and running(n, [5]),
+              "exit %d %s" % (r.returncode, r.stderr[-300:]))
     finally:
         n.stop_all()
 
@@ -749,7 +857,8 @@ def main():
                                            "recovery-%d" % os.getpid()))
     try:
         c.start_all(bootstrap=True)
-        for t in (test_backup_fresh, test_backup_restore, test_force_new_cluster, test_guards,
+        for t in (test_backup_fresh, test_backup_restore, test_restore_lists,
+                  test_force_new_cluster, test_guards,
                   test_bootstrap_leftover, test_bootstrap_lists, test_two_leaders,
                   test_bootstrap_full_disk,
                   test_bootstrap_over_nothing, test_restore_beside_running):

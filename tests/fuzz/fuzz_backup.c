@@ -35,6 +35,10 @@ static void check_any(const uint8_t *data, size_t size)
 	int checked = -1;
 	const char *why = NULL;
 	const int rc = el_backup_payload(data, size, &got, &len, &checked, &why);
+	uint32_t version = 0;
+	if (el_backup_version(data, size, &version) && version != EL_BACKUP_VERSION &&
+	    rc != EL_ECORRUPT)
+		bug("a header of another format version was accepted");
 	if (rc != EL_OK) {
 		if (rc != EL_ECORRUPT || why == NULL)
 			bug("a refusal without EL_ECORRUPT and a reason");
