@@ -350,10 +350,11 @@ struct el_d_restore_ended {
  * its holders' longest TTL (capped), by the core's commands at the indexes
  * after t's; EL_OK, or the first command's error (t then half done). */
 int el_d_restore_end_sessions(struct el_lock_table *t, struct el_d_restore_ended *out);
-/* A restore's: generation 1, the digests of the backup (the nonce's high
- * half) and of the voters it gives the node (low half). */
+/* A restore's: generation 1, the digests of the backup and of its
+ * --token-floor, 0 for none (the nonce's high half), and of the voters it
+ * gives the node (low half). */
 void el_d_incarnation_of_backup(const uint8_t *data, uint32_t len, const struct el_conf *voters,
-				struct el_d_incarnation *out);
+				uint64_t floor, struct el_d_incarnation *out);
 /* True when a hello's generation and nonce are of a node restored from the
  * same backup as ours but with other voters: two clusters. */
 bool el_d_incarnation_restored_apart(const struct el_d_incarnation *ours, uint32_t generation,
@@ -389,9 +390,10 @@ int el_d_conf_of(const struct el_dcfg *cfg, struct el_conf *c, const char *what)
 int el_d_load_ident(const struct el_dcfg *cfg, struct el_ident **out, bool reload, char *why,
 		    size_t cap);
 /* restore.c: seed cfg's empty data directory from a backup (edgelock
- * snapshot save) as the state of a new cluster of cfg's [peers]; EL_OK or
- * an error already logged. */
-int el_d_restore(const struct el_dcfg *cfg, const char *file);
+ * snapshot save) as the state of a new cluster of cfg's [peers], its index
+ * raised to token_floor when that is higher (0: none), so every token
+ * granted from then on is above it; EL_OK or an error already logged. */
+int el_d_restore(const struct el_dcfg *cfg, const char *file, uint64_t token_floor);
 /* restore_probe.c: EL_OK when no other node of cfg's [peers] accepts a TCP
  * connection at its address within 1.5 s; else EL_EBUSY, each one that does
  * and what to do logged (a restore is for a whole cluster that is down). */

@@ -251,11 +251,20 @@ static uint32_t fold(uint64_t h)
 
 /* The backup's half high, the voters' low: so that a hello of generation 1
  * whose high half is ours tells a node restored from the same backup with
- * another [peers] list (el_d_incarnation_restored_apart). */
+ * another [peers] list (el_d_incarnation_restored_apart). A --token-floor
+ * (index above the backup's) goes into the high half: nodes restored with
+ * other floors hold other snapshots, two clusters. */
 void el_d_incarnation_of_backup(const uint8_t *data, uint32_t len, const struct el_conf *voters,
-				struct el_d_incarnation *out)
+				uint64_t floor, struct el_d_incarnation *out)
 {
-	const uint64_t nonce = (uint64_t)fold(digest(data, len)) << 32 | fold(voters_digest(voters));
+	uint64_t backup = digest(data, len);
+	if (floor != 0) {
+		uint8_t f[8];
+		for (int i = 0; i < 8; i++)
+			f[i] = (uint8_t)(floor >> (8 * i));
+		backup ^= digest(f, sizeof f);
+	}
+	const uint64_t nonce = (uint64_t)fold(backup) << 32 | fold(voters_digest(voters));
 	*out = (struct el_d_incarnation){ .known = true, .generation = 1,
 					  .nonce = nonce ? nonce : 1 };
 }

@@ -9,6 +9,7 @@
  * files, listen, an open-files limit too low); 3 stopped by a storage
  * failure while running.
  */
+#include <errno.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <stdio.h>
@@ -85,7 +86,7 @@ static void usage(FILE *f)
 }
 
 static const char RESTORE_USAGE[] =
-	"usage: edgelockd restore BACKUP -c FILE [flags]\n"
+	"usage: edgelockd restore BACKUP -c FILE [--token-floor N] [flags]\n"
 	"\n"
 	"Seed the node's empty data directory from BACKUP (a file `edgelock\n"
 	"snapshot save` wrote) as a new cluster whose voters are the [peers], then\n"
@@ -98,7 +99,11 @@ static const char RESTORE_USAGE[] =
 	"get EEXPIRED (LOST) and must open new sessions; each lock a session held\n"
 	"at the backup stays in lock-delay (refused, EDELAYED) for its holders'\n"
 	"TTL, at most 60 s, from the restored cluster's first leader.\n"
-	"The flags are edgelockd's (edgelockd --help) and override the file.\n"
+	"--token-floor N: tokens granted after the backup are not in it; with N\n"
+	"the highest token the old cluster may have granted (a fenced resource's\n"
+	"highest, or the last `edgelock_commit_index` seen), every token from now\n"
+	"on is above N. Give every node the same N (another N: another cluster).\n"
+	"The other flags are edgelockd's (edgelockd --help) and override the file.\n"
 	"Refused (exit 1, nothing written) when another node of [peers] answers\n"
 	"at its address: a restore is for a whole cluster that is down; one lost\n"
 	"node of a running cluster comes back with --join and members add.\n"
@@ -106,6 +111,33 @@ static const char RESTORE_USAGE[] =
 	"2 BACKUP damaged or foreign,\n"
 	"the data directory not empty, or a write failed (what restore wrote is\n"
 	"removed: the directory is empty again).\n";
+
+/* restore's own flag, --token-floor N (1 .. 2^53: a token stays exact in
+ * JSON), taken out of argv before the daemon's flags are parsed; nonzero
+ * (said) on a bad one. */
+static int take_token_floor(int *argc, char **argv, uint64_t *floor)
+{
+	for (int i = 1; i < *argc; i++) {
+		if (strcmp(argv[i], "--token-floor") != 0)
+			continue;
+		char *end = NULL;
+		errno = 0;
+		const char *v = i + 1 < *argc ? argv[i + 1] : "";
+		const unsigned long long n = strtoull(v, &end, 10);
+		if (v[0] < '0' || v[0] > '9' || *end != '\0' || errno != 0 || n == 0 ||
+		    n > (1ull << 53)) {
+			fprintf(stderr, "edgelockd: restore: --token-floor wants a number from 1 to "
+				"2^53 (the highest token the old cluster may have granted), not '%s'\n",
+				v);
+			return -1;
+		}
+		*floor = n;
+		memmove(&argv[i], &argv[i + 2], (size_t)(*argc - i - 2 + 1) * sizeof *argv);
+		*argc -= 2;
+		return 0;
+	}
+	return 0;
+}
 
 /* `edgelockd restore ... --help` (or -h) anywhere before a `--`? */
 static bool asks_help(int argc, char **argv)
@@ -359,6 +391,7 @@ int main(int argc, char **argv)
 	fewer_malloc_arenas(); /* before any thread starts */
 	el_dcfg_defaults(&d.cfg);
 	const char *restore = NULL;
+	uint64_t token_floor = 0;
 	if (argc >= 2 && strcmp(argv[1], "restore") == 0) { /* a subcommand, then flags */
 		if (asks_help(argc, argv)) {
 			fputs(RESTORE_USAGE, stdout);
@@ -372,6 +405,8 @@ int main(int argc, char **argv)
 		argv[2] = argv[0];
 		argc -= 2;
 		argv += 2;
+		if (take_token_floor(&argc, argv, &token_floor) != 0)
+			return 1;
 	}
 	int p = parse(&d.cfg, &o, argc, argv);
 	if (p != 0)
@@ -383,7 +418,7 @@ int main(int argc, char **argv)
 	if (restore != NULL && el_d_restore_peers_down(&d.cfg) != EL_OK)
 		return 1; /* a node of the cluster runs: a person must decide */
 	if (restore != NULL)
-		return el_d_restore(&d.cfg, restore) == EL_OK ? 0 : 2;
+		return el_d_restore(&d.cfg, restore, token_floor) == EL_OK ? 0 : 2;
 	struct sigaction sa = { .sa_handler = on_signal };
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGTERM, &sa, NULL);

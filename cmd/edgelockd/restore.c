@@ -210,7 +210,7 @@ int el_d_unseed(const char *dir, bool created, const char *who)
  * and its directory fsynced, the WAL batch fdatasynced); otherwise nothing
  * of it is left in the directory. */
 static int seed(const struct el_dcfg *cfg, const struct el_snapshot_meta *meta,
-		const uint8_t *data, const uint8_t *backup, uint32_t backup_len)
+		const uint8_t *data, const uint8_t *backup, uint32_t backup_len, uint64_t floor)
 {
 	struct stat sb;
 	const bool created = stat(cfg->data_dir, &sb) != 0 && errno == ENOENT;
@@ -221,7 +221,7 @@ static int seed(const struct el_dcfg *cfg, const struct el_snapshot_meta *meta,
 		rc = el_d_owner_guard(cfg->data_dir, cfg->id, false, true);
 	if (rc == EL_OK) { /* first: restored state must never read as generation 0 */
 		struct el_d_incarnation inc;
-		el_d_incarnation_of_backup(backup, backup_len, &meta->conf, &inc);
+		el_d_incarnation_of_backup(backup, backup_len, &meta->conf, floor, &inc);
 		rc = el_d_incarnation_save(cfg->data_dir, &inc);
 	}
 	if (rc != EL_OK)
@@ -274,7 +274,25 @@ void el_d_unbootstrap(const struct el_dcfg *cfg, int rc)
 	       rc == EL_ENOSPC ? "free space" : "mend what the line before names");
 }
 
-int el_d_restore(const struct el_dcfg *cfg, const char *file)
+/* --token-floor: tokens are log indices, and the restored log starts at
+ * the snapshot's index, so raising that index above the highest token the
+ * old cluster granted (which the backup does not hold: granted after it)
+ * makes every token from then on higher. The table's own last index stays
+ * (a snapshot may sit above it); no entry lies between. Every node must be
+ * given the same floor: it is in the incarnation. 0: none, or not above. */
+static uint64_t raise_to_floor(struct el_snapshot_meta *meta, uint64_t floor)
+{
+	if (floor <= meta->index)
+		return 0;
+	el_log(EL_LOG_INFO, "restore: --token-floor %llu: the restored log starts at index %llu "
+	       "(the backup's is %llu): every token granted from now on is above %llu",
+	       (unsigned long long)floor, (unsigned long long)floor,
+	       (unsigned long long)meta->index, (unsigned long long)floor);
+	meta->index = floor;
+	return floor;
+}
+
+int el_d_restore(const struct el_dcfg *cfg, const char *file, uint64_t token_floor)
 {
 	if (el_d_has_state(cfg->data_dir)) {
 		el_log(EL_LOG_ERROR, "restore: data_dir %s already holds a cluster's state: "
@@ -298,8 +316,9 @@ int el_d_restore(const struct el_dcfg *cfg, const char *file)
 	if (rc == EL_OK)
 		rc = end_sessions(t, &meta, &ended);
 	free(t);
+	const uint64_t floor = rc == EL_OK ? raise_to_floor(&meta, token_floor) : 0;
 	if (rc == EL_OK)
-		rc = seed(cfg, &meta, ended != NULL ? ended : data, data, len);
+		rc = seed(cfg, &meta, ended != NULL ? ended : data, data, len, floor);
 	if (rc == EL_OK)
 		el_log(EL_LOG_INFO, "restore: %s seeded for node %u of a new %u-voter cluster; "
 		       "start it normally (no --bootstrap)", cfg->data_dir, cfg->id, meta.conf.n);

@@ -850,6 +850,54 @@ def test_restore_beside_running(c):
         n.stop_all()
 
 
+def test_token_floor(c):
+    """Tokens the old cluster granted after its backup are not in it, and
+    after a full restore the new tokens started above the backup's index
+    only: reused (an outside tester saw 5,247 grants reuse tokens, one
+    client's go from 29127 back to 3180). `restore --token-floor N` starts
+    the restored log at N: the next token is above N. A node restored with
+    another N is of another incarnation. A bad N is refused, nothing written."""
+    n = Cluster(c.build, 3, tmp=os.path.join(c.dir, "token-floor"))
+    try:
+        n.start_all(bootstrap=True)
+        leader = n.wait_leader()
+        _, token = hold(n, leader, "before")
+        backup = os.path.join(n.dir, "floor.snap")
+        r = cli(n, "snapshot", "save", backup)
+        n.stop_all()
+        floor = token + 1000000
+        for i in sorted(n.peer_port):
+            shutil.rmtree(n.data(i))
+        bad = subprocess.run([n.bin, "restore", backup, "-c", n.config(1), "--token-floor",
+                              "12x"], capture_output=True, text=True, timeout=30)
+        check("token floor: a bad N is refused (exit 1), naming it, nothing written",
+              bad.returncode == 1 and "--token-floor" in bad.stderr and
+              not os.path.exists(os.path.join(n.data(1), "incarnation")), bad.stderr[-300:])
+        outs = [subprocess.run([n.bin, "restore", backup, "-c", n.config(i), "--token-floor",
+                                str(floor + (1 if i == 3 else 0))],
+                               capture_output=True, text=True, timeout=30)
+                for i in sorted(n.peer_port)]
+        files = {}
+        for i in sorted(n.peer_port):
+            try:
+                with open(os.path.join(n.data(i), "incarnation")) as f:
+                    files[i] = f.read()
+            except OSError as e:
+                files[i] = repr(e)
+        check("token floor: every node restored (exit 0); the one given another N is of "
+              "another incarnation", r.returncode == 0 and
+              all(o.returncode == 0 for o in outs) and files[1] == files[2] != files[3],
+              "".join(o.stderr[-200:] for o in outs))
+        n.start(1)
+        n.start(2)
+        nl = n.wait_leader(timeout=20, exclude=(3,))
+        _, after = hold(n, nl, "after")
+        check("token floor: the next token is above N", after > floor,
+              "token %d, N %d" % (after, floor))
+    finally:
+        n.stop_all()
+
+
 def main():
     build = sys.argv[1] if len(sys.argv) > 1 else "build"
     random.seed(int(os.environ.get("SEED", "1")))
@@ -861,7 +909,8 @@ def main():
                   test_force_new_cluster, test_guards,
                   test_bootstrap_leftover, test_bootstrap_lists, test_two_leaders,
                   test_bootstrap_full_disk,
-                  test_bootstrap_over_nothing, test_restore_beside_running):
+                  test_bootstrap_over_nothing, test_restore_beside_running,
+                  test_token_floor):
             try:
                 t(c)
             except Exception as e:  # noqa: BLE001 - a crashed step fails, the rest still run
