@@ -80,12 +80,12 @@ deps:
 	@tools/deps.sh
 
 # `make test`: first what the serial suites need, TEST_JOBS at a time; then
-# two makes at once. One runs SERIAL_TESTS one by one at normal priority;
-# the other, under nice 19, builds the rest and runs the other suites
-# TEST_JOBS at a time. The serial suites wait on real time but use little
-# CPU (run alone, they left the machine 96% idle for 11 minutes); at nice 19
-# the other make gets only what they leave, so its load does not stretch
-# the times they wait on. Every suite writes its closing line to
+# three makes at once. Two run SERIAL_TESTS one by one at normal priority,
+# in two chains (test-serial-daemon, test-serial-rest); the third, under
+# nice 19, builds the rest and runs the other suites TEST_JOBS at a time.
+# The serial suites wait on real time but use little CPU (run alone, they
+# left the machine 96% idle for 11 minutes); at nice 19 the other make gets
+# only what they leave, so its load does not stretch the times they wait on. Every suite writes its closing line to
 # $(BUILD)/results; the summary prints the total and fails on any failure.
 test: deps
 	@rm -rf $(BUILD)/results && mkdir -p $(BUILD)/results
