@@ -350,7 +350,9 @@ void el_raft_tick(struct el_raft *r, uint64_t now_ms);
  * leader meanwhile cancels both. A hint only: a partition sends none (the
  * election timeout still covers it), and a wrong one costs at most a refused
  * pre-vote, since the voters still hearing the leader stay in its lease.
- * True when it moved the election up. */
+ * On a leader, a follower id is probed on its next heartbeat reply: it may
+ * be back with less than it acknowledged (wiped). True when it moved the
+ * election up. */
 bool el_raft_peer_lost(struct el_raft *r, el_id_t id, uint64_t now_ms);
 /* Leader only: append a command; index_out and term_out identify it.
  * EL_EFULL once EL_UNCOMMITTED_MAX entries stand uncommitted or the window

@@ -52,6 +52,8 @@ void el_raft__handle_vote_resp(struct el_raft *r, const struct el_msg *m);
 
 /* raft_replication.c */
 struct el_progress *el_raft__progress(struct el_raft *r, el_id_t id);
+/* Leader: a follower whose link closed is probed (raft_replication.c). */
+void el_raft__probe_lost(struct el_raft *r, el_id_t id);
 void el_raft__send_append(struct el_raft *r, struct el_progress *pr, bool allow_empty);
 void el_raft__broadcast_append(struct el_raft *r, bool allow_empty);
 void el_raft__broadcast_heartbeat(struct el_raft *r);

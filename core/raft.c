@@ -598,6 +598,7 @@ bool el_raft_peer_lost(struct el_raft *r, el_id_t id, uint64_t now_ms)
 		if (soon < r->election_deadline_ms)
 			r->election_deadline_ms = soon;
 	}
+	el_raft__probe_lost(r, id);
 	el_raft__check_invariants(r);
 	return lost;
 }

@@ -56,6 +56,19 @@ static void become_probe(struct el_progress *pr)
 	pr->next = pr->match + 1;
 }
 
+/* A follower's link closed (el_raft_peer_lost): its process may be back
+ * with less than it acknowledged (a board wiped and started again), which
+ * an idle cluster never saw, since heartbeats carry no log position: the
+ * leader's loss then found it empty and not voting (an outside tester).
+ * Probe it: its next heartbeat reply gets an append (empty when it is up
+ * to date) whose previous entry it must hold, or refuse with a hint. */
+void el_raft__probe_lost(struct el_raft *r, el_id_t id)
+{
+	struct el_progress *pr = r->state == EL_LEADER ? el_raft__progress(r, id) : NULL;
+	if (pr != NULL && pr->state == EL_PR_REPLICATE)
+		become_probe(pr);
+}
+
 void el_raft__send_append(struct el_raft *r, struct el_progress *pr, bool allow_empty)
 {
 	EL_ASSERT(r->state == EL_LEADER);
@@ -398,8 +411,9 @@ void el_raft__handle_heartbeat_resp(struct el_raft *r, const struct el_msg *m)
 	if (m->ctx > pr->read_acked && m->ctx <= r->read_round)
 		pr->read_acked = m->ctx;
 	confirm_reads(r);
-	if (pr->match < r->last_index && pr->state != EL_PR_SNAPSHOT) {
-		/* A lost append must not stall the pipeline forever. */
+	if ((pr->match < r->last_index || pr->state == EL_PR_PROBE) && pr->state != EL_PR_SNAPSHOT) {
+		/* A lost append must not stall the pipeline forever; a probe
+		 * (el_raft__probe_lost) goes out even with nothing to send. */
 		if (pr->state == EL_PR_REPLICATE && pr->inflight_n >= EL_INFLIGHT_MAX)
 			inflight_free_through(pr, pr->inflight[pr->inflight_head]);
 		pr->probe_sent = false;

@@ -357,7 +357,13 @@ static void test_learner_promoted_when_idle(void)
  * as a joiner). Its rejections hint below what it had acknowledged; the
  * leader replicates to it again, and it holds the whole log within a few
  * heartbeats (it stayed empty for ever, every reply taken as stale). */
-static void lost_log(bool bootstrapped)
+/* A follower wiped and started again: with traffic (idle false) the next
+ * append shows the leader its log fell below what it acknowledged; in an
+ * idle cluster (idle true) only the link's loss does (el_raft_peer_lost on
+ * the leader, which the daemon calls when its connection to the follower
+ * closes): heartbeats carry no log position, and the follower stayed
+ * empty (an outside tester). */
+static void lost_log(bool bootstrapped, bool idle)
 {
 	lsetup(3);
 	ltick(3 * L_ELECTION_MS);
@@ -377,20 +383,25 @@ static void lost_log(bool bootstrapped)
 	el_raft_start(rn(f), lnow);
 	ldrain(f);
 	EL_CHECK(el_raft_last_index(rn(f)) < el_raft_last_index(rn(l)));
-	EL_CHECK_EQ(lpropose(l), 0);
+	if (idle)
+		el_raft_peer_lost(rn(l), f, lnow);
+	else
+		EL_CHECK_EQ(lpropose(l), 0);
 	ltick(6 * L_HEARTBEAT_MS);
 	EL_CHECK_EQ(lleader(), l);
 	EL_CHECK_EQ(el_raft_last_index(rn(f)), el_raft_last_index(rn(l)));
 	EL_CHECK_EQ(el_raft_commit(rn(f)), el_raft_commit(rn(l)));
 }
 
-static void test_lost_log_bootstrapped(void) { lost_log(true); }
-static void test_lost_log_empty(void) { lost_log(false); }
+static void test_lost_log_bootstrapped(void) { lost_log(true, false); }
+static void test_lost_log_empty(void) { lost_log(false, false); }
+static void test_lost_log_idle(void) { lost_log(false, true); }
 
 void el_suite_raft_liveness(void)
 {
 	EL_RUN(test_lost_log_bootstrapped);
 	EL_RUN(test_lost_log_empty);
+	EL_RUN(test_lost_log_idle);
 	EL_RUN(test_full_window_leader_commits);
 	EL_RUN(test_admission_bound);
 	EL_RUN(test_quiet_after_snapshot);
