@@ -62,14 +62,16 @@ int el_cli_bad_arg(const char *command, const char *arg);
  * the usage text, on stderr; EL_EXIT_USAGE. For what is wrong beyond an
  * unknown option or a stray argument: a missing or malformed one. */
 int el_cli_usage(const char *command, const char *why, const char *arg, const char *usage);
+/* "edgelock COMMAND: --json is not taken here ..." on stderr; EL_EXIT_USAGE. */
+int el_cli_json_refused(const char *command);
 /* 0 when name can be a lock or election name (1 to EL_NAME_MAX bytes of
  * UTF-8 text); else says why on stderr ("edgelock COMMAND: NAME must be
  * UTF-8 text", the name escaped) and returns EL_EXIT_USAGE. Checked before
  * anything is opened: the wire could not carry it. */
 int el_cli_name_ok(const char *command, const char *name);
-/* Flush stdout: rc when it was written whole. Else (a full disk, a closed
- * pipe's EIO), when stdout is the result (report NULL): "edgelock: writing
- * the output: WHY" on stderr, once, and EL_EXIT_IOERR (or rc, when rc
+/* Flush stdout: rc when it was written whole. Else (a full disk; a closed
+ * pipe's EPIPE, main() ignoring SIGPIPE), when stdout is the result (report
+ * NULL): "edgelock: writing the output: WHY" on stderr, once, and EL_EXIT_IOERR (or rc, when rc
  * already says a failure): empty output must not pass for "no locks". When
  * the result is a file and stdout only a report of it (report names it,
  * "snapshot save: the backup"): rc, after "edgelock: REPORT is written; its
@@ -92,6 +94,13 @@ bool el_cli_duration(const char *s, uint32_t *ms);
  * EL_EXIT_USAGE after saying on stderr what is wrong with it (not a
  * duration; too long, with the maximum; for --ttl also the cluster's bound). */
 int el_cli_duration_arg(const char *opt, const char *v, uint32_t *ms);
+/* Is arg the option opt, written "opt" or "opt=VALUE" (the GNU form)? */
+bool el_cli_opt_is(const char *arg, const char *opt);
+/* The value of option opt at argv[*i] (el_cli_opt_is): what follows its
+ * "=", or the next argument (*i moved past it); NULL when there is none,
+ * or the next argument is "--", which ends the options rather than being
+ * a value (`lock x --ttl -- CMD`). */
+const char *el_cli_opt_value(const char *opt, int argc, char **argv, int *i);
 
 int el_cli_lock(struct el_cli *cli, int argc, char **argv);
 int el_cli_elect(struct el_cli *cli, int argc, char **argv);

@@ -3,6 +3,7 @@
  * environment, config file), the command table, exit codes.
  */
 #include <errno.h>
+#include <signal.h>
 #include <ini.h>
 #include <libgen.h>
 #include <limits.h>
@@ -48,13 +49,16 @@ static const char USAGE[] =
 	"  --config FILE          a [client] config with endpoints, ca_file, cert_key_file\n"
 	"                         (or EDGELOCK_CONFIG; default: the one `make run` writes,\n"
 	"                         build/edgelock.conf, found next to this binary)\n"
-	"  --timeout D            bound of one request, with retries (default 5s)\n"
-	"  --json                 machine-readable output of read commands: JSON\n"
-	"                         Lines, one object per line (per endpoint, lock,\n"
-	"                         change); no line for no locks\n"
+	"  --timeout D            bound of one request, with retries (default 5s;\n"
+	"                         0 is refused)\n"
+	"  --json                 machine-readable output of status, locks, members\n"
+	"                         list, observe: JSON Lines, one object per line (per\n"
+	"                         endpoint, lock, change); no line for no locks; the\n"
+	"                         other commands refuse it\n"
 	"  -h, --help             this text; COMMAND --help for a command's\n"
 	"  --version              the release, source revision and client protocol\n"
 	"\n"
+	"an option's value: --ttl 5s or --ttl=5s; a `--` ends the options\n"
 	"durations: 500ms, 10s, 2m, 1h (a plain number is seconds), at most 1193h\n"
 	"\n"
 	"exit codes:\n"
@@ -64,7 +68,8 @@ static const char USAGE[] =
 	"  69        no leader reachable (`status`: none of the nodes that answered\n"
 	"            is or knows the leader)\n"
 	"  70        internal error\n"
-	"  74        writing the output (stdout) failed, e.g. a full disk (not\n"
+	"  74        writing the output (stdout) failed, e.g. a full disk, or a\n"
+	"            pipe whose reader left (`edgelock locks | head -1`) (not\n"
 	"            `snapshot save`: its result is FILE, so a report line that\n"
 	"            could not be written is only warned of)\n"
 	"  75        lock held or not granted within --wait\n"
@@ -75,9 +80,12 @@ static const char USAGE[] =
 	"  79        `lock -n N` on a semaphore that has another limit\n"
 	"  126       CMD found but not executable\n"
 	"  127       CMD not found\n"
-	"  130       SIGINT while `lock` or `elect` waited for the lock: the wait is\n"
-	"            given up, CMD not run\n"
-	"  143       SIGTERM while `lock` or `elect` waited for the lock (as 130)\n"
+	"  129       SIGHUP while `lock` or `elect` opened its session or waited\n"
+	"            for the lock (as 130)\n"
+	"  130       SIGINT while `lock` or `elect` opened its session or waited\n"
+	"            for the lock: given up, CMD not run, nothing left held\n"
+	"  143       SIGTERM while `lock` or `elect` opened its session or waited\n"
+	"            for the lock (as 130)\n"
 	"  CMD's     otherwise, `lock` and `elect` exit with CMD's status\n";
 
 /* A duration's parse: DUR_LONG for one well formed but over
@@ -415,61 +423,94 @@ int el_cli_connect(struct el_cli *cli)
  * report: its result is a file and stdout only a report of it (snapshot
  * save): a backup written whole still exits 0 (a script would read 74 as
  * "no backup"), with a warning naming what was written (NULL: stdout is the
- * result, and a failed write is exit 74). cmd_output: lock and elect share
- * stdout with CMD and exit with its status; what it could not write is its
- * own failure, not checked here. */
+ * result, and a failed write is exit 74). cmd_output: lock and elect leave
+ * stdout to CMD (they write nothing on it) and exit with its status.
+ * json: --json shapes its output; a command without it refuses --json
+ * rather than take it and print something else. */
 static const struct command {
 	const char *name;
 	int (*run)(struct el_cli *, int, char **);
 	const char *report;
-	bool cmd_output;
+	bool cmd_output, json;
 } COMMANDS[] = {
-	{"lock", el_cli_lock, NULL, true},
-	{"elect", el_cli_elect, NULL, true},
-	{"observe", el_cli_observe, NULL, false},
-	{"status", el_cli_status, NULL, false},
-	{"locks", el_cli_locks, NULL, false},
-	{"members", el_cli_members, NULL, false},
-	{"transfer-leader", el_cli_transfer, NULL, false},
-	{"snapshot", el_cli_snapshot, "snapshot save: the backup", false},
+	{"lock", el_cli_lock, NULL, true, false},
+	{"elect", el_cli_elect, NULL, true, false},
+	{"observe", el_cli_observe, NULL, false, true},
+	{"status", el_cli_status, NULL, false, true},
+	{"locks", el_cli_locks, NULL, false, true},
+	{"members", el_cli_members, NULL, false, true}, /* list only: el_cli_members */
+	{"transfer-leader", el_cli_transfer, NULL, false, false},
+	{"snapshot", el_cli_snapshot, "snapshot save: the backup", false, false},
 };
+
+bool el_cli_opt_is(const char *arg, const char *opt)
+{
+	const size_t n = strlen(opt);
+	return strncmp(arg, opt, n) == 0 && (arg[n] == '\0' || arg[n] == '=');
+}
+
+const char *el_cli_opt_value(const char *opt, int argc, char **argv, int *i)
+{
+	const char *a = argv[*i] + strlen(opt);
+	if (*a == '=')
+		return a + 1;
+	/* "--" ends the options: `lock x --endpoints -- true` lacks the value,
+	 * and taking "--" for it would make "true" the lock's name */
+	if (*i + 1 >= argc || strcmp(argv[*i + 1], "--") == 0)
+		return NULL;
+	return argv[++*i];
+}
+
+/* The global options that take a value, and where each goes (NULL: the
+ * --timeout duration). */
+static const char *const GLOBAL_VALUED[] = {"--endpoints", "--ca", "--cert", "--config",
+					    "--timeout"};
+#define N_GLOBAL_VALUED (sizeof GLOBAL_VALUED / sizeof GLOBAL_VALUED[0])
 
 static int global_option(struct el_cli *cli, int argc, char **argv, int *i)
 {
 	const char *o = argv[*i];
-	const char **slot = strcmp(o, "--endpoints") == 0 ? &cli->endpoints
-			    : strcmp(o, "--ca") == 0       ? &cli->ca_file
-			    : strcmp(o, "--cert") == 0     ? &cli->cert_key_file
-			    : strcmp(o, "--config") == 0   ? &cli->config
-							   : NULL;
+	const char **slots[N_GLOBAL_VALUED] = {&cli->endpoints, &cli->ca_file, &cli->cert_key_file,
+					       &cli->config, NULL};
 	if (strcmp(o, "--json") == 0) {
 		cli->json = true;
 		return 0;
 	}
-	if (slot == NULL && strcmp(o, "--timeout") != 0) {
+	if (el_cli_opt_is(o, "--json")) {
+		fprintf(stderr, "edgelock: --json takes no value (write --json alone)\n");
+		return EL_EXIT_USAGE;
+	}
+	unsigned k = 0;
+	while (k < N_GLOBAL_VALUED && !el_cli_opt_is(o, GLOBAL_VALUED[k]))
+		k++;
+	if (k == N_GLOBAL_VALUED) {
 		fprintf(stderr, "edgelock: unknown option %s (try edgelock --help)\n", o);
 		return EL_EXIT_USAGE;
 	}
-	if (*i + 1 >= argc) {
-		fprintf(stderr, "edgelock: %s needs a value\n", o);
+	const char *v = el_cli_opt_value(GLOBAL_VALUED[k], argc, argv, i);
+	if (v == NULL) {
+		fprintf(stderr, "edgelock: %s needs a value\n", GLOBAL_VALUED[k]);
 		return EL_EXIT_USAGE;
 	}
-	const char *v = argv[++*i];
-	if (slot != NULL)
-		*slot = v;
-	else
-		return el_cli_duration_arg(o, v, &cli->timeout_ms);
-	return 0;
+	if (slots[k] != NULL) {
+		*slots[k] = v;
+		return 0;
+	}
+	const int rc = el_cli_duration_arg("--timeout", v, &cli->timeout_ms);
+	if (rc == 0 && cli->timeout_ms == 0) { /* the library would take 0 as its 5 s */
+		fprintf(stderr, "edgelock: --timeout 0: a request's bound must be more than 0 "
+			"(the default is 5s)\n");
+		return EL_EXIT_USAGE;
+	}
+	return rc;
 }
 
 static bool is_global(const char *a)
 {
-	static const char *const names[] = {"--endpoints", "--ca", "--cert", "--config",
-					    "--timeout", "--json"};
-	for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
-		if (strcmp(a, names[k]) == 0)
+	for (size_t k = 0; k < N_GLOBAL_VALUED; k++)
+		if (el_cli_opt_is(a, GLOBAL_VALUED[k]))
 			return true;
-	return false;
+	return el_cli_opt_is(a, "--json");
 }
 
 /* Global options after the command count as before it (`edgelock status
@@ -548,9 +589,21 @@ int el_cli_flush(int rc, const char *report)
 	return rc != EL_EXIT_OK ? rc : EL_EXIT_IOERR;
 }
 
+int el_cli_json_refused(const char *command)
+{
+	fprintf(stderr, "edgelock %s: --json is not taken here (it is the output form of "
+		"status, locks, members list and observe; try edgelock %s --help)\n", command,
+		command);
+	return EL_EXIT_USAGE;
+}
+
 int main(int argc, char **argv)
 {
 	struct el_cli cli = { .timeout_ms = 5000, .ca_from = "--ca" };
+	/* A write to a closed pipe (`edgelock status | head -1`) is then an
+	 * EPIPE, and exit 74 (el_cli_flush), not a death by SIGPIPE (141);
+	 * lock and elect give CMD the default back before it runs. */
+	signal(SIGPIPE, SIG_IGN);
 	int i = 1;
 	for (; i < argc && argv[i][0] == '-'; i++) {
 		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
@@ -575,6 +628,8 @@ int main(int argc, char **argv)
 			const struct command *c = &COMMANDS[k];
 			int n = argc - i;
 			int rc = globals_after(&cli, &n, argv + i);
+			if (rc == 0 && cli.json && !c->json)
+				rc = el_cli_json_refused(c->name);
 			if (rc == 0)
 				rc = c->run(&cli, n, argv + i);
 			el_client_close(cli.client);

@@ -63,7 +63,10 @@ struct run_opts {
 	char **cmd; /* NULL: no command */
 };
 
+/* The first signal caught (its 128 + N is the exit code), and how many
+ * came: a further one ends a close that waits on an unreachable cluster. */
 static volatile sig_atomic_t got_signal;
+static atomic_uint n_signals;
 /* The write end of a pipe that wakes the thread waiting for the lock (a
  * signal, or the acquire's end); -1 until it exists. */
 static volatile sig_atomic_t wake_fd = -1;
@@ -88,7 +91,9 @@ static atomic_uint to_pass;
 
 static void on_signal(int sig)
 {
-	got_signal = sig;
+	if (got_signal == 0)
+		got_signal = sig;
+	atomic_fetch_add(&n_signals, 1u);
 	for (unsigned i = 0; i < N_CAUGHT; i++)
 		if (caught[i] == sig)
 			atomic_fetch_or(&to_pass, 1u << i);
@@ -122,23 +127,57 @@ static const char LOCK_USAGE[] =
 	"--wait: how long to wait for the lock (default: forever; 0: try once);\n"
 	"--shared: with other shared holders; --lock-delay: keep the lock from others\n"
 	"that long after this session expires (0); --grace: SIGTERM this long before\n"
-	"the SIGKILL when the lock is being lost (a fifth of the TTL).\n"
+	"the SIGKILL when the lock is being lost (a fifth of the TTL; shorter than\n"
+	"--ttl; 0: SIGKILL alone). An option's value: --ttl 5s or --ttl=5s.\n"
+	"Nothing of the CLI's own goes to stdout: it is CMD's.\n"
 	"Exit: CMD's status; 75 not acquired; 76 lost while CMD ran (CMD killed),\n"
 	"or before it could start (CMD not run);\n"
 	"126 CMD found but not executable; 127 CMD not found;\n"
 	"79 NAME is a semaphore with another N (the message names both); 128+N:\n"
-	"signal N (INT, TERM, HUP, QUIT, USR1, USR2, ALRM) while waiting for the lock\n"
-	"(the wait given up, CMD not run); once CMD runs, they are passed on to it.\n";
+	"signal N (INT, TERM, HUP, QUIT, USR1, USR2, ALRM) while opening the session\n"
+	"or waiting for the lock (given up at once, CMD not run, nothing left held);\n"
+	"once CMD runs, they are passed on to it.\n";
 
 static const char ELECT_USAGE[] =
 	"usage: edgelock elect NAME VALUE [--ttl D] [--wait D] [--grace D] [-- CMD [ARGS...]]\n"
 	"Campaign for NAME and publish VALUE once elected; run CMD as the leader\n"
-	"(or, without CMD, lead until interrupted), then resign. Same exit codes as lock.\n";
+	"(or, without CMD, lead until interrupted), then resign. Once elected, it\n"
+	"says \"edgelock: elected NAME: token N\" on stderr (stdout is CMD's).\n"
+	"--ttl, --wait, --grace and the exit codes as for lock; no --json.\n";
+
+#define GRACE_UNSET UINT32_MAX /* no --grace: a fifth of the TTL */
+
+/* The option at argv[*i] that takes a value (-n, --ttl=5s or --ttl 5s, ...)
+ * into o: 0, 1 when it is none of them, or EL_EXIT_USAGE, said. */
+static int valued_option(int argc, char **argv, int *i, bool with_value, struct run_opts *o)
+{
+	const char *a = argv[*i];
+	if (strcmp(a, "-n") == 0 && !with_value) {
+		const char *v = el_cli_opt_value("-n", argc, argv, i);
+		char *end = NULL;
+		const unsigned long n = v != NULL && *v >= '0' && *v <= '9' ? strtoul(v, &end, 10) : 0;
+		if (end == NULL || *end != '\0' || n < 1 || n > EL_SEM_LIMIT_MAX) {
+			fprintf(stderr, "edgelock: -n needs a number of permits, 1 to %u\n",
+				(unsigned)EL_SEM_LIMIT_MAX);
+			return EL_EXIT_USAGE;
+		}
+		o->permits = (uint32_t)n;
+		return 0;
+	}
+	static const char *const names[] = {"--ttl", "--wait", "--lock-delay", "--grace"};
+	uint32_t *const slots[] = {&o->ttl_ms, &o->wait_ms, &o->delay_ms, &o->grace_ms};
+	for (unsigned k = 0; k < sizeof names / sizeof names[0]; k++)
+		if (el_cli_opt_is(a, names[k]))
+			return el_cli_duration_arg(names[k], el_cli_opt_value(names[k], argc, argv, i),
+						   slots[k]);
+	return 1;
+}
 
 /* Parse "NAME [VALUE] options [-- CMD...]" (VALUE when with_value). */
 static int parse(int argc, char **argv, bool with_value, struct run_opts *o, const char *text)
 {
-	*o = (struct run_opts){ .ttl_ms = 10000, .wait_ms = EL_WAIT_INFINITE, .grace_ms = 0 };
+	*o = (struct run_opts){ .ttl_ms = 10000, .wait_ms = EL_WAIT_INFINITE,
+				.grace_ms = GRACE_UNSET };
 	int pos = 0;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -154,26 +193,11 @@ static int parse(int argc, char **argv, bool with_value, struct run_opts *o, con
 			o->shared = true;
 			continue;
 		}
-		if (strcmp(a, "-n") == 0 && !with_value) {
-			char *end = NULL;
-			const unsigned long n = i + 1 < argc ? strtoul(argv[++i], &end, 10) : 0;
-			if (end == NULL || *end != '\0' || n < 1 || n > EL_SEM_LIMIT_MAX) {
-				fprintf(stderr, "edgelock: -n needs a number of permits, 1 to %u\n",
-					(unsigned)EL_SEM_LIMIT_MAX);
-				return EL_EXIT_USAGE;
-			}
-			o->permits = (uint32_t)n;
+		const int rc = valued_option(argc, argv, &i, with_value, o);
+		if (rc == 0)
 			continue;
-		}
-		uint32_t *d = strcmp(a, "--ttl") == 0 ? &o->ttl_ms : strcmp(a, "--wait") == 0 ? &o->wait_ms
-			      : strcmp(a, "--lock-delay") == 0 ? &o->delay_ms
-			      : strcmp(a, "--grace") == 0 ? &o->grace_ms : NULL;
-		if (d != NULL) {
-			const int rc = el_cli_duration_arg(a, i + 1 < argc ? argv[++i] : NULL, d);
-			if (rc != 0)
-				return rc;
-			continue;
-		}
+		if (rc != 1)
+			return rc;
 		if (a[0] == '-' || pos > (with_value ? 1 : 0))
 			return el_cli_bad_arg(with_value ? "elect" : "lock", a);
 		if (pos == 0)
@@ -197,8 +221,15 @@ static int parse(int argc, char **argv, bool with_value, struct run_opts *o, con
 	const int rc = el_cli_name_ok(command, o->name); /* before anything is opened */
 	if (rc != 0)
 		return rc;
-	if (o->grace_ms == 0)
+	if (o->grace_ms == GRACE_UNSET) {
 		o->grace_ms = o->ttl_ms / 5;
+	} else if (o->grace_ms >= o->ttl_ms) {
+		/* CMD would get SIGTERM at the first failed renewal, or at once */
+		fprintf(stderr, "edgelock %s: --grace must be shorter than --ttl (%" PRIu32 " ms), "
+			"not %" PRIu32 " ms: CMD gets SIGTERM that long before the lease would end\n",
+			command, o->ttl_ms, o->grace_ms);
+		return EL_EXIT_USAGE;
+	}
 	return 0;
 }
 
@@ -482,7 +513,6 @@ static pid_t start(char **cmd, const char *name, uint64_t token, uint64_t sessio
 		setpgid(pid, pid);
 		if (cmd_has_terminal)
 			give_terminal(pid);
-		signal(SIGPIPE, SIG_IGN); /* a killed watchdog is an EPIPE, then replaced */
 		dog->cmd_group = pid;
 		dog->fd = watchdog_start(pid, &dog->pid); /* no fd: the first set says so */
 		if (write(gate[1], "", 1) != 1) {
@@ -710,13 +740,145 @@ static int finish(struct el_cli *cli, el_session *s, const struct run_opts *o, b
 
 /* ---- Waiting for the lock, interruptibly ---------------------------------- */
 
-/* The library's acquire blocks, and gives no way to cancel it but closing
- * the session on the cluster. It runs on a thread of its own so that the
- * main thread can do that when a signal comes, keeping its place in the
- * FIFO queue until then (a wait in slices would lose it). el_session_close()
- * must not run while a call is blocked on the session (it frees it under
- * that call), so the main thread sends the close request itself, leaving
- * the session alone, and closes the session only after joining the thread. */
+/* The library's calls before the lock is held (el_session_open, the
+ * acquire, a close) block for up to --timeout or --wait, 1193 h at most,
+ * and take no cancel. Each runs on a thread of its own (a job) while the
+ * main thread waits on the wake pipe for its end or a signal: a signal
+ * then ends the wait at once (an outside tester's `lock --timeout 30s`
+ * towards an endpoint nobody listened on ignored SIGTERM for 30 s). */
+struct job {
+	void *(*fn)(void *);
+	void *arg;
+	atomic_bool done;
+	pthread_t t;
+};
+
+static int wake_rfd = -1; /* the read end of the wake pipe */
+
+/* The wake pipe, once. It stays open for the process's life: a signal
+ * handler on another thread could still be about to write to it. */
+static int wake_pipe(void)
+{
+	int fds[2];
+	if (wake_rfd >= 0)
+		return 0;
+	if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0)
+		return -1;
+	wake_rfd = fds[0];
+	wake_fd = fds[1];
+	if (got_signal != 0)
+		wake(); /* one that came before the pipe existed */
+	return 0;
+}
+
+static void *job_main(void *arg)
+{
+	struct job *j = arg;
+	j->fn(j->arg);
+	atomic_store(&j->done, true);
+	wake();
+	return NULL;
+}
+
+/* Wait for the wake pipe (a signal, a job's end), at most a second. */
+static void wait_wake(void)
+{
+	struct pollfd p = { .fd = wake_rfd, .events = POLLIN };
+	char drain[64];
+	poll(&p, 1, 1000);
+	while (read(wake_rfd, drain, sizeof drain) > 0)
+		;
+}
+
+/* Start j->fn(j->arg) on a thread; false when no thread could be started. */
+static bool job_start(struct job *j)
+{
+	atomic_store(&j->done, false);
+	return wake_pipe() == 0 && pthread_create(&j->t, NULL, job_main, j) == 0;
+}
+
+/* Wait for job j to end (true, joined) or for a signal past the first
+ * `seen` (false: j runs on, and the caller leaves by _exit, not exit(),
+ * since j's thread is in the library). */
+static bool job_until_signal(struct job *j, unsigned seen)
+{
+	while (!atomic_load(&j->done) && atomic_load(&n_signals) <= seen)
+		wait_wake();
+	if (!atomic_load(&j->done))
+		return false;
+	pthread_join(j->t, NULL);
+	return true;
+}
+
+/* Open the session. */
+struct opening {
+	el_client *c;
+	uint32_t ttl_ms;
+	el_session *s;
+	int rc;
+	char why[1024]; /* the library's last error on the thread, when rc fails */
+};
+
+static void *open_main(void *arg)
+{
+	struct opening *op = arg;
+	op->rc = el_session_open(op->c, op->ttl_ms, &op->s);
+	if (op->rc != EL_OK)
+		snprintf(op->why, sizeof op->why, "%s", el_client_last_error(NULL));
+	return NULL;
+}
+
+/* el_session_open until it returns or a signal comes: then exit 128 + it
+ * at once. Nothing was asked for yet; a session the cluster may open
+ * meanwhile holds nothing and expires at its TTL. */
+static int open_until_signal(struct el_cli *cli, const struct run_opts *o, el_session **s)
+{
+	struct opening op = { .c = cli->client, .ttl_ms = o->ttl_ms };
+	struct job j = { .fn = open_main, .arg = &op };
+	if (!job_start(&j))
+		return EL_EFULL;
+	if (!job_until_signal(&j, 0)) {
+		fprintf(stderr, "edgelock: %s: gave up opening a session for %s (no node answered "
+			"yet; nothing was asked for, and a session the cluster may have opened holds "
+			"nothing and expires at its TTL)\n", strsignal(got_signal), o->name);
+		_exit(128 + got_signal);
+	}
+	*s = op.s;
+	if (op.rc != EL_OK) {
+		static char why[sizeof op.why];
+		memcpy(why, op.why, sizeof why);
+		cli->why = why;
+	}
+	return op.rc;
+}
+
+/* Close the session after a signal: el_session_close on a thread, so that
+ * a further signal ends the CLI without waiting out --timeout (the
+ * session, no longer renewed, expires at its TTL); 128 + the signal. */
+static void *close_main(void *arg)
+{
+	el_session_close(arg);
+	return NULL;
+}
+
+static int closed_after_signal(el_session *s, const struct run_opts *o)
+{
+	const int sig = got_signal;
+	fprintf(stderr, "edgelock: %s: gave up waiting for %s\n", strsignal(sig), o->name);
+	struct job j = { .fn = close_main, .arg = s };
+	if (!job_start(&j))
+		el_session_close(s);
+	else if (!job_until_signal(&j, atomic_load(&n_signals)))
+		_exit(128 + sig);
+	return 128 + sig;
+}
+
+/* The acquire: a signal meanwhile closes the session on the cluster,
+ * keeping its place in the FIFO queue until then (a wait in slices would
+ * lose it). el_session_close() must not run while a call is blocked on the
+ * session (it frees it under that call), so the main thread sends the
+ * close request itself, by id, leaving the session alone, and closes the
+ * session only after joining the thread. */
 struct acquire {
 	el_session *s;
 	const struct run_opts *o;
@@ -724,7 +886,6 @@ struct acquire {
 	uint64_t token;
 	int rc;
 	char why[1024]; /* the library's last error on the thread, when rc fails */
-	atomic_bool done;
 };
 
 static void *acquire_main(void *arg)
@@ -737,71 +898,65 @@ static void *acquire_main(void *arg)
 				 : el_lock(a->s, o->name, o->shared, o->wait_ms, &a->token);
 	if (a->rc != EL_OK)
 		snprintf(a->why, sizeof a->why, "%s", el_client_last_error(NULL));
-	atomic_store(&a->done, true);
-	wake();
 	return NULL;
 }
 
-/* CLOSE_SESSION for session on the cluster, by id, without touching the
- * el_session: EL_OK once the cluster answered (closed, or already gone). */
-static int close_on_cluster(el_client *c, uint64_t session)
+/* CLOSE_SESSION for a session on the cluster, by id, without touching the
+ * el_session: rc EL_OK once the cluster answered (closed, or already gone). */
+struct close_by_id {
+	el_client *c;
+	uint64_t session;
+	int rc;
+};
+
+static void *close_by_id_main(void *arg)
 {
+	struct close_by_id *b = arg;
 	struct el_cw_msg *m = calloc(2, sizeof(*m));
+	b->rc = EL_EFULL;
 	if (m == NULL)
-		return EL_EFULL;
+		return NULL;
 	m->type = EL_CW_CLOSE_SESSION;
-	m->session = session;
-	const int rc = el_client_request(c, m, m + 1);
+	m->session = b->session;
+	b->rc = el_client_request(b->c, m, m + 1);
 	free(m);
-	return rc;
+	return NULL;
 }
 
 /* After a signal, no cluster took the close within --timeout (its retries
- * included): leave without waiting for the acquire, which may block until
- * the session's lease ends. CMD never ran; the session, no longer renewed,
- * expires on the cluster at its TTL, and with it a wait still queued or a
- * late grant. */
-static _Noreturn void abandon(const struct run_opts *o)
+ * included), or a further signal came first: leave without waiting for the
+ * acquire, which may block until the session's lease ends. CMD never ran;
+ * the session, no longer renewed, expires on the cluster at its TTL, and
+ * with it a wait still queued or a late grant. */
+static _Noreturn void abandon(const struct run_opts *o, int sig)
 {
-	fprintf(stderr, "edgelock: %s: gave up waiting for %s (no cluster answered; the "
-		"session expires at its TTL)\n", strsignal(got_signal), o->name);
-	_exit(128 + got_signal); /* not exit(): the acquire's thread is in the library */
+	fprintf(stderr, "edgelock: %s: gave up waiting for %s (no node took the close; the "
+		"session expires at its TTL)\n", strsignal(sig), o->name);
+	_exit(128 + sig); /* not exit(): the acquire's thread is in the library */
 }
 
-/* Run the acquire of a (on a thread) until it ends; a signal meanwhile
- * closes the session on the cluster, which ends it. Returns its result. */
+/* Run the acquire of a (a job) until it ends; a signal meanwhile closes
+ * the session on the cluster (another job), which ends it. Its result. */
 static int acquire_until_signal(struct el_cli *cli, struct acquire *a)
 {
-	int fds[2];
-	pthread_t t;
-	if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0)
-		return EL_EFULL;
-	/* The pipe stays open for the process's life: a signal handler on
-	 * another thread could still be about to write to it. */
-	wake_fd = fds[1];
-	if (got_signal != 0)
-		wake(); /* one that came before the pipe existed */
-	if (pthread_create(&t, NULL, acquire_main, a) != 0) {
+	struct job j = { .fn = acquire_main, .arg = a };
+	if (!job_start(&j)) {
 		a->rc = EL_EFULL;
 		return a->rc;
 	}
-	bool closed = false;
-	while (!atomic_load(&a->done)) {
-		struct pollfd p = { .fd = fds[0], .events = POLLIN };
-		char drain[64];
-		poll(&p, 1, 1000);
-		while (read(fds[0], drain, sizeof drain) > 0)
-			;
-		/* one close, retried within --timeout by the library; the
-		 * acquire may still end meanwhile (a grant, which the close
-		 * then releases, or its own timeout) */
-		if (got_signal != 0 && !closed && !atomic_load(&a->done)) {
-			closed = close_on_cluster(cli->client, el_session_id(a->s)) == EL_OK;
-			if (!closed && !atomic_load(&a->done))
-				abandon(a->o);
-		}
-	}
-	pthread_join(t, NULL);
+	if (job_until_signal(&j, 0))
+		return a->rc;
+	/* one close, retried within --timeout by the library; the acquire may
+	 * still end meanwhile (a grant, which the close then releases, or its
+	 * own timeout) */
+	const int sig = got_signal;
+	struct close_by_id b = { .c = cli->client, .session = el_session_id(a->s) };
+	struct job k = { .fn = close_by_id_main, .arg = &b };
+	if (!job_start(&k) || !job_until_signal(&k, atomic_load(&n_signals)) ||
+	    (b.rc != EL_OK && !atomic_load(&j.done)))
+		abandon(a->o, sig);
+	if (!job_until_signal(&j, atomic_load(&n_signals))) /* closed: it ends soon */
+		abandon(a->o, sig);
 	return a->rc;
 }
 
@@ -837,8 +992,10 @@ static int run(struct el_cli *cli, int argc, char **argv, bool election)
 		return rc;
 	catch_signals(on_signal);
 	el_session *s;
-	if ((rc = el_session_open(cli->client, o.ttl_ms, &s)) != EL_OK)
+	if ((rc = open_until_signal(cli, &o, &s)) != EL_OK)
 		return el_cli_fail(cli, "open session", rc);
+	if (got_signal != 0) /* came as the open ended: ask for nothing */
+		return closed_after_signal(s, &o);
 	el_session_set_lock_delay(s, o.delay_ms);
 	struct acquire a = { .s = s, .o = &o, .election = election };
 	rc = acquire_until_signal(cli, &a);
@@ -849,12 +1006,8 @@ static int run(struct el_cli *cli, int argc, char **argv, bool election)
 		el_session_close(s);
 		return EL_EXIT_LOCK_LOST;
 	}
-	if (got_signal != 0) { /* whatever rc is: CMD must not run */
-		fprintf(stderr, "edgelock: %s: gave up waiting for %s\n",
-			strsignal(got_signal), o.name);
-		el_session_close(s);
-		return 128 + got_signal;
-	}
+	if (got_signal != 0) /* whatever rc is: CMD must not run */
+		return closed_after_signal(s, &o);
 	if (rc == EL_EEXPIRED && a.token != 0) {
 		/* granted, but the lease had run out here when the grant came
 		 * (this CLI stopped across it): lost before CMD, as 76 says,
@@ -871,10 +1024,11 @@ static int run(struct el_cli *cli, int argc, char **argv, bool election)
 		el_session_close(s);
 		return code;
 	}
-	if (election || o.cmd == NULL) { /* the name escaped, as locks and observe show it */
+	if (election) { /* on stderr: stdout is CMD's (its data: `elect x v -- ./produce >
+			 * data.csv`); the name escaped, as locks and observe show it */
 		char name[4 * EL_NAME_MAX + 1];
-		printf("%s %s: token %" PRIu64 "\n", election ? "elected" : "locked",
-		       el_cli_text(o.name, strlen(o.name), name, sizeof name), a.token);
+		fprintf(stderr, "edgelock: elected %s: token %" PRIu64 "\n",
+			el_cli_text(o.name, strlen(o.name), name, sizeof name), a.token);
 	}
 	fflush(stdout);
 	struct watchdog dog = { .fd = -1 };

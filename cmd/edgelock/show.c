@@ -529,9 +529,28 @@ static void permit_holders(struct el_cli *cli, const struct el_cw_lock *l)
 	free(q);
 }
 
+/* The token a lock in its lock-delay was held by: LIST says 0 (no holder),
+ * QUERY's delay_token names it (a semaphore's is a log index instead, and
+ * its permit_holders say the rest). l->token when there is none to ask. */
+static uint64_t token_shown(struct el_cli *cli, const struct el_cw_lock *l)
+{
+	if (l->permits > 0 || l->n_holders > 0 || !l->delayed)
+		return l->token;
+	struct el_cw_msg *q = two_msgs();
+	q->type = EL_CW_QUERY;
+	q->name_len = l->name_len;
+	memcpy(q->name, l->name, l->name_len);
+	const int rc = el_client_request(cli->client, q, q + 1);
+	const uint64_t token = rc == EL_OK && q[1].err == EL_OK && q[1].delayed
+				       ? q[1].delay_token : l->token;
+	free(q);
+	return token;
+}
+
 /* One lock of the listing (a semaphore's MODE is "2/3 held"). */
 static void print_lock(struct el_cli *cli, const struct el_cw_lock *l)
 {
+	const uint64_t token = token_shown(cli, l);
 	char mode[16];
 	if (l->permits > 0)
 		snprintf(mode, sizeof mode, "%u/%u held", l->n_holders, l->permits);
@@ -541,10 +560,11 @@ static void print_lock(struct el_cli *cli, const struct el_cw_lock *l)
 	if (cli->json) {
 		fputs("{\"name\":", stdout);
 		el_cli_json_str(l->name, l->name_len);
-		printf(",\"mode\":\"%s\",\"holders\":%u,\"token\":%" PRIu64 ",\"waiters\":%u",
-		       mode, l->n_holders, l->token, l->n_waiters);
+		printf(",\"mode\":\"%s\",\"holders\":%u,\"token\":%" PRIu64 ",\"waiters\":%u,"
+		       "\"delayed\":%s", mode, l->n_holders, token, l->n_waiters,
+		       l->delayed ? "true" : "false");
 		if (l->permits > 0) {
-			printf(",\"permits\":%u,\"delayed\":%s", l->permits, l->delayed ? "true" : "false");
+			printf(",\"permits\":%u", l->permits);
 			permit_holders(cli, l);
 		}
 		printf("}\n");
@@ -553,7 +573,7 @@ static void print_lock(struct el_cli *cli, const struct el_cw_lock *l)
 	char name[4 * EL_NAME_MAX + 1];
 	printf("%-32s %-9s %-7u %-10" PRIu64 " %u\n", el_cli_text(l->name, l->name_len, name,
 								   sizeof name),
-	       mode, l->n_holders, l->token, l->n_waiters);
+	       mode, l->n_holders, token, l->n_waiters);
 	if (l->permits > 0)
 		permit_holders(cli, l);
 }
@@ -842,12 +862,46 @@ static const char *admin_hint(uint8_t type, int32_t err)
 	}
 }
 
+/* TRANSFER refused with ENOTFOUND. A follower that knows no leader answers
+ * so too (it finds no voter linked to it to hand over to before it would
+ * learn it does not lead), so with no quorum the CLI said "not found" and
+ * exited 1 (an outside tester). Ask every endpoint: when none that
+ * answered is or knows a leader, it is 69, "no leader reachable", as locks
+ * and status say; else the leader's refusal, said as such. */
+static int transfer_unfound(struct el_cli *cli, const struct el_cw_msg *m, const char *what)
+{
+	struct asked *a = calloc(1, sizeof(*a));
+	if (a == NULL) {
+		fprintf(stderr, "edgelock: out of memory\n");
+		return EL_EXIT_SOFTWARE;
+	}
+	ask_endpoints(cli, false, a);
+	const bool led = a->led;
+	const unsigned up = a->up;
+	free(a);
+	if (!led) {
+		fprintf(stderr, "edgelock: %s: no leader reachable (none of the %u node%s that "
+			"answered is the leader or knows one: no quorum, or an election under way)\n",
+			what, up, up == 1 ? "" : "s");
+		return EL_EXIT_UNAVAILABLE;
+	}
+	if (m->node != 0)
+		fprintf(stderr, "edgelock: %s: %s (node %u is not a member)\n", what,
+			el_strerror(EL_ENOTFOUND), (unsigned)m->node);
+	else
+		fprintf(stderr, "edgelock: %s: %s (no other voter is linked to the leader now: "
+			"check `edgelock status`)\n", what, el_strerror(EL_ENOTFOUND));
+	return EL_EXIT_FAILED;
+}
+
 static int admin(struct el_cli *cli, struct el_cw_msg *m, const char *what)
 {
 	int rc = el_cli_connect(cli);
 	if (rc != 0)
 		return rc;
 	rc = el_client_request(cli->client, m, m + 1);
+	if (rc == EL_OK && m->type == EL_CW_TRANSFER && m[1].err == EL_ENOTFOUND)
+		return transfer_unfound(cli, m, what);
 	if (rc == EL_OK && m[1].err != EL_OK) {
 		fprintf(stderr, "edgelock: %s: %s%s\n", what, el_strerror(m[1].err),
 			admin_hint(m->type, m[1].err));
@@ -999,6 +1053,9 @@ int el_cli_members(struct el_cli *cli, int argc, char **argv)
 	if (!add && strcmp(argv[1], "remove") != 0 && strcmp(argv[1], "promote") != 0)
 		return el_cli_usage("members", "unknown subcommand (list, add, remove, promote):",
 				    argv[1], MEMBERS_USAGE);
+	if (cli->json)
+		return el_cli_json_refused(add ? "members add" : argv[1][0] == 'r' ? "members remove"
+							    : "members promote");
 	struct el_cw_msg *m = two_msgs();
 	int rc = add ? add_args(argc, argv, m) : id_command(argc, argv, m);
 	if (rc == 0)
@@ -1011,7 +1068,9 @@ int el_cli_members(struct el_cli *cli, int argc, char **argv)
 int el_cli_transfer(struct el_cli *cli, int argc, char **argv)
 {
 	static const char text[] = "usage: edgelock transfer-leader [ID]\n"
-				   "Hand leadership to node ID, or to the most caught-up voter.\n";
+				   "Hand leadership to node ID, or to the most caught-up voter.\n"
+				   "Exit 0 when the leader took it, 1 refused (the message says\n"
+				   "why), 69 no leader reachable (no quorum); no --json.\n";
 	if (help(argc, argv, text))
 		return EL_EXIT_OK;
 	if (argc > 2)

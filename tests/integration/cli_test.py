@@ -15,7 +15,14 @@ group of its own); a SIGKILLed CLI's CMD is killed by the kernel
 it; a CLI stopped past its lease: the watchdog kills CMD in time (exit 76),
 or, when CMD had ended by itself within the lease, the CLI exits with CMD's
 status and a warning; SIGINT or SIGTERM to a CLI still waiting for the lock
-ends the wait (exit 130/143), drops it on the cluster and CMD never runs;
+ends the wait (exit 130/143), drops it on the cluster and CMD never runs, and
+SIGTERM/SIGINT/SIGHUP while the session opens towards an endpoint nobody
+listens on ends it at once (--timeout 1193h); stdout a pipe whose reader is
+gone: read commands exit 74 (Broken pipe), elect runs CMD with SIGPIPE's
+default and gives leadership back; elect's "elected" line is on stderr;
+--opt=value, --timeout 0, a value-taking option before --, --json where not
+taken, --grace not shorter than --ttl; transfer-leader with no quorum is 69;
+`locks --json` shows a lock in its lock-delay delayed, with its last token;
 the whole cluster SIGKILLed and restarted: the held lock is
 still there and the next token is higher; observe with every daemon stopped
 reports errors, not "free", and exits 69; names and values with quotes,
@@ -507,6 +514,105 @@ def test_signal_while_waiting(e):
                  waiter.stderr.read().strip()))
 
 
+def catches(pid, sig):
+    """Has process pid a handler for sig (SigCgt of /proc/PID/status)?"""
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                if line.startswith("SigCgt:"):
+                    return bool(int(line.split()[1], 16) & (1 << (sig - 1)))
+    except OSError:
+        pass
+    return False
+
+
+def test_signal_while_opening():
+    """SIGTERM, SIGINT, SIGHUP while `lock`/`elect` opens its session towards
+    an endpoint nobody listens on (bound, not listening: refused, retried
+    until --timeout): the CLI exits 128 + the signal at once and CMD never
+    runs. The old CLI caught the signal and went on opening until --timeout
+    (with 1193h, for good). No sleep: the signal goes once the CLI's
+    handler is in place (SigCgt), right before the open."""
+    import socket
+    tmp = tempfile.mkdtemp(prefix="cli-open-")
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    ep = "tls+tcp://127.0.0.1:%d" % sock.getsockname()[1]
+    try:
+        for sig, verb in ((signal.SIGTERM, "lock"), (signal.SIGINT, "elect"),
+                          (signal.SIGHUP, "lock")):
+            marker = os.path.join(tmp, "ran")
+            args = ["x"] if verb == "lock" else ["x", "v"]
+            p = subprocess.Popen([CLI, "--endpoints", ep, "--ca",
+                                  os.path.join(BUILD, "certs", "ca.pem"), verb] + args +
+                                 ["--timeout", "1193h", "--", "touch", marker],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                 start_new_session=True)
+            eventually(lambda: catches(p.pid, sig) or p.poll() is not None, 10.0)
+            t0 = time.time()
+            p.send_signal(sig)
+            try:
+                rc = p.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                rc = None
+            took = time.time() - t0
+            err = p.communicate(timeout=10)[1]
+            check(rc == 128 + sig and took < 3 and not os.path.exists(marker),
+                  "%s while `%s` opens its session (nobody listens): exit %s (want %d) after "
+                  "%.1f s, CMD not run (%s)" % (sig.name, verb, rc, 128 + sig, took, err.strip()))
+    finally:
+        sock.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def closed_pipe():
+    """The write end of a pipe whose read end is closed (its reader gone)."""
+    r, w = os.pipe()
+    os.close(r)
+    return w
+
+
+def test_closed_stdout(e):
+    """stdout a pipe whose reader has gone (`edgelock status | head -0`):
+    the read commands exit 74, 'writing the output: Broken pipe', not 141
+    (killed by SIGPIPE). elect wins and runs CMD, which gets SIGPIPE's
+    default back (its echo dies of it: 141, its status), and leadership is
+    given back (the old CLI died of SIGPIPE writing 'elected', CMD never
+    ran, and the dead session held the election for its TTL)."""
+    stop = e.path("pipe-held.stop")
+    holder = e.start("lock", "pipe-held", "--", "sh", "-c",
+                     "while [ ! -e %s ]; do sleep 0.1; done" % stop)
+    eventually(lambda: waiters_of(e, "pipe-held") == 0)  # listed: locks has a line
+    for args in (["status"], ["status", "--json"], ["locks"], ["locks", "--json"],
+                 ["members", "list"]):
+        w = closed_pipe()
+        try:
+            r = subprocess.run([CLI] + args, env=e.env, stdout=w, stderr=subprocess.PIPE,
+                               text=True, timeout=60)
+        finally:
+            os.close(w)
+        check(r.returncode == 74 and "writing the output: Broken pipe" in r.stderr,
+              "%s | (reader gone): exit %d (want 74), saying why (%s)"
+              % (" ".join(args), r.returncode, r.stderr.strip()))
+    open(stop, "w").close()
+    holder.wait(timeout=30)
+    marker = e.path("pipe-elect.ran")
+    w = closed_pipe()
+    try:
+        r = subprocess.run([CLI, "elect", "pipe-elect", "v", "--", "sh", "-c",
+                            "touch %s; echo data; touch %s.after" % (marker, marker)],
+                           env=e.env, stdout=w, stderr=subprocess.PIPE, text=True, timeout=60)
+    finally:
+        os.close(w)
+    again = e.run("elect", "pipe-elect", "w", "--wait", "0", "--", "true")
+    check(r.returncode == 141 and os.path.exists(marker) and
+          not os.path.exists(marker + ".after") and again.returncode == 0,
+          "elect with stdout a closed pipe: CMD ran, died of SIGPIPE (exit %d, want 141), "
+          "leadership given back (next elect: %d) (%s)"
+          % (r.returncode, again.returncode, r.stderr.strip()))
+
+
 def test_signal_while_unreachable(cluster, e):
     """SIGTERM to a waiting `lock` while every daemon is stopped: the close
     cannot reach the cluster, so the CLI gives up after --timeout rather
@@ -675,6 +781,10 @@ def test_no_quorum(cluster, e):
         lk = e.run("--timeout", "2s", "lock", "nq", "--", "true")
         check(lk.returncode == 69 and "no leader reachable" in lk.stderr,
               "no quorum: lock exits 69 (%s)" % lk.stderr.strip())
+        tr = e.run("--timeout", "2s", "transfer-leader")
+        check(tr.returncode == 69 and "no leader reachable" in tr.stderr,
+              "no quorum: transfer-leader exits 69, no leader reachable, not 1 'not found' "
+              "(%d: %s)" % (tr.returncode, tr.stderr.strip()))
         r = subprocess.run([os.path.join(BUILD, "bin", "client-safety-test"), "no-quorum"],
                            env=e.env, capture_output=True, text=True, timeout=120)
         check(r.returncode == 0, "no quorum: libedgelock returns EL_ETIMEDOUT naming the "
@@ -843,8 +953,10 @@ def test_elected_escaped(e):
     """elect prints the name it won escaped, as locks and observe show it: a
     newline in the name does not split the line."""
     r = e.run("elect", "el\nx", "v", "--", "true")
-    check(r.returncode == 0 and re.fullmatch(r"elected el\\x0ax: token \d+\n", r.stdout),
-          "elect: the name in 'elected NAME' is escaped (%r)" % r.stdout)
+    check(r.returncode == 0 and r.stdout == "" and
+          re.search(r"^edgelock: elected el\\x0ax: token \d+$", r.stderr, re.M),
+          "elect: 'elected NAME' (the name escaped) is on stderr, stdout is CMD's (%r, %r)"
+          % (r.stdout, r.stderr))
 
 
 def test_ttl_over_limit(e):
@@ -857,16 +969,35 @@ def test_ttl_over_limit(e):
           % (r.returncode, r.stderr.strip()))
 
 
+def delayed_row(e, name):
+    """name's `locks --json` object while it is in its lock-delay, else None."""
+    for row in json_lines(e.run("locks", "--json").stdout):
+        if row["name"] == name and row.get("delayed") is True:
+            return row
+    return None
+
+
 def test_killed_client(e):
-    holder = e.start("lock", "k", "--ttl", "2s", "--lock-delay", "1s", "--", "sleep", "60")
-    time.sleep(1.0)
+    """A SIGKILLed client's lock goes to a waiter after TTL + lock-delay;
+    meanwhile `locks --json` shows it delayed with the token it was held by
+    (the old CLI: "token":0, and "delayed" for semaphores only)."""
+    holder = e.start("lock", "k", "--ttl=2s", "--lock-delay=2s", "--", "sh", "-c",
+                     "echo $EDGELOCK_TOKEN; exec sleep 60")
+    line = holder.stdout.readline().strip()  # the old CLI refused --ttl=2s: none
+    token = int(line) if line.isdigit() else -1
     t0 = time.time()
     os.killpg(holder.pid, signal.SIGKILL)
     holder.wait()
+    rows = []
+    eventually(lambda: rows.append(delayed_row(e, "k")) or rows[-1] is not None, 6.0)
+    row = rows[-1] if rows else None
     r = e.run("lock", "k", "--wait", "20s", "--", "true")
     waited = time.time() - t0
-    check(r.returncode == 0 and waited >= 2.5,
+    check(r.returncode == 0 and waited >= 3.0,
           "a SIGKILLed client's lock went to a waiter after TTL + lock-delay (%.1f s)" % waited)
+    check(row and row["mode"] == "delayed" and row["token"] == token and row["holders"] == 0,
+          "locks --json: a lock in its lock-delay has delayed true and its holder's token %d "
+          "(%r)" % (token, row))
 
 
 def test_granted_while_stopped(e):
@@ -1406,7 +1537,7 @@ def join_fourth(cluster, e):
           % (tries, (r.stdout + r.stderr).strip()))
     check(eventually(lambda: cli_members(cluster, e).get(4) == "voter"),
           "members list --json: node 4 is a voter %s" % cli_members(cluster, e))
-    r = e.run("members", "promote", "4", "--json")
+    r = e.run("members", "promote", "4")
     check(r.returncode == 1 and "not a learner" in r.stderr,
           "promoting a voter again: exit 1, and why (%s)" % r.stderr.strip())
     leader, _ = cli_members(cluster, e, leader=True)
@@ -1652,13 +1783,31 @@ def test_usage_named():
                          "--ttl 10000h: too long (a duration is at most 1193h); the cluster"),
                         (["observe", "bad\udcff"], "NAME must be UTF-8 text, not \"bad\\xff\""),
                         (["--timeout", "10000h", "status"], "too long (a duration is at most "
-                         "1193h)")):
+                         "1193h)"),
+                        (["--timeout", "0", "status"], "--timeout 0: a request's bound must"),
+                        (["--timeout=0", "status"], "--timeout 0: a request's bound must"),
+                        (["lock", "x", "--ttl=10000h", "--", "true"], "--ttl 10000h: too long"),
+                        (["lock", "x", "--endpoints", "--", "true"], "--endpoints needs a value"),
+                        (["lock", "x", "--ttl", "--", "true"], "--ttl needs a duration"),
+                        (["lock", "x", "-n", "--", "true"], "-n needs a number"),
+                        (["--json=yes", "status"], "--json takes no value"),
+                        (["transfer-leader", "--json"], "--json is not taken here"),
+                        (["elect", "x", "v", "--json"], "--json is not taken here"),
+                        (["lock", "x", "--json", "--", "true"], "--json is not taken here"),
+                        (["members", "remove", "4", "--json"], "--json is not taken here"),
+                        (["lock", "x", "--ttl", "5s", "--grace=5s", "--", "true"],
+                         "--grace must be shorter than --ttl")):
         r = subprocess.run([CLI] + nowhere + args, capture_output=True, text=True,
                            errors="replace", timeout=30)
         first = (r.stderr.splitlines() or [""])[0]
         check(r.returncode == 64 and named in first,
               "%s: exit %d (want 64), the first line names it: %r"
               % (" ".join(args), r.returncode, first))
+    r = subprocess.run([CLI, "--endpoints=tls+tcp://127.0.0.1:1",
+                        "--ca=" + os.path.join(BUILD, "certs", "ca.pem"), "--timeout=300ms",
+                        "status"], capture_output=True, text=True, timeout=30)
+    check(r.returncode == 69, "--opt=value is taken for the global options: exit %d (want 69: "
+          "nobody at that endpoint) (%s)" % (r.returncode, r.stderr.strip()))
 
 
 def test_client_config():
@@ -1750,6 +1899,7 @@ def check_help_exit_codes():
 
 def main():
     test_help()
+    test_signal_while_opening()
     test_status_leader_unanswered()
     # no per-identity session bound: client_safety's urgent-slots check opens
     # a client's most sessions (64) beside the others of this run
@@ -1768,7 +1918,7 @@ def main():
                   test_killed_cli, test_killed_cli_group, test_hangup_passed_on, test_stopped_cli,
                   test_stopped_cli_done, test_stopped_dog_late,
                   test_client_threads, test_client_safety,
-                  test_output_full, test_snapshot_files, test_ttl_over_limit,
+                  test_output_full, test_closed_stdout, test_snapshot_files, test_ttl_over_limit,
                   test_elected_escaped):
             t(e)
         test_leader_killed(cluster, e)
