@@ -347,7 +347,7 @@ struct el_d_restore_ended {
 	uint32_t sessions, locks, delay_ms;
 };
 /* Every session of t closed and each name one held put in lock-delay for
- * its holders' longest TTL (capped), by the core's commands at the indexes
+ * EL_LOCK_DELAY_MAX_MS, by the core's commands at the indexes
  * after t's; EL_OK, or the first command's error (t then half done). */
 int el_d_restore_end_sessions(struct el_lock_table *t, struct el_d_restore_ended *out);
 /* A restore's: generation 1, the digests of the backup and of its

@@ -97,8 +97,8 @@ static const char RESTORE_USAGE[] =
 	"nodes restored with other lists are two clusters and refuse each other.\n"
 	"Sessions do not survive a restore: the backup's are ended, their clients\n"
 	"get EEXPIRED (LOST) and must open new sessions; each lock a session held\n"
-	"at the backup stays in lock-delay (refused, EDELAYED) for its holders'\n"
-	"TTL, at most 60 s, from the restored cluster's first leader.\n"
+	"at the backup stays in lock-delay (refused, EDELAYED) for 60 s (the\n"
+	"lock-delay cap) from the restored cluster's first leader.\n"
 	"--token-floor N: tokens granted after the backup are not in it; with N\n"
 	"the highest token the old cluster may have granted (a fenced resource's\n"
 	"highest, or the last `edgelock_commit_index` seen), every token from now\n"
@@ -112,28 +112,32 @@ static const char RESTORE_USAGE[] =
 	"the data directory not empty, or a write failed (what restore wrote is\n"
 	"removed: the directory is empty again).\n";
 
-/* restore's own flag, --token-floor N (1 .. 2^53: a token stays exact in
- * JSON), taken out of argv before the daemon's flags are parsed; nonzero
- * (said) on a bad one. */
+/* restore's own flag, --token-floor N or --token-floor=N (1 .. 2^52: the
+ * tokens granted after it stay exact in JSON, under 2^53), taken out of
+ * argv before the daemon's flags are parsed; nonzero (said) on a bad one. */
 static int take_token_floor(int *argc, char **argv, uint64_t *floor)
 {
+	static const char opt[] = "--token-floor";
 	for (int i = 1; i < *argc; i++) {
-		if (strcmp(argv[i], "--token-floor") != 0)
+		const bool joined = strncmp(argv[i], opt, sizeof opt - 1) == 0 &&
+				    argv[i][sizeof opt - 1] == '=';
+		if (strcmp(argv[i], opt) != 0 && !joined)
 			continue;
 		char *end = NULL;
 		errno = 0;
-		const char *v = i + 1 < *argc ? argv[i + 1] : "";
+		const char *v = joined ? argv[i] + sizeof opt : i + 1 < *argc ? argv[i + 1] : "";
+		const int taken = joined ? 1 : 2;
 		const unsigned long long n = strtoull(v, &end, 10);
 		if (v[0] < '0' || v[0] > '9' || *end != '\0' || errno != 0 || n == 0 ||
-		    n > (1ull << 53)) {
+		    n > (1ull << 52)) {
 			fprintf(stderr, "edgelockd: restore: --token-floor wants a number from 1 to "
-				"2^53 (the highest token the old cluster may have granted), not '%s'\n",
+				"2^52 (the highest token the old cluster may have granted), not '%s'\n",
 				v);
 			return -1;
 		}
 		*floor = n;
-		memmove(&argv[i], &argv[i + 2], (size_t)(*argc - i - 2 + 1) * sizeof *argv);
-		*argc -= 2;
+		memmove(&argv[i], &argv[i + taken], (size_t)(*argc - i - taken + 1) * sizeof *argv);
+		*argc -= taken;
 		return 0;
 	}
 	return 0;

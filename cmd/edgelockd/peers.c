@@ -340,7 +340,7 @@ static bool incarnation_ok(struct el_daemon *d, uint64_t conn, const struct el_p
 {
 	const struct el_d_incarnation theirs = { .known = true, .generation = h->generation,
 						 .nonce = h->nonce };
-	char ours_s[48], theirs_s[48], why[400];
+	char ours_s[48], theirs_s[48], why[600];
 	el_d_incarnation_name(&d->inc, ours_s, sizeof ours_s);
 	el_d_incarnation_name(&theirs, theirs_s, sizeof theirs_s);
 	switch (el_d_incarnation_judge(&d->inc, h)) {
@@ -356,8 +356,9 @@ static bool incarnation_ok(struct el_daemon *d, uint64_t conn, const struct el_p
 	case EL_D_INC_THEY_STALE:
 		snprintf(why, sizeof why, "its data predates this cluster's --force-new-cluster or "
 			 "restore (incarnation %s, this node's %s): it must not rejoin with it: stop "
-			 "it, wipe its data_dir, start it with --join and `edgelock members add` it",
-			 theirs_s, ours_s);
+			 "it, wipe its data_dir, start it with --join and `edgelock members add` it "
+			 "(unless this node was restored or forced alone while that node's cluster "
+			 "still ran: then stop this node instead)", theirs_s, ours_s);
 		refuse(d, conn, why, h->node);
 		return false;
 	case EL_D_INC_WE_STALE:
@@ -384,8 +385,8 @@ static bool incarnation_ok(struct el_daemon *d, uint64_t conn, const struct el_p
 		else
 			snprintf(why, sizeof why, "its data is of another cluster made from this one "
 				 "(incarnation %s, this node's %s: --force-new-cluster or restore run "
-				 "twice?): keep one, wipe the other's nodes and --join them", theirs_s,
-				 ours_s);
+				 "twice, or restored with another --token-floor?): keep one, wipe the "
+				 "other's nodes and --join them", theirs_s, ours_s);
 		refuse(d, conn, why, h->node);
 		return false;
 	case EL_D_INC_DAMAGED:

@@ -153,8 +153,8 @@ static int end_sessions(struct el_lock_table *t, struct el_snapshot_meta *meta, 
 		return rc;
 	}
 	el_log(EL_LOG_INFO, "restore: ended the backup's %u sessions: their clients get EEXPIRED "
-	       "and must open new ones; the %u locks they held stay in lock-delay for up to %u ms "
-	       "(their holders' TTL) once the restored cluster has a leader", ended.sessions,
+	       "and must open new ones; the %u locks they held stay in lock-delay for %u ms (the "
+	       "lock-delay cap) once the restored cluster has a leader", ended.sessions,
 	       ended.locks, ended.delay_ms);
 	*out = bytes;
 	meta->index = t->last_index;

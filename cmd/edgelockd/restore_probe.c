@@ -78,8 +78,9 @@ int el_d_restore_peers_down(const struct el_dcfg *cfg)
 				continue;
 			if (accepted(pfd[k].fd)) {
 				answering++;
-				el_log(EL_LOG_ERROR, "restore: node %u answers at %s: it runs, so this "
-				       "cluster is not down; nothing was changed", who[k]->id,
+				el_log(EL_LOG_ERROR, "restore: something accepts connections at node "
+				       "%u's address %s (its edgelockd, or another program on that port): "
+				       "this cluster is not down; nothing was changed", who[k]->id,
 				       who[k]->addr);
 			}
 			close(pfd[k].fd);

@@ -832,6 +832,9 @@ static void admin(struct el_daemon *d, uint64_t conn, const struct el_cw_msg *q)
 		target = 0;
 	} else if (names_non_member(d, q)) {
 		rc = EL_ENOTFOUND;
+	} else if (q->type == EL_CW_TRANSFER && el_raft_state(r) != EL_LEADER) {
+		rc = EL_ENOTLEADER; /* before a target: a follower alone found none and said
+				     * "not found", which the CLI took for a bad id (an outside tester) */
 	} else if (q->type == EL_CW_TRANSFER) {
 		if (target == 0)
 			target = transfer_target(d);

@@ -5,8 +5,8 @@ real daemons.
 Backup and restore: three edgelockd over TLS hold a lock and a session;
 `edgelock snapshot save` writes a backup; a NEW cluster of three, each node
 seeded with `edgelockd restore BACKUP`, starts normally with the backup's
-sessions ended (EEXPIRED) and the locks they held in lock-delay for their
-TTL, then granted, and grants the next lock a higher token. Nodes restored
+sessions ended (EEXPIRED) and the locks they held in lock-delay (60 s,
+the cap), and grants the next lock a higher token. Nodes restored
 with other [peers] lists refuse each other; a backup of another format
 version is named as such.
 A damaged backup and a restore over existing state are refused; a restore
@@ -181,9 +181,9 @@ def test_sessions_ended(conn, led, s, token, others):
     back holding what it held at the backup, its keepalives healthy for
     good: two clients believed they held one lock). Each is ended: its
     keepalive gets EEXPIRED; each lock held at the backup (exclusive or
-    shared) is in lock-delay for its holders' TTL (capped at 60 s) from the
-    restored leader, refused to a try (EDELAYED), then granted above every
-    token of the backup."""
+    shared) is in lock-delay for 60 s (the cap) from the restored leader,
+    refused to a try (EDELAYED); the next token is above every one of the
+    backup."""
     keep = [conn.call({1: 2, 4: i}).get(3, 0) for i in [s] + others]
     check("restore: every session of the backup is ended (keepalive EEXPIRED)",
           keep == [-7] * (1 + len(others)), repr(keep))
@@ -198,14 +198,16 @@ def test_sessions_ended(conn, led, s, token, others):
     rep = conn.call({1: 4, 4: t, 5: 4, 6: "gate"})
     check("restore: the next token is higher than every one in the backup",
           rep.get(3, 0) == 0 and rep.get(11, 0) > token, repr(rep))
-    time.sleep(max(0.0, led + 6.5 - time.monotonic()))  # the 6 s TTL of quick and reads
-    got = [conn.call({1: 4, 4: t, 5: seq, 6: name}) for seq, name in ((5, "quick"),
-                                                                       (6, "reads"))]
-    check("restore: ... and granted once the delay (their TTL, 6 s) has passed, above the "
-          "backup's tokens", all(g.get(3, 0) == 0 and g.get(11, 0) > token for g in got),
-          repr(got))
-    rep = conn.call({1: 4, 4: t, 5: 7, 6: "door"})
-    check("restore: the 60 s TTL's lock is still delayed then", rep.get(3, 0) == -16, repr(rep))
+    # Past the 6 s TTL of quick's and reads' holders at the backup, still
+    # delayed: the lock may have passed since to a client of a longer TTL,
+    # which a delay of the holders' TTL let the restored cluster overlap (an
+    # outside retest). The delay is the cap, 60 s, for every such lock; its
+    # end is the core's lock-delay (test_lock.c), not waited for here.
+    time.sleep(max(0.0, led + 6.5 - time.monotonic()))
+    got = [conn.call({1: 4, 4: t, 5: seq, 6: name}).get(3, 0)
+           for seq, name in ((5, "quick"), (6, "reads"), (7, "door"))]
+    check("restore: past their backup-time holders' 6 s TTL, the locks are still delayed "
+          "(the delay is the 60 s cap, whoever held them)", got == [-16, -16, -16], repr(got))
 
 
 def crc32c(data):
@@ -841,7 +843,7 @@ def test_restore_beside_running(c):
                              capture_output=True, text=True, timeout=30)
         check("restore beside running nodes: refused, exit 1, naming a running node and --join",
               r.returncode == 0 and out.returncode == 1 and
-              "answers at" in out.stderr and "--join" in out.stderr and
+              "accepts connections at node" in out.stderr and "--join" in out.stderr and
               (not os.path.exists(n.data(lost)) or state_files(n.data(lost)) == []),
               "exit %d: %s" % (out.returncode, out.stderr[-500:]))
         check("restore beside running nodes: the cluster still leads",
@@ -873,8 +875,9 @@ def test_token_floor(c):
         check("token floor: a bad N is refused (exit 1), naming it, nothing written",
               bad.returncode == 1 and "--token-floor" in bad.stderr and
               not os.path.exists(os.path.join(n.data(1), "incarnation")), bad.stderr[-300:])
-        outs = [subprocess.run([n.bin, "restore", backup, "-c", n.config(i), "--token-floor",
-                                str(floor + (1 if i == 3 else 0))],
+        args = {1: ["--token-floor", str(floor)], 2: ["--token-floor=%d" % floor],
+                3: ["--token-floor", str(floor + 1)]}
+        outs = [subprocess.run([n.bin, "restore", backup, "-c", n.config(i)] + args[i],
                                capture_output=True, text=True, timeout=30)
                 for i in sorted(n.peer_port)]
         files = {}
