@@ -975,30 +975,39 @@ static int check_lost_wait(el_client *main_c)
 	return bad;
 }
 
-/* el_query shows the holder's client as the cluster stores it, its
- * identity and the label el_client_open was given, whole up to the
- * cluster's 32 bytes (el_lock_info.holder was cut at 15). */
-static int check_holder_name(el_client *main_c)
+/* A client named label (NULL: none) locks name; what main_c's el_query
+ * shows as its holder, into li. 0, or 1 said under check. */
+static int holder_of(el_client *main_c, const char *label, const char *name, const char *check,
+		     struct el_lock_info *li)
 {
-	static const char label[] = "label-of-20-bytes-xy";
 	const struct el_client_options o = { .endpoints = getenv("EDGELOCK_ENDPOINTS"),
 					     .ca_file = getenv("EDGELOCK_CA"),
 					     .cert_key_file = getenv("EDGELOCK_CERT"), .name = label };
 	el_client *c = NULL;
 	el_session *s = NULL;
 	uint64_t token = 0;
-	struct el_lock_info li;
-	memset(&li, 0, sizeof li);
+	memset(li, 0, sizeof *li);
 	int bad = 0;
 	if (el_client_open(&c, &o) != EL_OK || el_session_open(c, 10000, &s) != EL_OK ||
-	    el_lock(s, "safety/holder-name", false, 0, &token) != EL_OK ||
-	    el_query(main_c, "safety/holder-name", &li) != EL_OK)
-		bad = failed("holder-name", "setup: %s", el_client_last_error(c));
-	else if (strstr(li.holder, label) == NULL || strlen(li.holder) <= sizeof label)
-		bad = failed("holder-name", "holder '%s'; want 'IDENTITY %s'", li.holder, label);
+	    el_lock(s, name, false, 0, &token) != EL_OK || el_query(main_c, name, li) != EL_OK)
+		bad = failed(check, "setup: %s", el_client_last_error(c));
 	el_session_close(s);
 	el_client_close(c);
 	return bad;
+}
+
+/* el_query shows the holder's client as the cluster stores it, its
+ * identity and the label el_client_open was given, whole up to the
+ * cluster's 32 bytes (el_lock_info.holder was cut at 15). */
+static int check_holder_name(el_client *main_c)
+{
+	static const char label[] = "label-of-20-bytes-xy";
+	struct el_lock_info li;
+	if (holder_of(main_c, label, "safety/holder-name", "holder-name", &li) != 0)
+		return 1;
+	if (strstr(li.holder, label) == NULL || strlen(li.holder) <= sizeof label)
+		return failed("holder-name", "holder '%s'; want 'IDENTITY %s'", li.holder, label);
+	return 0;
 }
 
 /* With no el_client_options.name the holder is the identity alone
@@ -1006,25 +1015,13 @@ static int check_holder_name(el_client *main_c)
  * space of an empty label after it (an outside tester). */
 static int check_holder_bare(el_client *main_c)
 {
-	const struct el_client_options o = { .endpoints = getenv("EDGELOCK_ENDPOINTS"),
-					     .ca_file = getenv("EDGELOCK_CA"),
-					     .cert_key_file = getenv("EDGELOCK_CERT") };
-	el_client *c = NULL;
-	el_session *s = NULL;
-	uint64_t token = 0;
 	struct el_lock_info li;
-	memset(&li, 0, sizeof li);
-	int bad = 0;
-	if (el_client_open(&c, &o) != EL_OK || el_session_open(c, 10000, &s) != EL_OK ||
-	    el_lock(s, "safety/holder-bare", false, 0, &token) != EL_OK ||
-	    el_query(main_c, "safety/holder-bare", &li) != EL_OK)
-		bad = failed("holder-bare", "setup: %s", el_client_last_error(c));
-	else if (strcmp(li.holder, "client") != 0)
-		bad = failed("holder-bare", "holder '%s'; want 'client' (the identity alone)",
-			     li.holder);
-	el_session_close(s);
-	el_client_close(c);
-	return bad;
+	if (holder_of(main_c, NULL, "safety/holder-bare", "holder-bare", &li) != 0)
+		return 1;
+	if (strcmp(li.holder, "client") != 0)
+		return failed("holder-bare", "holder '%s'; want 'client' (the identity alone)",
+			      li.holder);
+	return 0;
 }
 
 /* Does el_query on c end in EL_ETIMEDOUT naming the endpoint via (and
