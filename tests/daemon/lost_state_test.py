@@ -85,6 +85,26 @@ def run(c):
           st.get(25, 0) >= commit and st.get(26, 0) >= commit, "%r, commit was %d" % (st, commit))
 
 
+def wipe_follower(c, leader, flag, what, before, after):
+    """Locks taken (before: prefix, count), a follower killed, its data
+    wiped and started again under its id with flag, more locks taken
+    (after); (the wiped follower, the other one)."""
+    check("%s: locks taken" % what, take_locks(c, leader, *before))
+    wiped, other = [i for i in sorted(c.procs) if i != leader]
+    c.kill(wiped)
+    shutil.rmtree(c.data(wiped))
+    c.start(wiped, flag)
+    check("%s: more locks taken" % what, take_locks(c, leader, *after))
+    return wiped, other
+
+
+def holds_log_again(c, leader, wiped, what):
+    commit = c.status(leader).get(25, 0)
+    check("%s: it holds the log again" % what,
+          eventually(lambda: c.status(wiped).get(25, 0) >= commit, 15.0),
+          "%r, leader's commit %d" % (c.status(wiped), commit))
+
+
 def run_wiped_follower(c):
     """A follower's data wiped under a running leader and the board started
     again under its id (bootstrapped with the same [peers], so its hellos
@@ -94,21 +114,13 @@ def run_wiped_follower(c):
     nothing in any log (an outside tester). Now the leader says so and sends
     it the log again, and the cluster survives the other follower's loss."""
     leader = c.wait_leader()
-    check("wiped follower: locks taken", take_locks(c, leader, "c", 10))
-    wiped, other = [i for i in sorted(c.procs) if i != leader]
-    c.kill(wiped)
-    shutil.rmtree(c.data(wiped))
-    c.start(wiped, "--bootstrap")
-    check("wiped follower: more locks taken", take_locks(c, leader, "d", 3))
+    wiped, other = wipe_follower(c, leader, "--bootstrap", "wiped follower", ("c", 10), ("d", 3))
     line = "safety: node %d acknowledged entries up to " % wiped
     said = eventually(lambda: line in log_text(c, leader), 15.0)
     check("wiped follower: the leader says it lost entries it acknowledged, with what to do",
           said and "members remove %d" % wiped in log_text(c, leader),
           log_text(c, leader)[-600:])
-    commit = c.status(leader).get(25, 0)
-    check("wiped follower: it holds the log again",
-          eventually(lambda: c.status(wiped).get(25, 0) >= commit, 15.0),
-          "%r, leader's commit %d" % (c.status(wiped), commit))
+    holds_log_again(c, leader, wiped, "wiped follower")
     c.kill(other)
     check("wiped follower: with the other follower dead, locks are still taken",
           take_locks(c, c.wait_leader(timeout=20), "e", 2))
@@ -165,16 +177,8 @@ def run_joined_unremoved(c):
     applied entry into a snapshot, which carries the configuration to any
     follower that needs the log from its start."""
     leader = c.wait_leader()
-    check("joined unremoved: locks taken", take_locks(c, leader, "f", 3))
-    wiped, other = [i for i in sorted(c.procs) if i != leader]
-    c.kill(wiped)
-    shutil.rmtree(c.data(wiped))
-    c.start(wiped, "--join")
-    check("joined unremoved: more locks taken", take_locks(c, leader, "g", 3))
-    commit = c.status(leader).get(25, 0)
-    check("joined unremoved: it holds the log again",
-          eventually(lambda: c.status(wiped).get(25, 0) >= commit, 15.0),
-          "%r, leader's commit %d" % (c.status(wiped), commit))
+    wiped, other = wipe_follower(c, leader, "--join", "joined unremoved", ("f", 3), ("g", 3))
+    holds_log_again(c, leader, wiped, "joined unremoved")
     c.kill(leader)
     now = c.wait_leader(timeout=20)
     check("joined unremoved: with the leader dead, the two others elect a leader",

@@ -175,6 +175,15 @@ static int lpropose(el_id_t id)
 
 /* ---- 1. No-op room --------------------------------------------------------- */
 
+/* Three nodes started and an election let happen: the leader (0 when
+ * none was elected: the caller checks). */
+static el_id_t lstart3(void)
+{
+	lsetup(3);
+	ltick(3 * L_ELECTION_MS);
+	return lleader();
+}
+
 /* The leader fills the window as far as admission lets it with entries its
  * followers store but whose acknowledgements are lost, holding exactly
  * EL_COMPACT_THRESHOLD applied entries (one more would compact). Then it
@@ -182,9 +191,7 @@ static int lpropose(el_id_t id)
  * still append its no-op and commit everything within a few heartbeats. */
 static void test_full_window_leader_commits(void)
 {
-	lsetup(3);
-	ltick(3 * L_ELECTION_MS);
-	const el_id_t old = lleader();
+	const el_id_t old = lstart3();
 	EL_CHECK(old != 0);
 	if (old == 0)
 		return;
@@ -238,9 +245,7 @@ static void test_full_window_leader_commits(void)
  * EL_UNCOMMITTED_MAX client entries above its commit, nor a full window. */
 static void test_admission_bound(void)
 {
-	lsetup(3);
-	ltick(3 * L_ELECTION_MS);
-	const el_id_t l = lleader();
+	const el_id_t l = lstart3();
 	EL_CHECK(l != 0);
 	if (l == 0)
 		return;
@@ -261,9 +266,7 @@ static void test_admission_bound(void)
  * but heartbeats. */
 static void test_quiet_after_snapshot(void)
 {
-	lsetup(3);
-	ltick(3 * L_ELECTION_MS);
-	const el_id_t l = lleader();
+	const el_id_t l = lstart3();
 	EL_CHECK(l != 0);
 	if (l == 0)
 		return;
@@ -365,9 +368,7 @@ static void test_learner_promoted_when_idle(void)
  * empty (an outside tester). */
 static void lost_log(bool bootstrapped, bool idle)
 {
-	lsetup(3);
-	ltick(3 * L_ELECTION_MS);
-	const el_id_t l = lleader();
+	const el_id_t l = lstart3();
 	EL_CHECK(l != 0);
 	if (l == 0)
 		return;
