@@ -342,7 +342,7 @@ void el_d_incarnation_of_bootstrap(const struct el_conf *c, struct el_d_incarnat
 /* --force-new-cluster's: the next generation, a random nonce. */
 int el_d_incarnation_next(const struct el_d_incarnation *old, struct el_d_incarnation *out);
 /* restore_sessions.c: what a restore ended in the backup's table: its
- * sessions, the names they held (now in lock-delay), the longest delay. */
+ * sessions, the names they held (now in lock-delay), that delay (0: none). */
 struct el_d_restore_ended {
 	uint32_t sessions, locks, delay_ms;
 };

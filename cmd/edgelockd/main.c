@@ -419,10 +419,11 @@ int main(int argc, char **argv)
 	char tag[24];
 	snprintf(tag, sizeof tag, "node%u", d.cfg.id);
 	el_log_set_tag(tag);
-	if (restore != NULL && el_d_restore_peers_down(&d.cfg) != EL_OK)
-		return 1; /* a node of the cluster runs: a person must decide */
-	if (restore != NULL)
+	if (restore != NULL) {
+		if (el_d_restore_peers_down(&d.cfg) != EL_OK)
+			return 1; /* a node of the cluster runs: a person must decide */
 		return el_d_restore(&d.cfg, restore, token_floor) == EL_OK ? 0 : 2;
+	}
 	struct sigaction sa = { .sa_handler = on_signal };
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGTERM, &sa, NULL);

@@ -14,7 +14,7 @@
  * A client may go on believing it holds a lock until its own lease ends,
  * up to its session's TTL after its last renewal. So every lock a session
  * held at the backup stays unavailable (in lock-delay, EDELAYED to a try,
- * queued otherwise) for EL_LOCK_DELAY_MAX_MS (delay_of), counted by the
+ * queued otherwise) for EL_LOCK_DELAY_MAX_MS (RESTORE_DELAY_MS), counted by the
  * restored cluster's first leader,
  * which arms every lock-delay when it takes office (core/node_timer.c).
  *
@@ -37,11 +37,10 @@
 #include "el_daemon.h"
 #include "el_error.h"
 
-/* A name some session held at the backup: how many held it, as what, and
- * how long it stays in lock-delay. Its name is copied: closing the
- * sessions frees its slot, which a stand-in's acquire may reuse. */
+/* A name some session held at the backup: how many held it, and as what.
+ * Its name is copied: closing the sessions frees its slot, which a
+ * stand-in's acquire may reuse. */
 struct held {
-	uint32_t delay_ms;
 	uint8_t holders;
 	uint8_t limit;
 	uint8_t name_len;
@@ -62,10 +61,7 @@ static int apply(struct el_lock_table *t, const struct el_lock_cmd *c, struct el
  * holders after a 5 s delay). A constant, not max_session_ttl_ms: every
  * node restored from one backup must install the same bytes, and the
  * nodes' configs may differ. */
-static uint32_t delay_of(void)
-{
-	return EL_LOCK_DELAY_MAX_MS;
-}
+#define RESTORE_DELAY_MS EL_LOCK_DELAY_MAX_MS
 
 /* Every name held at the backup into out; their count. */
 static uint32_t collect(const struct el_lock_table *t, struct held *out, struct el_lock_query *q)
@@ -77,7 +73,6 @@ static uint32_t collect(const struct el_lock_table *t, struct held *out, struct 
 		if (el_lock_query(t, e->name, e->name_len, q) != EL_OK || q->n_holders == 0)
 			continue;
 		struct held *h = &out[n++];
-		h->delay_ms = delay_of();
 		h->holders = q->n_holders;
 		h->limit = q->limit;
 		h->name_len = e->name_len;
@@ -105,7 +100,7 @@ static int stand_in(struct el_lock_table *t, const struct held *held, uint32_t n
 			continue;
 		seq++;
 		c = (struct el_lock_cmd){ .type = EL_CMD_ACQUIRE, .session = session, .seq = seq,
-					  .mode = EL_LOCK_EXCLUSIVE, .delay_ms = h->delay_ms,
+					  .mode = EL_LOCK_EXCLUSIVE, .delay_ms = RESTORE_DELAY_MS,
 					  .limit = h->limit, .name_len = h->name_len };
 		memcpy(c.name, h->name, h->name_len);
 		rc = apply(t, &c, res);
@@ -127,7 +122,6 @@ int el_d_restore_end_sessions(struct el_lock_table *t, struct el_d_restore_ended
 	for (uint32_t i = 0; i < n; i++) {
 		const uint32_t r = held[i].limit ? held[i].holders : 1u;
 		ranks = r > ranks ? r : ranks;
-		out->delay_ms = held[i].delay_ms > out->delay_ms ? held[i].delay_ms : out->delay_ms;
 	}
 	for (uint32_t s = 0; s < EL_SESSIONS_MAX && rc == EL_OK; s++) {
 		if (t->sessions[s].id == 0)
@@ -140,6 +134,7 @@ int el_d_restore_end_sessions(struct el_lock_table *t, struct el_d_restore_ended
 	for (uint32_t r = 0; r < ranks && rc == EL_OK; r++)
 		rc = stand_in(t, held, n, r, res);
 	out->locks = n;
+	out->delay_ms = n > 0 ? RESTORE_DELAY_MS : 0;
 	free(held);
 	free(q);
 	free(res);
