@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # summary.sh RESULTS_DIR - add up every suite's counts, print the closing
 # line "N passed, N failed", and exit non-zero if anything failed or no
-# suite ran at all.
+# suite ran at all. A failed suite's name and its FAIL lines (or, without
+# any, the last lines of its log) are repeated just above the closing line:
+# a CI that keeps only the tail of the output still says what failed.
 set -u
 dir=$1
 total_p=0 total_f=0 suites=0
@@ -10,6 +12,13 @@ for f in "$dir"/*; do
 	case "$f" in *.log) continue ;; esac
 	read -r name p fl rc secs <"$f"
 	total_p=$((total_p + p)); total_f=$((total_f + fl)); suites=$((suites + 1))
+	[ "$fl" -eq 0 ] && continue
+	echo "failed: $name ($fl failed, exit $rc, ${secs}s; log $f.log)"
+	if grep -q 'FAIL' "$f.log" 2>/dev/null; then
+		grep 'FAIL' "$f.log" | head -n 8 | cut -c1-300 | sed 's/^/    /'
+	else
+		tail -n 8 "$f.log" 2>/dev/null | cut -c1-300 | sed 's/^/    /'
+	fi
 done
 echo "suites: $suites"
 if [ "$suites" -eq 0 ]; then echo "0 passed, 1 failed"; exit 1; fi
