@@ -446,8 +446,11 @@ def test_peer_identity(c):
     # ?" to an outside tester, whose one line a minute could be that one)
     conn = peer_conn(c, target, cert="node%d.pem" % a)
     claim = hello(c, 7)
-    for _ in range(21):
-        conn.send_frame(claim)
+    try:  # on a slow machine the node may close before the last ones leave
+        for _ in range(21):
+            conn.send_frame(claim)
+    except (OSError, ssl.SSLError):
+        pass
     conn.close()
     pat = (r"peer connection from 127\.0\.0\.1:\d+ \(node 7\): the certificate proven on it "
            r"is node%d's, the hello claims node7" % a)
@@ -876,8 +879,8 @@ def test_sigterm_leader(c):
         text = f.read()
     check("sigterm: it handed leadership over first", "handing leadership to node" in text)
     c.start(old)
-    time.sleep(1.0)
-    check("restart after sigterm: the node rejoins", c.status(old).get(17) == S.leader)
+    check("restart after sigterm: the node rejoins",  # 1 s, unless the machine is slow
+          wait_for(lambda: c.status(old).get(17) == S.leader, 10.0))
 
 
 def test_sigkill_leader_waiter_granted(c):
