@@ -482,7 +482,8 @@ def test_burst_after_refusal(c):
         pass
     closed(conn)
     conn.close()
-    time.sleep(0.3)
+    wait_for(lambda: "malformed" in log_text(c, f), 5.0)
+    time.sleep(0.3)  # any 'not challenged' line would follow the refusal at once
     text = log_text(c, f)
     check("burst after a refusal: one line, no 'not challenged' after it",
           "malformed" in text and "not challenged" not in text, text[-600:])
@@ -1056,9 +1057,11 @@ def test_quick_exit(c):
     while time.time() < deadline and not any(up in log_text(c, i)[before[i]:] for i in others):
         time.sleep(0.01)
     c.stop(v)
-    time.sleep(0.5)  # the members see the close
+    closing = "node %d closed the link" % v
+    wait_for(lambda: any(closing in log_text(c, i)[before[i]:] for i in others), 5.0)
+    time.sleep(0.2)  # the other member's line, if it comes
     new = {i: log_text(c, i)[before[i]:] for i in c.peer_port}
-    said = [ln for i in others for ln in new[i].splitlines() if "node %d closed the link" % v in ln]
+    said = [ln for i in others for ln in new[i].splitlines() if closing in ln]
     check("quick exit: a member says the node was stopping, not that it refuses it",
           any(up in new[i] for i in others) and
           any("saying it was stopping (not a refusal)" in ln for ln in said) and

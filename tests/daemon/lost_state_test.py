@@ -158,7 +158,8 @@ def run_empty_joiner(c):
     check("empty joiner: it does not vote, so the stale node is not elected",
           3 not in roles.values(), repr(roles))
     check("empty joiner: it says why it does not vote",
-          "knows no configuration yet" in log_text(c, wiped), log_text(c, wiped)[-500:])
+          eventually(lambda: "knows no configuration yet" in log_text(c, wiped), 10.0),
+          log_text(c, wiped)[-500:])
     c.start(leader)
     now = c.wait_leader(timeout=30)
     token = lock_token(c, now, "after")
