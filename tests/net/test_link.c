@@ -366,8 +366,8 @@ static void test_stuck_lookups_capped(void)
 		EL_CHECK_EQ(el_link_dial(&l, &cfg, url, NULL, now_ms() + 20, err, sizeof err),
 			    EL_ETIMEDOUT);
 	const uint64_t t0 = now_ms();
-	EL_CHECK_EQ(el_link_dial(&l, &cfg, url, NULL, t0 + 1000, err, sizeof err), EL_EIO);
-	EL_CHECK(now_ms() - t0 < 500);
+	EL_CHECK_EQ(el_link_dial(&l, &cfg, url, NULL, t0 + 3000, err, sizeof err), EL_EIO);
+	EL_CHECK(now_ms() - t0 < 1500);
 	EL_CHECK(strstr(err, "still wait for DNS") != NULL);
 	EL_CHECK_EQ(el_resolve_stuck(), EL_RESOLVE_STUCK_MAX);
 	EL_CHECK(stalled_dns_wait_idle()); /* also: none counted as stuck */
