@@ -7,7 +7,7 @@
  * every token they grant is higher than every token in the backup.
  *
  * No session of the backup survives: each is ended and what it held stays
- * in lock-delay for its TTL (restore_sessions.c), so that no client goes on
+ * in lock-delay for the cap, 60 s (restore_sessions.c), so that no client goes on
  * believing it holds a lock the backup says it held. The node's
  * incarnation covers the backup and its voters (incarnation.c): nodes
  * restored with other [peers] lists refuse each other.
@@ -128,15 +128,15 @@ static int load_backup(const char *file, const uint8_t *buf, uint32_t len,
 }
 
 /* The table the restore installs: the backup's with every session ended
- * (restore_sessions.c), its bytes in *out (NULL: the backup's own, when it
- * had no session) and its index in meta. */
+ * (restore_sessions.c), its bytes in *out and their length in meta (NULL:
+ * the backup's own, when it had no session); t's index is then the one to
+ * install at. */
 static int end_sessions(struct el_lock_table *t, struct el_snapshot_meta *meta, uint8_t **out)
 {
 	struct el_d_restore_ended ended;
 	struct el_lock_usage u;
 	el_lock_usage(t, &u);
 	*out = NULL;
-	meta->index = t->last_index;
 	if (u.sessions == 0)
 		return EL_OK;
 	int rc = el_d_restore_end_sessions(t, &ended);
@@ -157,7 +157,6 @@ static int end_sessions(struct el_lock_table *t, struct el_snapshot_meta *meta, 
 	       "lock-delay cap) once the restored cluster has a leader", ended.sessions,
 	       ended.locks, ended.delay_ms);
 	*out = bytes;
-	meta->index = t->last_index;
 	meta->len = (uint32_t)n;
 	return EL_OK;
 }
@@ -315,6 +314,8 @@ int el_d_restore(const struct el_dcfg *cfg, const char *file, uint64_t token_flo
 		rc = load_backup(file, data, len, &t);
 	if (rc == EL_OK)
 		rc = end_sessions(t, &meta, &ended);
+	if (rc == EL_OK)
+		meta.index = t->last_index;
 	free(t);
 	const uint64_t floor = rc == EL_OK ? raise_to_floor(&meta, token_floor) : 0;
 	if (rc == EL_OK)

@@ -14,9 +14,9 @@
  * A client may go on believing it holds a lock until its own lease ends,
  * up to its session's TTL after its last renewal. So every lock a session
  * held at the backup stays unavailable (in lock-delay, EDELAYED to a try,
- * queued otherwise) for EL_LOCK_DELAY_MAX_MS (RESTORE_DELAY_MS), counted by the
- * restored cluster's first leader,
- * which arms every lock-delay when it takes office (core/node_timer.c).
+ * queued otherwise) for EL_LOCK_DELAY_MAX_MS (RESTORE_DELAY_MS), counted by
+ * the restored cluster's first leader, which arms every lock-delay when it
+ * takes office (core/node_timer.c).
  *
  * All of it is the core's own commands, applied to the backup's table at
  * the indexes after its own, the same on every node (no clock, no random
@@ -81,6 +81,12 @@ static uint32_t collect(const struct el_lock_table *t, struct held *out, struct 
 	return n;
 }
 
+/* How many stand-ins take h: one per holder of a semaphore, one for a lock. */
+static uint32_t stand_ins_for(const struct held *h)
+{
+	return h->limit ? h->holders : 1u;
+}
+
 /* Stand-in `rank` (0, 1, ...): a session that takes each name with more
  * than rank holders at the backup (a lock: rank 0 only) and expires. */
 static int stand_in(struct el_lock_table *t, const struct held *held, uint32_t n, uint32_t rank,
@@ -96,7 +102,7 @@ static int stand_in(struct el_lock_table *t, const struct held *held, uint32_t n
 	uint64_t seq = 0;
 	for (uint32_t i = 0; i < n && rc == EL_OK; i++) {
 		const struct held *h = &held[i];
-		if (rank >= (h->limit ? h->holders : 1u))
+		if (rank >= stand_ins_for(h))
 			continue;
 		seq++;
 		c = (struct el_lock_cmd){ .type = EL_CMD_ACQUIRE, .session = session, .seq = seq,
@@ -120,7 +126,7 @@ int el_d_restore_end_sessions(struct el_lock_table *t, struct el_d_restore_ended
 	const uint32_t n = rc == EL_OK ? collect(t, held, q) : 0;
 	uint32_t ranks = 0;
 	for (uint32_t i = 0; i < n; i++) {
-		const uint32_t r = held[i].limit ? held[i].holders : 1u;
+		const uint32_t r = stand_ins_for(&held[i]);
 		ranks = r > ranks ? r : ranks;
 	}
 	for (uint32_t s = 0; s < EL_SESSIONS_MAX && rc == EL_OK; s++) {
