@@ -2,7 +2,8 @@
 # summary.sh RESULTS_DIR - add up every suite's counts, print the closing
 # line "N passed, N failed", and exit non-zero if anything failed or no
 # suite ran at all. A failed suite's name and its FAIL lines (or, without
-# any, the last lines of its log) are repeated just above the closing line:
+# any, the last lines of its log), and the leader changes a daemon suite
+# printed as "WHY" lines, are repeated just above the closing line:
 # a CI that keeps only the tail of the output still says what failed.
 set -u
 dir=$1
@@ -19,6 +20,8 @@ for f in "$dir"/*; do
 	else
 		tail -n 8 "$f.log" 2>/dev/null | cut -c1-300 | sed 's/^/    /'
 	fi
+	# a daemon suite's "WHY" lines: the leader changes around its failure
+	grep '^WHY ' "$f.log" 2>/dev/null | tail -n 12 | cut -c1-250 | sed 's/^/    /'
 done
 echo "suites: $suites"
 if [ "$suites" -eq 0 ]; then echo "0 passed, 1 failed"; exit 1; fi

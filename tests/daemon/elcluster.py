@@ -253,6 +253,20 @@ class Cluster:
     def log(self, i):
         return os.path.join(self.dir, "node%d.log" % i)
 
+    def print_leader_changes(self, last=12):
+        """The last lines, over every node's log, that say why a leader
+        changed, each prefixed "WHY": tests/summary.sh repeats them under a
+        failed suite's name, so a CI that keeps only the tail of its output
+        still shows whether an election fell inside a failed step."""
+        pat = ("campaigning", "stepping down", "lost quorum", "handing leadership")
+        lines = []
+        for i in sorted(self.peer_port):
+            if os.path.exists(self.log(i)):
+                with open(self.log(i), errors="replace") as f:
+                    lines += [ln.rstrip("\n") for ln in f if any(p in ln for p in pat)]
+        for ln in sorted(lines)[-last:]:  # each line starts with its UTC time
+            print("WHY " + ln[:240])
+
     def addr(self, i):
         return "tls+tcp://127.0.0.1:%d" % self.client_port[i]
 
