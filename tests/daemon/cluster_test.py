@@ -843,26 +843,11 @@ def test_membership(c):
     del c.client_port[4]
 
 
-def call_leader(c, req, timeout=20.0):
-    """req sent to the node that leads now, again at the next leader while
-    the answer is "not the leader": under a loaded CI run (ASan, two chains
-    of suites beside it) an election can fall between two steps of a test,
-    and a membership change that went to the old leader must still be made
-    (a removal left undone kept a stopped node 4 a voter, and every test
-    after it found no quorum)."""
-    deadline = time.time() + timeout
-    while True:
-        # the three founders: a joiner (node 4, 5) names no leader until it is let in
-        S.leader = c.wait_leader(timeout=max(1.0, deadline - time.time()),
-                                 exclude=[i for i in c.procs if i > 3])
-        conn = c.connect(S.leader)
-        try:
-            rep = conn.call(req)
-        finally:
-            conn.close()
-        if rep.get(3, 0) != EL_ENOTLEADER or time.time() > deadline:
-            return rep
-        time.sleep(0.1)
+def call_leader(c, req):
+    """req at whichever of the three founders leads (elcluster's
+    call_leader); S.leader follows it."""
+    S.leader, rep = c.call_leader(req, exclude=[i for i in c.procs if i > 3])
+    return rep
 
 
 def remove_member(c, i):

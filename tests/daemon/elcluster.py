@@ -253,6 +253,27 @@ class Cluster:
     def log(self, i):
         return os.path.join(self.dir, "node%d.log" % i)
 
+    def call_leader(self, req, timeout=20.0, exclude=()):
+        """(leader, reply): req sent to the node that leads now, and again
+        to the next leader while the answer is "not the leader" (-3). Under
+        a loaded CI run (ASan, other suites beside it) an election can fall
+        between two steps of a test; a membership change sent to the old
+        leader must still be made, or a stopped node is left a voter and
+        every step after it finds no quorum. exclude: nodes that name no
+        leader yet (a joiner not let in)."""
+        deadline = time.time() + timeout
+        while True:
+            leader = self.wait_leader(timeout=max(1.0, deadline - time.time()),
+                                      exclude=exclude)
+            conn = self.connect(leader)
+            try:
+                rep = conn.call(req)
+            finally:
+                conn.close()
+            if rep.get(3, 0) != -3 or time.time() > deadline:
+                return leader, rep
+            time.sleep(0.1)
+
     def print_leader_changes(self, last=12):
         """The last lines, over every node's log, that say why a leader
         changed, each prefixed "WHY": tests/summary.sh repeats them under a
@@ -363,7 +384,10 @@ class Checks:
         return cond
 
     def no_sanitizer_reports(self, c):
-        """One check per node log: no AddressSanitizer/UBSan report in it."""
+        """One check per node log: no AddressSanitizer/UBSan report in it.
+        After a failed check, the leader changes too (WHY lines)."""
+        if self.failed:
+            c.print_leader_changes()
         for i in sorted(c.peer_port):
             if os.path.exists(c.log(i)):
                 with open(c.log(i)) as f:
