@@ -134,8 +134,9 @@ static const char LOCK_USAGE[] =
 	"or before it could start (CMD not run);\n"
 	"126 CMD found but not executable; 127 CMD not found;\n"
 	"79 NAME is a semaphore with another N (the message names both); 128+N:\n"
-	"signal N (INT, TERM, HUP, QUIT, USR1, USR2, ALRM) while opening the session\n"
-	"or waiting for the lock (given up at once, CMD not run, nothing left held);\n"
+	"signal N (INT, TERM, HUP, QUIT, USR1, USR2, ALRM) while opening the session,\n"
+	"waiting for the lock or, refused, asking who holds it (given up at once,\n"
+	"CMD not run, nothing left held);\n"
 	"once CMD runs, they are passed on to it.\n";
 
 static const char ELECT_USAGE[] =
@@ -960,21 +961,56 @@ static int acquire_until_signal(struct el_cli *cli, struct acquire *a)
 	return a->rc;
 }
 
-/* Why the lock was not acquired, on stderr; the exit code. */
-static int not_acquired(struct el_cli *cli, const struct run_opts *o, bool election, int rc)
-{
+/* Who holds the lock, asked once an acquire was refused or timed out. */
+struct holder_query {
+	el_client *c;
+	const char *name;
 	struct el_lock_info info;
+	int rc;
+};
+
+static void *holder_query_main(void *arg)
+{
+	struct holder_query *q = arg;
+	q->rc = el_query(q->c, q->name, &q->info);
+	return NULL;
+}
+
+/* Run q (a job) until it ends: true. A signal first: false, and q runs on
+ * in the library, so the caller leaves by _exit. The query is bounded by
+ * --timeout alone (up to 1193h), and a Ctrl-C must not wait for it: a
+ * tester's CLI sat out its whole --timeout after a refusal, the cluster
+ * gone meanwhile. */
+static bool holder_query_until_signal(struct holder_query *q)
+{
+	struct job j = { .fn = holder_query_main, .arg = q };
+	if (got_signal != 0 || !job_start(&j))
+		return false;
+	return job_until_signal(&j, 0);
+}
+
+/* Why the lock was not acquired, on stderr; the exit code. *asked: false
+ * when a signal cut the question of who holds it short. */
+static int not_acquired(struct el_cli *cli, const struct run_opts *o, bool election, int rc,
+			bool *asked)
+{
 	const char *why = cli->why != NULL ? cli->why : el_client_last_error(cli->client);
 	/* EL_ETIMEDOUT is also the library's "no leader reachable": exit 69, not 75 */
 	const bool waited = rc == EL_EBUSY ||
 			    (rc == EL_ETIMEDOUT && strstr(why, "no leader reachable") == NULL);
-	const bool busy = waited && el_query(cli->client, o->name, &info) == EL_OK && info.held;
-	if (busy && info.permits > 0)
+	/* static: a query cut short by a signal still writes into it, on its
+	 * thread, until the process _exits */
+	static struct holder_query q;
+	q = (struct holder_query){ .c = cli->client, .name = o->name, .rc = EL_EIO };
+	*asked = !waited || holder_query_until_signal(&q);
+	const bool busy = waited && *asked && q.rc == EL_OK && q.info.held;
+	if (busy && q.info.permits > 0)
 		fprintf(stderr, "edgelock: %u/%u permits of %s are held (newest token %" PRIu64 ")\n",
-			info.n_holders, info.permits, o->name, info.token);
+			q.info.n_holders, q.info.permits, o->name, q.info.token);
 	else if (busy)
 		fprintf(stderr, "edgelock: %s is held by %s (session %" PRIu64 ", token %" PRIu64 ")\n",
-			o->name, info.holder[0] ? info.holder : "a client", info.holder_session, info.token);
+			o->name, q.info.holder[0] ? q.info.holder : "a client", q.info.holder_session,
+			q.info.token);
 	const bool refused = waited || rc == EL_EDELAYED;
 	if (refused && !busy)
 		fprintf(stderr, "edgelock: %s\n", why);
@@ -1020,7 +1056,13 @@ static int run(struct el_cli *cli, int argc, char **argv, bool election)
 	}
 	if (rc != EL_OK) {
 		cli->why = a.why; /* set on the acquire's thread */
-		const int code = not_acquired(cli, &o, election, rc);
+		bool asked;
+		const int code = not_acquired(cli, &o, election, rc, &asked);
+		if (!asked) { /* the holder query runs on: _exit, not exit() */
+			const int status = closed_after_signal(s, &o);
+			fflush(stderr);
+			_exit(status);
+		}
 		el_session_close(s);
 		return code;
 	}

@@ -514,6 +514,109 @@ def test_signal_while_waiting(e):
                  waiter.stderr.read().strip()))
 
 
+class RecordHoldRelay:
+    """A TCP relay from 127.0.0.1 to one daemon's client port for one
+    connection. It passes the client's first `passed` TLS application-data
+    records (a TLS record: type, version, 2-byte length, body), then holds
+    everything the client sends (held is set) until release() is called.
+    The daemon's side always passes."""
+
+    def __init__(self, port, passed):
+        import socket
+        import threading
+        self.up, self.passed = port, passed
+        self.held, self.released = threading.Event(), threading.Event()
+        self.ls = socket.socket()
+        self.ls.bind(("127.0.0.1", 0))
+        self.ls.listen(1)
+        self.ls.settimeout(30)
+        self.port = self.ls.getsockname()[1]
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def release(self):
+        self.released.set()
+
+    def _serve(self):
+        import select
+        import socket
+        try:
+            client, _ = self.ls.accept()
+        except OSError:
+            return
+        daemon = socket.create_connection(("127.0.0.1", self.up))
+        pending, apps = b"", 0
+        try:
+            while True:
+                ready, _, _ = select.select([client, daemon], [], [], 0.05)
+                if daemon in ready:
+                    data = daemon.recv(65536)
+                    if not data:
+                        return
+                    client.sendall(data)
+                if client in ready:
+                    data = client.recv(65536)
+                    if not data:
+                        return
+                    pending += data
+                while not self.held.is_set() and len(pending) >= 5:
+                    n = 5 + int.from_bytes(pending[3:5], "big")
+                    if len(pending) < n:
+                        break
+                    if pending[0] == 0x17 and apps == self.passed:
+                        self.held.set()
+                        break
+                    apps += pending[0] == 0x17
+                    daemon.sendall(pending[:n])
+                    pending = pending[n:]
+                if self.released.is_set() and pending:
+                    daemon.sendall(pending)
+                    pending = b""
+        except OSError:
+            return
+        finally:
+            client.close()
+            daemon.close()
+            self.ls.close()
+
+
+def test_signal_during_holder_query(cluster, e):
+    """A refused `lock` asks who holds the lock, bounded by --timeout alone.
+    A SIGINT while that question is out (held back here by a relay, as by
+    a cluster gone silent) ends the CLI: exit 130, the refusal said, no
+    holder line, CMD not run. The old CLI waited for the answer (up to
+    --timeout, 1193h at most) and exited 75 once it came. The CLI's
+    records on its connection: its hello, OPEN, ACQUIRE (--wait 0: refused
+    at once), then the holder query, which the relay holds."""
+    name = "intr-query"
+    stop, marker = e.path(name + ".stop"), e.path(name + ".ran")
+    holder = e.start("lock", name, "--", "sh", "-c", "while [ ! -e %s ]; do sleep 0.1; done"
+                     % stop)
+    eventually(lambda: waiters_of(e, name) == 0)
+    relay = RecordHoldRelay(cluster.client_port[cluster.wait_leader()], passed=3)
+    waiter = subprocess.Popen([CLI, "--endpoints", "tls+tcp://127.0.0.1:%d" % relay.port,
+                               "--timeout", "60s", "lock", name, "--wait", "0", "--",
+                               "touch", marker], env=e.env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, start_new_session=True)
+    held = relay.held.wait(20.0)
+    time.sleep(0.3)
+    waiter.send_signal(signal.SIGINT)
+    time.sleep(0.5)
+    relay.release()  # the query's answer would come now; the close goes through
+    try:
+        _, err = waiter.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        waiter.kill()
+        _, err = waiter.communicate()
+    relay.thread.join(timeout=5)
+    open(stop, "w").close()
+    holder.wait(timeout=30)
+    check(held and waiter.returncode == 130 and "is held by" not in err and
+          "lock %s: busy" % name in err and "Interrupt" in err and not os.path.exists(marker),
+          "SIGINT while a refused `lock` asks who holds the lock: exit %s (want 130), the "
+          "refusal said, no holder line, CMD not run (%s)" % (waiter.returncode, err.strip()))
+
+
 def catches(pid, sig):
     """Has process pid a handler for sig (SigCgt of /proc/PID/status)?"""
     try:
@@ -1927,6 +2030,7 @@ def main():
         test_cluster_stopped(cluster, e)
         test_lost_kills_group(cluster, e)
         test_recovered_lease(cluster, e)
+        test_signal_during_holder_query(cluster, e)
         test_observe_unreachable(cluster, e)
         test_signal_while_unreachable(cluster, e)
         test_status_silent_peer(cluster, e)
