@@ -297,7 +297,8 @@ struct el_lock_info {
 	bool delayed;           /* in its lock-delay after an expiry */
 	uint32_t n_holders;
 	uint32_t n_waiters;
-	uint64_t token;         /* the newest holder's token */
+	uint64_t token;         /* the newest holder's token; a lock in its
+				 * lock-delay: the expired holder's; 0: none */
 	uint64_t holder_session;
 	char holder[33];        /* the holder's client as the cluster stores it:
 				 * "IDENTITY NAME" (its certificate's name, then

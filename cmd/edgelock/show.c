@@ -699,6 +699,9 @@ static void print_holder_text(const char *name_raw, const struct el_lock_info *i
 	} else if (in->permits > 0) { /* a semaphore: how full, the newest grant */
 		printf("%s: %u/%u permits held (newest token %" PRIu64 ")%s\n", name, in->n_holders,
 		       in->permits, in->token, in->delayed ? ", one or more in lock-delay" : "");
+	} else if (!in->held && in->delayed) { /* not free: no one can take it yet */
+		printf("%s: in lock-delay (its holder's session expired, token %" PRIu64 "); free "
+		       "once the delay ends\n", name, in->token);
 	} else if (in->held) {
 		printf("%s: held by %s (session %" PRIu64 ", token %" PRIu64 ")%s%s\n", name,
 		       in->holder[0] ? el_cli_text(in->holder, strnlen(in->holder, sizeof in->holder),
@@ -731,7 +734,8 @@ static void print_holder(const struct el_cli *cli, const char *name, int rc,
 		el_cli_json_str(in->holder, strlen(in->holder));
 		fputs(",\"value\":", stdout);
 		el_cli_json_str((const char *)in->value, in->value_len);
-		printf(",\"permits\":%u,\"holders\":%u}\n", in->permits, in->n_holders);
+		printf(",\"permits\":%u,\"holders\":%u,\"delayed\":%s}\n", in->permits,
+		       in->n_holders, in->delayed ? "true" : "false");
 	} else {
 		print_holder_text(name, in);
 	}
@@ -761,14 +765,35 @@ static uint64_t mono_ms(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
+/* The end of a lock-delay is no event (no holder changed): while the state
+ * shown is "in lock-delay", it is asked for again every second, so "free"
+ * follows within a second of the delay's end. */
+static void requery_if_delayed(struct el_cli *cli, const char *name, uint64_t *at)
+{
+	if (!shown_valid || !last_shown.delayed) {
+		*at = 0;
+		return;
+	}
+	if (*at == 0)
+		*at = mono_ms() + 1000u;
+	if (mono_ms() < *at)
+		return;
+	struct el_lock_info info;
+	const int rc = el_query(cli->client, name, &info);
+	print_holder(cli, name, rc, &info);
+	*at = 0;
+}
+
 /* The events of s until interrupted, the lease lost or stdout failing. */
 static void observe_loop(struct el_cli *cli, el_session *s, const char *name)
 {
 	struct pollfd pfd = { .fd = el_client_event_fd(cli->client), .events = POLLIN };
 	uint64_t retry_at = 0; /* catch_up failed: when to try again; 0 none */
+	uint64_t delayed_at = 0; /* when to ask again about a lock in its delay */
 	while (!stop_observing && !ferror(stdout) && el_session_state(s, NULL) != EL_LEASE_LOST) {
 		if (retry_at != 0 && mono_ms() >= retry_at)
 			retry_at = catch_up(cli, s, name) ? 0 : mono_ms() + 1000u;
+		requery_if_delayed(cli, name, &delayed_at);
 		if (poll(&pfd, 1, 200) <= 0)
 			continue;
 		uint64_t drained;

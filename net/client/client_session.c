@@ -923,6 +923,8 @@ int el_query(el_client *c, const char *name, struct el_lock_info *out)
 				snprintf(out->holder, sizeof out->holder, "%.*s",
 					 (int)rep->holders[i].client_len, rep->holders[i].client);
 			}
+		if (out->permits == 0 && !out->held && out->delayed)
+			out->token = rep->delay_token; /* whose expiry began the delay */
 		out->value_len = rep->value_len < sizeof out->value ? rep->value_len : sizeof out->value;
 		memcpy(out->value, rep->value, out->value_len);
 	}

@@ -225,6 +225,43 @@ def test_json_escaped(e):
     check(len(status) == 3 and None not in status, "status --json: every line is JSON")
 
 
+def test_observe_delayed(e):
+    """A holder's session expires with a lock-delay: observe says the lock
+    is in its lock-delay, with the expired holder's token (the old CLI said
+    "free" while `locks` said "delayed" and an acquire was refused), then
+    "free" once the delay ends, which no event announces (it asks again
+    every second). --json: "delayed" true, then false."""
+    name = "obs-delay"
+    obs, obj = e.start("observe", name), e.start("--json", "observe", name)
+    time.sleep(1.0)
+    holder = e.start("lock", name, "--ttl", "2s", "--lock-delay", "4s", "--", "sleep", "60")
+    held = eventually(lambda: waiters_of(e, name) == 0)
+    time.sleep(0.5)
+    os.killpg(holder.pid, signal.SIGKILL)  # no close: the session expires at its TTL
+    holder.wait(timeout=10)
+
+    def delayed():
+        return any(lock["name"] == name and lock["delayed"]
+                   for lock in json_lines(e.run("locks", "--json").stdout) if lock)
+    in_delay = eventually(delayed, 10.0)
+    ended = eventually(lambda: waiters_of(e, name) is None, 15.0)
+    time.sleep(2.0)  # observe asks within a second of the end
+    for p in (obs, obj):
+        p.send_signal(signal.SIGINT)
+    text = obs.communicate(timeout=20)[0].splitlines()
+    seen = [o for o in json_lines(obj.communicate(timeout=20)[0]) if o]
+    m = [re.match(r"obs-delay: held by .* token (\d+)\)$", ln) for ln in text]
+    token = next((x.group(1) for x in m if x), None)
+    want = ["obs-delay: in lock-delay (its holder's session expired, token %s); free once the "
+            "delay ends" % token, "obs-delay: free"]
+    check(held and in_delay and ended and token is not None and text[-2:] == want,
+          "observe: a lock in its lock-delay is not called free; its end is seen %r" % text)
+    states = [(o.get("held"), o.get("delayed"), o.get("token")) for o in seen]
+    check(len(states) >= 3 and states[-3][0] and states[-2] == (False, True, states[-3][2])
+          and states[-1] == (False, False, 0),
+          "observe --json: held, then delayed with that token, then free %r" % states)
+
+
 def test_operator_output(e):
     """What an operator reads: `locks` escapes a name's control bytes (C0,
     DEL, C1 as UTF-8) and backslashes as \\xHH, so a name cannot drive the
@@ -2019,7 +2056,7 @@ def main():
         test_watched_not_listed(e)
         for t in (test_basics, test_json_escaped, test_operator_output, test_members_list,
                   test_node_id_max, test_wrong_ca, test_peer_port, test_open_key_warned, test_args_after_command, test_fifo_handoff, test_shared, test_counter,
-                  test_election_observe, test_signal_while_waiting, test_killed_client, test_granted_while_stopped,
+                  test_election_observe, test_observe_delayed, test_signal_while_waiting, test_killed_client, test_granted_while_stopped,
                   test_killed_cli, test_killed_cli_group, test_hangup_passed_on, test_stopped_cli,
                   test_stopped_cli_done, test_stopped_dog_late,
                   test_client_threads, test_client_safety,
