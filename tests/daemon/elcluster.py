@@ -276,10 +276,12 @@ class Cluster:
 
     def print_leader_changes(self, last=12):
         """The last lines, over every node's log, that say why a leader
-        changed, each prefixed "WHY": tests/summary.sh repeats them under a
-        failed suite's name, so a CI that keeps only the tail of its output
-        still shows whether an election fell inside a failed step."""
-        pat = ("campaigning", "stepping down", "lost quorum", "handing leadership")
+        changed (and a slow disk's, a likely cause), each prefixed "WHY":
+        tests/summary.sh repeats them under a failed suite's name, so a CI
+        that keeps only the tail of its output still shows whether an
+        election fell inside a failed step."""
+        pat = ("campaigning", "stepping down", "lost quorum", "handing leadership",
+               "fdatasync of")  # a slow disk: diag.c's line
         lines = []
         for i in sorted(self.peer_port):
             if os.path.exists(self.log(i)):
