@@ -983,9 +983,13 @@ static void *holder_query_main(void *arg)
  * gone meanwhile. */
 static bool holder_query_until_signal(struct holder_query *q)
 {
-	struct job j = { .fn = holder_query_main, .arg = q };
-	if (got_signal != 0 || !job_start(&j))
+	if (got_signal != 0)
 		return false;
+	struct job j = { .fn = holder_query_main, .arg = q };
+	if (!job_start(&j)) { /* no thread to spare: ask here, as before */
+		holder_query_main(q);
+		return true;
+	}
 	return job_until_signal(&j, 0);
 }
 

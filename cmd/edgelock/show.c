@@ -765,12 +765,12 @@ static uint64_t mono_ms(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
-/* The end of a lock-delay is no event (no holder changed): while the state
- * shown is "in lock-delay", it is asked for again every second, so "free"
- * follows within a second of the delay's end. */
+/* The end of a lock-delay is no event (no holder changed): while the last
+ * state shown is "in lock-delay", it is asked for again every second (also
+ * after a failed query), so "free" follows within a second of the end. */
 static void requery_if_delayed(struct el_cli *cli, const char *name, uint64_t *at)
 {
-	if (!shown_valid || !last_shown.delayed) {
+	if (!last_shown.delayed) {
 		*at = 0;
 		return;
 	}
