@@ -81,6 +81,25 @@ TESTS += test-client
 SERIAL_TESTS += test-client
 SERIAL_PREREQS += $(EDGELOCK_CLI) $(CLIENT_THREADS_TEST) $(CLIENT_SAFETY_TEST) $(BUILD)/bin/edgelockd certs
 
+# The CLI and the library's sources under ASan/UBSan, through the steps
+# where the CLI's threads and signals meet (cli_test.py, main_sanitized):
+# a signal leaves by _exit while a thread is still in the library.
+EDGELOCK_CLI_SAN := $(BUILD)/san/bin/edgelock
+$(EDGELOCK_CLI_SAN): $(EDGELOCK_CLI_SRCS) $$(CLIENT_SRCS) $(EDGELOCK_CLI_HDRS) $$(CLIENT_HDRS) \
+		$(REVISION_O)
+	@mkdir -p $(@D)
+	$(call say,LD,$@)
+	$(Q)$(CC) $(HOST_CFLAGS) -O1 $(SANFLAGS) $(CLIENT_FLAGS) $(EDGELOCK_CLI_INC) \
+		$(EDGELOCK_CLI_SRCS) $(CLIENT_SRCS) $(REVISION_O) $(CLIENT_LIBS) -linih -o $@
+
+.PHONY: test-client-san
+test-client-san: $(EDGELOCK_CLI) $(EDGELOCK_CLI_SAN) $(BUILD)/bin/edgelockd certs
+	@EDGELOCK_CLI=$(EDGELOCK_CLI_SAN) tests/run-suite.sh $(BUILD)/results client-cli-asan-ubsan \
+		/usr/bin/python3 tests/integration/cli_test.py $(BUILD)
+TESTS += test-client-san
+SERIAL_TESTS += test-client-san
+SERIAL_PREREQS += $(EDGELOCK_CLI_SAN)
+
 # The TLS link under the library (net/client/link.c) against a real mbedtls
 # server, with the identity tests' certificates; and its endpoint parser's
 # fuzz target.

@@ -985,7 +985,10 @@ static bool holder_query_until_signal(struct holder_query *q)
 {
 	if (got_signal != 0)
 		return false;
-	struct job j = { .fn = holder_query_main, .arg = q };
+	/* static, as q: cut short, the job's thread still marks it done after
+	 * this returns, until the process _exits */
+	static struct job j;
+	j = (struct job){ .fn = holder_query_main, .arg = q };
 	if (!job_start(&j)) { /* no thread to spare: ask here, as before */
 		holder_query_main(q);
 		return true;

@@ -81,7 +81,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "daemon"))
 from elcluster import Cluster  # noqa: E402
 
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
-CLI = os.path.join(BUILD, "bin", "edgelock")
+# EDGELOCK_CLI: another build of the CLI (`make test-client-san`: ASan/UBSan)
+CLI = os.environ.get("EDGELOCK_CLI") or os.path.join(BUILD, "bin", "edgelock")
 passed = failed = 0
 
 
@@ -2083,5 +2084,38 @@ def main():
     return 1 if failed else 0
 
 
+def main_sanitized():
+    """The CLI built with ASan/UBSan (EDGELOCK_CLI) through the steps where
+    its threads and signals meet: a wait, an open, a holder query and a
+    close, each cut short by a signal, the process leaving by _exit while a
+    thread is still in the library; CMD's watchdog; observe's loop. Each
+    sanitizer report goes to a file (log_path); none may exist at the end.
+    A stack object the holder query's thread wrote after its function had
+    returned was found so."""
+    reports = os.path.join(BUILD, "tmp", "cli-san-%d" % os.getpid())
+    os.makedirs(reports, exist_ok=True)
+    for var in ("ASAN_OPTIONS", "UBSAN_OPTIONS"):
+        os.environ[var] = ("log_path=%s/report:print_stacktrace=1:detect_stack_use_after_return=1"
+                           % reports)
+    test_signal_while_opening()
+    cluster = Cluster(BUILD, 3, election_ms=600, heartbeat_ms=60,
+                      extra="[limits]\nsessions_per_client = 0\n")
+    cluster.start_all(bootstrap=True)
+    try:
+        cluster.wait_leader()
+        e = Env(cluster)
+        for t in (test_basics, test_election_observe, test_observe_delayed,
+                  test_signal_while_waiting, test_killed_cli, test_hangup_passed_on):
+            t(e)
+        test_signal_during_holder_query(cluster, e)
+    finally:
+        cluster.stop_all()
+    found = sorted(os.listdir(reports))
+    text = "".join(open(os.path.join(reports, f), errors="replace").read()[:800] for f in found[:3])
+    check(not found, "the sanitized CLI: no ASan/UBSan report (%d: %s)" % (len(found), text))
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main_sanitized() if os.environ.get("EDGELOCK_CLI") else main())
