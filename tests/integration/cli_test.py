@@ -2040,17 +2040,27 @@ def check_help_exit_codes():
           "--help: one exit code per line, aligned, each with its meaning (%r)" % tail)
 
 
-def main():
-    test_help()
-    test_signal_while_opening()
-    test_status_leader_unanswered()
-    # no per-identity session bound: client_safety's urgent-slots check opens
-    # a client's most sessions (64) beside the others of this run
+def start_cluster():
+    """Three nodes, bootstrapped, a leader elected. No per-identity session
+    bound: client_safety's urgent-slots check opens a client's most
+    sessions (64) beside the others of this run."""
     cluster = Cluster(BUILD, 3, election_ms=600, heartbeat_ms=60,
                       extra="[limits]\nsessions_per_client = 0\n")
     cluster.start_all(bootstrap=True)
     try:
         cluster.wait_leader()
+    except Exception:
+        cluster.stop_all()
+        raise
+    return cluster
+
+
+def main():
+    test_help()
+    test_signal_while_opening()
+    test_status_leader_unanswered()
+    cluster = start_cluster()
+    try:
         test_open_retry(cluster)
         e = Env(cluster)
         test_locks_json_lines(e)  # first: on a cluster without locks
@@ -2098,11 +2108,8 @@ def main_sanitized():
         os.environ[var] = ("log_path=%s/report:print_stacktrace=1:detect_stack_use_after_return=1"
                            % reports)
     test_signal_while_opening()
-    cluster = Cluster(BUILD, 3, election_ms=600, heartbeat_ms=60,
-                      extra="[limits]\nsessions_per_client = 0\n")
-    cluster.start_all(bootstrap=True)
+    cluster = start_cluster()
     try:
-        cluster.wait_leader()
         e = Env(cluster)
         for t in (test_basics, test_election_observe, test_observe_delayed,
                   test_signal_while_waiting, test_killed_cli, test_hangup_passed_on):
