@@ -93,7 +93,7 @@ $(EDGELOCK_CLI_SAN): $(EDGELOCK_CLI_SRCS) $$(CLIENT_SRCS) $(EDGELOCK_CLI_HDRS) $
 		$(EDGELOCK_CLI_SRCS) $(CLIENT_SRCS) $(REVISION_O) $(CLIENT_LIBS) -linih -o $@
 
 .PHONY: test-client-san
-test-client-san: $(EDGELOCK_CLI) $(EDGELOCK_CLI_SAN) $(BUILD)/bin/edgelockd certs
+test-client-san: $(EDGELOCK_CLI_SAN) $(BUILD)/bin/edgelockd certs
 	@EDGELOCK_CLI=$(EDGELOCK_CLI_SAN) tests/run-suite.sh $(BUILD)/results client-cli-asan-ubsan \
 		/usr/bin/python3 tests/integration/cli_test.py $(BUILD)
 TESTS += test-client-san

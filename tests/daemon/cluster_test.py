@@ -1576,16 +1576,12 @@ def main():
                 check(t.__name__, False, "raised %r" % (e,))
     finally:
         c.stop_all()
-        if check.failed:
-            c.print_leader_changes()
         for i in sorted(c.peer_port):
             if os.path.exists(c.log(i)):
                 with open(c.log(i)) as f:
-                    lines = f.readlines()
-                print("---- node%d log (last 5 lines) ----" % i)
-                sys.stdout.writelines(lines[-5:])
-                bad = [ln for ln in lines if "Sanitizer" in ln or "runtime error" in ln]
-                check("node%d: no sanitizer report" % i, not bad, "".join(bad[:5]))
+                    print("---- node%d log (last 5 lines) ----" % i)
+                    sys.stdout.writelines(f.readlines()[-5:])
+        check.no_sanitizer_reports(c)  # and, after a failure, the WHY lines
     return check.summary()
 
 
