@@ -671,6 +671,13 @@ static void reap(struct el_net *net, struct conn *c)
 	pthread_mutex_unlock(&net->mu);
 	close(c->fd);
 	c->fd = -1;
+	if (c->cur != NULL) { /* a frame cut short: its item held a reference too */
+		EL_ASSERT(c->refs > 1);
+		free(c->cur);
+		c->cur = NULL;
+		c->in_body = false;
+		c->refs--;
+	}
 	if (it != NULL)
 		push_item(net, it);
 	conn_unref(c);

@@ -29,6 +29,7 @@
 #include <mbedtls/error.h>
 #include <mbedtls/net_sockets.h>
 
+#include "el_assert.h"
 #include "el_error.h"
 #include "el_platform.h"
 #include "el_resolve.h"
@@ -529,8 +530,8 @@ static void accept_pause(struct el_net *net, int err)
 	net->accept_resume_ms = el_now_ms() + NET_ACCEPT_PAUSE_MS;
 }
 
-/* The cuts of evict_client_hs and the refusals of a full table since the
- * last line, in one line. A refusal means every connection is past its
+/* The cuts of evict_client_hs and evict_peer_hs and the refusals of a full
+ * client table since the last line, in one line each. A refusal means every connection is past its
  * handshake: proven clients (or anonymous ones) hold the whole table, and
  * only [limits] connections_per_client bounds one identity's share (an
  * outside tester held all 64 and no line said so). */
@@ -547,9 +548,16 @@ static void evict_log(struct el_net *net, uint64_t now)
 		       "(raise max_clients, or lower [limits] connections_per_client)",
 		       net->cfg.max_clients, (unsigned long long)net->refused_unlogged,
 		       net->evicted_from);
+	if (net->peer_evicted_unlogged > 0)
+		el_log(EL_LOG_WARN, "net: peer port: cut %llu connection(s) still in their TLS "
+		       "handshake to admit newer ones (%u at most), the last from %s (a flood of "
+		       "idle connections? only members need this port)",
+		       (unsigned long long)net->peer_evicted_unlogged, NET_PEER_HS_MAX,
+		       net->peer_evicted_from);
 	net->evict_logged_ms = now;
 	net->evicted_unlogged = 0;
 	net->refused_unlogged = 0;
+	net->peer_evicted_unlogged = 0;
 }
 
 /* One line every NET_EVICT_LOG_MS at most: the cuts held back are told
@@ -558,7 +566,8 @@ static void evict_log(struct el_net *net, uint64_t now)
  * time until then (ms), or -1 when none are held. */
 static int64_t evict_flush(struct el_net *net, uint64_t now)
 {
-	if (net->evicted_unlogged == 0 && net->refused_unlogged == 0)
+	if (net->evicted_unlogged == 0 && net->refused_unlogged == 0 &&
+	    net->peer_evicted_unlogged == 0)
 		return -1;
 	if (now - net->evict_logged_ms < NET_EVICT_LOG_MS)
 		return (int64_t)(net->evict_logged_ms + NET_EVICT_LOG_MS - now);
@@ -566,14 +575,35 @@ static int64_t evict_flush(struct el_net *net, uint64_t now)
 	return -1;
 }
 
-/* The client connection longest in its TLS handshake, or NULL. */
-static struct conn *oldest_client_hs(struct el_net *net)
+/* The accepted connection of kind (C_CLIENT or C_PEER_IN) longest in its
+ * TLS handshake, or NULL. */
+static struct conn *oldest_hs(struct el_net *net, uint8_t kind)
 {
 	struct conn *oldest = NULL;
 	for (struct conn *c = net->handshaking; c != NULL; c = c->next)
-		if (c->kind == C_CLIENT && (oldest == NULL || c->deadline_ms < oldest->deadline_ms))
+		if (c->kind == kind && (oldest == NULL || c->deadline_ms < oldest->deadline_ms))
 			oldest = c;
 	return oldest;
+}
+
+/* The peer port's handshake slots (NET_PEER_HS_MAX) are full: cut the one
+ * longest in its handshake for the connection just accepted, as the client
+ * port does. Refusing the new one let anyone who reaches the peer port
+ * keep 64 idle TCP connections open (no certificate needed) and so keep
+ * every member from linking to this node again once its links broke (an
+ * outside review). A member's handshake takes milliseconds; a flood must
+ * now open 64 connections within one to cut it. Told on the next
+ * evict_log line. */
+static void evict_peer_hs(struct el_net *net)
+{
+	struct conn *old = oldest_hs(net, C_PEER_IN);
+	EL_ASSERT(old != NULL); /* every counted one is in the handshake list */
+	snprintf(net->peer_evicted_from, sizeof net->peer_evicted_from, "%s", old->from);
+	hs_drop(net, old);
+	net->peer_evicted_unlogged++;
+	const uint64_t now = el_now_ms();
+	if (net->evict_logged_ms == 0 || now - net->evict_logged_ms >= NET_EVICT_LOG_MS)
+		evict_log(net, now);
 }
 
 /*
@@ -591,7 +621,7 @@ static struct conn *oldest_client_hs(struct el_net *net)
  */
 static bool evict_client_hs(struct el_net *net, const char *new_from)
 {
-	struct conn *old = oldest_client_hs(net);
+	struct conn *old = oldest_hs(net, C_CLIENT);
 	const uint64_t now = el_now_ms();
 	if (old == NULL) {
 		net->refused_unlogged++;
@@ -629,8 +659,12 @@ static void hs_accept(struct el_net *net, int lfd, uint8_t kind)
 		if (full && kind == C_CLIENT) /* the new one, or the one cut for it */
 			net->st.clients_refused++;
 		pthread_mutex_unlock(&net->mu);
-		if (full && kind == C_CLIENT)
+		if (full && kind == C_CLIENT) {
 			full = !evict_client_hs(net, from);
+		} else if (full) {
+			evict_peer_hs(net);
+			full = false;
+		}
 		struct conn *c = full ? NULL : conn_alloc(net, fd, kind);
 		if (c == NULL) {
 			if (full)
@@ -723,7 +757,8 @@ static void *hs_main(void *arg)
 	}
 	while (net->handshaking != NULL)
 		hs_drop(net, net->handshaking);
-	if (net->evicted_unlogged != 0 || net->refused_unlogged != 0)
+	if (net->evicted_unlogged != 0 || net->refused_unlogged != 0 ||
+	    net->peer_evicted_unlogged != 0)
 		evict_log(net, el_now_ms());
 	for (int i = 0; i < NET_PEERS_MAX; i++)
 		if (net->resolving[i].job != NULL) {

@@ -104,7 +104,9 @@ struct conn {
 	uint32_t refs; /* 1 while not reaped + 1 per item held + 1 on the again list */
 	uint32_t frame_max;
 	/* receiving: small frames are parsed out of rbuf, as many per read as
-	 * arrived; a frame larger than rbuf is read straight into cur. */
+	 * arrived; a frame larger than rbuf is read straight into cur, which
+	 * holds a reference until it is queued (or freed by reap when the
+	 * connection ends first). */
 	uint8_t *rbuf;
 	uint32_t rcap, rlen;
 	bool in_body;
@@ -173,7 +175,9 @@ struct el_net {
 	uint64_t evict_logged_ms;  /* handshake thread: last "client table full" line */
 	uint64_t evicted_unlogged; /* such cuts since */
 	uint64_t refused_unlogged; /* new connections refused (all past their handshake) since */
+	uint64_t peer_evicted_unlogged; /* peer-port handshakes cut for newer ones since */
 	char evicted_from[EL_ADDR_NAME_MAX]; /* the last one's address */
+	char peer_evicted_from[EL_ADDR_NAME_MAX];
 	uint64_t cert_logged_ms;   /* handshake thread: last "refused its certificate" line */
 	uint64_t cert_refused;     /* such refusals since, this one included */
 	struct conn *handshaking;
