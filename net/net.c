@@ -214,6 +214,20 @@ static void rx_took(struct conn *c, uint32_t n)
 	rx_pause_if_full(c);
 }
 
+/* A read made mbedtls write (a TLS 1.2 renegotiation refused with an
+ * alert; nothing else does after the handshake): the alert flushed the
+ * record of a frame mbedtls held, which the queue would then encrypt and
+ * send again, or the alert itself waits, and the next frame written would
+ * be taken for it. No member or client renegotiates: end the connection
+ * (an outside review). */
+static void control_record_sent(struct conn *c)
+{
+	el_log(EL_LOG_WARN, "net: %s %s sent a TLS renegotiation or control record after "
+	       "the handshake: closing the connection",
+	       c->kind == C_CLIENT ? "client" : "peer", c->from[0] != '\0' ? c->from : "?");
+	conn_fail(c);
+}
+
 /* Read what c has, up to READS_PER_DRAIN records. */
 static void conn_read(struct conn *c)
 {
@@ -226,9 +240,17 @@ static void conn_read(struct conn *c)
 		uint8_t *at = c->in_body ? c->cur->data + c->got : c->rbuf + c->rlen;
 		const uint32_t room = c->in_body ? c->cur->len - c->got : c->rcap - c->rlen;
 		EL_ASSERT(room > 0); /* rx_parse leaves a partial frame, which fits */
+		const bool out_pending = c->ssl.out_left != 0; /* a frame's record, held */
 		const int n = mbedtls_ssl_read(&c->ssl, at, room);
-		if (n == MBEDTLS_ERR_SSL_WANT_READ || n == MBEDTLS_ERR_SSL_WANT_WRITE)
+		if (n == MBEDTLS_ERR_SSL_WANT_WRITE || (out_pending && c->ssl.out_left == 0)) {
+			control_record_sent(c);
 			return;
+		}
+		if (n == MBEDTLS_ERR_SSL_WANT_READ) {
+			if (c->tin_off < c->tin_len)
+				read_again(c); /* a record with no data (an alert); more came */
+			return;
+		}
 		if (n <= 0) { /* 0 or CLOSE_NOTIFY: the other side closed; or an error */
 			c->bye = n == MBEDTLS_ERR_SSL_PEER_CLOSE_NOTIFY;
 			conn_fail(c);
@@ -326,13 +348,19 @@ static int conn_send(struct conn *c, const uint8_t *body, uint32_t len, bool clo
 	memcpy(b + 4, body, len);
 	uint32_t off = 0;
 	int rc = EL_OK;
-	if (c->q_head == NULL && !write_some(c, b, total, &off)) {
+	const bool direct = c->q_head == NULL;
+	if (direct && !write_some(c, b, total, &off)) {
 		conn_fail(c); /* the owner hears CLOSED; the frame is moot */
 	} else if (off == total) {
 		sent(c, close_after);
 	} else {
 		struct frame *f = frame_new(b, total, off, close_after);
 		if (f == NULL) {
+			/* Written in part, or held by mbedtls (WANT_WRITE): the
+			 * next frame would follow half of this one, or be taken
+			 * for its rest, so the stream is lost with it. */
+			if (direct)
+				conn_fail(c);
 			rc = EL_EFULL;
 		} else {
 			if (c->q_tail != NULL)

@@ -238,6 +238,8 @@ static int dial_socket(const struct addrinfo *list, uint32_t n, uint32_t user_ti
 		ai = ai->ai_next;
 	int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
 			ai->ai_protocol);
+	if (fd < 0)
+		*why = strerror(errno); /* EMFILE, most often: not "out of memory" */
 	if (fd >= 0)
 		peer_user_timeout(fd, user_timeout_ms); /* before the SYN: bounds its retries */
 	if (fd >= 0 && connect(fd, ai->ai_addr, ai->ai_addrlen) != 0 && errno != EINPROGRESS) {
