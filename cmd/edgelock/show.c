@@ -862,6 +862,8 @@ int el_cli_observe(struct el_cli *cli, int argc, char **argv)
  * carries only a generic code (core/raft_membership.c), whose cause depends
  * on the request. A promote is refused as busy until the learner holds every
  * committed entry, which "another change is in progress" alone would hide. */
+#define UNSURE_CHANGE " (proposed, but not seen committed: `edgelock members list` shows " \
+		      "whether it took effect)"
 static const char *admin_hint(uint8_t type, int32_t err)
 {
 	if (err == EL_EBUSY)
@@ -873,6 +875,8 @@ static const char *admin_hint(uint8_t type, int32_t err)
 			       : " (another change is in progress; try again)";
 	if (err == EL_EFULL)
 		return " (the member table or the uncommitted log is full; try again later)";
+	if (err == EL_ETIMEDOUT && type != EL_CW_TRANSFER)
+		return UNSURE_CHANGE;
 	if (err != EL_EINVAL)
 		return "";
 	switch (type) {
@@ -930,14 +934,18 @@ static int admin(struct el_cli *cli, struct el_cw_msg *m, const char *what)
 	if (rc == EL_OK && m[1].err != EL_OK) {
 		fprintf(stderr, "edgelock: %s: %s%s\n", what, el_strerror(m[1].err),
 			admin_hint(m->type, m[1].err));
-		return m[1].err == EL_EPERM ? EL_EXIT_NOPERM : EL_EXIT_FAILED;
+		return m[1].err == EL_EPERM	   ? EL_EXIT_NOPERM
+		       : m[1].err == EL_ETIMEDOUT ? EL_EXIT_UNAVAILABLE /* as the library's */
+						  : EL_EXIT_FAILED;
 	}
+	if (rc == EL_ETIMEDOUT && m->type != EL_CW_TRANSFER)
+		fprintf(stderr, "edgelock: %s: no answer in time%s\n", what, UNSURE_CHANGE);
 	if (rc != EL_OK)
 		return el_cli_fail(cli, what, rc);
 	if (m->type == EL_CW_TRANSFER) /* no log entry: the node it went to */
 		printf("%s: asked node %u to take over\n", what, (unsigned)m[1].node);
-	else
-		printf("%s: proposed at index %" PRIu64 "\n", what, m[1].index);
+	else /* the leader answers once the change commits (edgelockd's admin_wait.c) */
+		printf("%s: committed at index %" PRIu64 "\n", what, m[1].index);
 	return EL_EXIT_OK;
 }
 

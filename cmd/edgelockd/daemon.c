@@ -850,6 +850,7 @@ int el_d_run(struct el_daemon *d, const volatile int *stop_signal,
 		check_removed(d);
 		notify_removed(d);
 		el_d_limits_turn(d); /* refusals held back, once their second is over */
+		el_d_admin_wait_turn(d); /* membership changes committed (or not) */
 		el_d_serve_turn(d);
 		el_d_peers_turn(d);
 		el_d_crl_turn(d);

@@ -41,6 +41,21 @@
  * proves takes one round trip and two signatures, far less. */
 #define EL_D_PROOF_MS 10000u
 
+/* A membership change answered once its entry commits (admin_wait.c): at
+ * most this many requests wait (one change at a time, and its repeats),
+ * each at most EL_D_ADMIN_WAIT_MS. */
+#define EL_D_ADMIN_WAITS 8u
+#define EL_D_ADMIN_WAIT_MS 10000u
+struct el_d_admin_wait {
+	uint64_t conn;
+	uint64_t id;    /* the request's; 0: a free slot */
+	uint64_t index; /* its configuration entry, appended in term */
+	uint64_t term;
+	uint64_t deadline_ms;
+	el_id_t node;
+	uint8_t type;   /* EL_CW_MEMBER_ADD, _REMOVE or _PROMOTE */
+};
+
 struct el_d_pending {
 	uint64_t req_id; /* 0: free */
 	uint64_t conn;
@@ -281,6 +296,7 @@ struct el_daemon {
 	uint64_t trimmed_ms;       /* when give_back_memory last trimmed the heaps */
 	bool trimmed_settled;      /* trimmed once the cluster had a leader */
 	struct el_d_pending pending[EL_D_PENDING];
+	struct el_d_admin_wait admin_waits[EL_D_ADMIN_WAITS];
 	struct el_d_book book[EL_DCFG_PEERS_MAX];
 	struct el_d_inbound inbound[EL_D_INBOUND_MAX];
 	struct el_d_outbound outbound[EL_DCFG_PEERS_MAX];
@@ -428,6 +444,19 @@ void el_d_expiring(struct el_daemon *d);
 void el_d_send(struct el_daemon *d, uint64_t conn, const struct el_cw_msg *m, bool close_after);
 /* A request type's name as docs/protocol.md spells it ("acquire"), "?" if none. */
 const char *el_d_request_name(uint32_t type);
+/* The answer to a watched membership change (admin_wait.c), logged. */
+void el_d_admin_answer(struct el_daemon *d, const struct el_d_admin_wait *w, int rc);
+
+/* admin_wait.c */
+/* q repeats a change being watched (same type and node): it is answered
+ * with it; false when there is none (or no room). */
+bool el_d_admin_wait_join(struct el_daemon *d, uint64_t conn, const struct el_cw_msg *q);
+/* Watch q's change, appended at index in the current term (when every
+ * slot is taken, the oldest watch is answered EL_ETIMEDOUT for it). */
+void el_d_admin_wait_add(struct el_daemon *d, uint64_t conn, const struct el_cw_msg *q,
+			 uint64_t index);
+/* Answer every watched change whose outcome is known or whose time ran out. */
+void el_d_admin_wait_turn(struct el_daemon *d);
 
 /* seen.c: a session's last request, so that a retry matches what it retries */
 void el_d_seen_note(struct el_daemon *d, const struct el_lock_cmd *c);

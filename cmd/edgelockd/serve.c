@@ -808,8 +808,31 @@ static bool names_non_member(struct el_daemon *d, const struct el_cw_msg *q)
 	       el_raft_state(r) == EL_LEADER && el_conf_find(el_raft_conf(r), q->node) == NULL;
 }
 
+void el_d_admin_answer(struct el_daemon *d, const struct el_d_admin_wait *w, int rc)
+{
+	const struct el_raft *r = el_node_raft(d->node);
+	begin_reply(d, w->type, w->id);
+	d->rep.err = rc;
+	d->rep.node = w->node;
+	d->rep.index = w->index;
+	if (rc == EL_ENOTLEADER)
+		redirect_client(d, el_raft_leader(r));
+	el_log(rc == EL_OK ? EL_LOG_INFO : EL_LOG_WARN,
+	       "client %s conn %llu req %llu: admin %s for node %u: %s (entry %llu of term %llu %s)",
+	       client_name(el_d_client_of(d, w->conn)), (unsigned long long)w->conn,
+	       (unsigned long long)w->id, el_d_request_name(w->type), w->node, el_strerror(rc),
+	       (unsigned long long)w->index, (unsigned long long)w->term,
+	       rc == EL_OK		? "committed"
+	       : rc == EL_ENOTLEADER	? "replaced by another leader's: not applied"
+					: "not seen committed in time: `edgelock members list` says "
+					  "whether it took effect");
+	el_d_send(d, w->conn, &d->rep, false);
+}
+
 static void admin(struct el_daemon *d, uint64_t conn, const struct el_cw_msg *q)
 {
+	if (q->type != EL_CW_TRANSFER && el_d_admin_wait_join(d, conn, q))
+		return;
 	struct el_raft *r = el_node_raft(d->node);
 	uint64_t index = 0;
 	char why[4 * EL_CW_ADDR_MAX + 280] = "", swapped[4 * EL_CW_ADDR_MAX + 240];
@@ -854,6 +877,16 @@ static void admin(struct el_daemon *d, uint64_t conn, const struct el_cw_msg *q)
 	if (rc == EL_OK && add && q->peer_addr_len > 0)
 		el_d_book_set(d, q->node, q->peer_addr, q->peer_addr_len, q->client_addr,
 			      q->client_addr_len);
+	/* A change the leader took is answered once it commits (admin_wait.c). */
+	if (rc == EL_OK && q->type != EL_CW_TRANSFER) {
+		el_d_admin_wait_add(d, conn, q, index);
+		el_log(EL_LOG_INFO, "client %s conn %llu req %llu: admin %s for node %u: proposed "
+		       "at entry %llu; answering once it commits",
+		       client_name(el_d_client_of(d, conn)), (unsigned long long)conn,
+		       (unsigned long long)q->id, el_d_request_name(q->type), q->node,
+		       (unsigned long long)index);
+		return;
+	}
 	begin_reply(d, q->type, q->id);
 	d->rep.err = rc;
 	d->rep.node = target;

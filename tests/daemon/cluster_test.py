@@ -1041,6 +1041,50 @@ def test_why_leader_changed(c):
     S.leader = c.wait_leader(timeout=15)
 
 
+def test_membership_answered_on_commit(c):
+    """A membership change is answered once it commits. The leader answered
+    when it appended the entry: a leader cut off from the others (a chaos
+    run) answered "ok" to a removal that never committed, and the node the
+    operator then wiped was still a voter. Here both followers are
+    SIGSTOPped: no answer may come while the entry cannot commit; once they
+    resume, the answer must say what happened (committed: the learner is a
+    member; replaced by another leader's entry: it is not)."""
+    S.leader = c.wait_leader()
+    fake = tuple("tls+tcp://127.0.0.1:%d" % p for p in free_ports(2))
+    others = [i for i in sorted(c.procs) if i != S.leader]
+    conn = c.connect(S.leader)
+    for i in others:
+        c.signal(i, signal.SIGSTOP)
+    try:
+        conn.send({0: 1, 1: 14, 2: 7001, 20: 9, 21: fake[0], 22: fake[1], 38: True})
+        try:
+            early = conn.recv(1.5)
+        except (socket.timeout, TimeoutError):
+            early = None
+    finally:
+        for i in others:
+            c.signal(i, signal.SIGCONT)
+    check("membership change, no quorum: no answer while its entry cannot commit",
+          early is None, repr(early))
+    rep = early
+    try:
+        while rep is None or rep.get(2) != 7001:
+            rep = conn.recv(15.0)
+    except (socket.timeout, TimeoutError, EOFError, OSError) as e:
+        rep = {"error": repr(e)}
+    conn.close()
+    S.leader = c.wait_leader(timeout=15)
+    now = members(c, S.leader)
+    err = rep.get(3, 0)
+    check("membership change, quorum back: the answer says what happened (committed: a "
+          "member; replaced: not one)", (err == 0 and 9 in now) or
+          (err == EL_ENOTLEADER and 9 not in now), "%r, members %r" % (rep, now))
+    if 9 in now:
+        _, r = c.call_leader({1: 15, 20: 9})
+        check("membership change: the learner added is removed again", r.get(3, 0) == 0,
+              repr(r))
+
+
 def test_kill_all_restart(c):
     for i in list(c.procs):
         c.kill(i)
@@ -1567,7 +1611,8 @@ def main():
                   test_many_clients, test_two_threads,
                   test_waiting_joiner, test_membership, test_sigterm_leader,
                   test_sigkill_leader_waiter_granted, test_no_redirect_to_dead_leader,
-                  test_why_leader_changed, test_kill_all_restart, test_quick_exit,
+                  test_why_leader_changed, test_membership_answered_on_commit,
+                  test_kill_all_restart, test_quick_exit,
                   test_start_guards):
             try:
                 renew_b()

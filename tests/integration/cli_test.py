@@ -1664,7 +1664,7 @@ def join_fourth(cluster, e):
     cluster.start(4, "--join")
     peer4 = "tls+tcp://127.0.0.1:%d" % cluster.peer_port[4]
     r = e.run("members", "add", "4", peer4, cluster.addr(4), "--learner")
-    check(r.returncode == 0 and "proposed at index" in r.stdout,
+    check(r.returncode == 0 and "committed at index" in r.stdout,
           "members add 4 --learner: accepted (%s)" % (r.stdout + r.stderr).strip())
     check(eventually(lambda: cli_members(cluster, e).get(4) == "learner"),
           "members list --json: node 4 is a learner %s" % cli_members(cluster, e))
