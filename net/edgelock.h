@@ -42,12 +42,17 @@
  * el_lock, el_semaphore_acquire, el_unlock, el_campaign, el_resign,
  * el_watch or el_session_close on a session another thread is in a call of
  * returns EL_EBUSY at once (el_client_last_error: "one call at a time per
- * session"), sending nothing; use a session per thread. el_next_event,
- * el_session_state and el_session_id may run alongside; keepalives are the
- * library's own and go on regardless. A client has 64 requests in flight at
+ * session"), sending nothing; use a session per thread. So does any of
+ * those calls made while el_session_close of the session is under way
+ * (until it returns: afterwards the session is freed). el_next_event,
+ * el_session_state and el_session_id may run alongside; an el_next_event
+ * waiting on a session whose close begins returns EL_ECANCELED, and the
+ * close frees the session only once it has. Keepalives are the library's
+ * own and go on regardless. A client has 64 requests in flight at
  * most, 8 of them kept for keepalives and closes: past 56 requests at once,
  * a call gets EL_EFULL ("too many requests in flight"), and the sessions are
- * still renewed. A request is in flight until its answer comes: an el_lock
+ * still renewed; a call whose request already left unanswered (it may act)
+ * waits for a slot instead, as for any unanswered request (see el_lock). A request is in flight until its answer comes: an el_lock
  * or el_campaign queued behind a holder holds no slot while it waits for
  * its grant, so any number of calls may wait at once. Blocking calls take
  * a timeout. A client holds at most 64 open sessions (el_session_open past
@@ -112,7 +117,10 @@ struct el_client_options {
 				    * (EL_CLIENT_NAME_MAX; 8 on a mixed cluster),
 				    * cutting the label, never the identity: a CN
 				    * longer than 31 bytes (7) cannot open a session,
-				    * EL_EINVAL. NULL: none */
+				    * EL_EINVAL. UTF-8 text, or el_client_open
+				    * refuses it (EL_EINVAL); this library sends its
+				    * first 32 bytes at most, cut before a character
+				    * that does not fit whole. NULL: none */
 	uint32_t timeout_ms;       /* a request's overall bound; 0: 5000 */
 };
 /* A certificate this library can tell is bad by itself (expired or not yet
@@ -155,8 +163,10 @@ int el_session_open(el_client *c, uint32_t ttl_ms, el_session **out);
 /* Close the session (its locks are released, no lock-delay) and free it.
  * The CLOSE is sent within the client's timeout_ms; also when the session
  * is LOST here (the cluster may still hold it a little longer), then tried
- * for at most 1 s, since the cluster expires it soon anyway. EL_OK also
- * when the cluster had already expired it. */
+ * for at most 1 s, since the cluster expires it soon anyway. A renewal of
+ * the session in flight is given up (at its next try, within 1.5 s) and
+ * counts against that bound. EL_OK also when the cluster had already
+ * expired it. */
 int el_session_close(el_session *s);
 /* The lease as this client sees it; *left_ms (may be NULL): time to the
  * local deadline (0 when lost). LOST is final for the session: from then
@@ -279,9 +289,11 @@ struct el_event {
 int el_watch(el_session *s, const char *name);
 int el_unwatch(el_session *s, const char *name);
 /* The next event of s's connection since the last call (or since the
- * session opened), waiting up to timeout_ms: EL_OK, or EL_ETIMEDOUT. After a
- * reconnect (the leader's connection lost: finding the new leader through
- * followers is the same reconnect) the library reports one EL_EVENT_GAP. */
+ * session opened), waiting up to timeout_ms: EL_OK, or EL_ETIMEDOUT, or
+ * EL_ECANCELED once el_session_close of s has begun. After a reconnect (the
+ * leader's connection lost: finding the new leader through followers is
+ * the same reconnect; noticed within a second) the library reports one
+ * EL_EVENT_GAP. */
 int el_next_event(el_session *s, struct el_event *ev, uint32_t timeout_ms);
 
 /* A file descriptor that polls readable whenever an event has arrived since

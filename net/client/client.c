@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "el_cbor.h"
 #include "el_client_impl.h"
 #include "el_url.h"
 
@@ -246,6 +247,7 @@ static void *reader_main(void *arg)
  * event, say), reading it ourselves when no thread reads, so the event
  * wakes the thread waiting for it and no other. Under c->mu; false when the
  * deadline passed. The caller checks again what it waits for. */
+#define WAIT_CONN_BEAT_MS 1000u
 bool el_client__wait_conn(el_client *c, uint64_t deadline_ms)
 {
 	struct el_conn *k = c->conn;
@@ -260,8 +262,15 @@ bool el_client__wait_conn(el_client *c, uint64_t deadline_ms)
 	if (k->thread_reads) {
 		kick(k); /* it steps aside; the next look reads */
 		in_time = el_client__wait(c, deadline_ms);
-	} else if (read_as_holder(c, k, deadline_ms, false) == EL_ETIMEDOUT) {
-		in_time = false;
+	} else {
+		/* At most a second per read: nothing kicks this thread when the
+		 * client drops k for another connection (a request timed out on
+		 * it), and the caller must then look again (a reconnect is a
+		 * gap), not sit on a dead stream for its whole timeout. */
+		const uint64_t beat = el_client__now_ms() + WAIT_CONN_BEAT_MS;
+		if (read_as_holder(c, k, beat < deadline_ms ? beat : deadline_ms, false) ==
+		    EL_ETIMEDOUT)
+			in_time = el_client__now_ms() < deadline_ms;
 	}
 	k->waiters--; /* the reader thread sees it at its next look */
 	if (--k->refs == 0) { /* c->conn moved on meanwhile: ours was the last */
@@ -506,6 +515,7 @@ static void conn_put(el_client *c, struct el_conn *k)
 #define TRIED_WHY_MAX 160
 struct tried {
 	bool renewal; /* the request is a keepalive: given up once the client closes */
+	const el_session *renewing; /* the keeper's renewal of it: given up once it closes */
 	unsigned n;
 	struct {
 		char url[EL_CW_ADDR_MAX + 1];
@@ -569,16 +579,17 @@ static void tried_fail(const struct tried *t, uint64_t took_ms)
 			(unsigned long long)took_ms, t->n > 0 ? list : "no endpoint in time");
 }
 
-/* Is t's request a renewal of a client that is closing? el_client_close
- * closes the sessions (their locks free now) while the keeper may be
- * renewing one; the renewal, dialing or retrying, would hold the closes up
- * by up to TTL/3 (they wait for its dial). */
+/* Is t's request a renewal of a client that is closing, or of a session
+ * being closed? el_client_close closes the sessions (their locks free now)
+ * while the keeper may be renewing one, and el_session_close waits for a
+ * renewal of its session in flight: the renewal, dialing or retrying with
+ * the cluster unreachable, would hold the closes up by up to TTL/3. */
 static bool abandoned(el_client *c, const struct tried *t)
 {
 	if (!t->renewal)
 		return false;
 	pthread_mutex_lock(&c->mu);
-	const bool closing = c->closing;
+	const bool closing = c->closing || (t->renewing != NULL && t->renewing->closed);
 	pthread_mutex_unlock(&c->mu);
 	return closing;
 }
@@ -878,8 +889,47 @@ static void tried_broken(el_client *c, struct tried *t, const struct el_conn *k,
 #define LEADERLESS_POLL_MS 20u
 #define LEADERLESS_POLLS 5u
 
+/* reply says k is a follower: go to the leader it names, or ask it again
+ * (LEADERLESS_POLLS times) while it knows none. */
+static void follow(el_client *c, struct tried *t, struct el_conn *k,
+		   const struct el_cw_msg *reply, unsigned *leaderless)
+{
+	const bool named = reply->leader_addr_len > 0;
+	/* a node cut off from a leader that still has its quorum knows none
+	 * either: say both (an outside tester read "no quorum?" from such a
+	 * node while the cluster ran) */
+	tried_note(t, k->url, named ? "not the leader (it named the leader)"
+				    : "not the leader (" NO_LEADER_WHY ")");
+	pthread_mutex_lock(&c->mu);
+	if (named)
+		snprintf(c->leader_hint, sizeof c->leader_hint, "%.*s",
+			 (int)reply->leader_addr_len, reply->leader_addr);
+	else
+		el_client__wait(c, el_client__now_ms() + LEADERLESS_POLL_MS);
+	pthread_mutex_unlock(&c->mu);
+	/* An election takes tens of milliseconds once the old leader's links
+	 * have closed: the follower asked will know the winner soon, and
+	 * asking it again on this connection costs no new handshake. One that
+	 * stays without a leader (cut off from the majority) is left for the
+	 * next endpoint. */
+	if (named || ++*leaderless >= LEADERLESS_POLLS) {
+		drop_conn(c, k);
+		*leaderless = 0;
+	}
+}
+
+/* How often a request already sent looks again for a free slot (EL_EFULL). */
+#define FULL_RETRY_MS 20u
+
+/* Send req until a node acts as the leader and answers, or deadline_ms.
+ * *unanswered (may be NULL): a try may have reached a node that never
+ * answered it. Once one may have, a local failure that follows (no free
+ * slot, the identity refused) is no answer either: the request may act
+ * yet, so the call ends as EL_ETIMEDOUT, for the caller's paths of an
+ * unsure outcome, never as a plain failure (an el_lock returned EL_EFULL
+ * while its ACQUIRE was granted). renewing: the keeper's renewal of it. */
 static int request_until(el_client *c, struct el_cw_msg *req, struct el_cw_msg *reply,
-			 uint64_t deadline_ms, bool *unanswered)
+			 uint64_t deadline_ms, bool *unanswered, const el_session *renewing)
 {
 	uint8_t *frame = malloc(EL_CW_PREFIX + EL_CW_FRAME_MAX);
 	struct tried *t = calloc(1, sizeof(*t));
@@ -895,11 +945,12 @@ static int request_until(el_client *c, struct el_cw_msg *req, struct el_cw_msg *
 	pthread_mutex_unlock(&c->mu);
 	const size_t len = frame_of(req, frame);
 	int rc = len == 0 ? EL_EINVAL : EL_ETIMEDOUT;
-	bool done = len == 0;
+	bool done = len == 0, sent = false;
 	unsigned leaderless = 0; /* "no leader yet" answers from the node asked */
 	if (len == 0)
 		el_client__fail("request of type %u does not encode", req->type);
 	t->renewal = req->type == EL_CW_KEEPALIVE;
+	t->renewing = renewing;
 	while (!done && el_client__now_ms() < deadline_ms && !abandoned(c, t)) {
 		struct el_conn *k = current_conn(c, deadline_ms, t, &rc);
 		if (k == NULL) {
@@ -908,9 +959,15 @@ static int request_until(el_client *c, struct el_cw_msg *req, struct el_cw_msg *
 		}
 		const uint64_t try_end = el_client__now_ms() + 1500u < deadline_ms
 						 ? el_client__now_ms() + 1500u : deadline_ms;
-		const int got = try_once(c, k, frame, len, req, reply, try_end, unanswered);
+		const int got = try_once(c, k, frame, len, req, reply, try_end, &sent);
 		done = true;
-		if (got < 0) {
+		if (got == EL_EFULL && sent) { /* a slot frees as a reply comes */
+			tried_note(t, k->url, last_error);
+			pthread_mutex_lock(&c->mu);
+			el_client__wait(c, el_client__now_ms() + FULL_RETRY_MS);
+			pthread_mutex_unlock(&c->mu);
+			done = false;
+		} else if (got < 0) {
 			rc = got;
 		} else if (got == 0) { /* broken or silent: another node, same id */
 			tried_broken(c, t, k, deadline_ms);
@@ -918,29 +975,8 @@ static int request_until(el_client *c, struct el_cw_msg *req, struct el_cw_msg *
 			done = false;
 		} else if (reply->type == EL_CW_ERROR || reply->err != EL_ENOTLEADER) {
 			rc = EL_OK;
-		} else { /* a follower: go to the leader it names, or ask again */
-			const bool named = reply->leader_addr_len > 0;
-			/* a node cut off from a leader that still has its quorum
-			 * knows none either: say both (an outside tester read
-			 * "no quorum?" from such a node while the cluster ran) */
-			tried_note(t, k->url, named ? "not the leader (it named the leader)"
-						    : "not the leader (" NO_LEADER_WHY ")");
-			pthread_mutex_lock(&c->mu);
-			if (named)
-				snprintf(c->leader_hint, sizeof c->leader_hint, "%.*s",
-					 (int)reply->leader_addr_len, reply->leader_addr);
-			else
-				el_client__wait(c, el_client__now_ms() + LEADERLESS_POLL_MS);
-			pthread_mutex_unlock(&c->mu);
-			/* An election takes tens of milliseconds once the old leader's
-			 * links have closed: the follower asked will know the winner
-			 * soon, and asking it again on this connection costs no new
-			 * handshake. One that stays without a leader (cut off from the
-			 * majority) is left for the next endpoint. */
-			if (named || ++leaderless >= LEADERLESS_POLLS) {
-				drop_conn(c, k);
-				leaderless = 0;
-			}
+		} else {
+			follow(c, t, k, reply, &leaderless);
 			done = false;
 		}
 		conn_put(c, k);
@@ -948,7 +984,12 @@ static int request_until(el_client *c, struct el_cw_msg *req, struct el_cw_msg *
 	if (!done) { /* the deadline passed with no leader answering */
 		rc = EL_ETIMEDOUT;
 		tried_fail(t, el_client__now_ms() - start);
+	} else if (rc == EL_EPERM && sent) { /* refused after a try that may act */
+		el_client__context("%s: an earlier try may have acted", el_strerror(EL_ETIMEDOUT));
+		rc = EL_ETIMEDOUT;
 	}
+	if (unanswered != NULL)
+		*unanswered |= sent;
 	free(frame);
 	free(t);
 	return rc;
@@ -958,26 +999,26 @@ int el_client_request(el_client *c, struct el_cw_msg *req, struct el_cw_msg *rep
 {
 	if (c == NULL || req == NULL || reply == NULL)
 		return el_client__null("el_client_request");
-	return request_until(c, req, reply, el_client__now_ms() + c->timeout_ms, NULL);
+	return request_until(c, req, reply, el_client__now_ms() + c->timeout_ms, NULL, NULL);
 }
 
 int el_client__request_until(el_client *c, struct el_cw_msg *req, struct el_cw_msg *reply,
 			     uint64_t deadline_ms)
 {
-	return request_until(c, req, reply, deadline_ms, NULL);
+	return request_until(c, req, reply, deadline_ms, NULL, NULL);
 }
 
-int el_client__request_within(el_client *c, struct el_cw_msg *req, struct el_cw_msg *reply,
-			      uint32_t timeout_ms)
+int el_client__renew(el_client *c, const el_session *s, struct el_cw_msg *req,
+		     struct el_cw_msg *reply, uint32_t timeout_ms)
 {
-	return request_until(c, req, reply, el_client__now_ms() + timeout_ms, NULL);
+	return request_until(c, req, reply, el_client__now_ms() + timeout_ms, NULL, s);
 }
 
 int el_client__request_unsure(el_client *c, struct el_cw_msg *req, struct el_cw_msg *reply,
 			      bool *unanswered)
 {
 	*unanswered = false;
-	return request_until(c, req, reply, el_client__now_ms() + c->timeout_ms, unanswered);
+	return request_until(c, req, reply, el_client__now_ms() + c->timeout_ms, unanswered, NULL);
 }
 
 int el_client_request_at(el_client *c, const char *endpoint, struct el_cw_msg *req,
@@ -1064,6 +1105,27 @@ static int parse_endpoints(el_client *c, const char *list)
 	}
 }
 
+/* options.name into c->name: UTF-8 text (the wire carries it as CBOR text:
+ * another made every el_session_open fail, "does not encode"), kept to
+ * its first EL_CLIENT_NAME_MAX bytes as the header says, but cut before a
+ * character, never inside one (which would not encode either). */
+static int set_name(el_client *c, const char *name)
+{
+	if (name == NULL)
+		return 0;
+	const size_t n = strlen(name);
+	if (n > UINT32_MAX || !el_cbor_utf8_valid((const uint8_t *)name, (uint32_t)n)) {
+		el_client__fail("el_client_options.name is not UTF-8 text");
+		return EL_EINVAL;
+	}
+	size_t keep = n < EL_CLIENT_NAME_MAX ? n : EL_CLIENT_NAME_MAX;
+	while (keep > 0 && keep < n && ((unsigned char)name[keep] & 0xC0u) == 0x80u)
+		keep--; /* name[keep] continues a character: cut before its start */
+	memcpy(c->name, name, keep);
+	c->name[keep] = '\0';
+	return 0;
+}
+
 static int tls_setup(el_client *c, const struct el_client_options *o)
 {
 	char err[512];
@@ -1101,9 +1163,9 @@ int el_client_open(el_client **out, const struct el_client_options *o)
 	pthread_mutex_init(&c->ident_mu, NULL);
 	c->timeout_ms = o->timeout_ms != 0 ? o->timeout_ms : 5000u;
 	c->event_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (o->name != NULL)
-		snprintf(c->name, sizeof c->name, "%s", o->name);
-	int rc = c->event_fd >= 0 ? parse_endpoints(c, o->endpoints) : EL_EIO;
+	int rc = c->event_fd >= 0 ? set_name(c, o->name) : EL_EIO;
+	if (rc == 0)
+		rc = parse_endpoints(c, o->endpoints);
 	if (rc == 0)
 		rc = tls_setup(c, o);
 	if (rc == 0 && pthread_create(&c->keeper, NULL, el_client__keeper_main, c) != 0)

@@ -61,6 +61,16 @@ void el_session_set_lock_delay(el_session *s, uint32_t delay_ms)
 	pthread_mutex_unlock(&s->client->mu);
 }
 
+/* s's lock-delay (el_session_set_lock_delay may change it from another
+ * thread). */
+static uint32_t lock_delay(el_session *s)
+{
+	pthread_mutex_lock(&s->client->mu);
+	const uint32_t ms = s->lock_delay_ms;
+	pthread_mutex_unlock(&s->client->mu);
+	return ms;
+}
+
 /* ---- Opening, renewing, closing ------------------------------------------ */
 
 /* Has s's local lease run out? Final once it has. Under c->mu. */
@@ -207,12 +217,17 @@ int el_session_open(el_client *c, uint32_t ttl_ms, el_session **out)
 static void renew(el_client *c, el_session *s)
 {
 	struct el_cw_msg *req = calloc(2, sizeof(*req));
-	if (req == NULL)
+	if (req == NULL) { /* try again soon: retire waits while it stays in flight */
+		pthread_mutex_lock(&c->mu);
+		s->next_renew_ms = el_client__now_ms() + 500u;
+		pthread_cond_broadcast(&c->cv);
+		pthread_mutex_unlock(&c->mu);
 		return;
+	}
 	req->type = EL_CW_KEEPALIVE;
 	req->session = s->id;
 	const uint64_t sent = el_client__now_ms();
-	const int rc = el_client__request_within(c, req, req + 1, s->ttl_ms / 3u);
+	const int rc = el_client__renew(c, s, req, req + 1, s->ttl_ms / 3u);
 	const int32_t err = rc == EL_OK ? req[1].err : rc;
 	free(req);
 	pthread_mutex_lock(&c->mu);
@@ -290,14 +305,25 @@ enum el_lease_state el_session_state(el_session *s, uint64_t *left_ms)
 	return st;
 }
 
-/* Take s off the keeper's list and wait out a renewal in flight. Under c->mu. */
+/* Take s off the keeper's list and wait out a renewal in flight (which
+ * gives up at its next try once s is closed: abandoned). Under c->mu. */
 static void retire(el_client *c, el_session *s)
 {
 	s->closed = true;
+	pthread_cond_broadcast(&c->cv); /* el_next_event on s returns */
 	for (unsigned i = 0; i < EL_CLIENT_SESSIONS_MAX; i++)
 		if (c->sessions[i] == s)
 			c->sessions[i] = NULL;
 	while (s->next_renew_ms == UINT64_MAX) /* a renewal in flight */
+		el_client__wait(c, el_client__now_ms() + 50u);
+}
+
+/* Wait until no el_next_event is inside s (each returns once it sees
+ * s->closed, within a second when it reads the connection itself), so s
+ * can be freed. Under c->mu. */
+static void drain_users(el_client *c, const el_session *s)
+{
+	while (s->users > 0)
 		el_client__wait(c, el_client__now_ms() + 50u);
 }
 
@@ -309,10 +335,16 @@ int el_session_close(el_session *s)
 	if (s == NULL)
 		return EL_OK;
 	el_client *c = s->client;
+	const uint64_t start = el_client__now_ms(); /* a renewal waited out counts */
 	pthread_mutex_lock(&c->mu);
-	const bool busy = s->busy, lost = lost_now(s);
-	if (!busy)
+	/* Claim s as a call does: a call (or a second close) that comes while
+	 * this one is under way gets EL_EBUSY instead of a session freed under
+	 * it. closed: a close already began. */
+	const bool busy = s->busy || s->closed, lost = lost_now(s);
+	if (!busy) {
+		s->busy = true;
 		retire(c, s);
+	}
 	pthread_mutex_unlock(&c->mu);
 	if (busy) { /* freeing s would pull it from under that call */
 		el_client__fail("close session %llu: another call on it is in progress (one call "
@@ -325,7 +357,10 @@ int el_session_close(el_session *s)
 	 * timeout_ms with the cluster unreachable (a CLI lingered 5 s so,
 	 * found by an outside tester). */
 	const uint64_t budget = lost && c->timeout_ms > LOST_CLOSE_MS ? LOST_CLOSE_MS : c->timeout_ms;
-	const int rc = close_on_server(c, s->id, el_client__now_ms() + budget);
+	const int rc = close_on_server(c, s->id, start + budget);
+	pthread_mutex_lock(&c->mu);
+	drain_users(c, s);
+	pthread_mutex_unlock(&c->mu);
 	free(s);
 	return rc;
 }
@@ -355,8 +390,10 @@ void el_client__close_sessions(el_client *c)
 	for (unsigned i = 0; i < n; i++)
 		(void)close_on_server(c, open[i]->id, deadline_ms);
 	pthread_mutex_lock(&c->mu);
-	for (unsigned i = 0; i < n; i++)
+	for (unsigned i = 0; i < n; i++) {
 		retire(c, open[i]); /* waits out a renewal still in flight */
+		drain_users(c, open[i]);
+	}
 	pthread_mutex_unlock(&c->mu);
 	for (unsigned i = 0; i < n; i++)
 		free(open[i]);
@@ -382,14 +419,16 @@ static int begin_call(el_session *s)
 		return el_client__null("a session call");
 	el_client *c = s->client;
 	pthread_mutex_lock(&c->mu);
-	const bool busy = s->busy;
-	s->busy = true;
+	const bool busy = s->busy, closed = s->closed; /* closed: being closed */
+	if (!busy && !closed)
+		s->busy = true;
 	pthread_mutex_unlock(&c->mu);
-	if (busy)
-		el_client__fail("session %llu: another call on it is in progress: one call at a "
-				"time per session (use a session per thread)",
-				(unsigned long long)s->id);
-	return busy ? EL_EBUSY : EL_OK;
+	if (busy || closed)
+		el_client__fail("session %llu: %s", (unsigned long long)s->id,
+				busy ? "another call on it (or its close) is in progress: one call "
+				       "at a time per session (use a session per thread)"
+				     : "it is being closed");
+	return busy || closed ? EL_EBUSY : EL_OK;
 }
 
 static void end_call(el_session *s)
@@ -659,7 +698,7 @@ static int acquire(el_session *s, const char *name, bool shared, uint32_t permit
 	req->mode = shared ? EL_LOCK_SHARED : EL_LOCK_EXCLUSIVE;
 	req->permits = (uint8_t)permits;
 	req->wait_ms = wait_ms;
-	req->delay_ms = s->lock_delay_ms;
+	req->delay_ms = lock_delay(s);
 	*token = 0;
 	rc = locked_request(s, req, req + 1, token);
 	if (rc == EL_OK)
@@ -809,7 +848,7 @@ static int campaign(el_session *s, const char *name, const void *value, uint32_t
 	req->type = EL_CW_CAMPAIGN;
 	cw_name(req, name);
 	req->wait_ms = wait_ms;
-	req->delay_ms = s->lock_delay_ms;
+	req->delay_ms = lock_delay(s);
 	req->value_len = (uint8_t)len;
 	if (len > 0)
 		memcpy(req->value, value, len);
@@ -856,8 +895,14 @@ int el_next_event(el_session *s, struct el_event *ev, uint32_t timeout_ms)
 	el_client *c = s->client;
 	const uint64_t until = el_client__now_ms() + timeout_ms;
 	memset(ev, 0, sizeof(*ev));
+	int rc = EL_OK;
 	pthread_mutex_lock(&c->mu);
+	s->users++; /* el_session_close frees s only once we are out */
 	for (;;) {
+		if (s->closed) { /* el_session_close is under way */
+			rc = EL_ECANCELED;
+			break;
+		}
 		if (c->reconnects != s->seen_reconnects) {
 			s->seen_reconnects = c->reconnects;
 			ev->kind = EL_EVENT_GAP;
@@ -881,12 +926,16 @@ int el_next_event(el_session *s, struct el_event *ev, uint32_t timeout_ms)
 			break;
 		}
 		if (!el_client__wait_conn(c, until)) {
-			pthread_mutex_unlock(&c->mu);
-			return EL_ETIMEDOUT;
+			rc = EL_ETIMEDOUT;
+			break;
 		}
 	}
+	s->users--;
+	pthread_cond_broadcast(&c->cv); /* a close may wait for us */
 	pthread_mutex_unlock(&c->mu);
-	return EL_OK;
+	if (rc == EL_ECANCELED)
+		el_client__fail("next event: %s: the session is being closed", el_strerror(rc));
+	return rc;
 }
 
 /* ---- Reads -------------------------------------------------------------- */

@@ -75,7 +75,9 @@ struct el_session {
 	bool in_doubt;           /* the last renewal failed */
 	bool lost;               /* the deadline passed, or the cluster said expired */
 	bool closed;
-	bool busy;               /* a call of the session is in progress (one at a time) */
+	bool busy;               /* a call of the session is in progress (one at a time),
+				  * or its el_session_close */
+	unsigned users;          /* el_next_event calls inside it: close waits them out */
 	uint64_t ev_seen;        /* events handed out by el_next_event */
 	uint64_t seen_reconnects;
 };
@@ -124,8 +126,9 @@ bool el_client__wait_on(pthread_cond_t *cv, pthread_mutex_t *mu, uint64_t deadli
 void el_client__cond_init(pthread_cond_t *cv);
 int el_client__request_until(el_client *c, struct el_cw_msg *req, struct el_cw_msg *reply,
 			     uint64_t deadline_ms);
-int el_client__request_within(el_client *c, struct el_cw_msg *req, struct el_cw_msg *reply,
-			      uint32_t timeout_ms);
+/* The keeper's renewal of s: given up once s or the client is being closed. */
+int el_client__renew(el_client *c, const el_session *s, struct el_cw_msg *req,
+		     struct el_cw_msg *reply, uint32_t timeout_ms);
 /* el_client_request, and *unanswered: whether the frame may have reached a
  * node that never answered it (so the request may yet act). */
 int el_client__request_unsure(el_client *c, struct el_cw_msg *req, struct el_cw_msg *reply,

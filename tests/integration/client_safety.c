@@ -1423,6 +1423,261 @@ static int check_close_lost(el_client *main_c)
 	return bad;
 }
 
+/* el_next_event's side of check_close_busy: its return code. */
+struct close_busy_plan {
+	el_session *s;
+	int event_rc, close_rc;
+	uint64_t close_took;
+};
+
+static void *close_busy_events(void *arg)
+{
+	struct close_busy_plan *p = arg;
+	struct el_event ev;
+	p->event_rc = el_next_event(p->s, &ev, 10000);
+	while (p->event_rc == EL_OK) /* what came before the close: read on */
+		p->event_rc = el_next_event(p->s, &ev, 10000);
+	return NULL;
+}
+
+static void *close_busy_close(void *arg)
+{
+	struct close_busy_plan *p = arg;
+	const uint64_t t0 = now_ms();
+	p->close_rc = el_session_close(p->s);
+	p->close_took = now_ms() - t0;
+	return NULL;
+}
+
+/* el_session_close claims its session: an el_lock on it while the close's
+ * CLOSE waits on a silent leader (the relay holds the replies back) gets
+ * EL_EBUSY at once, and an el_next_event waiting on it returns
+ * EL_ECANCELED before the close frees it (the close neither set busy nor
+ * waited for event readers: el_lock then ran on, and both used the session
+ * after its free; ASan says so). */
+static int check_close_busy(el_client *main_c)
+{
+	struct relayed x;
+	struct close_busy_plan p = { .event_rc = 1 };
+	pthread_t ev_th, close_th;
+	int bad = 1;
+	if (relayed_open(main_c, &x, "close-busy", 3000, 10000, "safety/close-busy")) {
+		p.s = x.s;
+		const bool ev_started = pthread_create(&ev_th, NULL, close_busy_events, &p) == 0;
+		usleep(200 * 1000); /* el_next_event waits */
+		atomic_store(&x.r.mute, true);
+		const bool started = pthread_create(&close_th, NULL, close_busy_close, &p) == 0;
+		usleep(300 * 1000); /* the close waits for its answer */
+		uint64_t token = 1;
+		const uint64_t t0 = now_ms();
+		const int rc = started ? el_lock(x.s, "safety/close-busy-2", false, 0, &token) : 1;
+		const uint64_t took = now_ms() - t0;
+		if (started)
+			pthread_join(close_th, NULL);
+		if (ev_started)
+			pthread_join(ev_th, NULL);
+		x.s = NULL; /* freed by the close */
+		atomic_store(&x.r.mute, false);
+		bad = rc != EL_EBUSY || took > 500 || token != 0 || p.event_rc != EL_ECANCELED ||
+		      p.close_took > 3500;
+		if (bad)
+			failed("close-busy", "el_lock during el_session_close -> %d after %llu ms, "
+			       "token %llu, want EL_EBUSY at once; el_next_event -> %d, want "
+			       "EL_ECANCELED; close %d after %llu ms", rc, (unsigned long long)took,
+			       (unsigned long long)token, p.event_rc, p.close_rc,
+			       (unsigned long long)p.close_took);
+	}
+	relayed_close(&x);
+	return bad;
+}
+
+/* el_next_event reading the connection itself notices within about a
+ * second that the client dropped that connection (a renewal got no answer
+ * on it; the relay holds the replies back): one EL_EVENT_GAP then, not
+ * EL_ETIMEDOUT after its whole timeout (15 s here) on a dead stream. */
+static int check_event_drop(el_client *main_c)
+{
+	struct relayed x;
+	int bad = 1;
+	if (relayed_open(main_c, &x, "event-drop", 10000, 3000, "safety/event-drop")) {
+		struct el_event ev = { .kind = 0 };
+		int rc = el_next_event(x.s, &ev, 0);
+		while (rc == EL_OK) /* what came before: drained */
+			rc = el_next_event(x.s, &ev, 0);
+		atomic_store(&x.r.mute, true);
+		const uint64_t t0 = now_ms();
+		rc = el_next_event(x.s, &ev, 15000);
+		const uint64_t took = now_ms() - t0;
+		atomic_store(&x.r.mute, false);
+		/* renewed every second, each try 1.5 s: dropped by 2.5 s */
+		bad = rc != EL_OK || ev.kind != EL_EVENT_GAP || took > 5000;
+		if (bad)
+			failed("event-drop", "el_next_event on a connection the client dropped -> "
+			       "%d, kind %d, after %llu ms; want EL_EVENT_GAP within 5 s", rc, ev.kind,
+			       (unsigned long long)took);
+	}
+	relayed_close(&x);
+	return bad;
+}
+
+/* el_session_close while the keeper's renewal of the session is in flight
+ * and the cluster silent (the relay holds the replies back; TTL 9 s, so the
+ * renewal began at 3 s and may take until 6 s): the renewal is given up
+ * and the close ends within its timeout (2 s), not after the renewal's
+ * TTL/3 and then a timeout more. */
+static int check_close_renewing(el_client *main_c)
+{
+	struct relayed x;
+	int bad = 1;
+	if (relayed_open(main_c, &x, "close-renewing", 2000, 9000, "safety/close-renewing")) {
+		atomic_store(&x.r.mute, true);
+		usleep(3500 * 1000); /* the renewal is in flight */
+		const uint64_t t0 = now_ms();
+		const int rc = el_session_close(x.s);
+		const uint64_t took = now_ms() - t0;
+		x.s = NULL;
+		atomic_store(&x.r.mute, false);
+		bad = took > 2400;
+		if (bad)
+			failed("close-renewing", "el_session_close during a renewal, the cluster "
+			       "silent: %d after %llu ms; want its 2 s timeout at most", rc,
+			       (unsigned long long)took);
+	}
+	relayed_close(&x);
+	return bad;
+}
+
+/* What check_unanswered_full holds in flight: after 0.5 s, 55 queries
+ * (not urgent) and the close of a session (urgent), all on the silent
+ * relay, for their 1.5 s try. */
+struct full_plan {
+	el_client *c;
+	el_session *s2;
+};
+
+static void *full_filler_main(void *arg)
+{
+	struct full_plan *p = arg;
+	struct el_lock_info li;
+	(void)el_query(p->c, "safety/unanswered-full-q", &li);
+	return NULL;
+}
+
+static void *full_closer_main(void *arg)
+{
+	struct full_plan *p = arg;
+	(void)el_session_close(p->s2);
+	return NULL;
+}
+
+#define FULL_QUERIES 55 /* beside the acquire: the 56 slots calls may take */
+
+static void *full_spawner_main(void *arg)
+{
+	pthread_t th[FULL_QUERIES + 1];
+	bool ok[FULL_QUERIES + 1];
+	usleep(500 * 1000); /* the acquire is in its first try */
+	for (unsigned i = 0; i <= FULL_QUERIES; i++) {
+		if (i == FULL_QUERIES) /* the queries took their slots first */
+			usleep(100 * 1000);
+		ok[i] = pthread_create(&th[i], NULL, i < FULL_QUERIES ? full_filler_main
+								      : full_closer_main, arg) == 0;
+	}
+	for (unsigned i = 0; i <= FULL_QUERIES; i++)
+		if (ok[i])
+			pthread_join(th[i], NULL);
+	return NULL;
+}
+
+/* An acquire sent through a silent relay (r1: the daemon gets it and grants
+ * the lock, its reply is held back), then, its try over (1.5 s), tried on
+ * the other endpoint (r2, which passes all) while requests sent after it
+ * still fill the client's request slots: EL_EFULL there is no answer, so
+ * el_lock tries on and returns the grant, never EL_EFULL with the lock
+ * granted on the cluster and nobody knowing. */
+static int check_unanswered_full(el_client *main_c)
+{
+	char leader[EL_CW_ADDR_MAX + 1], eps[128];
+	struct relay r1, r2;
+	if (!find_leader(main_c, leader, sizeof leader) || !relay_start(&r1, leader))
+		return failed("unanswered-full", "no leader or no relay");
+	if (!relay_start(&r2, leader)) {
+		relay_stop(&r1);
+		return failed("unanswered-full", "no second relay");
+	}
+	snprintf(eps, sizeof eps, "tls+tcp://127.0.0.1:%d,tls+tcp://127.0.0.1:%d", r1.port,
+		 r2.port);
+	el_client *c = open_client(eps, getenv("EDGELOCK_CERT"), 4000);
+	struct full_plan p = { .c = c };
+	el_session *s = NULL;
+	uint64_t token = 0;
+	pthread_t th;
+	int bad = c == NULL || el_session_open(c, 30000, &s) != EL_OK ||
+		  el_session_open(c, 30000, &p.s2) != EL_OK;
+	if (bad) {
+		failed("unanswered-full", "setup: %s", el_client_last_error(c));
+	} else {
+		atomic_store(&r1.mute, true);
+		const bool started = pthread_create(&th, NULL, full_spawner_main, &p) == 0;
+		const uint64_t t0 = now_ms();
+		const int rc = el_lock(s, "safety/unanswered-full", false, 0, &token);
+		const uint64_t took = now_ms() - t0;
+		if (started)
+			pthread_join(th, NULL);
+		p.s2 = NULL;
+		atomic_store(&r1.mute, false);
+		/* a grant sooner than the queries' tries end: the slots were never
+		 * full, and the check tested nothing */
+		bad = rc != EL_OK || token == 0 || took < 1800;
+		if (bad)
+			failed("unanswered-full", "el_lock -> %d after %llu ms (%s), token %llu; want "
+			       "the grant once the queries' slots free (about 2 s)%s", rc, (unsigned long long)took, el_client_last_error(c),
+			       (unsigned long long)token,
+			       taken(main_c, "safety/unanswered-full") ? " (the lock is held on "
+			       "the cluster)" : "");
+		else if (el_unlock(s, "safety/unanswered-full", token) != EL_OK)
+			bad = failed("unanswered-full", "the grant could not be given back");
+	}
+	el_session_close(s);
+	el_session_close(p.s2);
+	el_client_close(c);
+	relay_stop(&r1);
+	relay_stop(&r2);
+	return bad;
+}
+
+/* options.name: one that is not UTF-8 is refused at el_client_open; a long
+ * one is cut before a character that does not fit whole (32 bytes: here
+ * 31 + a 2-byte character), and its sessions open (either made every
+ * el_session_open fail: "does not encode"). */
+static int check_bad_name(el_client *unused)
+{
+	(void)unused;
+	const char *bad_utf8 = "safety\xff", *long_name = "0123456789012345678901234567890\xc3\xa9x";
+	int bad = 0;
+	for (unsigned i = 0; i < 2; i++) {
+		const struct el_client_options o = {
+			.endpoints = getenv("EDGELOCK_ENDPOINTS"), .ca_file = getenv("EDGELOCK_CA"),
+			.cert_key_file = getenv("EDGELOCK_CERT"), .name = i == 0 ? bad_utf8 : long_name,
+		};
+		el_client *c = NULL;
+		el_session *s = NULL;
+		const int rc = el_client_open(&c, &o);
+		const int open_rc = rc == EL_OK ? el_session_open(c, 10000, &s) : rc;
+		if (i == 0 && rc != EL_EINVAL)
+			bad = failed("bad-name", "a name that is not UTF-8: el_client_open -> %d, "
+				     "session open -> %d; want EL_EINVAL at el_client_open", rc,
+				     open_rc);
+		else if (i == 1 && open_rc != EL_OK)
+			bad = failed("bad-name", "a 33-byte name with a character across byte 32: "
+				     "el_client_open -> %d, el_session_open -> %d (%s); want both EL_OK",
+				     rc, open_rc, el_client_last_error(c));
+		el_session_close(s);
+		el_client_close(c);
+	}
+	return bad;
+}
+
 static const struct check CHECKS[] = {
 	{ "open-lost", run_open_lost, false },
 	{ "lost-calls", check_lost_calls, false },
@@ -1447,6 +1702,11 @@ static const struct check CHECKS[] = {
 	{ "unanswered-unlock", check_unanswered_unlock, false },
 	{ "release-bound", check_release_bound, false },
 	{ "close-lost", check_close_lost, false },
+	{ "close-busy", check_close_busy, false },
+	{ "event-drop", check_event_drop, false },
+	{ "close-renewing", check_close_renewing, false },
+	{ "unanswered-full", check_unanswered_full, false },
+	{ "bad-name", check_bad_name, false },
 	{ "no-quorum", check_no_quorum, true },
 };
 #define N_CHECKS (sizeof CHECKS / sizeof CHECKS[0])
