@@ -74,7 +74,10 @@
  * does, for a client's certificate) is given up for that call, its why
  * "closed by the node right after the TLS handshake (is this its peer
  * port? clients use client_addr)"; when every endpoint is, the call
- * returns EL_ETIMEDOUT at once, not at its deadline.
+ * returns EL_ETIMEDOUT at once, not at its deadline. A reply this library
+ * cannot decode (a daemon of another client protocol version) ends the
+ * call at once with EL_EVERSION or EL_EDECODE, saying so, not retried:
+ * the request reached the leader and may have acted (el_query to see).
  *
  * Names are 1 to 64 bytes of UTF-8 text (the wire carries them as CBOR
  * text); another is EL_EINVAL, saying so, with nothing sent. Tokens start
@@ -291,9 +294,10 @@ int el_unwatch(el_session *s, const char *name);
 /* The next event of s's connection since the last call (or since the
  * session opened), waiting up to timeout_ms: EL_OK, or EL_ETIMEDOUT, or
  * EL_ECANCELED once el_session_close of s has begun. After a reconnect (the
- * leader's connection lost: finding the new leader through followers is
- * the same reconnect; noticed within a second) the library reports one
- * EL_EVENT_GAP. */
+ * leader's connection lost, or one a session's request went unanswered on,
+ * since the leader may have sent the session's events there: finding the
+ * new leader through followers is the same reconnect; noticed within a
+ * second) the library reports one EL_EVENT_GAP. */
 int el_next_event(el_session *s, struct el_event *ev, uint32_t timeout_ms);
 
 /* A file descriptor that polls readable whenever an event has arrived since

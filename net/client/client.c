@@ -120,11 +120,22 @@ void el_client__wake_events(el_client *c)
 
 /* Hand a reply to the request waiting for its id, or queue an event. An
  * ERROR EPERM without an id is the daemon refusing our identity proof (or
- * its absence) before it closes the connection (docs/protocol.md). */
-static void deliver(el_client *c, struct el_conn *k, const struct el_cw_msg *m)
+ * its absence) before it closes the connection (docs/protocol.md).
+ * decode_err: m did not decode (only its id and type are known): it goes
+ * to its request as that error (try_once). */
+static void deliver(el_client *c, struct el_conn *k, const struct el_cw_msg *m,
+		    int decode_err)
 {
 	pthread_mutex_lock(&c->mu);
-	if (m->type == EL_CW_EVENT) {
+	if (decode_err != 0) {
+		for (unsigned i = 0; i < EL_CLIENT_PENDING_MAX; i++) {
+			struct el_pending *p = c->pending[i];
+			if (p != NULL && p->id == m->id && !p->done) {
+				p->decode_err = decode_err;
+				p->done = true;
+			}
+		}
+	} else if (m->type == EL_CW_EVENT) {
 		if (k == c->conn) {
 			if (c->n_events == EL_CLIENT_EVENTS_MAX) { /* drop the oldest: a gap */
 				c->ev_head = (c->ev_head + 1) % EL_CLIENT_EVENTS_MAX;
@@ -181,8 +192,12 @@ static int read_frame(el_client *c, struct el_conn *k, uint64_t deadline_ms, int
 			want = EL_CW_PREFIX + len;
 			if (k->rx_have == want) {
 				k->rx_have = 0;
-				if (el_cw_decode(k->rx_msg, k->rx + EL_CW_PREFIX, len) == 0)
-					deliver(c, k, k->rx_msg);
+				const int drc = el_cw_decode(k->rx_msg, k->rx + EL_CW_PREFIX, len);
+				/* a reply we cannot read still ends its request
+				 * (deliver): dropped, it was retried every try on
+				 * a new connection until the call's timeout */
+				if (drc == 0 || k->rx_msg->id != 0)
+					deliver(c, k, k->rx_msg, drc);
 				return 1;
 			}
 		}
@@ -623,7 +638,9 @@ static struct el_conn *install_conn(el_client *c, struct el_conn *k)
 
 /* k, the client's connection, is gone. Events may have been lost with it
  * only if it was the leader's (it carried an answer other than "not the
- * leader", or an event): that is a reconnect, one EL_EVENT_GAP. A
+ * leader", or an event) or a session's request on it got no answer (the
+ * leader may have attached the session to it, try_once): that is a
+ * reconnect, one EL_EVENT_GAP. A
  * follower's, dropped to follow its redirect, carried none, so finding the
  * leader through a follower after a reconnect is still one. Under c->mu. */
 static void lose_conn(el_client *c, const struct el_conn *k)
@@ -833,6 +850,11 @@ static int try_once(el_client *c, struct el_conn *k, const uint8_t *frame, size_
 	k->waiters--;
 	remove_pending(c, &p);
 	const bool done = p.done, refused = k->refused;
+	/* The leader attaches a session to the connection a request of it
+	 * arrives on, before answering: one left unanswered here (its try
+	 * timed out) may have moved the session's events to k, so losing k
+	 * may lose events even though k never served (lose_conn) */
+	k->served |= !done && req->session != 0;
 	k->cut |= !done && !k->heard && (k->dead || send_rc == EL_EIO) &&
 		  el_client__now_ms() - k->opened_ms < CUT_MS;
 	const bool cut = k->cut;
@@ -845,6 +867,12 @@ static int try_once(el_client *c, struct el_conn *k, const uint8_t *frame, size_
 				"client's of the cluster CA (OU=client); the daemon's log says "
 				"which", k->url);
 		return EL_EPERM;
+	}
+	if (p.decode_err != 0) { /* the node answered: no retry reads it better */
+		el_client__fail("%s: the reply to request %llu does not decode (%s): a daemon "
+				"of another client protocol version?", k->url,
+				(unsigned long long)p.id, el_strerror(p.decode_err));
+		return p.decode_err;
 	}
 	if (cut)
 		el_client__fail("%s: %s", k->url, CUT_WHY);

@@ -45,7 +45,8 @@ struct el_conn {
 	bool thread_reads; /* under c->mu: ... and it is the reader thread */
 	bool refused;      /* under c->mu: the daemon refused our identity (ERROR EPERM) */
 	bool served;       /* under c->mu: it carried an event or an answer other than
-			    * "not the leader": losing it may lose events */
+			    * "not the leader", or a session's request on it went
+			    * unanswered: losing it may lose events */
 	bool heard;        /* under c->mu: a frame came on it after the challenge */
 	bool cut;          /* under c->mu: closed by the node, unheard, as it opened */
 	uint64_t opened_ms; /* when its identity proof was sent */
@@ -61,6 +62,7 @@ struct el_conn {
 struct el_pending {
 	uint64_t id;
 	bool done;
+	int decode_err;    /* done, but the reply did not decode: EL_EVERSION/EL_EDECODE */
 	struct el_cw_msg *reply;
 };
 

@@ -74,7 +74,9 @@ int el_link_dial(struct el_link *l, const struct el_link_config *cfg, const char
 const mbedtls_x509_crt *el_link_peer_cert(const struct el_link *l);
 
 /* Write all len bytes by deadline_ms: 0, EL_ETIMEDOUT or EL_EIO. One writer
- * at a time (the caller orders them); a reader may run meanwhile. */
+ * at a time (the caller orders them); a reader may run meanwhile. An
+ * EL_ETIMEDOUT with part of the frame taken (sent, or held by mbedtls)
+ * shuts the link down: no later write could go through whole. */
 int el_link_write(struct el_link *l, const void *buf, size_t len, uint64_t deadline_ms);
 
 /* Read between 1 and cap bytes: the count, or EL_ETIMEDOUT, or EL_EIO when

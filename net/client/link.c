@@ -349,6 +349,22 @@ const mbedtls_x509_crt *el_link_peer_cert(const struct el_link *l)
 
 /* ---- Reading and writing ---------------------------------------------- */
 
+/* A write gave up at its deadline with done bytes of its frame taken. If
+ * any were, or mbedtls still holds part of a record (out_left), the stream
+ * cannot go on: mbedtls wants the same buffer again after WANT_WRITE, and
+ * the next writer's mbedtls_ssl_write would flush the old record and count
+ * its own frame as written while never encrypting it (a frame silently not
+ * sent); half a frame on the stream breaks its framing too. End the link:
+ * its connection is dropped and the request retried on another. */
+static void write_abandoned(struct el_link *l, size_t done)
+{
+	pthread_mutex_lock(&l->mu);
+	const bool pending = l->ssl.out_left > 0;
+	pthread_mutex_unlock(&l->mu);
+	if (done > 0 || pending)
+		el_link_shutdown(l);
+}
+
 int el_link_write(struct el_link *l, const void *buf, size_t len, uint64_t deadline_ms)
 {
 	size_t done = 0;
@@ -365,8 +381,10 @@ int el_link_write(struct el_link *l, const void *buf, size_t len, uint64_t deadl
 			return EL_EIO;
 		const int rc = wait_fd(l->fd, n == MBEDTLS_ERR_SSL_WANT_WRITE ? POLLOUT : POLLIN,
 				       deadline_ms, -1);
-		if (rc != 0)
+		if (rc != 0) {
+			write_abandoned(l, done);
 			return rc;
+		}
 	}
 	return 0;
 }

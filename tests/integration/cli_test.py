@@ -424,6 +424,91 @@ def test_peer_port(e):
           "it (exit %d, %s)" % (r.returncode, r.stderr.strip()[-300:]))
 
 
+def newer_daemon(certs, seen):
+    """A fake node on loopback (TLS with node1's certificate, its own
+    CHALLENGE) that answers every request with a reply of client protocol
+    version 2: the id decodes, the body does not (EL_EVERSION). Counts in
+    seen the connections and requests it got."""
+    import socket
+    import ssl
+    import struct
+    import threading
+    import cbor2
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(os.path.join(certs, "node1.pem"))
+    ctx.load_verify_locations(os.path.join(certs, "ca.pem"))
+    ctx.verify_mode = ssl.CERT_OPTIONAL
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(8)
+    srv.settimeout(0.2)
+
+    def frame(sock):
+        (n,) = struct.unpack(">I", read_n(sock, 4))
+        return read_n(sock, n)
+
+    def read_n(sock, n):
+        buf = b""
+        while len(buf) < n:
+            chunk = sock.recv(n - len(buf))
+            if not chunk:
+                raise EOFError("closed")
+            buf += chunk
+        return buf
+
+    def send(sock, msg):
+        body = cbor2.dumps(msg, canonical=True)
+        sock.sendall(struct.pack(">I", len(body)) + body)
+
+    def serve_one(raw):
+        try:
+            tls = ctx.wrap_socket(raw, server_side=True)
+            tls.settimeout(10)
+            send(tls, {0: 1, 1: 1, 2: os.urandom(32), 3: "node1"})  # CHALLENGE
+            frame(tls)  # the PROOF
+            while True:
+                req = cbor2.loads(frame(tls))
+                seen["requests"] += 1
+                send(tls, {0: 2, 1: 129, 2: req[2]})  # version 2: EL_EVERSION
+        except (OSError, EOFError, ssl.SSLError, struct.error, KeyError):
+            pass
+
+    def serve():
+        while not seen["stop"]:
+            try:
+                raw, _ = srv.accept()
+            except socket.timeout:
+                continue
+            seen["accepted"] += 1
+            threading.Thread(target=serve_one, args=(raw,), daemon=True).start()
+    seen.update(accepted=0, requests=0, stop=False)
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    return srv, t
+
+
+def test_undecodable_reply(e):
+    """A reply whose id decodes but whose body does not (a daemon of a newer
+    client protocol) ends the call at once with that error, saying so. The
+    library dropped it: each try timed out after 1.5 s and the connection
+    was torn down and redialed until the call's timeout."""
+    seen = {}
+    srv, t = newer_daemon(e.c.certs, seen)
+    t0 = time.time()
+    r = e.run("--timeout", "6s", "--endpoints", "tls+tcp://127.0.0.1:%d" % srv.getsockname()[1],
+              "lock", "undecodable", "--", "true")
+    took = time.time() - t0
+    seen["stop"] = True
+    t.join(5)
+    srv.close()
+    out = (r.stderr + r.stdout).strip()
+    check(r.returncode != 0 and took < 3.0 and seen["accepted"] == 1 and
+          seen["requests"] == 1 and "does not decode" in out,
+          "a reply that does not decode ends the call at once: exit %d after %.2f s of a 6 s "
+          "timeout, %d connections, %d requests (want 1, 1), saying so (%s)"
+          % (r.returncode, took, seen["accepted"], seen["requests"], out[-300:]))
+
+
 def test_open_key_warned(e):
     """A client key file every user may read is used, with a warning on
     stderr saying the chmod (edgelockd refuses its own such key); a 0600
@@ -2066,7 +2151,8 @@ def main():
         test_locks_json_lines(e)  # first: on a cluster without locks
         test_watched_not_listed(e)
         for t in (test_basics, test_json_escaped, test_operator_output, test_members_list,
-                  test_node_id_max, test_wrong_ca, test_peer_port, test_open_key_warned, test_args_after_command, test_fifo_handoff, test_shared, test_counter,
+                  test_node_id_max, test_wrong_ca, test_peer_port, test_undecodable_reply,
+                  test_open_key_warned, test_args_after_command, test_fifo_handoff, test_shared, test_counter,
                   test_election_observe, test_observe_delayed, test_signal_while_waiting, test_killed_client, test_granted_while_stopped,
                   test_killed_cli, test_killed_cli_group, test_hangup_passed_on, test_stopped_cli,
                   test_stopped_cli_done, test_stopped_dog_late,

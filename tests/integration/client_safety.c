@@ -132,12 +132,21 @@ static bool find_leader(el_client *c, char *url, size_t cap)
 /* A relay from 127.0.0.1:port to one daemon. While mute, it passes on what
  * the client sends and holds back what the daemon sends: the daemon keeps
  * the session alive on the keepalives it gets, and the client, which sees
- * no acknowledgement, watches its own lease run out. */
+ * no acknowledgement, watches its own lease run out. gate N > 0: each
+ * connection accepted meanwhile is muted alone once the client has sent N
+ * TLS application-data records on it (its identity proof, then requests),
+ * so its handshake passes and the reply to its Nth frame does not. cut:
+ * the connections there are now are closed (the listener stays). */
 #define RELAY_PAIRS 16
 struct relay {
 	int lfd, port, upstream_port;
-	atomic_bool mute, stop;
+	atomic_bool mute, stop, cut;
+	atomic_int gate;
 	int fd[2 * RELAY_PAIRS]; /* client, daemon; -1: free */
+	int gate_left[RELAY_PAIRS]; /* records until the pair is held; 0: never */
+	bool held[RELAY_PAIRS];
+	unsigned char hdr[RELAY_PAIRS][5]; /* the client's TLS record header being read */
+	size_t hdr_have[RELAY_PAIRS], rec_left[RELAY_PAIRS];
 	atomic_int accepted;     /* connections the client made */
 	pthread_t thread;
 };
@@ -162,6 +171,33 @@ static void relay_accept(struct relay *r)
 	}
 	r->fd[2 * i] = cfd;
 	r->fd[2 * i + 1] = ufd;
+	r->gate_left[i] = atomic_load(&r->gate);
+	r->held[i] = false;
+	r->hdr_have[i] = r->rec_left[i] = 0;
+}
+
+/* Follow the TLS records the client sends on pair i (n bytes at b): hold
+ * the pair once the gate's count of application-data records is reached.
+ * The header is seen before the daemon can have the record, so its reply
+ * is held. */
+static void relay_count(struct relay *r, int i, const unsigned char *b, size_t n)
+{
+	for (size_t at = 0; at < n;) {
+		if (r->rec_left[i] > 0) {
+			const size_t take = n - at < r->rec_left[i] ? n - at : r->rec_left[i];
+			r->rec_left[i] -= take;
+			at += take;
+			continue;
+		}
+		r->hdr[i][r->hdr_have[i]++] = b[at++];
+		if (r->hdr_have[i] < 5)
+			continue;
+		r->hdr_have[i] = 0;
+		r->rec_left[i] = (size_t)r->hdr[i][3] << 8 | r->hdr[i][4];
+		if (r->hdr[i][0] == 23 /* application data */ && r->gate_left[i] > 0 &&
+		    --r->gate_left[i] == 0)
+			r->held[i] = true;
+	}
 }
 
 /* Move what fd[k] has to its partner; false when either side ended. */
@@ -169,6 +205,8 @@ static bool relay_move(struct relay *r, int k)
 {
 	char buf[16384];
 	const ssize_t n = recv(r->fd[k], buf, sizeof buf, 0);
+	if (n > 0 && (k & 1) == 0)
+		relay_count(r, k / 2, (const unsigned char *)buf, (size_t)n);
 	for (ssize_t done = 0; n > 0 && done < n;) {
 		const ssize_t w = send(r->fd[k ^ 1], buf + done, (size_t)(n - done), MSG_NOSIGNAL);
 		if (w <= 0)
@@ -185,9 +223,16 @@ static void *relay_main(void *arg)
 		struct pollfd p[1 + 2 * RELAY_PAIRS];
 		p[0] = (struct pollfd){ .fd = r->lfd, .events = POLLIN };
 		const bool mute = atomic_load(&r->mute);
+		const bool cut = atomic_exchange(&r->cut, false);
+		for (int k = 0; cut && k < 2 * RELAY_PAIRS; k++)
+			if (r->fd[k] >= 0) {
+				close(r->fd[k]);
+				r->fd[k] = -1;
+			}
 		for (int k = 0; k < 2 * RELAY_PAIRS; k++)
-			p[1 + k] = (struct pollfd){ .fd = (k & 1) && mute ? -1 : r->fd[k],
-						    .events = POLLIN };
+			p[1 + k] = (struct pollfd){
+				.fd = (k & 1) && (mute || r->held[k / 2]) ? -1 : r->fd[k],
+				.events = POLLIN };
 		if (poll(p, 1 + 2 * RELAY_PAIRS, 10) <= 0)
 			continue;
 		if (p[0].revents != 0)
@@ -1520,6 +1565,71 @@ static int check_event_drop(el_client *main_c)
 	return bad;
 }
 
+/* A session's request that gets no answer on a new connection (its try
+ * times out: the relay holds back the daemon's replies there once the
+ * client sent its proof and one request) may have moved the session's
+ * events to it: the leader attaches a session to the connection its
+ * request comes on. Events committed then went there, and the client
+ * dropped that connection, which had carried no answer: the library
+ * counted no reconnect, and the events were lost without an EL_EVENT_GAP.
+ * Here the request is the keeper's renewal after the first connection was
+ * cut (one GAP for that), and main_c's lock and unlock of a watched name
+ * are the events. The gate stays until both committed, so every connection
+ * the client makes meanwhile is held after its first request: whatever the
+ * timing, the events go to connections the client drops unanswered. */
+static int fresh_gap_events(el_client *main_c, struct relayed *x, const char *watched)
+{
+	el_session *s2 = NULL;
+	uint64_t token = 0;
+	struct el_event ev = { .kind = 0 };
+	int rc = el_session_open(main_c, 10000, &s2);
+	if (rc != EL_OK)
+		return failed("fresh-gap", "setup: %s", el_client_last_error(main_c));
+	atomic_store(&x->r.gate, getenv("EDGELOCK_CERT") != NULL ? 2 : 1);
+	atomic_store(&x->r.cut, true);
+	rc = el_next_event(x->s, &ev, 4000); /* the keeper renews within TTL/3 */
+	const bool cut_gap = rc == EL_OK && ev.kind == EL_EVENT_GAP;
+	if (cut_gap) {
+		usleep(300 * 1000); /* the renewal, on its new connection, reached the leader */
+		rc = el_lock(s2, watched, false, 0, &token);
+		if (rc == EL_OK)
+			rc = el_unlock(s2, watched, token);
+	}
+	atomic_store(&x->r.gate, 0); /* the next connection passes */
+	el_session_close(s2);
+	if (!cut_gap)
+		return failed("fresh-gap", "setup: after the cut -> %d, kind %d; want one "
+			      "EL_EVENT_GAP", rc, ev.kind);
+	if (rc != EL_OK)
+		return failed("fresh-gap", "lock and unlock of %s: %s", watched,
+			      el_client_last_error(main_c));
+	rc = el_next_event(x->s, &ev, 5000);
+	if (rc == EL_OK && (ev.kind == EL_EVENT_GAP || (ev.kind == EL_EVENT_HOLDER_CHANGED &&
+							strcmp(ev.name, watched) == 0)))
+		return 0;
+	return failed("fresh-gap", "events committed while the session's renewal went "
+		      "unanswered on a new connection: el_next_event -> %d, kind %d (%s); want "
+		      "EL_EVENT_GAP or the event", rc, ev.kind, ev.name);
+}
+
+static int check_fresh_gap(el_client *main_c)
+{
+	struct relayed x;
+	int bad = 1;
+	if (relayed_open(main_c, &x, "fresh-gap", 10000, 3000, "safety/fresh-gap")) {
+		struct el_event ev;
+		if (el_watch(x.s, "safety/fresh-gap-w") != EL_OK) {
+			bad = failed("fresh-gap", "watch: %s", el_client_last_error(x.c));
+		} else {
+			while (el_next_event(x.s, &ev, 0) == EL_OK)
+				; /* what came before: drained */
+			bad = fresh_gap_events(main_c, &x, "safety/fresh-gap-w");
+		}
+	}
+	relayed_close(&x);
+	return bad;
+}
+
 /* el_session_close while the keeper's renewal of the session is in flight
  * and the cluster silent (the relay holds the replies back; TTL 9 s, so the
  * renewal began at 3 s and may take until 6 s): the renewal is given up
@@ -1707,6 +1817,7 @@ static const struct check CHECKS[] = {
 	{ "close-renewing", check_close_renewing, false },
 	{ "unanswered-full", check_unanswered_full, false },
 	{ "bad-name", check_bad_name, false },
+	{ "fresh-gap", check_fresh_gap, false },
 	{ "no-quorum", check_no_quorum, true },
 };
 #define N_CHECKS (sizeof CHECKS / sizeof CHECKS[0])

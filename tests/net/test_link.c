@@ -13,6 +13,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,7 +52,9 @@ static void path(char *out, size_t cap, const char *name)
 
 /* ---- A one-connection mbedtls server (node1's certificate) -------------- */
 
-enum serve_mode { SERVE_ECHO, SERVE_SILENT, SERVE_CLOSE };
+/* SERVE_STALL: after the handshake it reads nothing until released, so the
+ * client's writes fill the socket buffers and wait. */
+enum serve_mode { SERVE_ECHO, SERVE_SILENT, SERVE_CLOSE, SERVE_STALL };
 
 struct server {
 	enum serve_mode mode;
@@ -59,6 +62,7 @@ struct server {
 	int port;
 	pthread_t thread;
 	bool handshake_ok;  /* the client presented a certificate of the CA */
+	atomic_bool released; /* SERVE_STALL: go on (and end) */
 };
 
 static int bind_any_port(mbedtls_net_context *l)
@@ -80,6 +84,10 @@ static void serve_conn(struct server *s, mbedtls_ssl_context *ssl)
 		;
 	s->handshake_ok = rc == 0;
 	if (rc != 0 || s->mode == SERVE_CLOSE)
+		return;
+	while (s->mode == SERVE_STALL && !atomic_load(&s->released))
+		usleep(10 * 1000);
+	if (s->mode == SERVE_STALL)
 		return;
 	unsigned char buf[4096];
 	for (;;) {
@@ -376,6 +384,32 @@ static void test_stuck_lookups_capped(void)
 	EL_CHECK(stalled_dns_wait_idle());
 }
 
+/* A write that reaches its deadline with part of a record still held by
+ * mbedtls (the server reads nothing; the socket is full) ends the link:
+ * mbedtls wants that record written again with the same buffer, and the
+ * next writer's mbedtls_ssl_write flushed it and counted its own frame as
+ * written though it was never encrypted or sent. The link stayed open and
+ * the next write timed out again (or "succeeded" once the server read). */
+static void test_write_cut_at_deadline_ends_link(void)
+{
+	struct server s;
+	struct el_link l;
+	EL_CHECK(open_link(&s, SERVE_STALL, &l) == 0);
+	static unsigned char chunk[16384];
+	int rc = 0;
+	for (unsigned i = 0; i < 4000 && rc == 0; i++) /* up to 64 MiB: the buffers fill */
+		rc = el_link_write(&l, chunk, sizeof chunk, now_ms() + 200);
+	EL_CHECK_EQ(rc, EL_ETIMEDOUT);
+	const int next = el_link_write(&l, "frame", 5, now_ms() + 200);
+	char b;
+	const int read_rc = el_link_read(&l, &b, 1, now_ms() + 200);
+	atomic_store(&s.released, true);
+	el_link_close(&l);
+	server_stop(&s);
+	EL_CHECK_EQ(next, EL_EIO);
+	EL_CHECK_EQ(read_rc, EL_EIO); /* the connection's reader sees the end */
+}
+
 static void test_read_while_another_thread_writes(void)
 {
 	struct server s;
@@ -577,6 +611,7 @@ int main(int argc, char **argv)
 	EL_RUN(test_name_lookup_bounded_by_deadline);
 	EL_RUN(test_stuck_lookups_capped);
 	EL_RUN(test_read_while_another_thread_writes);
+	EL_RUN(test_write_cut_at_deadline_ends_link);
 	EL_RUN(test_refused_certificate_is_eperm);
 	el_link_config_free(&cfg);
 	return el_test_end();
