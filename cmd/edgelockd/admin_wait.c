@@ -17,7 +17,9 @@
  * EL_D_ADMIN_WAIT_MS pass with neither known (a node cut off learns
  * nothing: EL_ETIMEDOUT, "check members list"). A request repeated while
  * its change is watched (libedgelock re-sends one unanswered for 1.5 s)
- * joins the watch instead of being refused as a second change.
+ * joins the watch instead of being refused as a second change; one that
+ * repeats a change already made (its answer lost, the leader moved) is
+ * answered with the entry that made it (el_d_change_made, diag.c).
  */
 #include <string.h>
 
@@ -33,6 +35,8 @@
  * and after), else this node cannot tell. */
 static int outcome(const struct el_raft *r, const struct el_d_admin_wait *w)
 {
+	if (w->applied)
+		return EL_OK;
 	const uint64_t t = el_raft_term_at(r, w->index); /* 0: compacted, or beyond the log */
 	if (t != 0 && t != w->term)
 		return EL_ENOTLEADER;
@@ -85,17 +89,28 @@ static struct el_d_admin_wait *slot_for_add(struct el_daemon *d)
 	return soonest;
 }
 
+void el_d_admin_wait_on(struct el_daemon *d, uint64_t conn, const struct el_cw_msg *q,
+			uint64_t index, uint64_t term)
+{
+	EL_ASSERT(index > 0 && term > 0);
+	const struct el_raft *r = el_node_raft(d->node);
+	struct el_d_admin_wait *w = slot_for_add(d);
+	/* applied here already (a repeat of a change made): committed for good,
+	 * even once compacted, where its term is no longer to be seen */
+	const bool applied = index <= el_raft_applied(r) &&
+			     el_raft_term_at(r, index) == term;
+	*w = (struct el_d_admin_wait){ .conn = conn, .id = q->id, .index = index, .term = term,
+				       .deadline_ms = d->now_ms + EL_D_ADMIN_WAIT_MS,
+				       .node = q->node, .type = q->type, .applied = applied };
+}
+
 void el_d_admin_wait_add(struct el_daemon *d, uint64_t conn, const struct el_cw_msg *q,
 			 uint64_t index)
 {
 	const struct el_raft *r = el_node_raft(d->node);
 	EL_ASSERT(index > 0 && index <= el_raft_last_index(r));
 	EL_ASSERT(el_raft_term_at(r, index) == el_raft_term(r)); /* appended just now */
-	struct el_d_admin_wait *w = slot_for_add(d);
-	*w = (struct el_d_admin_wait){ .conn = conn, .id = q->id, .index = index,
-				       .term = el_raft_term(r),
-				       .deadline_ms = d->now_ms + EL_D_ADMIN_WAIT_MS,
-				       .node = q->node, .type = q->type };
+	el_d_admin_wait_on(d, conn, q, index, el_raft_term(r));
 }
 
 /* Every watched change whose outcome is known (or whose time is up) is

@@ -52,6 +52,11 @@ static struct {
 	uint64_t overwrite_logged_ms; /* last "contradicts committed entries" line */
 	uint64_t lost_logged_ms;      /* last "lost entries it acknowledged" line */
 	uint64_t novote_logged_ms;    /* last "knows no configuration: not voting" line */
+	struct {                      /* the last member change applied (el_d_change_made) */
+		el_id_t node;
+		uint8_t type;         /* the request that makes it: EL_CW_MEMBER_* */
+		uint64_t index, term;
+	} last;
 } dg;
 
 static void start(struct el_daemon *d)
@@ -294,6 +299,72 @@ static void redial(struct el_daemon *d, const struct el_conf *before, const stru
 	}
 }
 
+/* Entry index (applied) changed member m (was: before it; m NULL: removed
+ * was): remembered for a request that repeats it (el_d_change_made). */
+static void note_change(const struct el_daemon *d, const struct el_member *m,
+			const struct el_member *was, uint64_t index)
+{
+	dg.last.node = m != NULL ? m->id : was->id;
+	dg.last.type = m == NULL	 ? EL_CW_MEMBER_REMOVE
+		       : was == NULL ? EL_CW_MEMBER_ADD
+				     : EL_CW_MEMBER_PROMOTE;
+	dg.last.index = index;
+	dg.last.term = el_raft_term_at(el_node_raft(d->node), index);
+}
+
+/* Does the configuration c hold what q asks for? */
+static bool conf_has(const struct el_conf *c, const struct el_cw_msg *q)
+{
+	const struct el_member *m = el_conf_find(c, q->node);
+	if (q->type == EL_CW_MEMBER_REMOVE)
+		return m == NULL;
+	if (q->type == EL_CW_MEMBER_PROMOTE)
+		return m != NULL && m->role == EL_MEMBER_VOTER;
+	return m != NULL;
+}
+
+/* An add repeats a change made only with the addresses it was made with
+ * (the leader's book holds them): another pair is another request, refused
+ * as "already a member". */
+static bool same_addrs(const struct el_daemon *d, const struct el_cw_msg *q)
+{
+	if (q->type != EL_CW_MEMBER_ADD || q->peer_addr_len == 0)
+		return true;
+	const struct el_d_book *b = el_d_book_find(d, q->node);
+	return b != NULL && strnlen(b->peer_addr, sizeof b->peer_addr) == q->peer_addr_len &&
+	       memcmp(b->peer_addr, q->peer_addr, q->peer_addr_len) == 0 &&
+	       strnlen(b->client_addr, sizeof b->client_addr) == q->client_addr_len &&
+	       memcmp(b->client_addr, q->client_addr, q->client_addr_len) == 0;
+}
+
+/*
+ * q (MEMBER_ADD, _REMOVE, _PROMOTE), which the leader refused, repeats a
+ * change already made: by the latest configuration entry, not yet applied
+ * here (*index and *term: watch it), or by the last one applied (an add
+ * met by its promotion too). A request whose answer was lost is sent again
+ * by libedgelock, elsewhere once the leader moved: it was answered "not a
+ * member" for a removal that had committed (a chaos run), and the operator
+ * read a failure.
+ */
+bool el_d_change_made(const struct el_daemon *d, const struct el_cw_msg *q, uint64_t *index,
+		      uint64_t *term)
+{
+	const struct el_raft *r = el_node_raft(d->node);
+	if (!conf_has(el_raft_conf(r), q) || !same_addrs(d, q))
+		return false;
+	if (!conf_has(&dg.conf, q)) { /* the latest entry makes it, not applied yet */
+		*index = r->conf_index;
+		*term = el_raft_term_at(r, *index);
+		return *index > 0 && *term > 0;
+	}
+	const bool same = dg.last.node == q->node &&
+			  (dg.last.type == q->type ||
+			   (q->type == EL_CW_MEMBER_ADD && dg.last.type == EL_CW_MEMBER_PROMOTE));
+	*index = dg.last.index;
+	*term = dg.last.term;
+	return same && *index > 0;
+}
+
 /* One line per member the configuration of entry index changed. */
 static void conf_changed(struct el_daemon *d, const struct el_conf *next, uint64_t index)
 {
@@ -314,10 +385,15 @@ static void conf_changed(struct el_daemon *d, const struct el_conf *next, uint64
 		const struct el_member *m = &next->m[i];
 		const char *what = member_change(m, el_conf_find(&dg.conf, m->id));
 		if (what != NULL)
+			note_change(d, m, el_conf_find(&dg.conf, m->id), index);
+		if (what != NULL)
 			el_log(lvl, "membership (entry %llu): node %u%s %s; now %s%s",
 			       (unsigned long long)index, m->id, m->id == d->cfg.id ? " (this node)" : "",
 			       what, now, again);
 	}
+	for (uint32_t i = 0; i < dg.conf.n; i++)
+		if (el_conf_find(next, dg.conf.m[i].id) == NULL)
+			note_change(d, NULL, &dg.conf.m[i], index);
 	for (uint32_t i = 0; i < dg.conf.n; i++)
 		if (el_conf_find(next, dg.conf.m[i].id) == NULL)
 			el_log(lvl, "membership (entry %llu): node %u%s removed; now %s%s",

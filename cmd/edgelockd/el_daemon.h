@@ -54,6 +54,7 @@ struct el_d_admin_wait {
 	uint64_t deadline_ms;
 	el_id_t node;
 	uint8_t type;   /* EL_CW_MEMBER_ADD, _REMOVE or _PROMOTE */
+	bool applied;   /* known committed when the watch began (a repeat) */
 };
 
 struct el_d_pending {
@@ -447,6 +448,11 @@ const char *el_d_request_name(uint32_t type);
 /* The answer to a watched membership change (admin_wait.c), logged. */
 void el_d_admin_answer(struct el_daemon *d, const struct el_d_admin_wait *w, int rc);
 
+/* diag.c: q, refused, asks for a change already made, by the entry at
+ * *index of *term (applied, or the latest configuration's, pending). */
+bool el_d_change_made(const struct el_daemon *d, const struct el_cw_msg *q, uint64_t *index,
+		      uint64_t *term);
+
 /* admin_wait.c */
 /* q repeats a change being watched (same type and node): it is answered
  * with it; false when there is none (or no room). */
@@ -455,6 +461,10 @@ bool el_d_admin_wait_join(struct el_daemon *d, uint64_t conn, const struct el_cw
  * slot is taken, the oldest watch is answered EL_ETIMEDOUT for it). */
 void el_d_admin_wait_add(struct el_daemon *d, uint64_t conn, const struct el_cw_msg *q,
 			 uint64_t index);
+/* Watch an entry appended earlier (at index, in term), maybe by another
+ * leader: answered like a change this node proposed. */
+void el_d_admin_wait_on(struct el_daemon *d, uint64_t conn, const struct el_cw_msg *q,
+			uint64_t index, uint64_t term);
 /* Answer every watched change whose outcome is known or whose time ran out. */
 void el_d_admin_wait_turn(struct el_daemon *d);
 

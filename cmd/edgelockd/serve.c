@@ -867,6 +867,16 @@ static void admin(struct el_daemon *d, uint64_t conn, const struct el_cw_msg *q)
 				     : q->type == EL_CW_MEMBER_PROMOTE ? EL_CONF_PROMOTE
 				     : q->learner ? EL_CONF_ADD_LEARNER : EL_CONF_ADD_VOTER;
 		rc = el_raft_propose_conf(r, op, q->node, d->now_ms, &index);
+		uint64_t term = 0;
+		if (rc != EL_OK && rc != EL_ENOTLEADER && el_d_change_made(d, q, &index, &term)) {
+			el_log(EL_LOG_INFO, "client %s conn %llu req %llu: admin %s for node %u: "
+			       "already made by entry %llu of term %llu: answering with it",
+			       client_name(el_d_client_of(d, conn)), (unsigned long long)conn,
+			       (unsigned long long)q->id, el_d_request_name(q->type), q->node,
+			       (unsigned long long)index, (unsigned long long)term);
+			el_d_admin_wait_on(d, conn, q, index, term);
+			return;
+		}
 		if (rc == EL_EINVAL && add && el_conf_find(el_raft_conf(r), q->node) != NULL)
 			snprintf(why, sizeof why, " (node %u is already a member)", q->node);
 	}

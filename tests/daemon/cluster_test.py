@@ -28,7 +28,7 @@ import cbor2
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from elcluster import Cluster, Conn, eventually, free_ports, Checks, write_private  # noqa: E402
 
-EL_EINVAL, EL_ENOTLEADER, EL_EEXPIRED, EL_EDECODE, EL_EVERSION = -1, -3, -7, -9, -10
+EL_EINVAL, EL_ENOTLEADER, EL_ENOTFOUND, EL_EEXPIRED, EL_EDECODE, EL_EVERSION = -1, -3, -4, -7, -9, -10
 check = Checks()
 
 
@@ -1085,6 +1085,34 @@ def test_membership_answered_on_commit(c):
               repr(r))
 
 
+def test_membership_repeated(c):
+    """A membership change sent again once it was made (its answer lost, the
+    leader moved on: libedgelock sends it again elsewhere) is answered with
+    the entry that made it. A removal that had committed was answered "not
+    a member" (a chaos run), and the operator read a failure. A removal of
+    a node that never was a member is still refused."""
+    fake = tuple("tls+tcp://127.0.0.1:%d" % p for p in free_ports(2))
+    add = {1: 14, 20: 9, 21: fake[0], 22: fake[1], 38: True}
+    _, first = c.call_leader(add)
+    _, again = c.call_leader(add)
+    check("membership repeated: an add sent again is answered with the entry that made it",
+          first.get(3, 0) == 0 and again.get(3, 0) == 0 and first.get(27) == again.get(27),
+          "%r %r" % (first, again))
+    other = dict(add)
+    other.update({21: fake[1], 22: fake[0]})
+    _, moved = c.call_leader(other)
+    check("membership repeated: an add of the member with other addresses is refused",
+          moved.get(3, 0) == EL_EINVAL, repr(moved))
+    _, first = c.call_leader({1: 15, 20: 9})
+    _, again = c.call_leader({1: 15, 20: 9})
+    check("membership repeated: a removal sent again is answered with the entry that made it",
+          first.get(3, 0) == 0 and again.get(3, 0) == 0 and first.get(27) == again.get(27),
+          "%r %r" % (first, again))
+    _, never = c.call_leader({1: 15, 20: 8})
+    check("membership repeated: a removal of a node never a member is still refused",
+          never.get(3, 0) == EL_ENOTFOUND, repr(never))
+
+
 def test_kill_all_restart(c):
     for i in list(c.procs):
         c.kill(i)
@@ -1612,6 +1640,7 @@ def main():
                   test_waiting_joiner, test_membership, test_sigterm_leader,
                   test_sigkill_leader_waiter_granted, test_no_redirect_to_dead_leader,
                   test_why_leader_changed, test_membership_answered_on_commit,
+                  test_membership_repeated,
                   test_kill_all_restart, test_quick_exit,
                   test_start_guards):
             try:
