@@ -384,21 +384,21 @@ static void conf_changed(struct el_daemon *d, const struct el_conf *next, uint64
 	for (uint32_t i = 0; i < next->n && dg.conf.n > 0; i++) {
 		const struct el_member *m = &next->m[i];
 		const char *what = member_change(m, el_conf_find(&dg.conf, m->id));
-		if (what != NULL)
-			note_change(d, m, el_conf_find(&dg.conf, m->id), index);
-		if (what != NULL)
-			el_log(lvl, "membership (entry %llu): node %u%s %s; now %s%s",
-			       (unsigned long long)index, m->id, m->id == d->cfg.id ? " (this node)" : "",
-			       what, now, again);
+		if (what == NULL)
+			continue;
+		note_change(d, m, el_conf_find(&dg.conf, m->id), index);
+		el_log(lvl, "membership (entry %llu): node %u%s %s; now %s%s",
+		       (unsigned long long)index, m->id, m->id == d->cfg.id ? " (this node)" : "",
+		       what, now, again);
 	}
-	for (uint32_t i = 0; i < dg.conf.n; i++)
-		if (el_conf_find(next, dg.conf.m[i].id) == NULL)
-			note_change(d, NULL, &dg.conf.m[i], index);
-	for (uint32_t i = 0; i < dg.conf.n; i++)
-		if (el_conf_find(next, dg.conf.m[i].id) == NULL)
-			el_log(lvl, "membership (entry %llu): node %u%s removed; now %s%s",
-			       (unsigned long long)index, dg.conf.m[i].id,
-			       dg.conf.m[i].id == d->cfg.id ? " (this node)" : "", now, again);
+	for (uint32_t i = 0; i < dg.conf.n; i++) {
+		if (el_conf_find(next, dg.conf.m[i].id) != NULL)
+			continue;
+		note_change(d, NULL, &dg.conf.m[i], index);
+		el_log(lvl, "membership (entry %llu): node %u%s removed; now %s%s",
+		       (unsigned long long)index, dg.conf.m[i].id,
+		       dg.conf.m[i].id == d->cfg.id ? " (this node)" : "", now, again);
+	}
 	redial(d, &dg.conf, next);
 }
 
