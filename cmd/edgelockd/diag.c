@@ -56,6 +56,7 @@ static struct {
 		el_id_t node;
 		uint8_t type;         /* the request that makes it: EL_CW_MEMBER_* */
 		uint64_t index, term;
+		uint64_t applied_ms; /* when this node applied it */
 	} last;
 } dg;
 
@@ -310,6 +311,7 @@ static void note_change(const struct el_daemon *d, const struct el_member *m,
 				     : EL_CW_MEMBER_PROMOTE;
 	dg.last.index = index;
 	dg.last.term = el_raft_term_at(el_node_raft(d->node), index);
+	dg.last.applied_ms = d->now_ms;
 }
 
 /* Does the configuration c hold what q asks for? */
@@ -340,11 +342,13 @@ static bool same_addrs(const struct el_daemon *d, const struct el_cw_msg *q)
 /*
  * q (MEMBER_ADD, _REMOVE, _PROMOTE), which the leader refused, repeats a
  * change already made: by the latest configuration entry, not yet applied
- * here (*index and *term: watch it), or by the last one applied (an add
- * met by its promotion too). A request whose answer was lost is sent again
- * by libedgelock, elsewhere once the leader moved: it was answered "not a
- * member" for a removal that had committed (a chaos run), and the operator
- * read a failure.
+ * here (*index and *term: watch it), or, for a removal, by the last one
+ * applied, within EL_D_ADMIN_WAIT_MS. A request whose answer was lost is
+ * sent again by libedgelock, elsewhere once the leader moved: it was
+ * answered "not a member" for a removal that had committed (a chaos run),
+ * and the operator, reading a failure, kept the board it meant to wipe.
+ * Only a removal, and only so soon: a person who adds or promotes a node
+ * again later is told it already is one, as before.
  */
 bool el_d_change_made(const struct el_daemon *d, const struct el_cw_msg *q, uint64_t *index,
 		      uint64_t *term)
@@ -357,9 +361,9 @@ bool el_d_change_made(const struct el_daemon *d, const struct el_cw_msg *q, uint
 		*term = el_raft_term_at(r, *index);
 		return *index > 0 && *term > 0;
 	}
-	const bool same = dg.last.node == q->node &&
-			  (dg.last.type == q->type ||
-			   (q->type == EL_CW_MEMBER_ADD && dg.last.type == EL_CW_MEMBER_PROMOTE));
+	const bool same = q->type == EL_CW_MEMBER_REMOVE && dg.last.node == q->node &&
+			  dg.last.type == q->type &&
+			  d->now_ms - dg.last.applied_ms < EL_D_ADMIN_WAIT_MS;
 	*index = dg.last.index;
 	*term = dg.last.term;
 	return same && *index > 0;
