@@ -24,7 +24,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from elcluster import Checks, Cluster, Conn, eventually, write_private  # noqa: E402
+from elcluster import Checks, Cluster, Conn, eventually, read_frame, write_private  # noqa: E402
 
 EL_EPERM = -18
 check = Checks()
@@ -304,16 +304,6 @@ def test_refused_certs(c, pems, leader):
           "a node certificate (node1) on the client port" in text, text[-1500:])
 
 
-def read_exact(sock, n):
-    buf = b""
-    while len(buf) < n:
-        chunk = sock.recv(n - len(buf))
-        if not chunk:
-            raise EOFError("closed")
-        buf += chunk
-    return buf
-
-
 def relay_server(c, leader, cert, seen):
     """A compromised member: serves TLS with its own node certificate and,
     for each connection, passes the leader's CHALLENGE to the caller and any
@@ -343,8 +333,7 @@ def relay_server(c, leader, cert, seen):
                 victim.sendall(struct.pack(">I", len(ch)) + ch)
                 seen["challenges"] += 1
                 victim.settimeout(3)
-                (n,) = struct.unpack(">I", read_exact(victim, 4))
-                proof = read_exact(victim, n)
+                proof = read_frame(victim)
                 seen["proofs"] += 1
                 up.send_frame(proof)
                 rep = up.call({1: 11, 6: "secret/x"})

@@ -124,13 +124,7 @@ class Conn:
         self.send_frame(cbor2.dumps(msg, canonical=True))
 
     def _read(self, n):
-        buf = b""
-        while len(buf) < n:
-            chunk = self.sock.recv(n - len(buf))
-            if not chunk:
-                raise EOFError("connection closed")
-            buf += chunk
-        return buf
+        return read_exact(self.sock, n)
 
     def recv(self, timeout=5.0):
         self.sock.settimeout(timeout)
@@ -194,6 +188,23 @@ def ident_proof(pem_path, challenge, expected=None):
     sig = key.sign(signed, ec.ECDSA(hashes.SHA256()))
     der = cert.public_bytes(serialization.Encoding.DER)
     return cbor2.dumps({0: 1, 1: 2, 2: der, 3: sig}, canonical=True)
+
+
+def read_exact(sock, n):
+    """n bytes from sock (EOFError when it closes first)."""
+    buf = b""
+    while len(buf) < n:
+        chunk = sock.recv(n - len(buf))
+        if not chunk:
+            raise EOFError("connection closed")
+        buf += chunk
+    return buf
+
+
+def read_frame(sock):
+    """One length-prefixed frame's body from sock."""
+    (n,) = struct.unpack(">I", read_exact(sock, 4))
+    return read_exact(sock, n)
 
 
 def eventually(pred, timeout=15.0, every=0.2):

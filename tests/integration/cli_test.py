@@ -78,7 +78,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "daemon"))
-from elcluster import Cluster  # noqa: E402
+from elcluster import Cluster, read_frame  # noqa: E402
 
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
 # EDGELOCK_CLI: another build of the CLI (`make test-client-san`: ASan/UBSan)
@@ -443,19 +443,6 @@ def newer_daemon(certs, seen):
     srv.listen(8)
     srv.settimeout(0.2)
 
-    def frame(sock):
-        (n,) = struct.unpack(">I", read_n(sock, 4))
-        return read_n(sock, n)
-
-    def read_n(sock, n):
-        buf = b""
-        while len(buf) < n:
-            chunk = sock.recv(n - len(buf))
-            if not chunk:
-                raise EOFError("closed")
-            buf += chunk
-        return buf
-
     def send(sock, msg):
         body = cbor2.dumps(msg, canonical=True)
         sock.sendall(struct.pack(">I", len(body)) + body)
@@ -465,9 +452,9 @@ def newer_daemon(certs, seen):
             tls = ctx.wrap_socket(raw, server_side=True)
             tls.settimeout(10)
             send(tls, {0: 1, 1: 1, 2: os.urandom(32), 3: "node1"})  # CHALLENGE
-            frame(tls)  # the PROOF
+            read_frame(tls)  # the PROOF
             while True:
-                req = cbor2.loads(frame(tls))
+                req = cbor2.loads(read_frame(tls))
                 seen["requests"] += 1
                 send(tls, {0: 2, 1: 129, 2: req[2]})  # version 2: EL_EVERSION
         except (OSError, EOFError, ssl.SSLError, struct.error, KeyError):
