@@ -15,18 +15,17 @@
  * another entry takes its index (overwritten by a later leader: the change
  * did not happen, EL_ENOTLEADER, and a retry at the leader is safe), or
  * EL_D_ADMIN_WAIT_MS pass with neither known (a node cut off learns
- * nothing: EL_ETIMEDOUT, "check members list"). A request repeated while
- * its change is watched (libedgelock re-sends one unanswered for 1.5 s)
- * joins the watch instead of being refused as a second change; one that
- * repeats a change already made (its answer lost, the leader moved) is
- * answered with the entry that made it (el_d_change_made, diag.c).
+ * nothing: EL_ETIMEDOUT, "check members list"). A request that repeats a
+ * change still pending (libedgelock re-sends one unanswered for 1.5 s) or
+ * just made (its answer lost, the leader moved) is watched the same way, on
+ * the entry that makes it (el_d_change_made, diag.c), not refused as a
+ * second change.
  */
 #include <string.h>
 
 #include "el_assert.h"
 #include "el_daemon.h"
 #include "el_error.h"
-#include "el_platform.h"
 
 /* What became of w's entry: EL_OK committed, EL_ENOTLEADER replaced, 1
  * still open, EL_ETIMEDOUT not to be known here. An entry compacted before
@@ -45,29 +44,6 @@ static int outcome(const struct el_raft *r, const struct el_d_admin_wait *w)
 	if (t == w->term)
 		return EL_OK;
 	return el_raft_snapshot(r)->term == w->term ? EL_OK : EL_ETIMEDOUT;
-}
-
-bool el_d_admin_wait_join(struct el_daemon *d, uint64_t conn, const struct el_cw_msg *q)
-{
-	const struct el_d_admin_wait *same = NULL;
-	struct el_d_admin_wait *free_slot = NULL;
-	for (uint32_t i = 0; i < EL_D_ADMIN_WAITS; i++) {
-		struct el_d_admin_wait *w = &d->admin_waits[i];
-		if (w->id == 0 && free_slot == NULL)
-			free_slot = w;
-		else if (w->id != 0 && w->type == q->type && w->node == q->node)
-			same = w;
-	}
-	if (same == NULL || free_slot == NULL)
-		return false;
-	*free_slot = *same;
-	free_slot->conn = conn;
-	free_slot->id = q->id;
-	el_log(EL_LOG_INFO, "client conn %llu req %llu: admin %s for node %u: the same change "
-	       "(entry %llu) is waiting to commit: answering with it", (unsigned long long)conn,
-	       (unsigned long long)q->id, el_d_request_name(q->type), q->node,
-	       (unsigned long long)same->index);
-	return true;
 }
 
 /* A slot for a new watch: a free one, else the one closest to its

@@ -454,9 +454,6 @@ bool el_d_change_made(const struct el_daemon *d, const struct el_cw_msg *q, uint
 		      uint64_t *term);
 
 /* admin_wait.c */
-/* q repeats a change being watched (same type and node): it is answered
- * with it; false when there is none (or no room). */
-bool el_d_admin_wait_join(struct el_daemon *d, uint64_t conn, const struct el_cw_msg *q);
 /* Watch q's change, appended at index in the current term (when every
  * slot is taken, the oldest watch is answered EL_ETIMEDOUT for it). */
 void el_d_admin_wait_add(struct el_daemon *d, uint64_t conn, const struct el_cw_msg *q,

@@ -808,15 +808,22 @@ static bool names_non_member(struct el_daemon *d, const struct el_cw_msg *q)
 	       el_raft_state(r) == EL_LEADER && el_conf_find(el_raft_conf(r), q->node) == NULL;
 }
 
+/* An administration request's reply: rc, the node it is about and the
+ * entry of the change (0: none); "not the leader" names the leader. */
+static void admin_reply(struct el_daemon *d, uint64_t conn, uint8_t type, uint64_t id, int rc,
+			el_id_t node, uint64_t index)
+{
+	begin_reply(d, type, id);
+	d->rep.err = rc;
+	d->rep.node = node;
+	d->rep.index = index;
+	if (rc == EL_ENOTLEADER)
+		redirect_client(d, el_raft_leader(el_node_raft(d->node)));
+	el_d_send(d, conn, &d->rep, false);
+}
+
 void el_d_admin_answer(struct el_daemon *d, const struct el_d_admin_wait *w, int rc)
 {
-	const struct el_raft *r = el_node_raft(d->node);
-	begin_reply(d, w->type, w->id);
-	d->rep.err = rc;
-	d->rep.node = w->node;
-	d->rep.index = w->index;
-	if (rc == EL_ENOTLEADER)
-		redirect_client(d, el_raft_leader(r));
 	el_log(rc == EL_OK ? EL_LOG_INFO : EL_LOG_WARN,
 	       "client %s conn %llu req %llu: admin %s for node %u: %s (entry %llu of term %llu %s)",
 	       client_name(el_d_client_of(d, w->conn)), (unsigned long long)w->conn,
@@ -826,13 +833,11 @@ void el_d_admin_answer(struct el_daemon *d, const struct el_d_admin_wait *w, int
 	       : rc == EL_ENOTLEADER	? "replaced by another leader's: not applied"
 					: "not seen committed in time: `edgelock members list` says "
 					  "whether it took effect");
-	el_d_send(d, w->conn, &d->rep, false);
+	admin_reply(d, w->conn, w->type, w->id, rc, w->node, w->index);
 }
 
 static void admin(struct el_daemon *d, uint64_t conn, const struct el_cw_msg *q)
 {
-	if (q->type != EL_CW_TRANSFER && el_d_admin_wait_join(d, conn, q))
-		return;
 	struct el_raft *r = el_node_raft(d->node);
 	uint64_t index = 0;
 	char why[4 * EL_CW_ADDR_MAX + 280] = "", swapped[4 * EL_CW_ADDR_MAX + 240];
@@ -897,17 +902,11 @@ static void admin(struct el_daemon *d, uint64_t conn, const struct el_cw_msg *q)
 		       (unsigned long long)index);
 		return;
 	}
-	begin_reply(d, q->type, q->id);
-	d->rep.err = rc;
-	d->rep.node = target;
-	d->rep.index = index;
-	if (rc == EL_ENOTLEADER)
-		redirect_client(d, el_raft_leader(r));
 	el_log(EL_LOG_INFO, "client %s conn %llu req %llu: admin %s for node %u: %s%s",
 	       client_name(el_d_client_of(d, conn)), (unsigned long long)conn,
 	       (unsigned long long)q->id, el_d_request_name(q->type),
 	       q->type == EL_CW_TRANSFER ? target : q->node, el_strerror(rc), why);
-	el_d_send(d, conn, &d->rep, false);
+	admin_reply(d, conn, q->type, q->id, rc, target, index);
 }
 
 /* ---- entry points ----------------------------------------------------------- */
