@@ -240,7 +240,7 @@ static int dial_socket(const struct addrinfo *list, uint32_t n, uint32_t user_ti
 			ai->ai_protocol);
 	if (fd < 0)
 		*why = strerror(errno); /* EMFILE, most often: not "out of memory" */
-	if (fd >= 0)
+	else
 		peer_user_timeout(fd, user_timeout_ms); /* before the SYN: bounds its retries */
 	if (fd >= 0 && connect(fd, ai->ai_addr, ai->ai_addrlen) != 0 && errno != EINPROGRESS) {
 		*why = strerror(errno);
@@ -533,10 +533,10 @@ static void accept_pause(struct el_net *net, int err)
 }
 
 /* The cuts of evict_client_hs and evict_peer_hs and the refusals of a full
- * client table since the last line, in one line each. A refusal means every connection is past its
- * handshake: proven clients (or anonymous ones) hold the whole table, and
- * only [limits] connections_per_client bounds one identity's share (an
- * outside tester held all 64 and no line said so). */
+ * client table since the last line, in one line each. A refusal means every
+ * connection is past its handshake: proven clients (or anonymous ones) hold
+ * the whole table, and only [limits] connections_per_client bounds one
+ * identity's share (an outside tester held all 64 and no line said so). */
 static void evict_log(struct el_net *net, uint64_t now)
 {
 	if (net->evicted_unlogged > 0)
@@ -562,14 +562,29 @@ static void evict_log(struct el_net *net, uint64_t now)
 	net->peer_evicted_unlogged = 0;
 }
 
+/* Cuts or refusals not yet told. */
+static bool evict_held(const struct el_net *net)
+{
+	return net->evicted_unlogged != 0 || net->refused_unlogged != 0 ||
+	       net->peer_evicted_unlogged != 0;
+}
+
+/* A cut or refusal just counted: told now unless a line went out within
+ * NET_EVICT_LOG_MS (evict_flush tells it then). */
+static void evict_log_if_due(struct el_net *net)
+{
+	const uint64_t now = el_now_ms();
+	if (net->evict_logged_ms == 0 || now - net->evict_logged_ms >= NET_EVICT_LOG_MS)
+		evict_log(net, now);
+}
+
 /* One line every NET_EVICT_LOG_MS at most: the cuts held back are told
  * once that time is over, not with the next cut, which came only with the
  * next flood (an outside tester saw 19 of 20 cuts logged 72 s late). The
  * time until then (ms), or -1 when none are held. */
 static int64_t evict_flush(struct el_net *net, uint64_t now)
 {
-	if (net->evicted_unlogged == 0 && net->refused_unlogged == 0 &&
-	    net->peer_evicted_unlogged == 0)
+	if (!evict_held(net))
 		return -1;
 	if (now - net->evict_logged_ms < NET_EVICT_LOG_MS)
 		return (int64_t)(net->evict_logged_ms + NET_EVICT_LOG_MS - now);
@@ -603,9 +618,7 @@ static void evict_peer_hs(struct el_net *net)
 	snprintf(net->peer_evicted_from, sizeof net->peer_evicted_from, "%s", old->from);
 	hs_drop(net, old);
 	net->peer_evicted_unlogged++;
-	const uint64_t now = el_now_ms();
-	if (net->evict_logged_ms == 0 || now - net->evict_logged_ms >= NET_EVICT_LOG_MS)
-		evict_log(net, now);
+	evict_log_if_due(net);
 }
 
 /*
@@ -624,7 +637,6 @@ static void evict_peer_hs(struct el_net *net)
 static bool evict_client_hs(struct el_net *net, const char *new_from)
 {
 	struct conn *old = oldest_hs(net, C_CLIENT);
-	const uint64_t now = el_now_ms();
 	if (old == NULL) {
 		net->refused_unlogged++;
 		snprintf(net->evicted_from, sizeof net->evicted_from, "%s", new_from);
@@ -633,8 +645,7 @@ static bool evict_client_hs(struct el_net *net, const char *new_from)
 		hs_drop(net, old);
 		net->evicted_unlogged++;
 	}
-	if (net->evict_logged_ms == 0 || now - net->evict_logged_ms >= NET_EVICT_LOG_MS)
-		evict_log(net, now);
+	evict_log_if_due(net);
 	return old != NULL;
 }
 
@@ -759,8 +770,7 @@ static void *hs_main(void *arg)
 	}
 	while (net->handshaking != NULL)
 		hs_drop(net, net->handshaking);
-	if (net->evicted_unlogged != 0 || net->refused_unlogged != 0 ||
-	    net->peer_evicted_unlogged != 0)
+	if (evict_held(net))
 		evict_log(net, el_now_ms());
 	for (int i = 0; i < NET_PEERS_MAX; i++)
 		if (net->resolving[i].job != NULL) {
