@@ -75,7 +75,8 @@ $(CLIENT_SAFETY_TEST): tests/integration/client_safety.c $$(CLIENT_SRCS) $$(CLIE
 	$(call say,LD,$@)
 	$(Q)$(CC) $(HOST_CFLAGS) -O1 $(SANFLAGS) $(CLIENT_FLAGS) $< $(CLIENT_SRCS) $(CLIENT_LIBS) -o $@
 
-test-client: $(EDGELOCK_CLI) $(CLIENT_THREADS_TEST) $(CLIENT_SAFETY_TEST) $(BUILD)/bin/edgelockd certs
+test-client: $(EDGELOCK_CLI) $(CLIENT_THREADS_TEST) $(CLIENT_SAFETY_TEST) $(BUILD)/bin/edgelockd certs \
+		$$(SLOW_FSYNC)
 	@tests/run-suite.sh $(BUILD)/results client-cli /usr/bin/python3 tests/integration/cli_test.py $(BUILD)
 TESTS += test-client
 SERIAL_TESTS += test-client

@@ -29,6 +29,9 @@
  *   EL_LEASE_IN_DOUBT  the last renewal failed: the lock may be lost soon;
  *   EL_LEASE_LOST      the local deadline passed: stop using every lock of the
  *                      session now; the cluster may hand them out at any time.
+ * Renewals run on the library's own threads: one, and up to 6 while
+ * renewals come due faster than the cluster answers (each is a command the
+ * cluster syncs to disk; those in flight together share its syncs).
  * A renewal is tried from TTL/3 on and given TTL/3 to succeed, so IN_DOUBT
  * lasts from about 2/3 of the TTL to LOST; a renewal that cannot end in
  * time (every endpoint stopped, each dial given its share as above) may

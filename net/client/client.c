@@ -5,9 +5,10 @@
  * queue of pushed events the session code waits on.
  *
  * Locking: one mutex (c->mu) and one condition variable guard the client's
- * state (connection, pending requests, events, sessions); a second mutex
- * (c->send_mu) keeps frames whole on the stream. Nothing that waits on the
- * network runs under c->mu.
+ * state (connection, pending requests, events, sessions); a mutex per
+ * connection (k->send_mu) keeps frames whole on its stream, so a write
+ * stuck on a connection being given up holds no other. Nothing that waits
+ * on the network runs under c->mu.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -227,11 +228,25 @@ static int read_as_holder(el_client *c, struct el_conn *k, uint64_t deadline_ms,
 	return rc;
 }
 
-/* Requests read their own replies; the reader thread looks this often
- * whether they have stopped, and reads (events between requests) once none
- * has run for a whole period. It is not woken per request: under load it
- * wakes READER_IDLE_MS apart, not once per reply. */
+/* Requests read their own replies; the reader thread reads (events between
+ * requests) once none has run for a whole READER_IDLE_MS. It is not woken
+ * per request: under load it wakes READER_IDLE_MS apart, not once per
+ * reply. While another thread reads or waits for a reply, it sleeps until
+ * the last one is done (waiter_done), or READER_NAP_MS at most: it looked
+ * every READER_IDLE_MS, 100 wake-ups a second for as long as a thread
+ * waited in el_next_event (client_safety.c, quiet-waiter). */
 #define READER_IDLE_MS 10u
+#define READER_NAP_MS 1000u
+
+/* A thread is done waiting on k (its reply came, or its try or its look
+ * for an event ended): once none waits, the reader thread may look again.
+ * Under c->mu. */
+static void waiter_done(struct el_conn *k)
+{
+	k->waiters--;
+	if (k->waiters == 0 && !k->reading)
+		pthread_cond_signal(&k->reader_cv);
+}
 
 /* The connection's reader thread: reads only while no request does, until
  * the stream ends or conn_close stops it. */
@@ -242,10 +257,14 @@ static void *reader_main(void *arg)
 	pthread_mutex_lock(&c->mu);
 	uint64_t seen = k->requests;
 	while (!k->stop && !k->dead) {
-		if (k->reading || k->waiters > 0 || k->requests != seen) {
-			seen = k->requests;
+		if (k->reading || k->waiters > 0) {
 			(void)el_client__wait_on(&k->reader_cv, &c->mu,
-						 el_client__now_ms() + READER_IDLE_MS);
+						 el_client__now_ms() + READER_NAP_MS);
+		} else if (k->requests != seen) { /* a request ran: a quiet period first */
+			seen = k->requests;
+			const uint64_t quiet = el_client__now_ms() + READER_IDLE_MS;
+			while (!k->stop && el_client__wait_on(&k->reader_cv, &c->mu, quiet))
+				;
 		} else if (read_as_holder(c, k, EL_LINK_FOREVER, true) == EL_ECANCELED) {
 			uint64_t kicks;
 			if (read(k->kick_fd, &kicks, sizeof kicks) < 0)
@@ -287,7 +306,7 @@ bool el_client__wait_conn(el_client *c, uint64_t deadline_ms)
 		    EL_ETIMEDOUT)
 			in_time = el_client__now_ms() < deadline_ms;
 	}
-	k->waiters--; /* the reader thread sees it at its next look */
+	waiter_done(k);
 	if (--k->refs == 0) { /* c->conn moved on meanwhile: ours was the last */
 		pthread_mutex_unlock(&c->mu);
 		conn_close(k);
@@ -394,6 +413,7 @@ static void conn_free(struct el_conn *k)
 	if (k->kick_fd >= 0)
 		close(k->kick_fd);
 	pthread_cond_destroy(&k->reader_cv);
+	pthread_mutex_destroy(&k->send_mu);
 	free(k->rx);
 	free(k->rx_msg);
 	free(k);
@@ -413,6 +433,7 @@ static struct el_conn *conn_dial(el_client *c, const char *url, uint64_t deadlin
 	k->refs = 1;
 	k->link.fd = -1;
 	el_client__cond_init(&k->reader_cv);
+	pthread_mutex_init(&k->send_mu, NULL);
 	k->kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	k->rx = malloc(EL_CW_PREFIX + EL_CW_FRAME_MAX);
 	k->rx_msg = malloc(sizeof(*k->rx_msg));
@@ -481,12 +502,13 @@ static void conn_close(struct el_conn *k)
 	conn_free(k);
 }
 
-static int conn_send(el_client *c, struct el_conn *k, const uint8_t *frame, size_t len,
+/* Write one whole frame on k by deadline_ms; threads sharing k take turns. */
+static int conn_send(struct el_conn *k, const uint8_t *frame, size_t len,
 		     uint64_t deadline_ms)
 {
-	pthread_mutex_lock(&c->send_mu);
+	pthread_mutex_lock(&k->send_mu);
 	const int rv = el_link_write(&k->link, frame, len, deadline_ms);
-	pthread_mutex_unlock(&c->send_mu);
+	pthread_mutex_unlock(&k->send_mu);
 	return rv;
 }
 
@@ -842,12 +864,12 @@ static int try_once(el_client *c, struct el_conn *k, const uint8_t *frame, size_
 		el_client__fail("too many requests in flight on this client");
 		return rc;
 	}
-	const int send_rc = conn_send(c, k, frame, len, deadline_ms);
+	const int send_rc = conn_send(k, frame, len, deadline_ms);
 	const bool sent = send_rc == 0;
 	pthread_mutex_lock(&c->mu);
 	if (sent)
 		wait_reply(c, k, &p, deadline_ms);
-	k->waiters--;
+	waiter_done(k);
 	remove_pending(c, &p);
 	const bool done = p.done, refused = k->refused;
 	/* The leader attaches a session to the connection a request of it
@@ -1187,7 +1209,6 @@ int el_client_open(el_client **out, const struct el_client_options *o)
 	el_client__cond_init(&c->cv);
 	el_client__cond_init(&c->keeper_cv);
 	pthread_mutex_init(&c->mu, NULL);
-	pthread_mutex_init(&c->send_mu, NULL);
 	pthread_mutex_init(&c->ident_mu, NULL);
 	c->timeout_ms = o->timeout_ms != 0 ? o->timeout_ms : 5000u;
 	c->event_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -1196,10 +1217,10 @@ int el_client_open(el_client **out, const struct el_client_options *o)
 		rc = parse_endpoints(c, o->endpoints);
 	if (rc == 0)
 		rc = tls_setup(c, o);
-	if (rc == 0 && pthread_create(&c->keeper, NULL, el_client__keeper_main, c) != 0)
+	if (rc == 0 && pthread_create(&c->keepers[0], NULL, el_client__keeper_main, c) != 0)
 		rc = EL_EFULL;
 	else if (rc == 0)
-		c->keeper_running = true;
+		c->n_keepers = 1;
 	if (rc != 0) {
 		el_client_close(c);
 		return rc;
@@ -1212,16 +1233,17 @@ void el_client_close(el_client *c)
 {
 	if (c == NULL)
 		return;
-	el_client__close_sessions(c); /* before the keeper and the connection go */
+	el_client__close_sessions(c); /* before the keepers and the connection go */
 	pthread_mutex_lock(&c->mu);
-	c->closing = true;
+	c->closing = true; /* no keeper starts after this */
 	pthread_cond_broadcast(&c->cv);
-	pthread_cond_signal(&c->keeper_cv);
+	pthread_cond_broadcast(&c->keeper_cv);
 	struct el_conn *k = c->conn;
 	c->conn = NULL;
+	const unsigned keepers = c->n_keepers;
 	pthread_mutex_unlock(&c->mu);
-	if (c->keeper_running)
-		pthread_join(c->keeper, NULL);
+	for (unsigned i = 0; i < keepers; i++)
+		pthread_join(c->keepers[i], NULL);
 	conn_put(c, k);
 	for (unsigned i = 0; i < c->n_endpoints; i++)
 		free(c->endpoints[i]);
@@ -1236,7 +1258,6 @@ void el_client_close(el_client *c)
 	pthread_cond_destroy(&c->cv);
 	pthread_cond_destroy(&c->keeper_cv);
 	pthread_mutex_destroy(&c->mu);
-	pthread_mutex_destroy(&c->send_mu);
 	pthread_mutex_destroy(&c->ident_mu);
 	free(c);
 }

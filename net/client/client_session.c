@@ -152,7 +152,7 @@ static int open_on_server(el_client *c, el_session *s)
 	return rc;
 }
 
-/* Hand s to the keeper: EL_ETIMEDOUT when its lease ran out before the
+/* Hand s to the keepers: EL_ETIMEDOUT when its lease ran out before the
  * reply came (a slow dial: an endpoint that accepts TCP and never answers
  * TLS costs up to 2 s), EL_EFULL when the client has no room for it. */
 static int adopt(el_client *c, el_session *s)
@@ -213,6 +213,17 @@ int el_session_open(el_client *c, uint32_t ttl_ms, el_session **out)
 	return EL_OK;
 }
 
+/* ---- Renewing --------------------------------------------------------------
+ *
+ * Keepers (threads) renew the sessions, each one renewal at a time. The
+ * client starts with one and starts another (up to EL_CLIENT_KEEPERS_MAX)
+ * when a session comes due while every keeper is busy: a renewal waits
+ * for the cluster's sync, and renewals sent together share one (group
+ * commit), where one keeper made 64 sessions on an SD card's disk cost 64
+ * syncs in a row, longer than their TTL (client_safety.c, many-sessions).
+ * A client with one session, or a fast cluster, keeps one thread.
+ */
+
 /* One renewal of s, without c->mu. */
 static void renew(el_client *c, el_session *s)
 {
@@ -246,19 +257,35 @@ static void renew(el_client *c, el_session *s)
 	pthread_mutex_unlock(&c->mu);
 }
 
-/* The session due first, or NULL; *due_ms its time. Under c->mu. */
+/* The session due first and not in flight, or NULL; *due_ms its time.
+ * Under c->mu. */
 static el_session *next_due(el_client *c, uint64_t *due_ms)
 {
 	el_session *best = NULL;
 	for (unsigned i = 0; i < EL_CLIENT_SESSIONS_MAX; i++) {
 		el_session *s = c->sessions[i];
-		if (s == NULL || s->lost || s->closed)
+		if (s == NULL || s->lost || s->closed || s->next_renew_ms == UINT64_MAX)
 			continue;
 		if (best == NULL || s->next_renew_ms < best->next_renew_ms)
 			best = s;
 	}
 	*due_ms = best != NULL ? best->next_renew_ms : el_client__now_ms() + 1000u;
 	return best;
+}
+
+/* A keeper just took a session: if another is due already, wake an idle
+ * keeper for it, or start one (none once the client closes). A keeper that
+ * cannot start leaves the renewals to the others. Under c->mu. */
+static void more_keepers(el_client *c)
+{
+	uint64_t due;
+	if (c->closing || next_due(c, &due) == NULL || el_client__now_ms() < due)
+		return;
+	if (c->keepers_idle > 0)
+		pthread_cond_signal(&c->keeper_cv);
+	else if (c->n_keepers < EL_CLIENT_KEEPERS_MAX &&
+		 pthread_create(&c->keepers[c->n_keepers], NULL, el_client__keeper_main, c) == 0)
+		c->n_keepers++;
 }
 
 void *el_client__keeper_main(void *arg)
@@ -270,14 +297,17 @@ void *el_client__keeper_main(void *arg)
 		el_session *s = next_due(c, &due);
 		if (s == NULL || el_client__now_ms() < due) {
 			/* its own condvar: replies and events do not wake it */
+			c->keepers_idle++;
 			el_client__wait_on(&c->keeper_cv, &c->mu, due);
+			c->keepers_idle--;
 			continue;
 		}
 		if (el_client__now_ms() >= s->deadline_ms)
 			s->lost = true; /* final: the cluster may have moved on */
 		if (s->lost)
 			continue;
-		s->next_renew_ms = UINT64_MAX; /* in flight */
+		s->next_renew_ms = UINT64_MAX; /* in flight: ours */
+		more_keepers(c);
 		pthread_mutex_unlock(&c->mu);
 		renew(c, s);
 		pthread_mutex_lock(&c->mu);
@@ -305,7 +335,7 @@ enum el_lease_state el_session_state(el_session *s, uint64_t *left_ms)
 	return st;
 }
 
-/* Take s off the keeper's list and wait out a renewal in flight (which
+/* Take s off the keepers' list and wait out a renewal in flight (which
  * gives up at its next try once s is closed: abandoned). Under c->mu. */
 static void retire(el_client *c, el_session *s)
 {
@@ -368,7 +398,7 @@ int el_session_close(el_session *s)
 /* el_client_close: close every session still open, within one timeout in
  * all, so their locks are released now rather than after TTL + lock-delay,
  * and free them (a call still running on one is the caller's bug: the
- * client goes too). The keeper stops first: a renewal in flight gives up at
+ * client goes too). The keepers stop first: a renewal in flight gives up at
  * its next try (request_until), where waiting it out before the closes
  * added up to TTL/3 to the timeout. */
 void el_client__close_sessions(el_client *c)
@@ -377,7 +407,7 @@ void el_client__close_sessions(el_client *c)
 	unsigned n = 0;
 	pthread_mutex_lock(&c->mu);
 	c->closing = true;
-	pthread_cond_signal(&c->keeper_cv);
+	pthread_cond_broadcast(&c->keeper_cv);
 	pthread_cond_broadcast(&c->cv);
 	for (unsigned i = 0; i < EL_CLIENT_SESSIONS_MAX; i++)
 		if (c->sessions[i] != NULL) {

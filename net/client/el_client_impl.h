@@ -24,6 +24,14 @@
 #define EL_CLIENT_PENDING_URGENT 8
 #define EL_CLIENT_EVENTS_MAX 64
 #define EL_CLIENT_SESSIONS_MAX 64
+/* Renewals in flight at once (client_session.c, "Renewing"): each is a
+ * command the cluster syncs before it answers, so one at a time made a
+ * client's renewals cost a sync each (64 sessions on an SD card's 40 ms
+ * syncs outlasted a 2 s TTL); those in flight together share the leader's
+ * syncs. Fewer than EL_CLIENT_PENDING_URGENT, so session closes always
+ * find a slot beside them. */
+#define EL_CLIENT_KEEPERS_MAX 6
+_Static_assert(EL_CLIENT_KEEPERS_MAX < EL_CLIENT_PENDING_URGENT, "room for a close");
 
 /*
  * Who reads a connection (client.c, "Reading"): one thread at a time holds
@@ -39,6 +47,7 @@ struct el_conn {
 	pthread_t reader;
 	int kick_fd;       /* eventfd: asks the reader thread to step aside */
 	pthread_cond_t reader_cv; /* the reader thread waits here (conn_close wakes it) */
+	pthread_mutex_t send_mu;  /* one frame at a time on the stream (conn_send) */
 	bool dead;         /* under c->mu: the stream ended (a reader saw it) */
 	bool stop;         /* under c->mu: conn_close: the reader thread ends */
 	bool reading;      /* under c->mu: a thread holds the read role */
@@ -87,8 +96,7 @@ struct el_session {
 struct el_client {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	pthread_cond_t keeper_cv; /* the keepalive thread waits here, under mu */
-	pthread_mutex_t send_mu;
+	pthread_cond_t keeper_cv; /* idle keepers wait here, under mu */
 	struct el_link_config *tls;
 	struct el_ident *ident;  /* our certificate and key for the PROOF; NULL: anonymous */
 	pthread_mutex_t ident_mu; /* el_ident's random generator is not thread-safe */
@@ -109,8 +117,9 @@ struct el_client {
 	uint64_t ev_count, gaps;
 	el_session *sessions[EL_CLIENT_SESSIONS_MAX];
 	int event_fd;            /* eventfd, written on each event */
-	pthread_t keeper;
-	bool keeper_running;
+	pthread_t keepers[EL_CLIENT_KEEPERS_MAX]; /* the keepalive threads */
+	unsigned n_keepers;      /* under mu: keepers started (one at open, more on demand) */
+	unsigned keepers_idle;   /* under mu: keepers waiting for a session to come due */
 	bool closing;
 };
 
@@ -136,7 +145,7 @@ int el_client__renew(el_client *c, const el_session *s, struct el_cw_msg *req,
 int el_client__request_unsure(el_client *c, struct el_cw_msg *req, struct el_cw_msg *reply,
 			      bool *unanswered);
 
-/* client_session.c: the keepalive thread; closing the sessions left open. */
+/* client_session.c: a keepalive thread; closing the sessions left open. */
 void *el_client__keeper_main(void *arg);
 void el_client__close_sessions(el_client *c);
 

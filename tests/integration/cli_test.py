@@ -1852,6 +1852,32 @@ def test_open_retry(cluster):
           % (first.get(4), again.get(4)))
 
 
+def test_many_sessions_slow_disk():
+    """A cluster of three on slow disks (each fdatasync 30 ms, an SD card's;
+    the LD_PRELOAD shim tests/daemon/slow_fsync.c): one client keeps its
+    most sessions (64, TTL 2 s) alive, none ever in doubt or lost
+    (client_safety.c, many-sessions). Renewed one at a time, each waiting
+    for its own sync, they were not."""
+    shim = os.path.join(BUILD, "tests", "slow_fsync.so")
+    cluster = Cluster(BUILD, 3, tmp=os.path.join(BUILD, "tmp", "cli-slow-%d" % os.getpid()))
+    flag = os.path.join(cluster.dir, "slow")
+    open(flag, "w").close()
+    for i in cluster.peer_port:
+        cluster.cmd[i] = ["env", "LD_PRELOAD=" + shim, "EL_SLOW_FSYNC_FLAG=" + flag,
+                          "EL_SLOW_FSYNC_MS=30", "ASAN_OPTIONS=%s:verify_asan_link_order=0"
+                          % os.environ.get("ASAN_OPTIONS", ""), cluster.bin]
+    cluster.start_all(bootstrap=True)
+    try:
+        cluster.wait_leader()
+        r = subprocess.run([os.path.join(BUILD, "bin", "client-safety-test"), "many-sessions"],
+                           env=Env(cluster).env, capture_output=True, text=True,
+                           errors="replace", timeout=120)
+        check(r.returncode == 0, "64 sessions of one client on slow disks: none in doubt or "
+              "lost: %s %s" % (r.stdout.strip(), r.stderr[-600:]))
+    finally:
+        cluster.stop_all()
+
+
 def test_client_threads(e):
     """libedgelock shared by 8 threads, and a watcher that sends nothing
     (tests/integration/client_threads.c, under ASan/UBSan)."""
@@ -2131,6 +2157,7 @@ def main():
     test_help()
     test_signal_while_opening()
     test_status_leader_unanswered()
+    test_many_sessions_slow_disk()
     cluster = start_cluster()
     try:
         test_open_retry(cluster)

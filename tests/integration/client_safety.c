@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -708,6 +709,77 @@ static int check_no_quorum(el_client *unused)
 				     rc, why);
 	}
 	el_session_close(s);
+	el_client_close(c);
+	return bad;
+}
+
+/* Run by cli_test.py on a cluster whose every fdatasync takes
+ * EL_SLOW_FSYNC_MS (the LD_PRELOAD shim, an SD card's): one client keeps
+ * its most sessions (64) alive. Each renewal is a command the cluster
+ * syncs before it answers; renewed one after another, 64 of them took
+ * about 64 syncs, over a 2 s TTL, and sessions went in doubt, then lost,
+ * on a healthy cluster. Renewals in flight together share the leader's
+ * syncs (group commit). */
+#define MANY_SESSIONS 64
+#define MANY_TTL_MS 2000u
+
+#define MANY_OPENERS 8
+
+struct many_open {
+	el_client *c;
+	el_session **s; /* MANY_SESSIONS / MANY_OPENERS of them */
+	int rc;
+};
+
+static void *many_open_main(void *arg)
+{
+	struct many_open *o = arg;
+	for (int i = 0; i < MANY_SESSIONS / MANY_OPENERS && o->rc == EL_OK; i++)
+		o->rc = el_session_open(o->c, MANY_TTL_MS, &o->s[i]);
+	return NULL;
+}
+
+static int check_many_sessions(el_client *unused)
+{
+	(void)unused;
+	static el_session *s[MANY_SESSIONS];
+	static struct many_open o[MANY_OPENERS];
+	pthread_t t[MANY_OPENERS];
+	el_client *c = cluster_client();
+	int bad = c == NULL, started = 0, opened = 0;
+	for (; !bad && started < MANY_OPENERS; started++) { /* opens cost syncs too */
+		o[started] = (struct many_open){ .c = c, .s = s + started * (MANY_SESSIONS / MANY_OPENERS) };
+		bad = pthread_create(&t[started], NULL, many_open_main, &o[started]) != 0;
+	}
+	for (int i = 0; i < started; i++) {
+		pthread_join(t[i], NULL);
+		if (o[i].rc != EL_OK && !bad)
+			bad = failed("many-sessions", "open session: %s", el_strerror(o[i].rc));
+	}
+	for (int i = 0; i < MANY_SESSIONS; i++)
+		if (s[i] != NULL)
+			s[opened++] = s[i];
+	int doubt = 0, lost = 0;
+	uint64_t least = MANY_TTL_MS; /* the least lease left seen */
+	for (uint64_t end = now_ms() + 3 * MANY_TTL_MS; !bad && now_ms() < end;) {
+		for (int i = 0; i < opened; i++) {
+			uint64_t left = 0;
+			const enum el_lease_state st = el_session_state(s[i], &left);
+			doubt += st == EL_LEASE_IN_DOUBT;
+			lost += st == EL_LEASE_LOST;
+			least = left < least ? left : least;
+		}
+		usleep(20 * 1000);
+	}
+	if (!bad && (doubt > 0 || lost > 0))
+		bad = failed("many-sessions", "%d sessions of %u ms on a slow disk: in doubt %d "
+			     "times and lost %d times in %u ms (counted every 20 ms, the least "
+			     "lease left %llu ms); want never", opened, MANY_TTL_MS, doubt, lost,
+			     3 * MANY_TTL_MS, (unsigned long long)least);
+	printf("client safety: many-sessions: the least lease left %llu ms of %u\n",
+	       (unsigned long long)least, MANY_TTL_MS);
+	for (int i = 0; i < opened; i++)
+		el_session_close(s[i]);
 	el_client_close(c);
 	return bad;
 }
@@ -1565,6 +1637,60 @@ static int check_event_drop(el_client *main_c)
 	return bad;
 }
 
+/* A thread waiting in el_next_event on a quiet session sleeps: the
+ * connection's reader thread, which steps aside while another thread
+ * reads, looked every 10 ms whether it could read again, 100 wake-ups a
+ * second for as long as a watcher waited (a board's idle power). Counted
+ * as the process's voluntary context switches over QUIET_MS. */
+#define QUIET_MS 2000u
+#define QUIET_SWITCHES_MAX 50
+
+struct quiet {
+	el_session *s;
+	int rc;
+};
+
+static void *quiet_main(void *arg)
+{
+	struct quiet *q = arg;
+	struct el_event ev;
+	q->rc = el_next_event(q->s, &ev, QUIET_MS + 1000u);
+	return NULL;
+}
+
+static long switches_so_far(void)
+{
+	struct rusage ru;
+	return getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_nvcsw : -1;
+}
+
+static int check_quiet_waiter(el_client *unused)
+{
+	(void)unused;
+	el_client *c = cluster_client();
+	struct quiet q = { .rc = EL_OK };
+	pthread_t t;
+	int bad = c == NULL || el_session_open(c, 60000, &q.s) != EL_OK; /* renewed in 20 s */
+	bad = bad || pthread_create(&t, NULL, quiet_main, &q) != 0;
+	if (bad) {
+		el_session_close(q.s);
+		el_client_close(c);
+		return failed("quiet-waiter", "open: %s", el_client_last_error(c));
+	}
+	usleep(300 * 1000); /* the waiter holds the read role */
+	const long before = switches_so_far();
+	usleep(QUIET_MS * 1000);
+	const long n = switches_so_far() - before;
+	pthread_join(t, NULL);
+	if (q.rc != EL_ETIMEDOUT || before < 0 || n > QUIET_SWITCHES_MAX)
+		bad = failed("quiet-waiter", "el_next_event on a quiet session -> %d; the process "
+			     "slept %ld times in %u ms; want EL_ETIMEDOUT, at most %d", q.rc, n,
+			     QUIET_MS, QUIET_SWITCHES_MAX);
+	el_session_close(q.s);
+	el_client_close(c);
+	return bad;
+}
+
 /* A session's request that gets no answer on a new connection (its try
  * times out: the relay holds back the daemon's replies there once the
  * client sent its proof and one request) may have moved the session's
@@ -1814,11 +1940,13 @@ static const struct check CHECKS[] = {
 	{ "close-lost", check_close_lost, false },
 	{ "close-busy", check_close_busy, false },
 	{ "event-drop", check_event_drop, false },
+	{ "quiet-waiter", check_quiet_waiter, false },
 	{ "close-renewing", check_close_renewing, false },
 	{ "unanswered-full", check_unanswered_full, false },
 	{ "bad-name", check_bad_name, false },
 	{ "fresh-gap", check_fresh_gap, false },
 	{ "no-quorum", check_no_quorum, true },
+	{ "many-sessions", check_many_sessions, true },
 };
 #define N_CHECKS (sizeof CHECKS / sizeof CHECKS[0])
 
