@@ -70,6 +70,7 @@ static atomic_uint n_signals;
 /* The write end of a pipe that wakes the thread waiting for the lock (a
  * signal, or the acquire's end); -1 until it exists. */
 static volatile sig_atomic_t wake_fd = -1;
+static int wake_rfd = -1; /* its read end */
 
 static void wake(void)
 {
@@ -97,6 +98,13 @@ static void on_signal(int sig)
 	for (unsigned i = 0; i < N_CAUGHT; i++)
 		if (caught[i] == sig)
 			atomic_fetch_or(&to_pass, 1u << i);
+	wake();
+}
+
+/* SIGCHLD while CMD runs: CMD ended or stopped; supervise looks now. */
+static void on_child(int sig)
+{
+	(void)sig;
 	wake();
 }
 
@@ -374,6 +382,41 @@ static void sleep_ms(unsigned ms)
 	nanosleep(&ts, NULL);
 }
 
+/* The wake pipe, once. It stays open for the process's life: a signal
+ * handler on another thread could still be about to write to it. */
+static int wake_pipe(void)
+{
+	int fds[2];
+	if (wake_rfd >= 0)
+		return 0;
+	if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0)
+		return -1;
+	wake_rfd = fds[0];
+	wake_fd = fds[1];
+	if (got_signal != 0)
+		wake(); /* one that came before the pipe existed */
+	return 0;
+}
+
+/* Sleep up to ms (1000 at most), or until the wake pipe wakes us: a
+ * signal, a job's end, CMD's end or stop (on_child). Without the pipe,
+ * 20 ms at most. */
+static void nap(uint64_t ms)
+{
+	if (ms > 1000u)
+		ms = 1000u;
+	if (wake_rfd < 0) {
+		sleep_ms(ms < 20u ? (unsigned)ms : 20u);
+		return;
+	}
+	struct pollfd p = { .fd = wake_rfd, .events = POLLIN };
+	if (poll(&p, 1, (int)ms) > 0) {
+		char drain[64];
+		while (read(wake_rfd, drain, sizeof drain) > 0)
+			;
+	}
+}
+
 /* Reap the watchdog if it has ended, waiting up to wait_ms for it; note
  * whether it acted (w->fired). One gone otherwise (killed by someone) is to
  * be replaced (w->at = 0), one that acted is not: its verdict stands. */
@@ -601,6 +644,27 @@ static bool renewed_in_time(el_session *s, const struct run_opts *o, pid_t child
 	}
 }
 
+/* How long supervise may sleep before it looks again (a signal or CMD's
+ * end wakes it sooner). It looked every 20 ms: 50 wake-ups a second for
+ * as long as CMD held the lock (cli_test, test_idle_holder). Now:
+ * - every 5 ms once lost (reaping CMD's group);
+ * - every 20 ms in the last 40 ms before the window (the kill margin and
+ *   the grace: left <= window) and inside it, where a renewal that fails
+ *   gets CMD its SIGTERM and one that lands late moves the watchdog's kill
+ *   time, which is the window's end (grace 0: its start);
+ * - before that, until 20 ms before the window, a tenth of the TTL at most
+ *   (nap: a second), so a renewal is seen, and the watchdog moved on, long
+ *   before its old kill time (a renewal comes a third into the lease). */
+static uint64_t supervise_nap_ms(uint64_t left, uint64_t window, uint32_t ttl_ms, bool lost)
+{
+	if (lost)
+		return 5u;
+	const uint64_t until = left > window ? left - window : 0;
+	if (until <= 40u)
+		return 20u;
+	return until - 20u < ttl_ms / 10u ? until - 20u : ttl_ms / 10u;
+}
+
 /* Watch the child and the lease until the child ends (*status): how it
  * ended. Every signal goes to CMD's process group (-child), and when the
  * lease was not kept SIGKILL goes to it even after CMD itself ended, for
@@ -610,6 +674,8 @@ static enum outcome supervise(el_session *s, pid_t child, const struct run_opts 
 {
 	const uint64_t kill_margin = kill_margin_of(o);
 	bool termed = false, lost = false, late = false, jeopardy = false;
+	(void)wake_pipe(); /* none: nap polls */
+	signal(SIGCHLD, on_child); /* from here, CMD's end wakes the nap */
 	for (;;) {
 		const pid_t w = waitpid(child, status, WNOHANG | WUNTRACED);
 		if (w == child && WIFSTOPPED(*status)) {
@@ -623,6 +689,7 @@ static enum outcome supervise(el_session *s, pid_t child, const struct run_opts 
 									      : cmd_ended(s, dog, late);
 			if (out != RUN_ENDED)
 				kill(-child, SIGKILL);
+			signal(SIGCHLD, SIG_DFL);
 			return out;
 		}
 		uint64_t left;
@@ -649,7 +716,7 @@ static enum outcome supervise(el_session *s, pid_t child, const struct run_opts 
 			termed = jeopardy = true;
 		}
 		pass_signals(child); /* ^C, SIGTERM, a hang-up, ...: CMD decides */
-		sleep_ms(lost ? 5 : 20);
+		nap(supervise_nap_ms(left, kill_margin + o->grace_ms, o->ttl_ms, lost));
 	}
 }
 
@@ -675,15 +742,18 @@ static int exit_of(int status)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-/* Hold until interrupted or lost. */
+/* Hold until interrupted or lost: asleep until a signal, or the lease's
+ * end if it is not renewed by then (it looked every 50 ms). */
 static enum outcome hold(el_session *s)
 {
+	(void)wake_pipe();
 	for (;;) {
-		if (el_session_state(s, NULL) == EL_LEASE_LOST)
+		uint64_t left;
+		if (el_session_state(s, &left) == EL_LEASE_LOST)
 			return RUN_HOLD_LOST;
 		if (got_signal != 0)
 			return RUN_ENDED;
-		sleep_ms(50);
+		nap(left + 1u);
 	}
 }
 
@@ -754,24 +824,6 @@ struct job {
 	pthread_t t;
 };
 
-static int wake_rfd = -1; /* the read end of the wake pipe */
-
-/* The wake pipe, once. It stays open for the process's life: a signal
- * handler on another thread could still be about to write to it. */
-static int wake_pipe(void)
-{
-	int fds[2];
-	if (wake_rfd >= 0)
-		return 0;
-	if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0)
-		return -1;
-	wake_rfd = fds[0];
-	wake_fd = fds[1];
-	if (got_signal != 0)
-		wake(); /* one that came before the pipe existed */
-	return 0;
-}
-
 static void *job_main(void *arg)
 {
 	struct job *j = arg;
@@ -779,16 +831,6 @@ static void *job_main(void *arg)
 	atomic_store(&j->done, true);
 	wake();
 	return NULL;
-}
-
-/* Wait for the wake pipe (a signal, a job's end), at most a second. */
-static void wait_wake(void)
-{
-	struct pollfd p = { .fd = wake_rfd, .events = POLLIN };
-	char drain[64];
-	poll(&p, 1, 1000);
-	while (read(wake_rfd, drain, sizeof drain) > 0)
-		;
 }
 
 /* Start j->fn(j->arg) on a thread; false when no thread could be started. */
@@ -804,7 +846,7 @@ static bool job_start(struct job *j)
 static bool job_until_signal(struct job *j, unsigned seen)
 {
 	while (!atomic_load(&j->done) && atomic_load(&n_signals) <= seen)
-		wait_wake();
+		nap(1000u); /* a signal, or the job's end */
 	if (!atomic_load(&j->done))
 		return false;
 	pthread_join(j->t, NULL);

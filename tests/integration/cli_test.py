@@ -1878,6 +1878,52 @@ def test_many_sessions_slow_disk():
         cluster.stop_all()
 
 
+def cpu_wakeups(pid):
+    """Voluntary context switches (sleeps) of process pid so far, summed over
+    its threads (preemptions under load are not counted)."""
+    n = 0
+    for t in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/status" % (pid, t)) as f:
+                n += sum(int(ln.split()[1]) for ln in f
+                         if ln.startswith("voluntary_ctxt_switches"))
+        except OSError:
+            pass  # the thread ended meanwhile
+    return n
+
+
+def holders_of(e, name):
+    """How many hold the lock name, as `locks --json` says (0: none, or no such lock)."""
+    rows = [r for r in json_lines(e.run("locks", "--json").stdout) if r and r.get("name") == name]
+    return rows[0].get("holders", 0) if rows else 0
+
+
+def test_idle_holder(e):
+    """A CLI holding a lock sleeps while nothing happens: it looked at its
+    lease every 20 ms (every 50 ms for an election held without a command),
+    50 (20) wake-ups a second for as long as it held, a board's idle power.
+    Over 3 s with the default 10 s TTL: at most 30 sleeps (were about 150 and
+    60), the lock and the leadership still held, then released on SIGTERM."""
+    for name, args in (("idle-lock", ["lock", "idle-lock", "--", "sleep", "30"]),
+                       ("idle-elect", ["elect", "idle-elect", "me"])):
+        p = e.start(*args)
+        try:
+            eventually(lambda: holders_of(e, name) == 1)
+            time.sleep(0.5)
+            before = cpu_wakeups(p.pid)
+            time.sleep(3)
+            n = cpu_wakeups(p.pid) - before
+            held = holders_of(e, name) == 1
+            check(n <= 30 and held and p.poll() is None,
+                  "%s: the CLI holding it slept: %d sleeps in 3 s (want at most 30), "
+                  "still held: %s" % (args[0], n, held))
+        finally:
+            os.killpg(p.pid, signal.SIGTERM)
+            p.communicate(timeout=30)
+        check(p.returncode in (0, 143) and holders_of(e, name) == 0,
+              "%s: released on SIGTERM (exit %s)" % (args[0], p.returncode))
+
+
 def test_client_threads(e):
     """libedgelock shared by 8 threads, and a watcher that sends nothing
     (tests/integration/client_threads.c, under ASan/UBSan)."""
@@ -2170,7 +2216,7 @@ def main():
                   test_election_observe, test_observe_delayed, test_signal_while_waiting, test_killed_client, test_granted_while_stopped,
                   test_killed_cli, test_killed_cli_group, test_hangup_passed_on, test_stopped_cli,
                   test_stopped_cli_done, test_stopped_dog_late,
-                  test_client_threads, test_client_safety,
+                  test_client_threads, test_client_safety, test_idle_holder,
                   test_output_full, test_closed_stdout, test_snapshot_files, test_ttl_over_limit,
                   test_elected_escaped):
             t(e)
