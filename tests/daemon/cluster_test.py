@@ -1238,6 +1238,9 @@ def test_check_config_lines(c, cfg):
     client = re.search(r"^client_addr = (.*)$", good, re.M).group(1)
     for name, edit, want in [
             ("twice", good.replace("[node]\n", "[node]\nid = 9\n", 1), "given twice"),
+            # one node id spelled twice: the second address replaced the first unsaid
+            ("peer respelled", good.replace("[peers]\n", "[peers]\n02 = %s\n" % client, 1),
+             "[peers] 2 given twice"),
             ("port", good.replace(client, client.rsplit(":", 1)[0] + ":99999"),
              "PORT 1..65535"),
             ("same", good.replace("client_addr = " + client, "client_addr = " + peer),
