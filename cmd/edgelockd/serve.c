@@ -546,12 +546,15 @@ static void fill_query(struct el_daemon *d, const struct el_lock_query *q)
 
 /* LIST walks the lock table's slots (the cursor is the next slot + 1).
  * It reads the table's slot array directly: the one place the daemon knows
- * the table's layout, to be replaced by an iterator of the core. */
+ * the table's layout, to be replaced by an iterator of the core. A cursor
+ * past the table is its end, whatever its high bits: cut to 32 bits, 2^32
+ * + 1 read as 1 and sent the listing back to its start. */
 static void fill_list(struct el_daemon *d, const struct el_d_pending *p)
 {
 	const struct el_lock_table *t = el_node_table(d->node);
 	const struct el_d_client *cl = el_d_client_of(d, p->conn);
-	el_slot_t i = el_lock_next_lock(t, p->cursor > 0 ? (uint32_t)(p->cursor - 1) : 0);
+	const uint64_t from = p->cursor > 0 ? p->cursor - 1 : 0;
+	el_slot_t i = from < EL_LOCKS_MAX ? el_lock_next_lock(t, (uint32_t)from) : EL_LOCK_NONE;
 	for (; i != EL_LOCK_NONE && d->rep.n_locks_listed < p->limit;
 	     i = el_lock_next_lock(t, (uint32_t)i + 1)) {
 		const struct el_lock_entry *e = &t->locks[i];

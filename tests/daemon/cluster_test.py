@@ -116,6 +116,9 @@ def test_lock_round_trip(c):
           holders[0].get(13) == "client client-b", repr(q))
     lst = a.call({1: 12})
     check("list: the lock is listed", [l.get(6) for l in lst.get(35, [])] == ["door"], repr(lst))
+    lst = a.call({1: 12, 36: 2 ** 32 + 1})
+    check("list: a cursor past the table is the end (not cut to 32 bits: the start again)",
+          lst.get(3, 0) == 0 and lst.get(35, []) == [] and lst.get(36, 0) == 0, repr(lst))
 
 
 def test_session_expiring(c):
