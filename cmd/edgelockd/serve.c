@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "el_assert.h"
+#include "el_cbor.h"
 #include "el_daemon.h"
 #include "el_error.h"
 #include "el_platform.h"
@@ -601,6 +602,44 @@ static void snapshot_chunk(struct el_daemon *d, uint64_t index, uint32_t offset)
 	memcpy(d->rep.chunk, d->snap_buf + offset, n);
 }
 
+/*
+ * The snapshot's bytes [version, last_index, ...] say the index it was
+ * read at (index, the applied one) instead of the table's last command
+ * when that is older: the same table, as of a later index. A restore
+ * starts its log there (restore.c), so every token granted after it is
+ * above index. Read at the table's own index, a backup of a cluster
+ * restored with --token-floor N, taken before its first command, held an
+ * index far below N, and the cluster restored from it granted tokens
+ * below N again (a million below: recovery_test, token floor). The new
+ * length, or an error: buf holds the table's bytes whole either way.
+ */
+static int snapshot_at(uint8_t *buf, uint32_t len, uint32_t cap, uint64_t index)
+{
+	struct el_cbor_dec dec;
+	uint32_t items = 0;
+	uint64_t version = 0, last = 0;
+	el_cbor_dec_init(&dec, buf, len);
+	el_cbor_get_array(&dec, &items, UINT32_MAX);
+	el_cbor_get_uint(&dec, &version);
+	const uint32_t at = dec.pos; /* where last_index begins */
+	el_cbor_get_uint(&dec, &last);
+	if (el_cbor_dec_error(&dec) != 0)
+		return EL_EDECODE;
+	if (index <= last)
+		return (int)len;
+	uint8_t head[9];
+	struct el_cbor_enc e;
+	el_cbor_enc_init(&e, head, sizeof head);
+	el_cbor_put_uint(&e, index);
+	const int n = el_cbor_enc_finish(&e);
+	const uint32_t rest = len - dec.pos;
+	if (n < 0 || at + (uint32_t)n + rest > cap)
+		return EL_EFULL;
+	memmove(buf + at + n, buf + dec.pos, rest);
+	memcpy(buf + at, head, (size_t)n);
+	return (int)(at + (uint32_t)n + rest);
+}
+
 /* After the read barrier: the table now is at least as new as every write
  * acknowledged before the request; write it once and serve its first chunk. */
 static void snapshot_take(struct el_daemon *d, uint64_t conn)
@@ -612,18 +651,21 @@ static void snapshot_take(struct el_daemon *d, uint64_t conn)
 		return;
 	}
 	const struct el_lock_table *t = el_node_table(d->node);
-	const int n = el_lock_snapshot(t, d->snap_buf, EL_SNAPSHOT_MAX);
+	/* Named by the applied index, never 0 once a leader serves (its
+	 * configuration and no-op entries count): the table's own last index
+	 * is 0 until its first entry, and 0 asks for a new snapshot. */
+	const uint64_t applied = el_raft_applied(el_node_raft(d->node));
+	const uint64_t index = applied > t->last_index ? applied : t->last_index;
+	int n = el_lock_snapshot(t, d->snap_buf, EL_SNAPSHOT_MAX);
+	if (n > 0)
+		n = snapshot_at(d->snap_buf, (uint32_t)n, EL_SNAPSHOT_MAX, index);
 	if (n <= 0) {
 		d->rep.err = n < 0 ? n : EL_EFULL;
 		d->snap_index = 0;
 		return;
 	}
 	d->snap_len = (uint32_t)n;
-	/* Named by the applied index, never 0 once a leader serves (its
-	 * configuration and no-op entries count): the table's own last index
-	 * is 0 until its first entry, and 0 asks for a new snapshot. */
-	const uint64_t applied = el_raft_applied(el_node_raft(d->node));
-	d->snap_index = applied > t->last_index ? applied : t->last_index;
+	d->snap_index = index;
 	el_log(EL_LOG_INFO, "client %s conn %llu req %llu: snapshot for a backup: index %llu, "
 	       "%u bytes", client_name(el_d_client_of(d, conn)), (unsigned long long)conn,
 	       (unsigned long long)d->rep.id, (unsigned long long)d->snap_index, d->snap_len);
