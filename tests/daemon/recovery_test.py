@@ -848,6 +848,22 @@ def test_restore_beside_running(c):
               "exit %d: %s" % (out.returncode, out.stderr[-500:]))
         check("restore beside running nodes: the cluster still leads",
               n.wait_leader(timeout=10) == leader)
+        # The whole cluster down but for the lost node's own edgelockd,
+        # started with --join (no state yet): its data_dir is in use. The
+        # restore refused, but removed the joiner's incarnation and owner
+        # files as "the 2 file(s) it wrote".
+        n.stop_all()
+        n.start(lost, "--join")
+        eventually(lambda: os.path.exists(os.path.join(n.data(lost), "incarnation")), 10)
+        before = sorted(os.listdir(n.data(lost)))
+        out = subprocess.run([n.bin, "restore", backup, "-c", n.config(lost)],
+                             capture_output=True, text=True, timeout=30)
+        after = sorted(os.listdir(n.data(lost)))
+        check("restore on a data_dir a running edgelockd uses: refused, nothing removed",
+              out.returncode == 2 and "in use" in out.stderr and "nothing removed" in
+              out.stderr and "incarnation" in before and after == before,
+              "exit %d, files %s -> %s: %s" % (out.returncode, before, after,
+                                                out.stderr[-400:]))
     finally:
         n.stop_all()
 
