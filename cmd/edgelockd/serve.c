@@ -756,13 +756,18 @@ static void status(struct el_daemon *d, uint64_t conn, const struct el_cw_msg *q
 	el_d_send(d, conn, &d->rep, false);
 }
 
-/* The voter to hand leadership to: the first other voter with a live link. */
-static el_id_t transfer_target(struct el_daemon *d)
+/* The voter to hand leadership to: the first other voter with a live link
+ * that has answered within an election timeout. A link stays up to a board
+ * that is paused (SIGSTOP, a wedged loop): picked because it came first, it
+ * got a TRANSFER naming no node answered EBUSY ("has not answered") and a
+ * stopping leader's handover, which then ran out, while another voter
+ * was healthy. */
+el_id_t el_d_transfer_target(struct el_daemon *d)
 {
 	const struct el_conf *c = el_raft_conf(el_node_raft(d->node));
 	for (uint32_t i = 0; i < c->n; i++)
 		if (c->m[i].id != d->cfg.id && c->m[i].role == EL_MEMBER_VOTER &&
-		    el_net_peer_up(d->net, c->m[i].id))
+		    el_net_peer_up(d->net, c->m[i].id) && !el_d_peer_silent(d, c->m[i].id))
 			return c->m[i].id;
 	return 0;
 }
@@ -910,7 +915,7 @@ static void admin(struct el_daemon *d, uint64_t conn, const struct el_cw_msg *q)
 				     * "not found", which the CLI took for a bad id (an outside tester) */
 	} else if (q->type == EL_CW_TRANSFER) {
 		if (target == 0)
-			target = transfer_target(d);
+			target = el_d_transfer_target(d);
 		rc = target == 0 ? EL_ENOTFOUND : transfer_to(d, target, why, sizeof why);
 	} else {
 		enum el_conf_op op = q->type == EL_CW_MEMBER_REMOVE ? EL_CONF_REMOVE
