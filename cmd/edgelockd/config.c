@@ -312,9 +312,16 @@ int el_dcfg_set(struct el_dcfg *c, const char *section, const char *key, const c
 static bool given_twice(struct reader *r, const char *section, const char *key)
 {
 	char name[sizeof r->seen[0].name];
+	uint32_t id;
 	if (!strcmp(section, "acl"))
 		return false;
-	snprintf(name, sizeof name, "%s/%s", section, key);
+	/* A [peers] key is a node id, whatever its spelling: 2 and 02 (or +2)
+	 * are one node, and set_peer let the second replace the first's
+	 * address without a word. */
+	if (!strcmp(section, "peers") && set_u32(&id, key, 1, UINT32_MAX) == EL_OK)
+		snprintf(name, sizeof name, "peers/%u", id);
+	else
+		snprintf(name, sizeof name, "%s/%s", section, key);
 	for (uint32_t i = 0; i < r->n_seen; i++)
 		if (!strcmp(r->seen[i].name, name)) {
 			char sb[96], kb[96];

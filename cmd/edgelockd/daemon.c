@@ -632,16 +632,11 @@ static void begin_stop(struct el_daemon *d)
 		el_log(EL_LOG_INFO, "stopping");
 		return;
 	}
-	const struct el_conf *c = el_raft_conf(r);
-	for (uint32_t i = 0; i < c->n; i++) {
-		el_id_t id = c->m[i].id;
-		if (id == d->cfg.id || c->m[i].role != EL_MEMBER_VOTER || !el_net_peer_up(d->net, id))
-			continue;
-		if (el_raft_transfer(r, id, d->now_ms) == EL_OK) {
-			el_log(EL_LOG_INFO, "stopping: handing leadership to node %u", id);
-			d->stop_deadline_ms = d->now_ms + STOP_MAX_MS;
-			return;
-		}
+	const el_id_t id = el_d_transfer_target(d);
+	if (id != 0 && el_raft_transfer(r, id, d->now_ms) == EL_OK) {
+		el_log(EL_LOG_INFO, "stopping: handing leadership to node %u", id);
+		d->stop_deadline_ms = d->now_ms + STOP_MAX_MS;
+		return;
 	}
 	el_log(EL_LOG_WARN, "stopping: no voter to hand leadership to");
 }

@@ -443,6 +443,9 @@ void el_d_gap(struct el_daemon *d);
 void el_d_entries_ahead(struct el_daemon *d, const struct el_ready *rd);
 void el_d_expiring(struct el_daemon *d);
 void el_d_send(struct el_daemon *d, uint64_t conn, const struct el_cw_msg *m, bool close_after);
+/* The voter a leader hands over to (TRANSFER naming none, SIGTERM): one
+ * with a live link that has answered lately; 0 when there is none. */
+el_id_t el_d_transfer_target(struct el_daemon *d);
 /* A request type's name as docs/protocol.md spells it ("acquire"), "?" if none. */
 const char *el_d_request_name(uint32_t type);
 /* The answer to a watched membership change (admin_wait.c), logged. */

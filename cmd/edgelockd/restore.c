@@ -216,6 +216,16 @@ static int seed(const struct el_dcfg *cfg, const struct el_snapshot_meta *meta,
 	const struct el_storage_options opt = { .offline = true };
 	struct el_storage *st = NULL;
 	int rc = el_storage_open(&st, cfg->data_dir, &opt);
+	if (rc == EL_ELOCKED) {
+		/* An edgelockd runs on it (a --join node, which has no state
+		 * yet): restore wrote nothing, and the files there are that
+		 * node's (its incarnation and owner files were removed as
+		 * "the 2 file(s) it wrote"). */
+		el_log(EL_LOG_ERROR, "restore: data_dir %s is in use (the line before names the "
+		       "process): nothing restored, nothing removed; stop that edgelockd, then "
+		       "restore", cfg->data_dir);
+		return rc;
+	}
 	if (rc == EL_OK) /* the node whose state this is, before any of it (owner.c) */
 		rc = el_d_owner_guard(cfg->data_dir, cfg->id, false, true);
 	if (rc == EL_OK) { /* first: restored state must never read as generation 0 */

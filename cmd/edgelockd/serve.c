@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "el_assert.h"
+#include "el_cbor.h"
 #include "el_daemon.h"
 #include "el_error.h"
 #include "el_platform.h"
@@ -546,12 +547,15 @@ static void fill_query(struct el_daemon *d, const struct el_lock_query *q)
 
 /* LIST walks the lock table's slots (the cursor is the next slot + 1).
  * It reads the table's slot array directly: the one place the daemon knows
- * the table's layout, to be replaced by an iterator of the core. */
+ * the table's layout, to be replaced by an iterator of the core. A cursor
+ * past the table is its end, whatever its high bits: cut to 32 bits, 2^32
+ * + 1 read as 1 and sent the listing back to its start. */
 static void fill_list(struct el_daemon *d, const struct el_d_pending *p)
 {
 	const struct el_lock_table *t = el_node_table(d->node);
 	const struct el_d_client *cl = el_d_client_of(d, p->conn);
-	el_slot_t i = el_lock_next_lock(t, p->cursor > 0 ? (uint32_t)(p->cursor - 1) : 0);
+	const uint64_t from = p->cursor > 0 ? p->cursor - 1 : 0;
+	el_slot_t i = from < EL_LOCKS_MAX ? el_lock_next_lock(t, (uint32_t)from) : EL_LOCK_NONE;
 	for (; i != EL_LOCK_NONE && d->rep.n_locks_listed < p->limit;
 	     i = el_lock_next_lock(t, (uint32_t)i + 1)) {
 		const struct el_lock_entry *e = &t->locks[i];
@@ -598,6 +602,44 @@ static void snapshot_chunk(struct el_daemon *d, uint64_t index, uint32_t offset)
 	memcpy(d->rep.chunk, d->snap_buf + offset, n);
 }
 
+/*
+ * The snapshot's bytes [version, last_index, ...] say the index it was
+ * read at (index, the applied one) instead of the table's last command
+ * when that is older: the same table, as of a later index. A restore
+ * starts its log there (restore.c), so every token granted after it is
+ * above index. Read at the table's own index, a backup of a cluster
+ * restored with --token-floor N, taken before its first command, held an
+ * index far below N, and the cluster restored from it granted tokens
+ * below N again (a million below: recovery_test, token floor). The new
+ * length, or an error: buf holds the table's bytes whole either way.
+ */
+static int snapshot_at(uint8_t *buf, uint32_t len, uint32_t cap, uint64_t index)
+{
+	struct el_cbor_dec dec;
+	uint32_t items = 0;
+	uint64_t version = 0, last = 0;
+	el_cbor_dec_init(&dec, buf, len);
+	el_cbor_get_array(&dec, &items, UINT32_MAX);
+	el_cbor_get_uint(&dec, &version);
+	const uint32_t at = dec.pos; /* where last_index begins */
+	el_cbor_get_uint(&dec, &last);
+	if (el_cbor_dec_error(&dec) != 0)
+		return EL_EDECODE;
+	if (index <= last)
+		return (int)len;
+	uint8_t head[9];
+	struct el_cbor_enc e;
+	el_cbor_enc_init(&e, head, sizeof head);
+	el_cbor_put_uint(&e, index);
+	const int n = el_cbor_enc_finish(&e);
+	const uint32_t rest = len - dec.pos;
+	if (n < 0 || at + (uint32_t)n + rest > cap)
+		return EL_EFULL;
+	memmove(buf + at + n, buf + dec.pos, rest);
+	memcpy(buf + at, head, (size_t)n);
+	return (int)(at + (uint32_t)n + rest);
+}
+
 /* After the read barrier: the table now is at least as new as every write
  * acknowledged before the request; write it once and serve its first chunk. */
 static void snapshot_take(struct el_daemon *d, uint64_t conn)
@@ -609,18 +651,21 @@ static void snapshot_take(struct el_daemon *d, uint64_t conn)
 		return;
 	}
 	const struct el_lock_table *t = el_node_table(d->node);
-	const int n = el_lock_snapshot(t, d->snap_buf, EL_SNAPSHOT_MAX);
+	/* Named by the applied index, never 0 once a leader serves (its
+	 * configuration and no-op entries count): the table's own last index
+	 * is 0 until its first entry, and 0 asks for a new snapshot. */
+	const uint64_t applied = el_raft_applied(el_node_raft(d->node));
+	const uint64_t index = applied > t->last_index ? applied : t->last_index;
+	int n = el_lock_snapshot(t, d->snap_buf, EL_SNAPSHOT_MAX);
+	if (n > 0)
+		n = snapshot_at(d->snap_buf, (uint32_t)n, EL_SNAPSHOT_MAX, index);
 	if (n <= 0) {
 		d->rep.err = n < 0 ? n : EL_EFULL;
 		d->snap_index = 0;
 		return;
 	}
 	d->snap_len = (uint32_t)n;
-	/* Named by the applied index, never 0 once a leader serves (its
-	 * configuration and no-op entries count): the table's own last index
-	 * is 0 until its first entry, and 0 asks for a new snapshot. */
-	const uint64_t applied = el_raft_applied(el_node_raft(d->node));
-	d->snap_index = applied > t->last_index ? applied : t->last_index;
+	d->snap_index = index;
 	el_log(EL_LOG_INFO, "client %s conn %llu req %llu: snapshot for a backup: index %llu, "
 	       "%u bytes", client_name(el_d_client_of(d, conn)), (unsigned long long)conn,
 	       (unsigned long long)d->rep.id, (unsigned long long)d->snap_index, d->snap_len);
@@ -711,13 +756,18 @@ static void status(struct el_daemon *d, uint64_t conn, const struct el_cw_msg *q
 	el_d_send(d, conn, &d->rep, false);
 }
 
-/* The voter to hand leadership to: the first other voter with a live link. */
-static el_id_t transfer_target(struct el_daemon *d)
+/* The voter to hand leadership to: the first other voter with a live link
+ * that has answered within an election timeout. A link stays up to a board
+ * that is paused (SIGSTOP, a wedged loop): picked because it came first, it
+ * got a TRANSFER naming no node answered EBUSY ("has not answered") and a
+ * stopping leader's handover, which then ran out, while another voter
+ * was healthy. */
+el_id_t el_d_transfer_target(struct el_daemon *d)
 {
 	const struct el_conf *c = el_raft_conf(el_node_raft(d->node));
 	for (uint32_t i = 0; i < c->n; i++)
 		if (c->m[i].id != d->cfg.id && c->m[i].role == EL_MEMBER_VOTER &&
-		    el_net_peer_up(d->net, c->m[i].id))
+		    el_net_peer_up(d->net, c->m[i].id) && !el_d_peer_silent(d, c->m[i].id))
 			return c->m[i].id;
 	return 0;
 }
@@ -865,7 +915,7 @@ static void admin(struct el_daemon *d, uint64_t conn, const struct el_cw_msg *q)
 				     * "not found", which the CLI took for a bad id (an outside tester) */
 	} else if (q->type == EL_CW_TRANSFER) {
 		if (target == 0)
-			target = transfer_target(d);
+			target = el_d_transfer_target(d);
 		rc = target == 0 ? EL_ENOTFOUND : transfer_to(d, target, why, sizeof why);
 	} else {
 		enum el_conf_op op = q->type == EL_CW_MEMBER_REMOVE ? EL_CONF_REMOVE

@@ -116,6 +116,9 @@ def test_lock_round_trip(c):
           holders[0].get(13) == "client client-b", repr(q))
     lst = a.call({1: 12})
     check("list: the lock is listed", [l.get(6) for l in lst.get(35, [])] == ["door"], repr(lst))
+    lst = a.call({1: 12, 36: 2 ** 32 + 1})
+    check("list: a cursor past the table is the end (not cut to 32 bits: the start again)",
+          lst.get(3, 0) == 0 and lst.get(35, []) == [] and lst.get(36, 0) == 0, repr(lst))
 
 
 def test_session_expiring(c):
@@ -992,6 +995,51 @@ def test_no_redirect_to_dead_leader(c):
     check("dead leader: a leader again once the nodes are back", S.leader in c.procs)
 
 
+def paused_first(c):
+    """(leader, the first other voter in the configuration's order, the third)."""
+    leader = c.wait_leader()
+    order = [m.get(20) for m in c.status(leader).get(28, []) if m.get(23) == 1]
+    paused = next(i for i in order if i != leader)
+    return leader, paused, next(i for i in order if i not in (leader, paused))
+
+
+def test_handover_skips_silent(c):
+    """A leader hands over (SIGTERM, or a TRANSFER naming no node) to a voter
+    that answers it. The first voter with a live link used to be taken: a
+    SIGSTOPped board keeps its link, so the SIGTERMed leader handed over to
+    it and ran out its time as leader, and TRANSFER was answered EBUSY
+    ('has not answered'), while the third node was healthy."""
+    leader, paused, healthy = paused_first(c)
+    c.signal(paused, signal.SIGSTOP)
+    try:
+        time.sleep(2.5 * c.election_ms / 1000.0)  # silent for over an election timeout
+        start = os.path.getsize(c.log(leader))
+        rc, _ = c.stop(leader)
+        with open(c.log(leader)) as f:
+            f.seek(start)
+            said = re.findall(r"stopping: handing leadership to node (\d+)", f.read())
+        check("SIGTERM: the leader hands over to the voter that answers, not to the paused one",
+              rc == 0 and said == [str(healthy)], "exit %s, handed to %s (paused %d)"
+              % (rc, said, paused))
+    finally:
+        c.signal(paused, signal.SIGCONT)
+    c.start(leader)
+    leader, paused, healthy = paused_first(c)
+    c.signal(paused, signal.SIGSTOP)
+    try:
+        time.sleep(2.5 * c.election_ms / 1000.0)
+        conn = c.connect(leader)
+        rep = conn.call({1: 17}, timeout=10)
+        conn.close()
+        led = eventually(lambda: c.status(healthy).get(23) == 3, timeout=10)
+        check("TRANSFER naming no node: to the voter that answers, not to the paused one",
+              rep.get(3, 0) == 0 and rep.get(20) == healthy and led,
+              "%r (paused %d, healthy %d)" % (rep, paused, healthy))
+    finally:
+        c.signal(paused, signal.SIGCONT)
+    S.leader = c.wait_leader()
+
+
 def test_why_leader_changed(c):
     """The reasons at warning level (journalctl -p warning): a SIGSTOPped
     leader (its links stay up) is heard from no more, and the follower that
@@ -1238,6 +1286,9 @@ def test_check_config_lines(c, cfg):
     client = re.search(r"^client_addr = (.*)$", good, re.M).group(1)
     for name, edit, want in [
             ("twice", good.replace("[node]\n", "[node]\nid = 9\n", 1), "given twice"),
+            # one node id spelled twice: the second address replaced the first unsaid
+            ("peer respelled", good.replace("[peers]\n", "[peers]\n02 = %s\n" % client, 1),
+             "[peers] 2 given twice"),
             ("port", good.replace(client, client.rsplit(":", 1)[0] + ":99999"),
              "PORT 1..65535"),
             ("same", good.replace("client_addr = " + client, "client_addr = " + peer),
@@ -1634,7 +1685,8 @@ def main():
                   test_many_clients, test_two_threads,
                   test_waiting_joiner, test_membership, test_sigterm_leader,
                   test_sigkill_leader_waiter_granted, test_no_redirect_to_dead_leader,
-                  test_why_leader_changed, test_membership_answered_on_commit,
+                  test_why_leader_changed, test_handover_skips_silent,
+                  test_membership_answered_on_commit,
                   test_membership_repeated,
                   test_kill_all_restart, test_quick_exit,
                   test_start_guards):

@@ -848,6 +848,22 @@ def test_restore_beside_running(c):
               "exit %d: %s" % (out.returncode, out.stderr[-500:]))
         check("restore beside running nodes: the cluster still leads",
               n.wait_leader(timeout=10) == leader)
+        # The whole cluster down but for the lost node's own edgelockd,
+        # started with --join (no state yet): its data_dir is in use. The
+        # restore refused, but removed the joiner's incarnation and owner
+        # files as "the 2 file(s) it wrote".
+        n.stop_all()
+        n.start(lost, "--join")
+        eventually(lambda: os.path.exists(os.path.join(n.data(lost), "incarnation")), 10)
+        before = sorted(os.listdir(n.data(lost)))
+        out = subprocess.run([n.bin, "restore", backup, "-c", n.config(lost)],
+                             capture_output=True, text=True, timeout=30)
+        after = sorted(os.listdir(n.data(lost)))
+        check("restore on a data_dir a running edgelockd uses: refused, nothing removed",
+              out.returncode == 2 and "in use" in out.stderr and "nothing removed" in
+              out.stderr and "incarnation" in before and after == before,
+              "exit %d, files %s -> %s: %s" % (out.returncode, before, after,
+                                                out.stderr[-400:]))
     finally:
         n.stop_all()
 
@@ -894,9 +910,27 @@ def test_token_floor(c):
         n.start(1)
         n.start(2)
         nl = n.wait_leader(timeout=20, exclude=(3,))
+        # a backup before any lock was taken: the table still ends below N
+        early = os.path.join(n.dir, "floor-early.snap")
+        r = cli(n, "snapshot", "save", early)
         _, after = hold(n, nl, "after")
         check("token floor: the next token is above N", after > floor,
               "token %d, N %d" % (after, floor))
+        check("token floor: a backup taken right after the restored start",
+              r.returncode == 0, r.stderr[-300:])
+        n.stop_all()
+        for i in (1, 2):  # node 3 restored with another N: left as it was
+            shutil.rmtree(n.data(i))
+        outs = [subprocess.run([n.bin, "restore", early, "-c", n.config(i)],
+                               capture_output=True, text=True, timeout=30) for i in (1, 2)]
+        n.start(1)
+        n.start(2)
+        nl = n.wait_leader(timeout=20, exclude=(3,))
+        _, again = hold(n, nl, "again")
+        check("token floor: restored from that backup (no --token-floor), tokens stay above N "
+              "(the backup says the index its table was read at, not the table's last entry)",
+              all(o.returncode == 0 for o in outs) and again > floor,
+              "token %d, N %d: %s" % (again, floor, "".join(o.stderr[-200:] for o in outs)))
     finally:
         n.stop_all()
 
