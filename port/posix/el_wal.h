@@ -72,8 +72,9 @@ int el_wal_add(struct el_wal *w, const struct el_rec *rec);
 /* Write the batch and fdatasync it (and the directory after a new segment).
  * Returns 0, EL_ENOSPC or EL_EIO; on error the batch is not acknowledged. */
 int el_wal_commit(struct el_wal *w);
-/* Delete sealed segments, oldest first, whose entries are all <= index
- * (a failure is logged and harmless: recovery ignores covered entries). */
+/* Delete sealed segments, oldest first, whose entries are all <= index,
+ * up to the newest segment holding a batch, which is kept (a failure is
+ * logged and harmless: recovery ignores covered entries). */
 void el_wal_drop_covered(struct el_wal *w, uint64_t index);
 void el_wal_close(struct el_wal *w);
 

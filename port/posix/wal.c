@@ -209,10 +209,15 @@ int el_wal_commit(struct el_wal *w)
 void el_wal_drop_covered(struct el_wal *w, uint64_t index)
 {
 	char path[PATH_MAX];
-	size_t n = 0;
+	size_t n = 0, keep = w->n_segs ? w->n_segs - 1 : 0;
 
-	/* Never the last segment: it is the one being appended to. */
-	while (n + 1 < w->n_segs && w->segs[n].max_index <= index) {
+	/* Never the last segment: it is the one being appended to. Nor the
+	 * newest one holding a batch: after a crash between a rotation and its
+	 * first batch the last is empty, and that one then holds the only copy
+	 * of the term and the vote (each segment gets it with its first batch). */
+	while (keep > 0 && w->segs[keep].size == 0)
+		keep--;
+	while (n < keep && w->segs[n].max_index <= index) {
 		if (el_wal_segment_path(w->dir, w->segs[n].seq, path, sizeof path) != EL_OK ||
 		    (el_io.unlink(path) != 0 && errno != ENOENT)) {
 			/* Harmless: recovery ignores entries the snapshot covers. */
