@@ -11,11 +11,12 @@
  * it). Votes are in that state, so a forgotten vote fails too.
  *
  * The runs cover the first start (the data directory created and synced
- * into its parent), batches with snapshots, truncations, segment rotation
- * and deletion, and a restart from a crash image with a torn tail: recovery
- * cuts it, then new batches are appended in the same open. All along, the
- * durability rules must hold: no rename of a file with unsynced data, and
- * nothing unsynced when an open or a persist returns.
+ * into its parent; or made before, unsynced, and synced by the open),
+ * batches with snapshots, truncations, segment rotation and deletion, and
+ * a restart from a crash image with a torn tail: recovery cuts it, then new
+ * batches are appended in the same open. All along, the durability rules
+ * must hold: no rename of a file with unsynced data, and nothing unsynced
+ * when an open or a persist returns.
  *
  * usage: test_posix_power SCRATCH_DIR
  */
@@ -173,8 +174,11 @@ static void finish(const char *what, struct run *r, unsigned least)
 	pt_power_end();
 }
 
-/* First start, then batches; keeps one torn image for the restart run. */
-static void power_run_from_scratch(uint64_t seed, const char *saved)
+/* First start, then batches; keeps one torn image for the restart run.
+ * made: the data directory is made first, never synced into its parent (a
+ * start that died right after its mkdir, or a directory made by hand or by
+ * systemd), which the open must sync as it would one it made. */
+static void power_run_from_scratch(uint64_t seed, const char *saved, bool made)
 {
 	struct run r;
 	char parent[PATH_MAX], dir[PATH_MAX + 8];
@@ -185,6 +189,7 @@ static void power_run_from_scratch(uint64_t seed, const char *saved)
 	pt_tmpdir(scratch, "power", parent, sizeof parent);
 	snprintf(dir, sizeof dir, "%s/data", parent);
 	pt_power_begin(parent, dir, on_cut, &r);
+	EL_CHECK(!made || mkdir(dir, 0700) == 0); /* beside the model: not synced */
 	const struct el_storage_options opt = { .segment_bytes = SEGMENT_BYTES };
 	EL_CHECK_EQ(el_storage_open(&st, dir, &opt), EL_OK);
 	pt_power_check_synced("open");
@@ -192,7 +197,7 @@ static void power_run_from_scratch(uint64_t seed, const char *saved)
 		run_batches(&r, st, seed);
 		el_storage_close(st);
 	}
-	finish("from scratch", &r, 100);
+	finish(made ? "from scratch, in a directory made before" : "from scratch", &r, 100);
 	struct pt_model got;
 	EL_CHECK_EQ(pt_open_load(dir, SEGMENT_BYTES, &got), EL_OK);
 	EL_CHECK(pt_model_equal(&got, &r.models[r.acked]));
@@ -205,7 +210,8 @@ static void test_power_cut_from_first_start(void)
 	char saved[PATH_MAX];
 	snprintf(saved, sizeof saved, "%s/power-saved-torn", scratch);
 	for (uint64_t seed = 1; seed <= SEEDS; seed++)
-		power_run_from_scratch(seed, seed == 1 ? saved : "");
+		power_run_from_scratch(seed, seed == 1 ? saved : "", false);
+	power_run_from_scratch(SEEDS + 1, "", true);
 }
 
 /* Bytes in the log segments of dir. */
