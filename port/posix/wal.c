@@ -85,19 +85,27 @@ static int open_segment(struct el_wal *w, uint64_t seq, int flags)
 	return w->fd < 0 ? el_io_failure("open", path, errno) : EL_OK;
 }
 
+static int fail(const struct el_wal *w, const char *what, int err);
+
+/* Synced once opened: a node killed between a batch's write and its
+ * fdatasync left that batch in the page cache alone, recovery has just read
+ * it from there, and the node acts on it at once (a vote it says it cast,
+ * entries it tells the leader it stores). Only the newest segment can hold
+ * such a batch: a rotation comes after the batch before it was synced. */
 int el_wal_open_last(struct el_wal *w)
 {
 	if (w->n_segs == 0)
 		return EL_OK; /* the first batch creates segment 1 */
-	return open_segment(w, w->segs[w->n_segs - 1].seq, 0);
+	const int rc = open_segment(w, w->segs[w->n_segs - 1].seq, 0);
+	if (rc == EL_OK && el_io.fdatasync(w->fd) != 0)
+		return fail(w, "fdatasync", errno);
+	return rc;
 }
 
 bool el_wal_wants_segment(const struct el_wal *w)
 {
 	return w->fd < 0 || w->segs[w->n_segs - 1].size >= w->segment_bytes;
 }
-
-static int fail(const struct el_wal *w, const char *what, int err);
 
 /* A sealed segment keeps only its batches: the zeros written ahead are cut
  * off (and synced: everything of a sealed segment must be), so it takes no
