@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -839,6 +840,41 @@ static void test_installed_snapshot_drops_conflicting_suffix(void)
 	pt_rmrf(dir);
 }
 
+/* Is the open of dir refused as corrupt? In a child, whose alarm turns an
+ * open that never returns into a failure here rather than a stuck suite. */
+static bool refused_in_child(void)
+{
+	fflush(stdout);
+	fflush(stderr);
+	const pid_t pid = fork();
+	if (pid == 0) {
+		alarm(20);
+		struct el_storage *st = NULL;
+		_exit(el_storage_open(&st, dir, NULL) == EL_ECORRUPT ? 0 : 1);
+	}
+	int status = 0;
+	return pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+	       WEXITSTATUS(status) == 0;
+}
+
+/* A FIFO where the snapshot or a segment belongs (a damaged or tampered
+ * directory): the start is refused as corrupt, not left waiting for ever
+ * in open(2) for a writer that never comes. */
+static void test_fifo_in_data_dir_is_refused(void)
+{
+	char path[PATH_MAX + 40];
+	fresh_dir("fifo");
+	snprintf(path, sizeof path, "%s/" EL_SNAPSHOT_FILE, dir);
+	EL_CHECK(mkfifo(path, 0600) == 0);
+	EL_CHECK(refused_in_child());
+	EL_CHECK(unlink(path) == 0);
+	EL_CHECK_EQ(el_wal_segment_path(dir, 1, path, sizeof path), EL_OK);
+	EL_CHECK(mkfifo(path, 0600) == 0);
+	EL_CHECK(refused_in_child());
+	EL_CHECK(!el_storage_holds_nothing(dir));
+	pt_rmrf(dir);
+}
+
 static void test_dir_lock(void)
 {
 	struct el_storage *a, *b;
@@ -1004,6 +1040,7 @@ int main(int argc, char **argv)
 	EL_RUN(test_deleted_snapshot_is_named);
 	EL_RUN(test_corrupt_newest_segment_before_synced_batches);
 	EL_RUN(test_installed_snapshot_drops_conflicting_suffix);
+	EL_RUN(test_fifo_in_data_dir_is_refused);
 	EL_RUN(test_dir_lock);
 	EL_RUN(test_platform_services);
 	EL_RUN(test_log_escapes_control_bytes);
