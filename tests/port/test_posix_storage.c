@@ -1,9 +1,11 @@
 /*
  * test_posix_storage.c - unit tests of port/posix: CRC-32C vectors, WAL
  * records, snapshot files, the storage round trip, hard state, truncation,
- * segment rotation and deletion, a damaged sealed segment, what holds
- * nothing of a cluster (el_storage_holds_nothing), the directory
- * lock, and the clock/seed/log services (a logged message stays one line).
+ * segment rotation and deletion (also over an empty newest segment), a
+ * damaged sealed segment, FIFOs under the data directory's names (refused,
+ * never waited on), what holds nothing of a cluster
+ * (el_storage_holds_nothing), the directory lock, and the clock/seed/log
+ * services (a logged message stays one line).
  *
  * usage: test_posix_storage SCRATCH_DIR
  */
@@ -840,38 +842,51 @@ static void test_installed_snapshot_drops_conflicting_suffix(void)
 	pt_rmrf(dir);
 }
 
-/* Is the open of dir refused as corrupt? In a child, whose alarm turns an
- * open that never returns into a failure here rather than a stuck suite. */
-static bool refused_in_child(void)
+/* fn's answer, asked in a child whose alarm turns a call that never returns
+ * into false here rather than a stuck suite. */
+static bool in_child(bool (*fn)(void))
 {
 	fflush(stdout);
 	fflush(stderr);
 	const pid_t pid = fork();
 	if (pid == 0) {
 		alarm(20);
-		struct el_storage *st = NULL;
-		_exit(el_storage_open(&st, dir, NULL) == EL_ECORRUPT ? 0 : 1);
+		_exit(fn() ? 0 : 1);
 	}
 	int status = 0;
 	return pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
 	       WEXITSTATUS(status) == 0;
 }
 
+static bool open_refused(void)
+{
+	struct el_storage *st = NULL;
+	return el_storage_open(&st, dir, NULL) == EL_ECORRUPT;
+}
+
+static bool lock_not_held(void) { return el_dirlock_holder(dir) == -1; }
+
 /* A FIFO where the snapshot or a segment belongs (a damaged or tampered
  * directory): the start is refused as corrupt, not left waiting for ever
- * in open(2) for a writer that never comes. */
+ * in open(2) for a writer that never comes. A FIFO named LOCK holds no
+ * pid: asking who holds the directory must not wait either. */
 static void test_fifo_in_data_dir_is_refused(void)
 {
 	char path[PATH_MAX + 40];
 	fresh_dir("fifo");
 	snprintf(path, sizeof path, "%s/" EL_SNAPSHOT_FILE, dir);
 	EL_CHECK(mkfifo(path, 0600) == 0);
-	EL_CHECK(refused_in_child());
+	EL_CHECK(in_child(open_refused));
 	EL_CHECK(unlink(path) == 0);
 	EL_CHECK_EQ(el_wal_segment_path(dir, 1, path, sizeof path), EL_OK);
 	EL_CHECK(mkfifo(path, 0600) == 0);
-	EL_CHECK(refused_in_child());
+	EL_CHECK(in_child(open_refused));
 	EL_CHECK(!el_storage_holds_nothing(dir));
+	EL_CHECK(unlink(path) == 0);
+	snprintf(path, sizeof path, "%s/LOCK", dir);
+	EL_CHECK(unlink(path) == 0); /* the refused opens made it */
+	EL_CHECK(mkfifo(path, 0600) == 0);
+	EL_CHECK(in_child(lock_not_held));
 	pt_rmrf(dir);
 }
 
