@@ -103,11 +103,13 @@ int el_dirlock_acquire(const char *dir, struct el_dirlock *out)
 	return EL_OK;
 }
 
-/* DIR/LOCK's holder, as el_dirlock_holder says it, from LOCK alone. */
+/* DIR/LOCK's holder, as el_dirlock_holder says it, from LOCK alone.
+ * O_NONBLOCK: a FIFO named LOCK (a damaged directory) would block the open
+ * for ever, waiting for a writer, and the start that asks with it. */
 static long file_holder(const char *path)
 {
 	char text[24] = "";
-	const int fd = open(path, O_RDONLY | O_CLOEXEC);
+	const int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
 	if (flock(fd, LOCK_SH | LOCK_NB) == 0) { /* nobody holds it: not in use */

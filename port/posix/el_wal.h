@@ -61,7 +61,8 @@ void el_wal_init(struct el_wal *w, const char *dir, int dir_fd, uint64_t segment
  * batches in a file of alloc bytes (the rest zeros). */
 int el_wal_add_segment(struct el_wal *w, uint64_t seq, uint64_t max_index, uint64_t size,
 		       uint64_t alloc);
-/* Open the last known segment for appending after its size bytes. */
+/* Open the last known segment for appending after its size bytes, and
+ * fdatasync it: what recovery read from it is durable once this returns. */
 int el_wal_open_last(struct el_wal *w);
 /* True when the next batch must go to a new segment (none yet, or full). */
 bool el_wal_wants_segment(const struct el_wal *w);
@@ -72,8 +73,9 @@ int el_wal_add(struct el_wal *w, const struct el_rec *rec);
 /* Write the batch and fdatasync it (and the directory after a new segment).
  * Returns 0, EL_ENOSPC or EL_EIO; on error the batch is not acknowledged. */
 int el_wal_commit(struct el_wal *w);
-/* Delete sealed segments, oldest first, whose entries are all <= index
- * (a failure is logged and harmless: recovery ignores covered entries). */
+/* Delete sealed segments, oldest first, whose entries are all <= index,
+ * up to the newest segment holding a batch, which is kept (a failure is
+ * logged and harmless: recovery ignores covered entries). */
 void el_wal_drop_covered(struct el_wal *w, uint64_t index);
 void el_wal_close(struct el_wal *w);
 

@@ -135,12 +135,19 @@ int el_snapshot_file_read(const char *dir, struct el_snapshot_meta *meta, uint8_
 	*found = false;
 	if (snprintf(path, sizeof path, "%s/" EL_SNAPSHOT_FILE, dir) >= (int)sizeof path)
 		return EL_EINVAL;
-	fd = el_io.open(path, O_RDONLY, 0);
+	/* O_NONBLOCK: a FIFO by that name (a damaged directory) would block the
+	 * open for ever, waiting for a writer; it is refused below. */
+	fd = el_io.open(path, O_RDONLY | O_NONBLOCK, 0);
 	if (fd < 0 && errno == ENOENT)
 		return EL_OK;
 	if (fd < 0) {
 		el_log(EL_LOG_ERROR, "cannot open %s: %s", path, strerror(errno));
 		return EL_EIO;
+	}
+	struct stat sb;
+	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+		close(fd);
+		return corrupt(path, "not a regular file");
 	}
 	buf = malloc(cap);
 	rc = buf ? EL_OK : EL_EIO;

@@ -55,12 +55,19 @@ void el_storage__free_recovery(struct el_storage *st)
 	st->recovered = false;
 }
 
-/* A directory we just created exists after a crash only once its parent's
- * entry for it is durable. */
-static int sync_parent(const char *dir)
+/* A directory exists after a crash only once its parent's entry for it is
+ * durable. Synced at every open, not only by the one that made it: a start
+ * that died between its mkdir and this sync, or a directory made by hand or
+ * by systemd (StateDirectory=), was otherwise never synced, and a power cut
+ * could take the directory with every batch acknowledged in it. made: this
+ * open created it, and a failed sync fails the open. A directory already
+ * there starts as it did before this sync whatever it meets: a parent on a
+ * file system that keeps its entries as they are (read-only, or one that
+ * cannot sync a directory: EROFS, EINVAL, a squashfs root above a mounted
+ * data partition) silently, any other failure with a warning. */
+static int sync_parent(const char *dir, bool made)
 {
 	char parent[PATH_MAX];
-	int fd, rc = EL_OK;
 
 	size_t len = (size_t)snprintf(parent, sizeof parent, "%s", dir);
 	while (len > 1 && parent[len - 1] == '/')
@@ -72,32 +79,33 @@ static int sync_parent(const char *dir)
 		*slash = '\0';
 	else
 		snprintf(parent, sizeof parent, ".");
-	fd = el_io.open(parent, O_RDONLY | O_DIRECTORY, 0);
-	if (fd < 0 || el_io.fsync(fd) != 0) {
-		el_log(EL_LOG_ERROR, "cannot sync %s after creating %s: %s", parent, dir,
-		       strerror(errno));
-		rc = el_io_error(errno);
-	}
+	const int fd = el_io.open(parent, O_RDONLY | O_DIRECTORY, 0);
+	const int err = fd < 0 || el_io.fsync(fd) != 0 ? errno : 0;
 	if (fd >= 0)
 		close(fd);
-	return rc;
+	if (err == 0 || (!made && (err == EROFS || err == EINVAL)))
+		return EL_OK;
+	el_log(made ? EL_LOG_ERROR : EL_LOG_WARN, "cannot sync %s, which holds data directory "
+	       "%s: %s%s", parent, dir, strerror(err), made ? "" : " (if it was made and never "
+	       "synced, a power cut could take it)");
+	return made ? el_io_error(err) : EL_OK;
 }
 
 static int open_dir(struct el_storage *st, const char *dir)
 {
 	if (snprintf(st->dir, sizeof st->dir, "%s", dir) >= (int)sizeof st->dir)
 		return EL_EINVAL;
-	if (mkdir(dir, 0700) == 0) {
-		int rc = sync_parent(dir);
-		if (rc != EL_OK)
-			return rc;
-	} else if (errno != EEXIST) {
+	const bool made = mkdir(dir, 0700) == 0;
+	if (!made && errno != EEXIST) {
 		el_log(EL_LOG_ERROR, "cannot create data directory %s: %s", dir, strerror(errno));
 		return el_io_failure("mkdir", dir, errno);
 	}
-	const int locked = el_dirlock_acquire(dir, &st->lock);
-	if (locked != EL_OK)
-		return locked;
+	int rc = sync_parent(dir, made);
+	if (rc != EL_OK)
+		return rc;
+	rc = el_dirlock_acquire(dir, &st->lock);
+	if (rc != EL_OK)
+		return rc;
 	st->dir_fd = el_io.open(dir, O_RDONLY | O_DIRECTORY, 0);
 	if (st->dir_fd < 0) {
 		el_log(EL_LOG_ERROR, "cannot open data directory %s: %s", dir, strerror(errno));

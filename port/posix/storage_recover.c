@@ -72,18 +72,25 @@ static int list_segments(const char *dir, uint64_t **out, size_t *n_out)
 	return EL_OK;
 }
 
+/* O_NONBLOCK: a FIFO under a segment's name (a damaged directory) would
+ * otherwise block the open for ever, waiting for a writer; it is refused. */
 static int read_whole(const char *path, uint8_t **buf_out, size_t *len_out)
 {
 	struct stat sb;
 	uint8_t *buf;
 	size_t n = 0;
-	int fd = el_io.open(path, O_RDONLY, 0);
+	int fd = el_io.open(path, O_RDONLY | O_NONBLOCK, 0);
 
 	if (fd < 0 || fstat(fd, &sb) != 0) {
 		el_log(EL_LOG_ERROR, "wal: cannot read %s: %s", path, strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		return EL_EIO;
+	}
+	if (!S_ISREG(sb.st_mode)) {
+		el_log(EL_LOG_ERROR, "wal: %s is not a regular file; refusing to start", path);
+		close(fd);
+		return EL_ECORRUPT;
 	}
 	buf = malloc((size_t)sb.st_size + 1);
 	while (buf && n < (size_t)sb.st_size) {

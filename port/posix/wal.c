@@ -85,19 +85,27 @@ static int open_segment(struct el_wal *w, uint64_t seq, int flags)
 	return w->fd < 0 ? el_io_failure("open", path, errno) : EL_OK;
 }
 
+static int fail(const struct el_wal *w, const char *what, int err);
+
+/* Synced once opened: a node killed between a batch's write and its
+ * fdatasync left that batch in the page cache alone, recovery has just read
+ * it from there, and the node acts on it at once (a vote it says it cast,
+ * entries it tells the leader it stores). Only the newest segment can hold
+ * such a batch: a rotation comes after the batch before it was synced. */
 int el_wal_open_last(struct el_wal *w)
 {
 	if (w->n_segs == 0)
 		return EL_OK; /* the first batch creates segment 1 */
-	return open_segment(w, w->segs[w->n_segs - 1].seq, 0);
+	const int rc = open_segment(w, w->segs[w->n_segs - 1].seq, 0);
+	if (rc == EL_OK && el_io.fdatasync(w->fd) != 0)
+		return fail(w, "fdatasync", errno);
+	return rc;
 }
 
 bool el_wal_wants_segment(const struct el_wal *w)
 {
 	return w->fd < 0 || w->segs[w->n_segs - 1].size >= w->segment_bytes;
 }
-
-static int fail(const struct el_wal *w, const char *what, int err);
 
 /* A sealed segment keeps only its batches: the zeros written ahead are cut
  * off (and synced: everything of a sealed segment must be), so it takes no
@@ -209,10 +217,15 @@ int el_wal_commit(struct el_wal *w)
 void el_wal_drop_covered(struct el_wal *w, uint64_t index)
 {
 	char path[PATH_MAX];
-	size_t n = 0;
+	size_t n = 0, keep = w->n_segs ? w->n_segs - 1 : 0;
 
-	/* Never the last segment: it is the one being appended to. */
-	while (n + 1 < w->n_segs && w->segs[n].max_index <= index) {
+	/* Never the last segment: it is the one being appended to. Nor the
+	 * newest one holding a batch: after a crash between a rotation and its
+	 * first batch the last is empty, and that one then holds the only copy
+	 * of the term and the vote (each segment gets it with its first batch). */
+	while (keep > 0 && w->segs[keep].size == 0)
+		keep--;
+	while (n < keep && w->segs[n].max_index <= index) {
 		if (el_wal_segment_path(w->dir, w->segs[n].seq, path, sizeof path) != EL_OK ||
 		    (el_io.unlink(path) != 0 && errno != ENOENT)) {
 			/* Harmless: recovery ignores entries the snapshot covers. */

@@ -5,7 +5,9 @@
  * rotation. Each must: fail that persist with the matching code, log an
  * error, stay failed without touching the disk again (no fsync retry), and
  * leave a directory that recovers every acknowledged batch. Its one log line
- * says what to do about the cause (test_failure_messages).
+ * says what to do about the cause (test_failure_messages). A data
+ * directory already there still opens when its parent cannot be synced; one
+ * the open made does not (test_parent_sync_failure).
  *
  * usage: test_posix_faults SCRATCH_DIR
  */
@@ -214,6 +216,32 @@ static void test_short_writes_are_continued(void)
 	pt_rmrf(dir);
 }
 
+/* The parent of a data directory that is already there may not sync (a
+ * squashfs root above a mounted data partition: EINVAL; read-only: EROFS;
+ * anything else is warned about): the open goes on, as it did before it
+ * synced that parent. A directory the open made itself must be synced into
+ * its parent, so there the failure fails the open. */
+static void test_parent_sync_failure(void)
+{
+	static const int errs[] = { EINVAL, EROFS, EIO };
+	struct el_storage *st = NULL;
+	char dir[PATH_MAX], made[PATH_MAX + 8];
+
+	pt_tmpdir(scratch, "fault-parent", dir, sizeof dir);
+	for (size_t i = 0; i < sizeof errs / sizeof errs[0]; i++) {
+		pt_fault_arm_once(PT_OP_FSYNC, 1, errs[i]);
+		EL_CHECK_EQ(el_storage_open(&st, dir, NULL), EL_OK);
+		EL_CHECK(pt_fault_fired());
+		el_storage_close(st);
+	}
+	snprintf(made, sizeof made, "%s/new", dir);
+	pt_fault_arm_once(PT_OP_FSYNC, 1, EIO);
+	EL_CHECK_EQ(el_storage_open(&st, made, NULL), EL_EIO);
+	EL_CHECK(pt_fault_fired() && st == NULL);
+	el_io_reset();
+	pt_rmrf(dir);
+}
+
 static void test_unlink_failure_is_not_fatal(void)
 {
 	const struct el_storage_options o = { .segment_bytes = 512 };
@@ -331,6 +359,7 @@ int main(int argc, char **argv)
 	EL_RUN(test_fault_open);
 	EL_RUN(test_fault_rename);
 	EL_RUN(test_fault_while_cutting_tail);
+	EL_RUN(test_parent_sync_failure);
 	EL_RUN(test_unlink_failure_is_not_fatal);
 	EL_RUN(test_short_writes_are_continued);
 	EL_RUN(test_failure_messages);

@@ -11,11 +11,14 @@
  * it). Votes are in that state, so a forgotten vote fails too.
  *
  * The runs cover the first start (the data directory created and synced
- * into its parent), batches with snapshots, truncations, segment rotation
- * and deletion, and a restart from a crash image with a torn tail: recovery
- * cuts it, then new batches are appended in the same open. All along, the
- * durability rules must hold: no rename of a file with unsynced data, and
- * nothing unsynced when an open or a persist returns.
+ * into its parent; or made before, unsynced, and synced by the open),
+ * batches with snapshots, truncations, segment rotation and deletion, and
+ * a restart from a crash image with a torn tail: recovery cuts it, then new
+ * batches are appended in the same open; and a restart after a node was
+ * killed between a batch's write and its fdatasync, whose open must make
+ * that batch durable before the node acts on it. All along, the durability
+ * rules must hold: no rename of a file with unsynced data, and nothing
+ * unsynced when an open or a persist returns.
  *
  * usage: test_posix_power SCRATCH_DIR
  */
@@ -173,8 +176,11 @@ static void finish(const char *what, struct run *r, unsigned least)
 	pt_power_end();
 }
 
-/* First start, then batches; keeps one torn image for the restart run. */
-static void power_run_from_scratch(uint64_t seed, const char *saved)
+/* First start, then batches; keeps one torn image for the restart run.
+ * made: the data directory is made first, never synced into its parent (a
+ * start that died right after its mkdir, or a directory made by hand or by
+ * systemd), which the open must sync as it would one it made. */
+static void power_run_from_scratch(uint64_t seed, const char *saved, bool made)
 {
 	struct run r;
 	char parent[PATH_MAX], dir[PATH_MAX + 8];
@@ -185,6 +191,7 @@ static void power_run_from_scratch(uint64_t seed, const char *saved)
 	pt_tmpdir(scratch, "power", parent, sizeof parent);
 	snprintf(dir, sizeof dir, "%s/data", parent);
 	pt_power_begin(parent, dir, on_cut, &r);
+	EL_CHECK(!made || mkdir(dir, 0700) == 0); /* beside the model: not synced */
 	const struct el_storage_options opt = { .segment_bytes = SEGMENT_BYTES };
 	EL_CHECK_EQ(el_storage_open(&st, dir, &opt), EL_OK);
 	pt_power_check_synced("open");
@@ -192,7 +199,7 @@ static void power_run_from_scratch(uint64_t seed, const char *saved)
 		run_batches(&r, st, seed);
 		el_storage_close(st);
 	}
-	finish("from scratch", &r, 100);
+	finish(made ? "from scratch, in a directory made before" : "from scratch", &r, 100);
 	struct pt_model got;
 	EL_CHECK_EQ(pt_open_load(dir, SEGMENT_BYTES, &got), EL_OK);
 	EL_CHECK(pt_model_equal(&got, &r.models[r.acked]));
@@ -205,7 +212,8 @@ static void test_power_cut_from_first_start(void)
 	char saved[PATH_MAX];
 	snprintf(saved, sizeof saved, "%s/power-saved-torn", scratch);
 	for (uint64_t seed = 1; seed <= SEEDS; seed++)
-		power_run_from_scratch(seed, seed == 1 ? saved : "");
+		power_run_from_scratch(seed, seed == 1 ? saved : "", false);
+	power_run_from_scratch(SEEDS + 1, "", true);
 }
 
 /* Bytes in the log segments of dir. */
@@ -322,6 +330,79 @@ static void test_power_cut_first_batch_a_snapshot(void)
 	first_batch_a_snapshot("first batch a snapshot, over a failed first write", true);
 }
 
+/* An fdatasync that never reaches the disk: the process was killed between
+ * a batch's write and its fdatasync (SIGKILL keeps the page cache). */
+static int killed_before_sync(int fd)
+{
+	(void)fd;
+	return 0;
+}
+
+/* A first batch (term 1, entries 1..3) synced, then a node killed after
+ * writing its second (a vote for 3 in term 2, entries 4..5) but before its
+ * fdatasync. True when both persists went as planned. */
+static bool killed_in_second_batch(const char *dir)
+{
+	struct el_storage *st = NULL;
+	struct pt_batch b = { .hs_changed = true, .hs = { 1, 1, 0 }, .first = 1, .last = 3,
+			      .term = 1 };
+	if (el_storage_open(&st, dir, NULL) != EL_OK)
+		return false;
+	bool ok = pt_persist(st, &b) == EL_OK;
+	int (*const model_sync)(int) = el_io.fdatasync;
+	el_io.fdatasync = killed_before_sync;
+	b = (struct pt_batch){ .hs_changed = true, .hs = { 2, 3, 0 }, .first = 4, .last = 5,
+			       .term = 2 };
+	ok = ok && pt_persist(st, &b) == EL_OK;
+	el_io.fdatasync = model_sync;
+	el_storage_close(st);
+	return ok;
+}
+
+/* Restart after a node was killed between a batch's write and its
+ * fdatasync: recovery reads that batch from the page cache, which the disk
+ * may not hold, and the node acts on it at once (a vote it says it cast,
+ * entries it tells the leader it stores). So the open must make what it
+ * recovered durable before it returns: a power cut right after it must
+ * leave the state it loaded. */
+static void test_power_cut_after_killed_batch(void)
+{
+	char parent[PATH_MAX], dir[PATH_MAX + 8], img[PATH_MAX];
+	struct el_storage *st = NULL;
+	struct pt_model loaded, got;
+	uint64_t rng = 1;
+	const char *v;
+	pt_tmpdir(scratch, "power5", parent, sizeof parent);
+	pt_tmpdir(scratch, "power-img5", img, sizeof img);
+	snprintf(dir, sizeof dir, "%s/data", parent);
+	pt_power_begin(parent, dir, NULL, NULL);
+	const bool killed = killed_in_second_batch(dir);
+	pt_model_init(&loaded);
+	int rc = el_storage_open(&st, dir, NULL); /* the restart */
+	pt_power_check_synced("open");
+	if (rc == EL_OK) {
+		rc = pt_load(st, &loaded);
+		el_storage_close(st);
+	}
+	const unsigned nv = pt_power_violations(&v);
+	const int imaged = pt_power_image(img, false, &rng); /* the power goes now */
+	pt_power_end();
+	const int img_rc = pt_open_load(img, 0, &got);
+	pt_rmrf(parent);
+	pt_rmrf(img);
+	printf("  after a killed batch: %u rule violations%s%s\n", nv, nv ? ", first: " : "",
+	       nv ? v : "");
+	EL_CHECK(killed && rc == EL_OK);
+	EL_CHECK(loaded.hs.term == 2 && loaded.hs.vote == 3 && loaded.last == 5);
+	EL_CHECK_EQ(nv, 0);
+	EL_CHECK(imaged >= 0 && img_rc == EL_OK);
+	if (!pt_model_equal(&got, &loaded)) {
+		pt_model_print("loaded   ", &loaded);
+		pt_model_print("power cut", &got);
+	}
+	EL_CHECK(pt_model_equal(&got, &loaded));
+}
+
 int main(int argc, char **argv)
 {
 	scratch = argc > 1 ? argv[1] : "/tmp";
@@ -329,6 +410,7 @@ int main(int argc, char **argv)
 	EL_RUN(test_power_cut_from_first_start);
 	EL_RUN(test_power_cut_after_torn_tail_restart);
 	EL_RUN(test_power_cut_first_batch_a_snapshot);
+	EL_RUN(test_power_cut_after_killed_batch);
 	printf("  %u power-cut images recovered and checked in all\n", total_checked);
 	return el_test_end();
 }

@@ -1,9 +1,11 @@
 /*
  * test_posix_storage.c - unit tests of port/posix: CRC-32C vectors, WAL
  * records, snapshot files, the storage round trip, hard state, truncation,
- * segment rotation and deletion, a damaged sealed segment, what holds
- * nothing of a cluster (el_storage_holds_nothing), the directory
- * lock, and the clock/seed/log services (a logged message stays one line).
+ * segment rotation and deletion (also over an empty newest segment), a
+ * damaged sealed segment, FIFOs under the data directory's names (refused,
+ * never waited on), what holds nothing of a cluster
+ * (el_storage_holds_nothing), the directory lock, and the clock/seed/log
+ * services (a logged message stays one line).
  *
  * usage: test_posix_storage SCRATCH_DIR
  */
@@ -14,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -289,6 +292,39 @@ static void test_truncation_and_hard_state(void)
 	pt_rmrf(dir);
 }
 
+/* Entries 1..last of term 5, one a batch, the first with the hard state
+ * (term 5, vote 2), the others with none. */
+static void write_log(struct el_storage *st, uint64_t last)
+{
+	const struct el_hard_state hs = { 5, 2, 0 };
+	EL_CHECK_EQ(put(st, 1, 1, 5, &hs), EL_OK);
+	for (uint64_t i = 2; i <= last; i++)
+		EL_CHECK_EQ(put(st, i, i, 5, NULL), EL_OK);
+}
+
+/* A compaction's batch: the snapshot at index (of term), nothing else; the
+ * log goes to last. */
+static int compact(struct el_storage *st, uint64_t index, uint64_t term, uint64_t last)
+{
+	static struct el_snapshot_meta snap;
+	static uint8_t data[512];
+	pt_fill_snapshot(&snap, data, index, term);
+	const struct el_storage_batch b = { .snapshot = &snap, .snapshot_data = data,
+					    .first = last + 1, .last = last };
+	return el_storage_persist(st, &b);
+}
+
+/* dir (segments of 1024 bytes) reopens with the snapshot at index, the log
+ * to last and the hard state of term 5, vote 2. */
+static void check_compacted(uint64_t index, uint64_t last)
+{
+	struct pt_model got;
+	EL_CHECK_EQ(pt_open_load(dir, 1024, &got), EL_OK);
+	EL_CHECK(got.have_snap && got.snap_index == index);
+	EL_CHECK_EQ(got.last, last);
+	EL_CHECK(got.hs.term == 5 && got.hs.vote == 2);
+}
+
 /* Hard state written once, then only entries: rotation and deletion of old
  * segments must keep it (each segment starts with the hard state). */
 static void test_rotation_and_deletion_keep_hard_state(void)
@@ -296,15 +332,10 @@ static void test_rotation_and_deletion_keep_hard_state(void)
 	const struct el_storage_options opt = { .segment_bytes = 1024 };
 	struct el_storage *st;
 	struct pt_model got;
-	struct el_hard_state hs = { 5, 2, 0 };
-	struct el_snapshot_meta snap;
-	static uint8_t data[512];
 
 	fresh_dir("rotate");
 	EL_CHECK_EQ(el_storage_open(&st, dir, &opt), EL_OK);
-	EL_CHECK_EQ(put(st, 1, 1, 5, &hs), EL_OK);
-	for (uint64_t i = 2; i <= 200; i++)
-		EL_CHECK_EQ(put(st, i, i, 5, NULL), EL_OK);
+	write_log(st, 200);
 	unsigned segs = el_storage_segments(st);
 	EL_CHECK(segs > 10);
 	el_storage_close(st);
@@ -314,15 +345,39 @@ static void test_rotation_and_deletion_keep_hard_state(void)
 
 	EL_CHECK_EQ(el_storage_open(&st, dir, &opt), EL_OK);
 	EL_CHECK_EQ(el_storage_segments(st), segs);
-	pt_fill_snapshot(&snap, data, 190, 5);
-	struct el_storage_batch b = { .snapshot = &snap, .snapshot_data = data, .first = 201, .last = 200 };
-	EL_CHECK_EQ(el_storage_persist(st, &b), EL_OK);
+	EL_CHECK_EQ(compact(st, 190, 5, 200), EL_OK);
 	EL_CHECK(el_storage_segments(st) <= 3);
 	el_storage_close(st);
-	EL_CHECK_EQ(pt_open_load(dir, 1024, &got), EL_OK);
-	EL_CHECK(got.have_snap && got.snap_index == 190);
-	EL_CHECK_EQ(got.last, 200);
-	EL_CHECK(got.hs.term == 5 && got.hs.vote == 2);
+	check_compacted(190, 200);
+	pt_rmrf(dir);
+}
+
+/* A crash between a rotation's new segment and its first batch leaves the
+ * newest segment empty (a torn first batch is cut to nothing likewise); it
+ * holds no hard state yet. A snapshot alone (a compaction: no entries, no
+ * hard state change) after that restart must not delete the older segments:
+ * they hold the only copy of the term and the vote. */
+static void test_snapshot_over_empty_newest_segment_keeps_hard_state(void)
+{
+	const struct el_storage_options opt = { .segment_bytes = 1024 };
+	struct el_storage *st;
+	char path[PATH_MAX];
+
+	fresh_dir("emptynewest");
+	EL_CHECK_EQ(el_storage_open(&st, dir, &opt), EL_OK);
+	write_log(st, 100);
+	const unsigned segs = el_storage_segments(st);
+	EL_CHECK(segs > 3);
+	el_storage_close(st);
+	EL_CHECK_EQ(el_wal_segment_path(dir, segs + 1, path, sizeof path), EL_OK);
+	const int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	EL_CHECK(fd >= 0);
+	close(fd);
+
+	EL_CHECK_EQ(el_storage_open(&st, dir, &opt), EL_OK);
+	EL_CHECK_EQ(compact(st, 100, 5, 100), EL_OK);
+	el_storage_close(st);
+	check_compacted(100, 100);
 	pt_rmrf(dir);
 }
 
@@ -787,6 +842,54 @@ static void test_installed_snapshot_drops_conflicting_suffix(void)
 	pt_rmrf(dir);
 }
 
+/* fn's answer, asked in a child whose alarm turns a call that never returns
+ * into false here rather than a stuck suite. */
+static bool in_child(bool (*fn)(void))
+{
+	fflush(stdout);
+	fflush(stderr);
+	const pid_t pid = fork();
+	if (pid == 0) {
+		alarm(20);
+		_exit(fn() ? 0 : 1);
+	}
+	int status = 0;
+	return pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+	       WEXITSTATUS(status) == 0;
+}
+
+static bool open_refused(void)
+{
+	struct el_storage *st = NULL;
+	return el_storage_open(&st, dir, NULL) == EL_ECORRUPT;
+}
+
+static bool lock_not_held(void) { return el_dirlock_holder(dir) == -1; }
+
+/* A FIFO where the snapshot or a segment belongs (a damaged or tampered
+ * directory): the start is refused as corrupt, not left waiting for ever
+ * in open(2) for a writer that never comes. A FIFO named LOCK holds no
+ * pid: asking who holds the directory must not wait either. */
+static void test_fifo_in_data_dir_is_refused(void)
+{
+	char path[PATH_MAX + 40];
+	fresh_dir("fifo");
+	snprintf(path, sizeof path, "%s/" EL_SNAPSHOT_FILE, dir);
+	EL_CHECK(mkfifo(path, 0600) == 0);
+	EL_CHECK(in_child(open_refused));
+	EL_CHECK(unlink(path) == 0);
+	EL_CHECK_EQ(el_wal_segment_path(dir, 1, path, sizeof path), EL_OK);
+	EL_CHECK(mkfifo(path, 0600) == 0);
+	EL_CHECK(in_child(open_refused));
+	EL_CHECK(!el_storage_holds_nothing(dir));
+	EL_CHECK(unlink(path) == 0);
+	snprintf(path, sizeof path, "%s/LOCK", dir);
+	EL_CHECK(unlink(path) == 0); /* the refused opens made it */
+	EL_CHECK(mkfifo(path, 0600) == 0);
+	EL_CHECK(in_child(lock_not_held));
+	pt_rmrf(dir);
+}
+
 static void test_dir_lock(void)
 {
 	struct el_storage *a, *b;
@@ -941,6 +1044,7 @@ int main(int argc, char **argv)
 	EL_RUN(test_storage_round_trip);
 	EL_RUN(test_truncation_and_hard_state);
 	EL_RUN(test_rotation_and_deletion_keep_hard_state);
+	EL_RUN(test_snapshot_over_empty_newest_segment_keeps_hard_state);
 	EL_RUN(test_snapshot_below_sealed_segment_keeps_it);
 	EL_RUN(test_zero_length_record_at_buffer_end);
 	EL_RUN(test_one_sync_per_batch);
@@ -951,6 +1055,7 @@ int main(int argc, char **argv)
 	EL_RUN(test_deleted_snapshot_is_named);
 	EL_RUN(test_corrupt_newest_segment_before_synced_batches);
 	EL_RUN(test_installed_snapshot_drops_conflicting_suffix);
+	EL_RUN(test_fifo_in_data_dir_is_refused);
 	EL_RUN(test_dir_lock);
 	EL_RUN(test_platform_services);
 	EL_RUN(test_log_escapes_control_bytes);
