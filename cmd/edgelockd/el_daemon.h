@@ -77,6 +77,10 @@ struct el_d_book {
 	char peer_addr[EL_CW_ADDR_MAX];
 	char client_addr[EL_CW_ADDR_MAX];
 	uint64_t heard_ms; /* its last Raft message to this node (STATUS "reachable") */
+	/* when it was last written or heard: a full book reuses the entry of
+	 * a non-member touched longest ago (peers.c book_slot). Not heard_ms:
+	 * a node just added was written but never heard. */
+	uint64_t touched_ms;
 };
 
 /* An accepted peer connection: challenged on opening, then its PROOF
@@ -299,6 +303,7 @@ struct el_daemon {
 	struct el_d_pending pending[EL_D_PENDING];
 	struct el_d_admin_wait admin_waits[EL_D_ADMIN_WAITS];
 	struct el_d_book book[EL_DCFG_PEERS_MAX];
+	uint64_t book_full_logged_ms; /* its last "address book full" warning (0: none) */
 	struct el_d_inbound inbound[EL_D_INBOUND_MAX];
 	struct el_d_outbound outbound[EL_DCFG_PEERS_MAX];
 	struct el_ident *ident; /* this node's CA, certificate, key and CRL */

@@ -79,20 +79,67 @@ static void copy_addr(char *dst, const char *src, uint32_t len)
 	dst[len] = '\0';
 }
 
+/* The entry a full book may reuse: of a node that may no longer speak Raft
+ * to this one (el_d_peer_known: in neither the latest nor the previous
+ * configuration, nor in [peers]), not this node nor the leader it knows,
+ * touched longest ago. NULL: none. */
+static struct el_d_book *book_stale(struct el_daemon *d)
+{
+	const el_id_t leader = el_raft_leader(el_node_raft(d->node));
+	struct el_d_book *oldest = NULL;
+	for (int i = 0; i < EL_DCFG_PEERS_MAX; i++) {
+		struct el_d_book *b = &d->book[i];
+		if (b->id == d->cfg.id || b->id == leader || el_d_peer_known(d, b->id))
+			continue;
+		if (oldest == NULL || b->touched_ms < oldest->touched_ms)
+			oldest = b;
+	}
+	return oldest;
+}
+
+/* A slot for node id, which the book does not hold: a free one, else a
+ * stale one (book_stale). The book never forgot an id: once 16 had passed
+ * through a daemon's life (members added and removed, boards replaced) it
+ * dropped a new member's addresses without a word, and the leader never
+ * dialed that member, which never caught up. NULL: no slot, said at
+ * warning once a minute at most (a configuration holds EL_NODES_MAX
+ * members, fewer than the book's slots, so only a [peers] of 16 others
+ * can leave none). */
+static struct el_d_book *book_slot(struct el_daemon *d, el_id_t id)
+{
+	struct el_d_book *b = NULL;
+	for (int i = 0; i < EL_DCFG_PEERS_MAX && b == NULL; i++)
+		b = d->book[i].id == 0 ? &d->book[i] : NULL;
+	if (b == NULL && d->node != NULL)
+		b = book_stale(d);
+	if (b == NULL) {
+		if (d->book_full_logged_ms == 0 || d->now_ms - d->book_full_logged_ms >= 60000) {
+			d->book_full_logged_ms = d->now_ms > 0 ? d->now_ms : 1;
+			el_log(EL_LOG_WARN, "address book full (%d nodes, all members or in "
+			       "[peers]): node %u's addresses not kept; it is not dialed",
+			       EL_DCFG_PEERS_MAX, id);
+		}
+		return NULL;
+	}
+	if (b->id != 0)
+		el_log(EL_LOG_INFO, "address book full: node %u (no longer a member) forgotten "
+		       "for node %u", b->id, id);
+	memset(b, 0, sizeof *b);
+	b->id = id;
+	return b;
+}
+
 /* Record what we know of node id (empty strings keep what was known) and
  * dial it when it is another node with a peer address. */
 void el_d_book_set(struct el_daemon *d, el_id_t id, const char *peer, uint32_t peer_len,
 		   const char *client, uint32_t client_len)
 {
 	struct el_d_book *b = (struct el_d_book *)el_d_book_find(d, id);
-	for (int i = 0; i < EL_DCFG_PEERS_MAX && b == NULL; i++)
-		if (d->book[i].id == 0) {
-			b = &d->book[i];
-			memset(b, 0, sizeof *b);
-			b->id = id;
-		}
+	if (b == NULL)
+		b = book_slot(d, id);
 	if (b == NULL)
 		return;
+	b->touched_ms = d->now_ms;
 	if (peer_len > 0)
 		copy_addr(b->peer_addr, peer, peer_len);
 	if (client_len > 0)
@@ -723,7 +770,7 @@ void el_d_peer_frame(struct el_daemon *d, uint64_t conn, const uint8_t *buf, uin
 	el_d_metrics_peer_heard(d, &m);
 	struct el_d_book *b = (struct el_d_book *)el_d_book_find(d, in->node);
 	if (b != NULL)
-		b->heard_ms = d->now_ms;
+		b->heard_ms = b->touched_ms = d->now_ms;
 	el_d_diag_peer_msg(d, &m);
 	if (el_d_diag_vote_refused(d, &m))
 		return;

@@ -4,7 +4,9 @@ protocol: election, redirect, a lock round trip with a FIFO handoff event,
 SESSION_EXPIRING, 1,000 connections, a fourth node joined/promoted/removed,
 SIGKILL of the leader with a waiter granted after the failover,
 bad input on the client and the peer port (the daemons keep serving and the
-held lock is untouched), SIGTERM of the leader (hands over, exits 0),
+held lock is untouched), SIGTERM of the leader (hands over, exits 0), a
+member added after 16 node ids came and went (the leader's address book
+reuses a stale entry),
 SIGKILL of the whole cluster and restart (locks and sessions kept, tokens
 keep rising), the bootstrap/join guards and --check-config.
 
@@ -834,16 +836,21 @@ def test_membership(c):
     try:
         test_rejoin(c)
     finally:
-        # Whatever failed above, the tests after this one need the three
-        # voters they started with: a stopped node 4 left a voter would
-        # take their quorum (4 voters, 3 running, one stopped by the next).
-        try:
-            if any(4 in members(c, j) for j in c.procs if j != 4):
-                remove_member(c, 4)
-        finally:
-            c.stop(4)
-    del c.peer_port[4]
-    del c.client_port[4]
+        drop_node4(c)
+
+
+def drop_node4(c):
+    """Node 4 out of the configuration, stopped, its ports forgotten.
+    Whatever failed before, the tests after need the three voters they
+    started with: a stopped node 4 left a voter would take their quorum (4
+    voters, 3 running, one stopped by the next)."""
+    try:
+        if any(4 in members(c, j) for j in c.procs if j != 4):
+            remove_member(c, 4)
+    finally:
+        c.stop(4)
+        del c.peer_port[4]
+        del c.client_port[4]
 
 
 def call_leader(c, req):
@@ -1154,6 +1161,41 @@ def test_membership_repeated(c):
     _, never = c.call_leader({1: 15, 20: 8})
     check("membership repeated: a removal of a node never a member is still refused",
           never.get(3, 0) == EL_ENOTFOUND, repr(never))
+
+
+def test_book_full(c):
+    """A member added after 16 other node ids passed through the leader's
+    life (members added and removed: boards replaced) is dialed and catches
+    up. The leader's address book (16 entries) never forgot an id: once full
+    it dropped the new member's addresses without a word, never dialed it,
+    and the member never caught up. Here 16 made-up learners (ids 6..21,
+    addresses nobody listens on) are added and removed, then node 4."""
+    for i in range(6, 22):
+        fake = tuple("tls+tcp://127.0.0.1:%d" % p for p in free_ports(2))
+        rep = call_leader(c, {1: 14, 20: i, 21: fake[0], 22: fake[1], 38: True})
+        gone, rrep = remove_member(c, i)
+        if rep.get(3, 0) != 0 or not gone:
+            check("book full: learner %d added and removed" % i, False, "%r %r" % (rep, rrep))
+            return
+    leader = S.leader
+    c.add_node(4)
+    subprocess.run(["rm", "-rf", c.data(4)], check=True)
+    c.start(4, "--join")
+    try:
+        rep = call_leader(c, {1: 14, 20: 4, 21: peer_addr(c, 4), 22: c.addr(4), 38: True})
+        check("book full: node 4 added as a learner", rep.get(3, 0) == 0, repr(rep))
+        goal = c.status(S.leader).get(25, 0)
+        caught = wait_for(lambda: c.status(4).get(17) == S.leader and
+                          c.status(4).get(26, 0) >= goal, timeout=20.0)
+        try:
+            applied = c.status(4).get(26)
+        except (OSError, EOFError, ssl.SSLError) as e:
+            applied = repr(e)
+        check("book full: node 4, added after 16 ids came and went, caught up (applied %r, "
+              "leader %d's commit %d)" % (applied, S.leader, goal), caught,
+              "leader was %d; its log: %s" % (leader, log_text(c, S.leader)[-600:]))
+    finally:
+        drop_node4(c)
 
 
 def test_kill_all_restart(c):
@@ -1687,7 +1729,7 @@ def main():
                   test_sigkill_leader_waiter_granted, test_no_redirect_to_dead_leader,
                   test_why_leader_changed, test_handover_skips_silent,
                   test_membership_answered_on_commit,
-                  test_membership_repeated,
+                  test_membership_repeated, test_book_full,
                   test_kill_all_restart, test_quick_exit,
                   test_start_guards):
             try:
