@@ -52,12 +52,14 @@ static struct {
 	uint64_t overwrite_logged_ms; /* last "contradicts committed entries" line */
 	uint64_t lost_logged_ms;      /* last "lost entries it acknowledged" line */
 	uint64_t novote_logged_ms;    /* last "knows no configuration: not voting" line */
-	struct {                      /* the last member change applied (el_d_change_made) */
+	/* The last removal and the last addition applied (el_d_change_made):
+	 * an addition is followed at once by its promotion, so each keeps its
+	 * own. */
+	struct made {
 		el_id_t node;
-		uint8_t type;         /* the request that makes it: EL_CW_MEMBER_* */
 		uint64_t index, term;
 		uint64_t applied_ms; /* when this node applied it */
-	} last;
+	} removed, added;
 } dg;
 
 static void start(struct el_daemon *d)
@@ -305,13 +307,13 @@ static void redial(struct el_daemon *d, const struct el_conf *before, const stru
 static void note_change(const struct el_daemon *d, const struct el_member *m,
 			const struct el_member *was, uint64_t index)
 {
-	dg.last.node = m != NULL ? m->id : was->id;
-	dg.last.type = m == NULL	 ? EL_CW_MEMBER_REMOVE
-		       : was == NULL ? EL_CW_MEMBER_ADD
-				     : EL_CW_MEMBER_PROMOTE;
-	dg.last.index = index;
-	dg.last.term = el_raft_term_at(el_node_raft(d->node), index);
-	dg.last.applied_ms = d->now_ms;
+	struct made *mk = m == NULL ? &dg.removed : was == NULL ? &dg.added : NULL;
+	if (mk == NULL)
+		return; /* a promotion: repeated, still "not a learner" */
+	mk->node = m != NULL ? m->id : was->id;
+	mk->index = index;
+	mk->term = el_raft_term_at(el_node_raft(d->node), index);
+	mk->applied_ms = d->now_ms;
 }
 
 /* Does the configuration c hold what q asks for? */
@@ -342,13 +344,17 @@ static bool same_addrs(const struct el_daemon *d, const struct el_cw_msg *q)
 /*
  * q (MEMBER_ADD, _REMOVE, _PROMOTE), which the leader refused, repeats a
  * change already made: by the latest configuration entry, not yet applied
- * here (*index and *term: watch it), or, for a removal, by the last one
- * applied, within EL_D_ADMIN_WAIT_MS. A request whose answer was lost is
- * sent again by libedgelock, elsewhere once the leader moved: it was
- * answered "not a member" for a removal that had committed (a chaos run),
- * and the operator, reading a failure, kept the board it meant to wipe.
- * Only a removal, and only so soon: a person who adds or promotes a node
- * again later is told it already is one, as before.
+ * here (*index and *term: watch it), or, for a removal or an addition
+ * (with the same addresses: same_addrs), by the last one applied, within
+ * EL_D_ADMIN_WAIT_MS. A request whose answer was lost is sent again, by
+ * libedgelock elsewhere once the leader moved, or by an operator's script
+ * after the CLI said the outcome was unknown (exit 69). It was answered
+ * "not a member" for a removal that had committed, and "already a member"
+ * for an addition that had (two chaos runs): the operator read a failure,
+ * and kept the board it meant to wipe, or retried for a minute. Not a
+ * promotion (the leader promotes a learner it added by itself), and only
+ * so soon: a person who adds or promotes a node again later is told it
+ * already is one.
  */
 bool el_d_change_made(const struct el_daemon *d, const struct el_cw_msg *q, uint64_t *index,
 		      uint64_t *term)
@@ -361,12 +367,14 @@ bool el_d_change_made(const struct el_daemon *d, const struct el_cw_msg *q, uint
 		*term = el_raft_term_at(r, *index);
 		return *index > 0 && *term > 0;
 	}
-	const bool same = q->type == EL_CW_MEMBER_REMOVE && dg.last.node == q->node &&
-			  dg.last.type == q->type &&
-			  d->now_ms - dg.last.applied_ms < EL_D_ADMIN_WAIT_MS;
-	*index = dg.last.index;
-	*term = dg.last.term;
-	return same && *index > 0;
+	const struct made *mk = q->type == EL_CW_MEMBER_REMOVE ? &dg.removed
+				: q->type == EL_CW_MEMBER_ADD  ? &dg.added
+							       : NULL;
+	if (mk == NULL || mk->node != q->node || d->now_ms - mk->applied_ms >= EL_D_ADMIN_WAIT_MS)
+		return false;
+	*index = mk->index;
+	*term = mk->term;
+	return *index > 0;
 }
 
 /* One line per member the configuration of entry index changed. */

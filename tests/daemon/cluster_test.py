@@ -1141,18 +1141,23 @@ def test_membership_answered_on_commit(c):
 
 
 def test_membership_repeated(c):
-    """A removal sent again once it was made (its answer lost, the leader
-    moved on: libedgelock sends it again elsewhere) is answered with the
-    entry that made it. It was answered "not a member" (a chaos run), and
-    the operator read a failure. An add sent again is still "already a
-    member", and a removal of a node that never was a member still "not
-    found"."""
-    fake = tuple("tls+tcp://127.0.0.1:%d" % p for p in free_ports(2))
+    """A removal or an add sent again once it was made (its answer lost, the
+    leader moved on: libedgelock sends it again elsewhere, or a script after
+    the CLI's exit 69) is answered with the entry that made it. They were
+    answered "not a member" and "already a member" (two chaos runs), and the
+    operator read a failure. An add of the same node with other addresses
+    is still "already a member", and a removal of a node that never was a
+    member still "not found"."""
+    fake = tuple("tls+tcp://127.0.0.1:%d" % p for p in free_ports(3))
     add = {1: 14, 20: 9, 21: fake[0], 22: fake[1], 38: True}
     _, first = c.call_leader(add)
     _, again = c.call_leader(add)
-    check("membership repeated: an add sent again is refused, already a member",
-          first.get(3, 0) == 0 and again.get(3, 0) == EL_EINVAL, "%r %r" % (first, again))
+    _, other = c.call_leader({**add, 22: fake[2]})
+    check("membership repeated: an add sent again is answered with the entry that made it",
+          first.get(3, 0) == 0 and again.get(3, 0) == 0 and first.get(27) == again.get(27),
+          "%r %r" % (first, again))
+    check("membership repeated: an add of the member with other addresses is refused",
+          other.get(3, 0) == EL_EINVAL, repr(other))
     _, first = c.call_leader({1: 15, 20: 9})
     _, again = c.call_leader({1: 15, 20: 9})
     check("membership repeated: a removal sent again is answered with the entry that made it",
