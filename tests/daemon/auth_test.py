@@ -161,6 +161,46 @@ def test_acl(c, pems, leader):
     return s1c, s1, ops
 
 
+def list_pages(conn):
+    """Every page of a LIST, following its cursor: [(names, cursor), ...]."""
+    pages, cursor = [], 0
+    while True:
+        rep = conn.call({1: 12, 36: cursor} if cursor else {1: 12})
+        cursor = rep.get(36, 0)
+        pages.append(([l.get(6) for l in rep.get(35, [])], cursor))
+        if not cursor or len(pages) > 100:
+            return pages
+
+
+def test_list_bounded(c, pems, leader, s1c):
+    """A LIST reply looks at 1,024 locks at most. With 1,100 locks sensor-1
+    may not see, its LIST's first page is short (its two names, or fewer)
+    and carries a cursor, and following it finds the same names a single
+    walk would. A reply walked the whole table for its page: 2.5 ms of the
+    leader's turn per LIST with 30,000 locks, 64 at a time per connection."""
+    ops = c.connect(leader, cert=pems["ops"])
+    bulk = session(ops, "bulk")
+    n, seq = 1100, 0
+    for start in range(0, n, 50):  # pipelined, 50 at a time
+        for k in range(start, min(n, start + 50)):
+            seq += 1
+            ops.send({0: 1, 2: ops.next_id, 1: 4, 4: bulk, 5: seq, 6: "bulk/%04d" % k})
+            ops.next_id += 1
+        got = 0
+        while got < min(n, start + 50) - start:
+            got += ops.recv().get(1) == 64 + 4
+    pages = list_pages(s1c)
+    names = sorted(x for page, _ in pages for x in page)
+    check("list bounded: a page looks at 1,024 locks at most (%d pages for %d locks, the "
+          "first %r)" % (len(pages), n, pages[0]), len(pages) >= 2 and pages[0][1] != 0,
+          repr(pages[:3]))
+    check("list bounded: following the cursor finds every name sensor-1 may see, and only "
+          "those", names == ["fleet/leader", "fleet/sensors/1"], repr(names))
+    rep = ops.call({1: 3, 4: bulk})
+    check("list bounded: the bulk session closes", rep.get(3, 0) == 0, repr(rep))
+    ops.close()
+
+
 def test_acl_flood(c, pems, leader):
     """A client refused by [acl] again and again (a device retrying 5 times
     a second) gets one warning a minute per client, request and name, not
@@ -504,6 +544,7 @@ def main():
         c.start_all(bootstrap=True)
         leader = c.wait_leader()
         s1c, s1, ops = test_acl(c, pems, leader)
+        test_list_bounded(c, pems, leader, s1c)
         test_acl_flood(c, pems, leader)
         flood_leader = leader
         test_anonymous(c, leader)
