@@ -6,7 +6,9 @@
  * all when there are none), per state seen for observe. A reader parses
  * each line; streaming observe could not be one document anyway.
  */
+#define _GNU_SOURCE /* pipe2 */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <arpa/inet.h>
 #include <poll.h>
@@ -631,11 +633,19 @@ int el_cli_locks(struct el_cli *cli, int argc, char **argv)
 /* ---- observe ------------------------------------------------------------------ */
 
 static volatile sig_atomic_t stop_observing;
+/* Written by on_stop: the loop's poll wakes on it, whichever thread took
+ * the signal (one of the library's need not interrupt the poll). */
+static volatile sig_atomic_t stop_wfd = -1;
 
 static void on_stop(int sig)
 {
 	(void)sig;
 	stop_observing = 1;
+	const int saved = errno;
+	if (stop_wfd >= 0 && write(stop_wfd, "", 1) < 0) {
+		/* full: the loop has a wake-up to read already */
+	}
+	errno = saved;
 }
 
 /* A query that failed says nothing of the holder: an error, never "free"
@@ -784,20 +794,38 @@ static void requery_if_delayed(struct el_cli *cli, const char *name, uint64_t *a
 	*at = 0;
 }
 
-/* The events of s until interrupted, the lease lost or stdout failing. */
-static void observe_loop(struct el_cli *cli, el_session *s, const char *name)
+/* How long the loop may sleep: until the earlier of two timers (0: unset),
+ * a second at most (the lease is looked at each time round). It looked
+ * every 200 ms: 5 wake-ups a second for as long as it observed. */
+static int observe_wait_ms(uint64_t retry_at, uint64_t delayed_at)
 {
-	struct pollfd pfd = { .fd = el_client_event_fd(cli->client), .events = POLLIN };
+	const uint64_t now = mono_ms();
+	uint64_t wait = 1000u;
+	for (int i = 0; i < 2; i++) {
+		const uint64_t at = i == 0 ? retry_at : delayed_at;
+		if (at != 0)
+			wait = at <= now ? 0 : at - now < wait ? at - now : wait;
+	}
+	return (int)wait;
+}
+
+/* The events of s until interrupted, the lease lost or stdout failing. */
+static void observe_loop(struct el_cli *cli, el_session *s, const char *name, int stop_rfd)
+{
+	struct pollfd pfd[2] = { { .fd = el_client_event_fd(cli->client), .events = POLLIN },
+				 { .fd = stop_rfd, .events = POLLIN } };
 	uint64_t retry_at = 0; /* catch_up failed: when to try again; 0 none */
 	uint64_t delayed_at = 0; /* when to ask again about a lock in its delay */
 	while (!stop_observing && !ferror(stdout) && el_session_state(s, NULL) != EL_LEASE_LOST) {
 		if (retry_at != 0 && mono_ms() >= retry_at)
 			retry_at = catch_up(cli, s, name) ? 0 : mono_ms() + 1000u;
 		requery_if_delayed(cli, name, &delayed_at);
-		if (poll(&pfd, 1, 200) <= 0)
-			continue;
+		const nfds_t n = stop_rfd >= 0 ? 2 : 1;
+		if (poll(pfd, n, n == 2 ? observe_wait_ms(retry_at, delayed_at) : 200) <= 0 ||
+		    (pfd[0].revents & POLLIN) == 0)
+			continue; /* a timer, or a signal: looked at above */
 		uint64_t drained;
-		if (read(pfd.fd, &drained, sizeof drained) < 0)
+		if (read(pfd[0].fd, &drained, sizeof drained) < 0)
 			continue;
 		struct el_event ev;
 		while (el_next_event(s, &ev, 0) == EL_OK) {
@@ -835,6 +863,9 @@ int el_cli_observe(struct el_cli *cli, int argc, char **argv)
 	int rc = el_cli_name_ok("observe", argv[1]);
 	if (rc != 0 || (rc = el_cli_connect(cli)) != 0)
 		return rc;
+	int stop_pipe[2] = { -1, -1 };
+	if (pipe2(stop_pipe, O_CLOEXEC | O_NONBLOCK) == 0)
+		stop_wfd = stop_pipe[1]; /* none: the loop looks every 200 ms */
 	signal(SIGINT, on_stop);
 	signal(SIGTERM, on_stop);
 	el_session *s;
@@ -844,7 +875,7 @@ int el_cli_observe(struct el_cli *cli, int argc, char **argv)
 	struct el_lock_info info;
 	rc = el_query(cli->client, argv[1], &info);
 	print_holder(cli, argv[1], rc, &info);
-	observe_loop(cli, s, argv[1]);
+	observe_loop(cli, s, argv[1], stop_pipe[0]);
 	el_session_close(s);
 	if (ferror(stdout))
 		return el_cli_flush(EL_EXIT_OK, NULL);

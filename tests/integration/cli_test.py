@@ -1898,25 +1898,43 @@ def holders_of(e, name):
     return rows[0].get("holders", 0) if rows else 0
 
 
+def sleeps_in_3s(pid):
+    """Voluntary context switches of process pid over 3 s."""
+    before = cpu_wakeups(pid)
+    time.sleep(3)
+    return cpu_wakeups(pid) - before
+
+
 def test_idle_holder(e):
-    """A CLI holding a lock sleeps while nothing happens: it looked at its
-    lease every 20 ms (every 50 ms for an election held without a command),
-    50 (20) wake-ups a second for as long as it held, a board's idle power.
-    Over 3 s with the default 10 s TTL: at most 30 sleeps (were about 150 and
-    60), the lock and the leadership still held, then released on SIGTERM."""
+    """A CLI holding a lock, or observing one, sleeps while nothing happens.
+    It looked at its lease every 20 ms (every 50 ms for an election held
+    without a command, every 200 ms observing): 50, 20 and 5 wake-ups a
+    second for as long as it ran, a board's idle power. Over 3 s with the
+    default 10 s TTL: at most 30 sleeps holding (were about 150 and 60), 15
+    observing (were about 20); the lock and the leadership still held, then
+    released on SIGTERM; observe ends at once on SIGTERM."""
     for name, args in (("idle-lock", ["lock", "idle-lock", "--", "sleep", "30"]),
                        ("idle-elect", ["elect", "idle-elect", "me"])):
         p = e.start(*args)
         try:
             eventually(lambda: holders_of(e, name) == 1)
             time.sleep(0.5)
-            before = cpu_wakeups(p.pid)
-            time.sleep(3)
-            n = cpu_wakeups(p.pid) - before
+            n = sleeps_in_3s(p.pid)
             held = holders_of(e, name) == 1
             check(n <= 30 and held and p.poll() is None,
                   "%s: the CLI holding it slept: %d sleeps in 3 s (want at most 30), "
                   "still held: %s" % (args[0], n, held))
+            if args[0] == "elect":
+                obs = e.start("observe", name)
+                time.sleep(1.0)
+                n = sleeps_in_3s(obs.pid)
+                obs.send_signal(signal.SIGTERM)
+                t0 = time.time()
+                out, _ = obs.communicate(timeout=30)
+                check(n <= 15 and "held by" in out and obs.returncode == 0 and
+                      time.time() - t0 < 2.0,
+                      "observe: slept %d times in 3 s (want at most 15), ended on SIGTERM in "
+                      "%.2f s, exit %s" % (n, time.time() - t0, obs.returncode))
         finally:
             os.killpg(p.pid, signal.SIGTERM)
             p.communicate(timeout=30)
