@@ -437,6 +437,29 @@ static void seq_refused(struct el_daemon *d, uint64_t conn, const struct el_cw_m
 
 /* OPEN_SESSION from an identity too long for a session's owner field
  * (el_d_client_stamp): refused, and said, since nothing else tells. */
+/*
+ * Does q name a session this leader cannot yet tell from an unknown one?
+ * A new leader applies what earlier terms committed only once an entry of
+ * its own term commits (Raft thesis 3.6.2: its no-op). Until then its table
+ * may lack a session opened in that backlog: el_d_authorize could not check
+ * whose it is, and the request, proposed, would act in it once the open
+ * applied, for any identity with the rights on the name (auth_test,
+ * test_unsettled_leader); nor would the owner's own request attach the
+ * session's events here. Such a request is answered "not the leader, none
+ * known", which clients ask again shortly, until the backlog is applied.
+ */
+static bool session_unsettled(struct el_daemon *d, const struct el_cw_msg *q)
+{
+	if (q->session == 0 || q->type == EL_CW_OPEN_SESSION)
+		return false;
+	const struct el_raft *r = el_node_raft(d->node);
+	if (el_raft_state(r) != EL_LEADER || el_raft_term_at(r, el_raft_applied(r)) == el_raft_term(r))
+		return false;
+	const struct el_lock_table *t = el_node_table(d->node);
+	const el_slot_t slot = el_lock_session_slot(t, q->session);
+	return slot == EL_LOCK_NONE || t->sessions[slot].id != q->session;
+}
+
 static void identity_too_long(struct el_daemon *d, uint64_t conn, const struct el_cw_msg *q)
 {
 	struct el_d_client *cl = el_d_client_of(d, conn);
@@ -1000,6 +1023,10 @@ void el_d_client_frame(struct el_daemon *d, uint64_t conn, const uint8_t *buf, u
 	       (unsigned long long)q->id, el_d_request_name(q->type),
 	       el_log_name(name, sizeof name, q->name, q->name_len),
 	       (unsigned long long)q->session, (unsigned long long)q->seq);
+	if (session_unsettled(d, q)) { /* asked again 20 ms later (libedgelock) */
+		reply_err(d, conn, q->type, q->id, EL_ENOTLEADER, 0);
+		return;
+	}
 	if (el_d_authorize(d, cl, q) != EL_OK) {
 		d->client_frames_refused++;
 		reply_err(d, conn, q->type, q->id, EL_EPERM, 0);

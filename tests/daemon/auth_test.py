@@ -27,6 +27,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from elcluster import Checks, Cluster, Conn, eventually, read_frame, write_private  # noqa: E402
 
 EL_EPERM = -18
+EL_ENOTLEADER = -3
 check = Checks()
 
 ACL = """
@@ -199,6 +200,120 @@ def test_list_bounded(c, pems, leader, s1c):
     rep = ops.call({1: 3, 4: bulk})
     check("list bounded: the bulk session closes", rep.get(3, 0) == 0, repr(rep))
     ops.close()
+
+
+def connect_all(c, pem, seconds=30.0):
+    """A connection to every node, each retried until it answers."""
+    conns, end = {}, time.time() + seconds
+    while len(conns) < len(c.peer_port) and time.time() < end:
+        for i in c.peer_port:
+            if i not in conns:
+                try:
+                    conns[i] = c.connect(i, cert=pem)
+                except (OSError, EOFError, ssl.SSLError):
+                    pass
+        time.sleep(0.02)
+    return conns
+
+
+def slow_restart(c, shim, ms):
+    """Every node killed and started again behind the fdatasync shim, node
+    i's syncs ms[i] slow while the file c.dir/slow-ID exists."""
+    for i in list(c.procs):
+        c.kill(i)
+    for i in c.peer_port:
+        c.cmd[i] = ["env", "LD_PRELOAD=" + shim,
+                    "EL_SLOW_FSYNC_FLAG=" + os.path.join(c.dir, "slow-%d" % i),
+                    "EL_SLOW_FSYNC_MS=%d" % ms[i], "ASAN_OPTIONS=%s:verify_asan_link_order=0"
+                    % os.environ.get("ASAN_OPTIONS", ""), c.bin]
+        c.start(i)
+
+
+def steal(conn, sessions):
+    """ACQUIREs of fleet/sensors/stolen in each of sessions, sent at once;
+    the replies, each with its session added (key 4)."""
+    asked = {}
+    for sid in sessions:
+        asked[conn.next_id] = sid
+        conn.send({0: 1, 2: conn.next_id, 1: 4, 4: sid, 5: 1, 6: "fleet/sensors/stolen"})
+        conn.next_id += 1
+    replies = []
+    while len(replies) < len(asked):
+        m = conn.recv()
+        if m.get(2) in asked:
+            m[4] = asked[m[2]]
+            replies.append(m)
+    return replies
+
+
+def test_unsettled_leader(c, pems):
+    """A leader just elected applies what earlier terms committed only once
+    an entry of its own term commits; until then its table lacks a session
+    opened in that backlog, and whose it is cannot be checked (a session id
+    is its OPEN's index: anyone can guess it). Here sensor-1's OPEN reaches
+    the two followers, whose syncs take 400 ms, and the leader is killed
+    before it commits; a follower is elected, its own syncs made fast
+    again, and its first commit waits 400 ms for the other's. Meanwhile sensor-2 sends ACQUIREs naming the next few
+    indexes as sessions to both. The new leader must answer "not the
+    leader" until it knows the session, then EPERM, and never grant one: it
+    proposed them, and the lock was taken in sensor-1's session for
+    sensor-2."""
+    # Nodes a and b sync in 300 and 500 ms once their files exist, so the
+    # OPEN cannot commit before the leader's end; then a is fast again, is
+    # most likely elected, and its first commit waits for b's ack while its
+    # loop serves requests.
+    first, a, b = sorted(c.peer_port)
+    slow_restart(c, os.path.join(os.path.abspath(c.build), "tests", "slow_fsync.so"),
+                 {first: 0, a: 300, b: 500})
+    leader = c.wait_leader()
+    if leader != first:
+        adm = c.connect(leader, cert=pems["ops"])
+        adm.call({1: 17, 20: first})
+        adm.close()
+        leader = first if eventually(lambda: c.wait_leader() == first) else 0
+    if leader != first:
+        check("unsettled leader: leadership handed to node %d" % first, False, "")
+        return
+    others = [a, b]
+    conns = connect_all(c, pems["sensor-2"])
+    v = c.connect(leader, cert=pems["sensor-1"])
+    first = c.status(leader).get(25, 0) + 1  # the OPEN's index, or near it
+    answers = []
+    try:
+        for i in others:
+            open(os.path.join(c.dir, "slow-%d" % i), "w").close()
+        v.send({0: 1, 2: 1, 1: 1, 9: 30000, 13: "victim", 14: random.getrandbits(64)})
+        time.sleep(0.1)  # at the followers, in their 400 ms syncs
+        c.kill(leader)
+        os.unlink(os.path.join(c.dir, "slow-%d" % a))
+        end = time.time() + 20
+        while time.time() < end and EL_EPERM not in answers:
+            for i in others:  # pipelined: all in one window
+                for rep in steal(conns[i], range(first, first + 8)):
+                    err = rep.get(3, 0)
+                    if not answers or answers[-1] != err:
+                        answers.append(err)
+                    if rep.get(11, 0) > 0:
+                        answers.append("session %d granted token %d" % (rep[4], rep[11]))
+            time.sleep(0.005)
+    finally:
+        v.close()
+        for i in others:
+            if os.path.exists(os.path.join(c.dir, "slow-%d" % i)):
+                os.unlink(os.path.join(c.dir, "slow-%d" % i))
+        for conn in conns.values():
+            conn.close()
+        c.start(leader)
+        for i in c.peer_port:
+            del c.cmd[i]
+    ops = c.connect(c.wait_leader(), cert=pems["ops"])
+    taken = holder(ops, "fleet/sensors/stolen")
+    ops.close()
+    check("unsettled leader: sensor-2's ACQUIREs on sensor-1's new session are refused "
+          "(EPERM), never granted, the lock not taken (answers %r, holder %r)"
+          % (answers[-8:], taken),
+          EL_EPERM in answers and not any(isinstance(a, str) for a in answers) and
+          taken is None, repr(answers))
 
 
 def test_acl_flood(c, pems, leader):
@@ -556,6 +671,7 @@ def main():
         test_long_identity(c, leader)
         test_connections_per_client(c, pems, leader)
         leader = test_ownership(c, pems, leader, s1c, s1, ops)
+        test_unsettled_leader(c, pems)
         check("the cluster still has a leader", c.wait_leader() > 0)
     except Exception as e:  # a crashed step fails the suite
         check("auth test", False, "raised %r" % (e,))
