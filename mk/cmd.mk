@@ -124,7 +124,7 @@ $(SLOW_FSYNC): tests/daemon/slow_fsync.c
 	@mkdir -p $(@D)
 	$(call say,LD,$@)
 	$(Q)$(CC) $(HOST_CFLAGS) -fPIC -shared $< -ldl -o $@
-test-daemon-ops: $(SLOW_FSYNC)
+test-daemon-ops test-daemon: $(SLOW_FSYNC)
 SERIAL_PREREQS += $(SLOW_FSYNC)
 
 # Semaphores (issue 17): ten `edgelock lock -n 3` at once, a SIGKILLed holder,
