@@ -102,6 +102,14 @@ bool el_cli_opt_is(const char *arg, const char *opt);
  * a value (`lock x --ttl -- CMD`). */
 const char *el_cli_opt_value(const char *opt, int argc, char **argv, int *i);
 
+/* wake.c: the wake pipe. el_cli_wake (async-signal-safe) makes its read
+ * end readable; el_cli_wake_fd makes the pipe once and returns that end
+ * (-1: none could be made); el_cli_nap sleeps up to ms (a second at most)
+ * or until woken, draining the wake-ups (without a pipe: 20 ms at most). */
+void el_cli_wake(void);
+int el_cli_wake_fd(void);
+void el_cli_nap(uint64_t ms);
+
 int el_cli_lock(struct el_cli *cli, int argc, char **argv);
 int el_cli_elect(struct el_cli *cli, int argc, char **argv);
 int el_cli_status(struct el_cli *cli, int argc, char **argv);

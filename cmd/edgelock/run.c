@@ -67,19 +67,6 @@ struct run_opts {
  * came: a further one ends a close that waits on an unreachable cluster. */
 static volatile sig_atomic_t got_signal;
 static atomic_uint n_signals;
-/* The write end of a pipe that wakes the thread waiting for the lock (a
- * signal, or the acquire's end); -1 until it exists. */
-static volatile sig_atomic_t wake_fd = -1;
-static int wake_rfd = -1; /* its read end */
-
-static void wake(void)
-{
-	const int saved = errno;
-	if (wake_fd >= 0 && write(wake_fd, "", 1) < 0) {
-		/* full (EAGAIN): the waiter has wake-ups enough to read */
-	}
-	errno = saved;
-}
 
 /* The signals the CLI catches: each ends a wait for the lock, and once CMD
  * runs, is passed on to CMD's group. Left at their default, they would kill
@@ -98,14 +85,14 @@ static void on_signal(int sig)
 	for (unsigned i = 0; i < N_CAUGHT; i++)
 		if (caught[i] == sig)
 			atomic_fetch_or(&to_pass, 1u << i);
-	wake();
+	el_cli_wake();
 }
 
 /* SIGCHLD while CMD runs: CMD ended or stopped; supervise looks now. */
 static void on_child(int sig)
 {
 	(void)sig;
-	wake();
+	el_cli_wake();
 }
 
 /* handler: on_signal in the CLI, SIG_DFL in CMD. */
@@ -382,39 +369,15 @@ static void sleep_ms(unsigned ms)
 	nanosleep(&ts, NULL);
 }
 
-/* The wake pipe, once. It stays open for the process's life: a signal
- * handler on another thread could still be about to write to it. */
+/* The wake pipe (wake.c), once; a signal that came before it existed
+ * wakes it at once. -1 when it cannot be made. */
 static int wake_pipe(void)
 {
-	int fds[2];
-	if (wake_rfd >= 0)
-		return 0;
-	if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0)
+	if (el_cli_wake_fd() < 0)
 		return -1;
-	wake_rfd = fds[0];
-	wake_fd = fds[1];
 	if (got_signal != 0)
-		wake(); /* one that came before the pipe existed */
+		el_cli_wake();
 	return 0;
-}
-
-/* Sleep up to ms (1000 at most), or until the wake pipe wakes us: a
- * signal, a job's end, CMD's end or stop (on_child). Without the pipe,
- * 20 ms at most. */
-static void nap(uint64_t ms)
-{
-	if (ms > 1000u)
-		ms = 1000u;
-	if (wake_rfd < 0) {
-		sleep_ms(ms < 20u ? (unsigned)ms : 20u);
-		return;
-	}
-	struct pollfd p = { .fd = wake_rfd, .events = POLLIN };
-	if (poll(&p, 1, (int)ms) > 0) {
-		char drain[64];
-		while (read(wake_rfd, drain, sizeof drain) > 0)
-			;
-	}
 }
 
 /* Reap the watchdog if it has ended, waiting up to wait_ms for it; note
@@ -652,9 +615,10 @@ static bool renewed_in_time(el_session *s, const struct run_opts *o, pid_t child
  *   the grace: left <= window) and inside it, where a renewal that fails
  *   gets CMD its SIGTERM and one that lands late moves the watchdog's kill
  *   time, which is the window's end (grace 0: its start);
- * - before that, until 20 ms before the window, a tenth of the TTL at most
- *   (nap: a second), so a renewal is seen, and the watchdog moved on, long
- *   before its old kill time (a renewal comes a third into the lease). */
+ * - before that, until 20 ms before the window, a tenth of the TTL at
+ *   most (el_cli_nap: a second), so a renewal is seen, and the watchdog
+ *   moved on, long before its old kill time (a renewal comes a third into
+ *   the lease). */
 static uint64_t supervise_nap_ms(uint64_t left, uint64_t window, uint32_t ttl_ms, bool lost)
 {
 	if (lost)
@@ -675,7 +639,7 @@ static enum outcome supervise(el_session *s, pid_t child, const struct run_opts 
 	const uint64_t kill_margin = kill_margin_of(o);
 	bool termed = false, lost = false, late = false, jeopardy = false;
 	(void)wake_pipe(); /* none: nap polls */
-	signal(SIGCHLD, on_child); /* from here, CMD's end wakes the nap */
+	signal(SIGCHLD, on_child); /* from here, CMD's end wakes el_cli_nap */
 	for (;;) {
 		const pid_t w = waitpid(child, status, WNOHANG | WUNTRACED);
 		if (w == child && WIFSTOPPED(*status)) {
@@ -716,7 +680,7 @@ static enum outcome supervise(el_session *s, pid_t child, const struct run_opts 
 			termed = jeopardy = true;
 		}
 		pass_signals(child); /* ^C, SIGTERM, a hang-up, ...: CMD decides */
-		nap(supervise_nap_ms(left, kill_margin + o->grace_ms, o->ttl_ms, lost));
+		el_cli_nap(supervise_nap_ms(left, kill_margin + o->grace_ms, o->ttl_ms, lost));
 	}
 }
 
@@ -753,7 +717,7 @@ static enum outcome hold(el_session *s)
 			return RUN_HOLD_LOST;
 		if (got_signal != 0)
 			return RUN_ENDED;
-		nap(left + 1u);
+		el_cli_nap(left + 1u);
 	}
 }
 
@@ -829,7 +793,7 @@ static void *job_main(void *arg)
 	struct job *j = arg;
 	j->fn(j->arg);
 	atomic_store(&j->done, true);
-	wake();
+	el_cli_wake();
 	return NULL;
 }
 
@@ -846,7 +810,7 @@ static bool job_start(struct job *j)
 static bool job_until_signal(struct job *j, unsigned seen)
 {
 	while (!atomic_load(&j->done) && atomic_load(&n_signals) <= seen)
-		nap(1000u); /* a signal, or the job's end */
+		el_cli_nap(1000u); /* a signal, or the job's end */
 	if (!atomic_load(&j->done))
 		return false;
 	pthread_join(j->t, NULL);

@@ -6,9 +6,7 @@
  * all when there are none), per state seen for observe. A reader parses
  * each line; streaming observe could not be one document anyway.
  */
-#define _GNU_SOURCE /* pipe2 */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <arpa/inet.h>
 #include <poll.h>
@@ -633,19 +631,12 @@ int el_cli_locks(struct el_cli *cli, int argc, char **argv)
 /* ---- observe ------------------------------------------------------------------ */
 
 static volatile sig_atomic_t stop_observing;
-/* Written by on_stop: the loop's poll wakes on it, whichever thread took
- * the signal (one of the library's need not interrupt the poll). */
-static volatile sig_atomic_t stop_wfd = -1;
 
 static void on_stop(int sig)
 {
 	(void)sig;
 	stop_observing = 1;
-	const int saved = errno;
-	if (stop_wfd >= 0 && write(stop_wfd, "", 1) < 0) {
-		/* full: the loop has a wake-up to read already */
-	}
-	errno = saved;
+	el_cli_wake(); /* the loop's poll, whichever thread took the signal */
 }
 
 /* A query that failed says nothing of the holder: an error, never "free"
@@ -799,12 +790,12 @@ static void requery_if_delayed(struct el_cli *cli, const char *name, uint64_t *a
  * every 200 ms: 5 wake-ups a second for as long as it observed. */
 static int observe_wait_ms(uint64_t retry_at, uint64_t delayed_at)
 {
-	const uint64_t now = mono_ms();
+	const uint64_t now = mono_ms(), timers[2] = { retry_at, delayed_at };
 	uint64_t wait = 1000u;
 	for (int i = 0; i < 2; i++) {
-		const uint64_t at = i == 0 ? retry_at : delayed_at;
-		if (at != 0)
-			wait = at <= now ? 0 : at - now < wait ? at - now : wait;
+		const uint64_t left = timers[i] > now ? timers[i] - now : 0;
+		if (timers[i] != 0 && left < wait)
+			wait = left;
 	}
 	return (int)wait;
 }
@@ -863,9 +854,7 @@ int el_cli_observe(struct el_cli *cli, int argc, char **argv)
 	int rc = el_cli_name_ok("observe", argv[1]);
 	if (rc != 0 || (rc = el_cli_connect(cli)) != 0)
 		return rc;
-	int stop_pipe[2] = { -1, -1 };
-	if (pipe2(stop_pipe, O_CLOEXEC | O_NONBLOCK) == 0)
-		stop_wfd = stop_pipe[1]; /* none: the loop looks every 200 ms */
+	const int stop_rfd = el_cli_wake_fd(); /* -1: the loop looks every 200 ms */
 	signal(SIGINT, on_stop);
 	signal(SIGTERM, on_stop);
 	el_session *s;
@@ -875,7 +864,7 @@ int el_cli_observe(struct el_cli *cli, int argc, char **argv)
 	struct el_lock_info info;
 	rc = el_query(cli->client, argv[1], &info);
 	print_holder(cli, argv[1], rc, &info);
-	observe_loop(cli, s, argv[1], stop_pipe[0]);
+	observe_loop(cli, s, argv[1], stop_rfd);
 	el_session_close(s);
 	if (ferror(stdout))
 		return el_cli_flush(EL_EXIT_OK, NULL);

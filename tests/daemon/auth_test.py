@@ -216,16 +216,13 @@ def connect_all(c, pem, seconds=30.0):
     return conns
 
 
-def slow_restart(c, shim, ms):
+def slow_restart(c, ms):
     """Every node killed and started again behind the fdatasync shim, node
     i's syncs ms[i] slow while the file c.dir/slow-ID exists."""
     for i in list(c.procs):
         c.kill(i)
     for i in c.peer_port:
-        c.cmd[i] = ["env", "LD_PRELOAD=" + shim,
-                    "EL_SLOW_FSYNC_FLAG=" + os.path.join(c.dir, "slow-%d" % i),
-                    "EL_SLOW_FSYNC_MS=%d" % ms[i], "ASAN_OPTIONS=%s:verify_asan_link_order=0"
-                    % os.environ.get("ASAN_OPTIONS", ""), c.bin]
+        c.slow_disk(i, os.path.join(c.dir, "slow-%d" % i), ms[i])
         c.start(i)
 
 
@@ -263,8 +260,7 @@ def test_unsettled_leader(c, pems):
     # most likely elected, and its first commit waits for b's ack while its
     # loop serves requests.
     first, a, b = sorted(c.peer_port)
-    slow_restart(c, os.path.join(os.path.abspath(c.build), "tests", "slow_fsync.so"),
-                 {first: 0, a: 300, b: 500})
+    slow_restart(c, {first: 0, a: 300, b: 500})
     leader = c.wait_leader()
     if leader != first:
         adm = c.connect(leader, cert=pems["ops"])

@@ -301,6 +301,17 @@ class Cluster:
         for ln in sorted(lines)[-last:]:  # each line starts with its UTC time
             print("WHY " + ln[:240])
 
+    def slow_disk(self, i, flag, ms):
+        """Run node i (at its next start) behind the fdatasync shim
+        (tests/daemon/slow_fsync.c): each sync ms slower while the file
+        flag exists."""
+        shim = os.path.join(self.build, "tests", "slow_fsync.so")
+        self.cmd[i] = ["env", "LD_PRELOAD=" + shim, "EL_SLOW_FSYNC_FLAG=" + flag,
+                       "EL_SLOW_FSYNC_MS=%d" % ms,
+                       # the ASan build's runtime must otherwise come first
+                       "ASAN_OPTIONS=%s:verify_asan_link_order=0"
+                       % os.environ.get("ASAN_OPTIONS", ""), self.bin]
+
     def addr(self, i):
         return "tls+tcp://127.0.0.1:%d" % self.client_port[i]
 

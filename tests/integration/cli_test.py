@@ -1858,14 +1858,11 @@ def test_many_sessions_slow_disk():
     most sessions (64, TTL 2 s) alive, none ever in doubt or lost
     (client_safety.c, many-sessions). Renewed one at a time, each waiting
     for its own sync, they were not."""
-    shim = os.path.join(BUILD, "tests", "slow_fsync.so")
     cluster = Cluster(BUILD, 3, tmp=os.path.join(BUILD, "tmp", "cli-slow-%d" % os.getpid()))
     flag = os.path.join(cluster.dir, "slow")
     open(flag, "w").close()
     for i in cluster.peer_port:
-        cluster.cmd[i] = ["env", "LD_PRELOAD=" + shim, "EL_SLOW_FSYNC_FLAG=" + flag,
-                          "EL_SLOW_FSYNC_MS=30", "ASAN_OPTIONS=%s:verify_asan_link_order=0"
-                          % os.environ.get("ASAN_OPTIONS", ""), cluster.bin]
+        cluster.slow_disk(i, flag, 30)
     cluster.start_all(bootstrap=True)
     try:
         cluster.wait_leader()
