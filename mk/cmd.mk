@@ -160,6 +160,34 @@ fuzz-sd-env: $(BUILD)/fuzz/fuzz_sd_env
 fuzz: fuzz-sd-env
 TESTS += test-sd-notify test-fuzz-sd-env
 
+# The metrics server's request parser (cmd/edgelockd/http_request.c): unit
+# tests under ASan/UBSan, and a fuzz target of any bytes as a request head
+$(BUILD)/san/test_http_request: tests/daemon/test_http_request.c cmd/edgelockd/http_request.c \
+		cmd/edgelockd/el_d_http.h $(TEST_LIB_SRCS) tests/lib/el_test.h
+	@mkdir -p $(@D)
+	$(call say,LD,$@)
+	$(Q)$(CC) $(HOST_CFLAGS) -O1 $(SANFLAGS) -Icore -Icmd/edgelockd -Itests/lib $< \
+		cmd/edgelockd/http_request.c $(TEST_LIB_SRCS) -o $@
+$(BUILD)/fuzz/fuzz_http: tests/fuzz/fuzz_http.c cmd/edgelockd/http_request.c cmd/edgelockd/el_d_http.h
+	@mkdir -p $(@D)
+	$(call say,FUZZCC,$@)
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -D_GNU_SOURCE -Icmd/edgelockd $< cmd/edgelockd/http_request.c -o $@
+
+.PHONY: test-http-request test-fuzz-http fuzz-http
+test-http-request: $(BUILD)/san/test_http_request
+	@tests/run-suite.sh $(BUILD)/results http-request $(BUILD)/san/test_http_request
+test-fuzz-http: $(BUILD)/fuzz/fuzz_http
+	@rm -rf $(BUILD)/fuzz/work/http && mkdir -p $(BUILD)/fuzz/work/http && cp tests/fuzz/corpus/http/* $(BUILD)/fuzz/work/http/
+	@tests/run-suite.sh $(BUILD)/results fuzz-http bash -c '$(BUILD)/fuzz/fuzz_http -seed=1 -runs=200000 \
+		-artifact_prefix=$(BUILD)/fuzz/work/ $(BUILD)/fuzz/work/http >$(BUILD)/fuzz/work/http.log 2>&1 \
+		&& echo "1 passed, 0 failed" || { tail -n 30 $(BUILD)/fuzz/work/http.log; echo "0 passed, 1 failed"; exit 1; }'
+fuzz-http: $(BUILD)/fuzz/fuzz_http
+	@mkdir -p $(BUILD)/fuzz/work/http
+	$(BUILD)/fuzz/fuzz_http -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=$(BUILD)/fuzz/work/ \
+		$(BUILD)/fuzz/work/http tests/fuzz/corpus/http
+fuzz: fuzz-http
+TESTS += test-http-request test-fuzz-http
+
 # The data directory's small files edgelockd reads at every start
 # (incarnation.c, owner.c): any bytes as each; seeds in tests/fuzz/corpus/datadir
 DATADIR_FUZZ_SRCS := cmd/edgelockd/incarnation.c cmd/edgelockd/owner.c cmd/edgelockd/dir_file.c \

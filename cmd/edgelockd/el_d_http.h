@@ -7,6 +7,7 @@
 #ifndef EL_D_HTTP_H
 #define EL_D_HTTP_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* Connections served at once; more are accepted and closed at once. */
@@ -15,7 +16,18 @@
  * wake descriptor, and one accepted only to be closed (main.c's budget). */
 #define EL_D_HTTP_FDS (EL_D_HTTP_CONNS + 3u)
 
+/* A request head longer than this is answered 431. */
+#define EL_D_HTTP_HEAD_MAX 2048u
+
 struct el_d_http;
+
+/* The status for the request head head[0..len) when path is served
+ * (http_request.c): 200 (with *head_only for HEAD), 400 for a first line
+ * that is not "METHOD TARGET HTTP/1.x", 405 for a method other than GET and
+ * HEAD, 404 for another target (a query string is ignored; *head_only is
+ * set for a HEAD's 404 too). Only the first EL_D_HTTP_HEAD_MAX bytes are
+ * read. */
+int el_d_http_route(const char *head, uint32_t len, const char *path, bool *head_only);
 
 /* Copies the body into dst (at most cap bytes); its length. Called on the
  * server's thread. */

@@ -45,7 +45,7 @@
 #define HTTP_REQUEST_MS 2000u /* from the accept to the end of the request head */
 #define HTTP_ANSWER_MS 5000u  /* then, to send the answer */
 #define HTTP_LINGER_MS 500u   /* then, for the client to close first (no reset) */
-#define HTTP_HEAD_MAX 2048u   /* a longer request head is answered 431 */
+#define HTTP_HEAD_MAX EL_D_HTTP_HEAD_MAX /* a longer request head is answered 431 */
 #define HTTP_HDR_ROOM 256u    /* room for the status line and headers */
 #define HTTP_ACCEPT_PAUSE_MS 250u
 #define HTTP_REFUSED_LOG_MS 10000u
@@ -165,6 +165,10 @@ static void respond(struct el_d_http *h, struct http_conn *c, int code, bool hea
 			       "Content-Length: %u\r\n%sConnection: close\r\n\r\n", code,
 			       reason(code), code == 200 ? h->content_type : "text/plain", n,
 			       code == 405 ? "Allow: GET, HEAD\r\n" : "");
+	if (k <= 0 || (uint32_t)k >= HTTP_HDR_ROOM) { /* a content type too long for the room */
+		conn_close(c);
+		return;
+	}
 	memcpy(body - k, hdr, (size_t)k);
 	c->out_off = HTTP_HDR_ROOM - (uint32_t)k;
 	c->out_len = HTTP_HDR_ROOM + (head_only ? 0 : n);
@@ -172,21 +176,12 @@ static void respond(struct el_d_http *h, struct http_conn *c, int code, bool hea
 	c->deadline_ms = now + HTTP_ANSWER_MS;
 }
 
-/* The request head is in: "METHOD TARGET HTTP/1.x". */
+/* The request head is in (http_request.c reads it). */
 static void answer(struct el_d_http *h, struct http_conn *c, uint64_t now)
 {
-	char method[8], target[HTTP_URL_MAX], version[9];
-	c->in[c->in_len < HTTP_HEAD_MAX ? c->in_len : HTTP_HEAD_MAX - 1] = '\0';
-	if (sscanf(c->in, "%7s %127s %8s", method, target, version) != 3 ||
-	    strncmp(version, "HTTP/1.", 7) != 0) {
-		respond(h, c, 400, false, now);
-		return;
-	}
-	const bool head = strcmp(method, "HEAD") == 0;
-	target[strcspn(target, "?")] = '\0'; /* a query string names the same resource */
-	const int code = !head && strcmp(method, "GET") != 0 ? 405
-			 : strcmp(target, h->path) != 0 ? 404 : 200;
-	respond(h, c, code, head, now);
+	bool head_only = false;
+	const int code = el_d_http_route(c->in, c->in_len, h->path, &head_only);
+	respond(h, c, code, head_only, now);
 }
 
 static bool head_done(const struct http_conn *c)
