@@ -11,7 +11,9 @@
  * drop acknowledged entries and votes, so the node refuses to start instead.
  * The same holds inside the newest segment when an intact batch two or more
  * batches later follows the damage (synced_batch_after): a torn write spoils
- * only the one batch being written when the power went.
+ * only the one batch being written when the power went. And batch numbers
+ * run on across segments (check_batch_seq): a jump is synced batches lost.
+ * A leftover snapshot.tmp is removed first (remove_snapshot_tmp).
  *
  * el_storage_holds_nothing tells, without opening, a directory whose files
  * never made anything durable (a first write that failed) from one with
