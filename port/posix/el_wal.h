@@ -71,7 +71,9 @@ int el_wal_new_segment(struct el_wal *w);
 /* Append one record to the batch in memory. */
 int el_wal_add(struct el_wal *w, const struct el_rec *rec);
 /* Write the batch and fdatasync it (and the directory after a new segment).
- * Returns 0, EL_ENOSPC or EL_EIO; on error the batch is not acknowledged. */
+ * Returns 0, EL_ENOSPC or EL_EIO; on error the batch is not acknowledged,
+ * and it is cut off the file again (wal.c: a failed fdatasync leaves it
+ * readable in the page cache, unwritten). */
 int el_wal_commit(struct el_wal *w);
 /* Delete sealed segments, oldest first, whose entries are all <= index,
  * up to the newest segment holding a batch, which is kept (a failure is

@@ -11,7 +11,9 @@
  * drop acknowledged entries and votes, so the node refuses to start instead.
  * The same holds inside the newest segment when an intact batch two or more
  * batches later follows the damage (synced_batch_after): a torn write spoils
- * only the one batch being written when the power went.
+ * only the one batch being written when the power went. And batch numbers
+ * run on across segments (check_batch_seq): a jump is synced batches lost.
+ * A leftover snapshot.tmp is removed first (remove_snapshot_tmp).
  *
  * el_storage_holds_nothing tells, without opening, a directory whose files
  * never made anything durable (a first write that failed) from one with
@@ -127,6 +129,27 @@ static int replay_entry(struct el_storage *st, const struct el_entry *e, const u
 	return EL_OK;
 }
 
+/* Does the batch numbered seq (its BATCH_END at off) follow the last one
+ * read? Every batch is numbered one more than the one before it and a
+ * segment is sealed only once its batches are synced, so a gap is synced
+ * batches lost: damage at the end of the segment before (zeros there pass
+ * for the zeros written ahead that an earlier release kept in sealed
+ * segments), whose entries would silently be gone when no later batch
+ * carries an entry. Not when everything read so far lies at or below the
+ * snapshot: a covered segment whose deletion a power cut undid may come
+ * back there, and nothing of it counts. */
+static int check_batch_seq(const struct el_storage *st, const char *path, size_t off,
+			   uint64_t seq)
+{
+	if (st->batch_seq == 0 || seq == st->batch_seq + 1 || st->last == el_storage__base(st))
+		return EL_OK;
+	el_log(EL_LOG_ERROR, "wal: %s: batch %llu at offset %zu follows batch %llu: the batches "
+	       "between them were synced and are lost (damage at the end of the segment before "
+	       "it); refusing to start", path, (unsigned long long)seq, off,
+	       (unsigned long long)st->batch_seq);
+	return EL_ECORRUPT;
+}
+
 /* Apply the records of buf[0, len) (whole batches) to the recovered state. */
 static int replay(struct el_storage *st, const char *path, const uint8_t *buf, size_t len,
 		  uint64_t *max_index)
@@ -148,6 +171,8 @@ static int replay(struct el_storage *st, const char *path, const uint8_t *buf, s
 		} else if (rc == EL_OK && rec.type == EL_REC_HARD_STATE) {
 			st->hs = rec.hs;
 		} else if (rc == EL_OK && rec.type == EL_REC_BATCH_END) {
+			if (check_batch_seq(st, path, off, rec.value) != EL_OK)
+				return EL_ECORRUPT;
 			st->batch_seq = rec.value;
 		}
 		if (rc == EL_EIO)
@@ -304,9 +329,39 @@ static void reconcile_hard_state(struct el_storage *st)
 		st->hs.commit = st->snap.index;
 }
 
-int el_storage__recover(struct el_storage *st)
+/* DIR/snapshot.tmp is a snapshot being written before its rename: a file
+ * there is what a crash left, garbage. A directory by that name no crash
+ * leaves (made by hand, a restore gone wrong), but it makes every snapshot
+ * fail (its create: EISDIR) and stop the node, at each restart again, long
+ * after a start that looked fine. An empty one is removed; one with
+ * something in it is not ours to delete (etcd refuses the same way when an
+ * orphaned temp file will not go): the start is refused, naming it. */
+static int remove_snapshot_tmp(const struct el_storage *st)
 {
 	char tmp[PATH_MAX];
+	if (snprintf(tmp, sizeof tmp, "%s/" EL_SNAPSHOT_TMP, st->dir) >= (int)sizeof tmp)
+		return EL_EINVAL;
+	if (unlink(tmp) == 0) {
+		el_log(EL_LOG_INFO, "removed %s left by an interrupted snapshot", tmp);
+		return EL_OK;
+	}
+	if (errno != EISDIR && errno != EPERM) /* EPERM: POSIX's unlink of a directory */
+		return EL_OK; /* none; or a read-only disk, where no snapshot is written */
+	if (rmdir(tmp) == 0) {
+		el_log(EL_LOG_WARN, "removed the empty directory %s: snapshots are written there "
+		       "before their rename", tmp);
+		return EL_OK;
+	}
+	if (errno == ENOTDIR)
+		return EL_OK; /* a file after all, which this user may not delete */
+	el_log(EL_LOG_ERROR, "%s is a directory that cannot be removed (%s): snapshots are "
+	       "written there before their rename, so every snapshot would fail; move it out of "
+	       "the data directory; refusing to start", tmp, strerror(errno));
+	return EL_ECORRUPT;
+}
+
+int el_storage__recover(struct el_storage *st)
+{
 	uint64_t *seqs = NULL;
 	size_t n = 0;
 	int rc;
@@ -314,10 +369,9 @@ int el_storage__recover(struct el_storage *st)
 	st->snap_data = malloc(EL_SNAPSHOT_MAX);
 	if (!st->snap_data)
 		return EL_EIO;
-	if (snprintf(tmp, sizeof tmp, "%s/" EL_SNAPSHOT_TMP, st->dir) >= (int)sizeof tmp)
-		return EL_EINVAL;
-	if (unlink(tmp) == 0)
-		el_log(EL_LOG_INFO, "removed %s left by an interrupted snapshot", tmp);
+	rc = remove_snapshot_tmp(st);
+	if (rc != EL_OK)
+		return rc;
 	rc = el_snapshot_file_read(st->dir, &st->snap, st->snap_data, &st->have_snap);
 	if (rc != EL_OK)
 		return rc;

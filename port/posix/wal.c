@@ -189,12 +189,39 @@ static int extend(struct el_wal *w, const struct el_wal_segment *seg, uint64_t *
 	return EL_OK;
 }
 
-int el_wal_commit(struct el_wal *w)
+/*
+ * A batch that failed (a write, its fdatasync, the directory's fsync) is cut
+ * off the file again, zeros ahead and all, back to the batches known synced.
+ * After a failed fdatasync Linux marks the batch's pages clean though the
+ * disk never got them (fsyncgate): they stay in the page cache, and the
+ * restart that follows would read the batch from there as if it were on
+ * disk and act on it (a vote, entries acknowledged to the leader), while a
+ * later power cut loses it: a double vote, a lost committed entry. The
+ * open's fdatasync cannot catch that (a new descriptor does not see an
+ * error reported before it was opened), and a retry proves nothing. The
+ * cut drops those pages from the cache, so the restart reads only what was
+ * synced; it is synced itself where the disk still lets it. Should the cut
+ * fail too, that is logged: the batch may then come back at the restart.
+ */
+static void cut_failed_batch(struct el_wal *w, struct el_wal_segment *seg)
 {
-	struct el_wal_segment *seg = &w->segs[w->n_segs - 1];
-	uint64_t alloc;
+	char path[PATH_MAX];
+	if (el_io.ftruncate(w->fd, (off_t)seg->size) == 0) {
+		seg->alloc = seg->size;
+		if (el_io.fsync(w->fd) == 0)
+			return;
+	}
+	const int err = errno;
+	if (el_wal_segment_path(w->dir, seg->seq, path, sizeof path) != EL_OK)
+		snprintf(path, sizeof path, "%s", w->dir);
+	el_log(EL_LOG_ERROR, "wal: cannot cut the failed batch off %s at offset %llu (%s): the "
+	       "restart may read it from the page cache though the disk may not hold it", path,
+	       (unsigned long long)seg->size, strerror(err));
+}
 
-	int rc = extend(w, seg, &alloc);
+static int write_and_sync(struct el_wal *w, struct el_wal_segment *seg, uint64_t *alloc)
+{
+	int rc = extend(w, seg, alloc);
 	if (rc != EL_OK)
 		return rc;
 	if (el_io_pwrite_all(w->fd, w->buf, w->len, (off_t)seg->size) != 0)
@@ -204,6 +231,19 @@ int el_wal_commit(struct el_wal *w)
 		return fail(w, "fdatasync", errno);
 	if (w->dir_dirty && el_io.fsync(w->dir_fd) != 0)
 		return el_io_failure("fsync", w->dir, errno);
+	return EL_OK;
+}
+
+int el_wal_commit(struct el_wal *w)
+{
+	struct el_wal_segment *seg = &w->segs[w->n_segs - 1];
+	uint64_t alloc;
+
+	const int rc = write_and_sync(w, seg, &alloc);
+	if (rc != EL_OK) {
+		cut_failed_batch(w, seg);
+		return rc;
+	}
 	w->dir_dirty = false;
 	seg->size += w->len;
 	seg->alloc = alloc;

@@ -14,7 +14,10 @@
  *    unsynced change of a log segment, appended or written in place);
  *  - a cut hook: before every call that changes the disk, the test's
  *    callback gets to build images and recover them, with the model paused
- *    (the recovery's own I/O goes to the real calls, syncs skipped).
+ *    (the recovery's own I/O goes to the real calls, syncs skipped);
+ *  - a failed sync as Linux fails it (pt_power_fail_sync): the pages it was
+ *    to write are marked clean, not written; they stay readable, and no
+ *    later sync writes them unless they are written again (fsyncgate).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -43,7 +46,11 @@ struct pw_file {
 	bool dirty;       /* written or truncated since its last sync */
 	size_t dur_len;
 	uint8_t *dur;     /* content at its last sync */
+	bool *lost;       /* per page: a failed sync marked it clean, unwritten */
+	size_t lost_n;
 };
+
+#define PAGE 4096u
 
 struct pw_entry {
 	char name[NAME_MAX + 1];
@@ -64,6 +71,8 @@ static struct pw_dir parent_dir, data_dir;
 static int fd_file[FDS_MAX]; /* fd -> files[] index + 1; -1: a watched dir */
 static char violation[512];
 static unsigned n_violations;
+static unsigned fail_sync_in; /* fail the nth file sync from now; 0: none */
+static int fail_sync_err;
 static pt_power_cut_fn cut_fn;
 static void *cut_ctx;
 static unsigned cuts;
@@ -75,6 +84,13 @@ static void violate(const char *what, const char *path)
 		snprintf(violation, sizeof violation, "%s: %s", what, path);
 }
 
+static void forget_file(struct pw_file *f)
+{
+	free(f->dur);
+	free(f->lost);
+	memset(f, 0, sizeof *f);
+}
+
 static struct pw_file *new_file(ino_t ino)
 {
 	for (int i = 0; i < FILES_MAX; i++)
@@ -82,7 +98,7 @@ static struct pw_file *new_file(ino_t ino)
 			files[i].live = false;
 	for (int i = 0; i < FILES_MAX; i++)
 		if (!files[i].used) {
-			memset(&files[i], 0, sizeof files[i]);
+			forget_file(&files[i]);
 			files[i].used = true;
 			files[i].live = true;
 			files[i].ino = ino;
@@ -117,11 +133,46 @@ static uint8_t *read_fd(int fd, size_t *len)
 	return buf;
 }
 
+/* A sync: the file's content becomes durable, but for the pages a failed
+ * sync marked clean, which keep their durable bytes (zeros past them). */
 static void snapshot_file(struct pw_file *f, int fd)
 {
+	size_t len;
+	uint8_t *cur = read_fd(fd, &len);
+	for (size_t p = 0; p < f->lost_n && p * PAGE < len; p++)
+		for (size_t i = p * PAGE; f->lost[p] && i < (p + 1) * PAGE && i < len; i++)
+			cur[i] = i < f->dur_len ? f->dur[i] : 0;
 	free(f->dur);
-	f->dur = read_fd(fd, &f->dur_len);
+	f->dur = cur;
+	f->dur_len = len;
 	f->dirty = false;
+}
+
+/* A failed sync: every page that differs from the durable bytes was dirty;
+ * the kernel marks it clean without writing it. */
+static void lose_dirty_pages(struct pw_file *f, int fd)
+{
+	size_t len;
+	uint8_t *cur = read_fd(fd, &len);
+	const size_t n = (len + PAGE - 1) / PAGE;
+	if (n > f->lost_n) {
+		f->lost = realloc(f->lost, n * sizeof *f->lost);
+		if (f->lost == NULL)
+			abort();
+		memset(f->lost + f->lost_n, 0, (n - f->lost_n) * sizeof *f->lost);
+		f->lost_n = n;
+	}
+	for (size_t i = 0; i < len; i++)
+		if (i >= f->dur_len || cur[i] != f->dur[i])
+			f->lost[i / PAGE] = true;
+	free(cur);
+}
+
+/* Pages [off, off + len) written again (dirty: the next sync writes them). */
+static void rewrite_pages(struct pw_file *f, off_t off, size_t len)
+{
+	for (size_t p = (size_t)off / PAGE; p < f->lost_n && p * PAGE < (size_t)off + len; p++)
+		f->lost[p] = false;
 }
 
 /* The real entries of a directory (regular files and directories). */
@@ -204,8 +255,10 @@ static ssize_t p_write(int fd, const void *buf, size_t len)
 	if (!paused) {
 		cut_point();
 		struct pw_file *f = file_of_fd(fd);
-		if (f != NULL)
+		if (f != NULL) {
 			f->dirty = true;
+			rewrite_pages(f, lseek(fd, 0, SEEK_CUR), len);
+		}
 	}
 	return real.write(fd, buf, len);
 }
@@ -215,8 +268,10 @@ static ssize_t p_pwrite(int fd, const void *buf, size_t len, off_t off)
 	if (!paused) {
 		cut_point();
 		struct pw_file *f = file_of_fd(fd);
-		if (f != NULL)
+		if (f != NULL) {
 			f->dirty = true;
+			rewrite_pages(f, off, len);
+		}
 	}
 	return real.pwrite(fd, buf, len, off);
 }
@@ -245,9 +300,20 @@ static int p_sync(int fd)
 		return 0;
 	}
 	struct pw_file *f = file_of_fd(fd);
+	if (f != NULL && fail_sync_in > 0 && --fail_sync_in == 0) {
+		lose_dirty_pages(f, fd);
+		errno = fail_sync_err;
+		return -1;
+	}
 	if (f != NULL)
 		snapshot_file(f, fd);
 	return 0;
+}
+
+void pt_power_fail_sync(unsigned nth, int err)
+{
+	fail_sync_in = nth;
+	fail_sync_err = err;
 }
 
 static int p_rename(const char *from, const char *to)
@@ -269,8 +335,12 @@ static int p_ftruncate(int fd, off_t len)
 	if (!paused) {
 		cut_point();
 		struct pw_file *f = file_of_fd(fd);
-		if (f != NULL)
+		if (f != NULL) {
 			f->dirty = true;
+			/* pages past len are dropped; the one it ends in is zeroed
+			 * past len, dirty again */
+			rewrite_pages(f, len / PAGE * PAGE, SIZE_MAX / 2);
+		}
 	}
 	return real.ftruncate(fd, len);
 }
@@ -309,8 +379,8 @@ void pt_power_begin(const char *parent, const char *dir, pt_power_cut_fn fn, voi
 		real = el_io;
 	}
 	for (int i = 0; i < FILES_MAX; i++)
-		free(files[i].dur);
-	memset(files, 0, sizeof files);
+		forget_file(&files[i]);
+	fail_sync_in = 0;
 	memset(fd_file, 0, sizeof fd_file);
 	/* Absolute paths, as /proc/self/fd names a synced directory. */
 	char abs_parent[PATH_MAX], abs_dir[PATH_MAX];
@@ -343,10 +413,9 @@ void pt_power_end(void)
 {
 	el_io_reset();
 	active = false;
-	for (int i = 0; i < FILES_MAX; i++) {
-		free(files[i].dur);
-		files[i].dur = NULL;
-	}
+	for (int i = 0; i < FILES_MAX; i++)
+		forget_file(&files[i]);
+	fail_sync_in = 0;
 }
 
 unsigned pt_power_cuts(void) { return cuts; }

@@ -114,6 +114,11 @@ void pt_power_end(void);
 unsigned pt_power_cuts(void);
 /* Broken durability rules so far, and the first one's description. */
 unsigned pt_power_violations(const char **first);
+/* The nth file sync (fsync or fdatasync of a file) from now fails with err
+ * as Linux fails one: the pages it was to write are marked clean, not
+ * written, stay readable, and no later sync writes them unless written
+ * again. */
+void pt_power_fail_sync(unsigned nth, int err);
 /* Record a violation when anything is unsynced now (after a success). */
 void pt_power_check_synced(const char *when);
 /* Build the power-cut image of the data directory in out; torn keeps a torn

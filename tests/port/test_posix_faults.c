@@ -23,6 +23,7 @@
 #include "el_io.h"
 #include "el_platform.h"
 #include "el_test.h"
+#include "el_wal.h"
 #include "port_test_util.h"
 
 EL_TEST_MAIN_DEFINITIONS
@@ -41,16 +42,16 @@ static unsigned total_calls(void)
 	return n;
 }
 
-/* Does the recovered state match the acknowledged one, or the failed batch
- * (whole or in one of its crash stages)? */
+/* Does the recovered state match the acknowledged one, or one of the
+ * failed batch's crash stages (its conflicting suffix dropped, its
+ * snapshot in place)? Never the failed WAL batch itself: it is cut off
+ * again when it fails (wal.c), so that a restart cannot read it from the
+ * page cache, where a failed fdatasync leaves it unwritten (fsyncgate). */
 static bool acceptable(const struct pt_model *got, const struct pt_model *acked,
 		       const struct pt_batch *failed)
 {
-	struct pt_model alt = *acked;
+	struct pt_model alt;
 	if (pt_model_equal(got, acked))
-		return true;
-	pt_model_apply(&alt, failed);
-	if (pt_model_equal(got, &alt))
 		return true;
 	for (int stage = 1; stage <= 2; stage++)
 		if (pt_model_partial(acked, failed, stage, &alt) && pt_model_equal(got, &alt))
@@ -175,11 +176,21 @@ static void test_fault_while_cutting_tail(void)
 		EL_CHECK_EQ(pt_persist(st, &b), EL_OK);
 		pt_model_apply(&m, &b);
 	}
-	pt_gen_batch(&m, 3, 5, &opts, &b);
-	b.hs_changed = true;
-	pt_fault_arm(PT_OP_PWRITE, 1, EIO); /* half a batch stays on disk */
-	EL_CHECK_EQ(pt_persist(st, &b), EL_EIO);
+	/* Half a batch on disk, as a crash in its write leaves it (a failed
+	 * write is cut off again by the storage itself). */
+	const long end = (long)el_storage_segment_bytes(st);
 	el_storage_close(st);
+	char seg[PATH_MAX + 32] = "";
+	for (uint64_t seq = 1; seq < 64; seq++) {
+		char path[PATH_MAX + 32];
+		if (el_wal_segment_path(dir, seq, path, sizeof path) == EL_OK && pt_file_size(path) >= 0)
+			snprintf(seg, sizeof seg, "%s", path);
+	}
+	static const uint8_t half[40] = { 30, 0, 0, 0, 0xab, 0xab, 0xab, 0xab, 1 };
+	const int fd = open(seg, O_WRONLY);
+	EL_CHECK(fd >= 0 && pwrite(fd, half, sizeof half, end) == (ssize_t)sizeof half);
+	if (fd >= 0)
+		close(fd);
 	pt_fault_arm(PT_OP_FTRUNCATE, 1, EIO);
 	EL_CHECK_EQ(pt_open_load(dir, SEGMENT_BYTES, &got), EL_EIO);
 	el_io_reset();

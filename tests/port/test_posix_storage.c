@@ -3,7 +3,7 @@
  * records, snapshot files, the storage round trip, hard state, truncation,
  * segment rotation and deletion (also over an empty newest segment), a
  * damaged sealed segment, FIFOs under the data directory's names (refused,
- * never waited on), what holds nothing of a cluster
+ * never waited on), a directory left at snapshot.tmp, what holds nothing of a cluster
  * (el_storage_holds_nothing), the directory lock, and the clock/seed/log
  * services (a logged message stays one line).
  *
@@ -803,6 +803,130 @@ static void test_corrupt_newest_segment_before_synced_batches(void)
 	pt_rmrf(dir);
 }
 
+/* Zeros over path[from, to) (a lost block, a damaged run); the old bytes
+ * back in *saved (free them) for put_back. */
+static uint8_t *zero_run(const char *path, long from, long to)
+{
+	size_t size;
+	uint8_t *saved = read_segment(path, &size);
+	uint8_t *zeros = calloc(1, (size_t)(to - from));
+	const int fd = open(path, O_WRONLY);
+	const bool ok = saved != NULL && zeros != NULL && fd >= 0 && to <= (long)size &&
+			pwrite(fd, zeros, (size_t)(to - from), from) == to - from;
+	if (fd >= 0)
+		close(fd);
+	free(zeros);
+	if (!ok)
+		printf("  FAIL: cannot zero %s [%ld, %ld)\n", path, from, to);
+	el_test_current_failed |= !ok;
+	return saved;
+}
+
+static void put_back(const char *path, uint8_t *saved, size_t size)
+{
+	const int fd = open(path, O_WRONLY | O_TRUNC);
+	EL_CHECK(fd >= 0 && write(fd, saved, size) == (ssize_t)size);
+	if (fd >= 0)
+		close(fd);
+	free(saved);
+}
+
+/* Zeros in the middle of the newest segment with a whole batch two or more
+ * after them are not the zeros written ahead, nor a torn write: a batch is
+ * written only after the one before it was synced, so only the last one
+ * can tear, and its own zeros ahead lie after it. The start is refused,
+ * naming the file and the offset, nothing cut; zeros over the start of the
+ * last batch alone (its end reached the disk, its start did not: a torn
+ * write) are cut as before. */
+static void test_zero_run_in_newest_segment(void)
+{
+	const struct el_storage_options opt = { .segment_bytes = 1 << 20 };
+	const struct el_hard_state hs = { 1, 0, 0 };
+	struct el_storage *st;
+	struct pt_model got;
+	char path[PATH_MAX], want[PATH_MAX + 64];
+
+	fresh_dir("zerorun");
+	EL_CHECK_EQ(el_storage_open(&st, dir, &opt), EL_OK);
+	for (uint64_t i = 1; i <= 200; i++)
+		EL_CHECK_EQ(put(st, i, i, 1, i == 1 ? &hs : NULL), EL_OK);
+	el_storage_close(st);
+	EL_CHECK_EQ(el_wal_segment_path(dir, 1, path, sizeof path), EL_OK);
+	const size_t size = (size_t)pt_file_size(path);
+	const long b50 = batch_start(path, 50), b51 = batch_start(path, 51),
+		   b200 = batch_start(path, 200), end = data_end(path);
+	EL_CHECK(b50 > 0 && b51 > b50 && b200 > 8192 && end > b200);
+	const long runs[][3] = { /* from, to, where recovery stops */
+		{ b50 + 3, b50 + 3 + 512, b50 },   /* a sector inside batch 50 */
+		{ b50, b51, b50 },                 /* exactly batch 50 */
+		{ 4096, 8192, -1 },                /* a page-aligned block */
+	};
+	for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+		uint8_t *saved = zero_run(path, runs[i][0], runs[i][1]);
+		snprintf(want, sizeof want, "%s is corrupt at offset ", path);
+		if (runs[i][2] >= 0)
+			snprintf(want, sizeof want, "%s is corrupt at offset %ld,", path, runs[i][2]);
+		EL_CHECK(open_refused_saying(&opt, want));
+		EL_CHECK_EQ(pt_file_size(path), (long)size); /* nothing cut */
+		put_back(path, saved, size);
+	}
+	EL_CHECK_EQ(pt_open_load(dir, 1 << 20, &got), EL_OK);
+	EL_CHECK_EQ(got.last, 200);
+	free(zero_run(path, b200, b200 + 20)); /* the last batch torn */
+	EL_CHECK_EQ(pt_open_load(dir, 1 << 20, &got), EL_OK);
+	EL_CHECK_EQ(got.last, 199);
+	pt_rmrf(dir);
+}
+
+/* A sealed segment is synced whole before the next one exists, and every
+ * batch is numbered one more than the one before it. Zeros over its last
+ * batch (a lost block, starting where that batch did) pass for the zeros
+ * an earlier release left after a sealed segment's batches: the batch
+ * numbers in the next segment tell the loss, and the start is refused
+ * instead of starting without the entries (no later batch carries one
+ * that would not continue the log). */
+static void test_zeroed_tail_of_sealed_segment(void)
+{
+	const struct el_storage_options opt = { .segment_bytes = 512 };
+	struct el_storage *st;
+	struct pt_model got;
+	char path[PATH_MAX], want[PATH_MAX + 64];
+	uint64_t i = 1;
+
+	fresh_dir("sealedzeros");
+	EL_CHECK_EQ(el_storage_open(&st, dir, &opt), EL_OK);
+	const struct el_hard_state hs = { 1, 0, 0 };
+	EL_CHECK_EQ(put(st, 1, 1, 1, &hs), EL_OK);
+	while (el_storage_segments(st) < 2 || el_storage_segment_bytes(st) < 512) {
+		i++;
+		EL_CHECK_EQ(put(st, i, i, 1, NULL), EL_OK); /* fills segment 2 */
+	}
+	for (uint64_t term = 2; term <= 4; term++) { /* segment 3: votes, no entry */
+		const struct el_hard_state voted = { term, 2, 0 };
+		EL_CHECK_EQ(put(st, i + 1, i, 1, &voted), EL_OK);
+	}
+	EL_CHECK_EQ(el_storage_segments(st), 3);
+	el_storage_close(st);
+	EL_CHECK_EQ(pt_open_load(dir, 512, &got), EL_OK);
+	EL_CHECK(got.last == i && got.hs.term == 4);
+	EL_CHECK_EQ(el_wal_segment_path(dir, 2, path, sizeof path), EL_OK);
+	const size_t size = (size_t)pt_file_size(path);
+	EL_CHECK_EQ(data_end(path), (long)size); /* sealed: only its batches */
+	unsigned last = 1;
+	while (batch_start(path, last + 1) > 0 && batch_start(path, last + 1) < (long)size)
+		last++;
+	const long from = batch_start(path, last); /* where its last batch begins */
+	EL_CHECK(last > 1 && from > 0);
+	uint8_t *saved = zero_run(path, from, (long)size);
+	EL_CHECK_EQ(el_wal_segment_path(dir, 3, want, sizeof want), EL_OK);
+	strncat(want, ": batch ", sizeof want - strlen(want) - 1);
+	EL_CHECK(open_refused_saying(&opt, want));
+	put_back(path, saved, size);
+	EL_CHECK_EQ(pt_open_load(dir, 512, &got), EL_OK);
+	EL_CHECK_EQ(got.last, i);
+	pt_rmrf(dir);
+}
+
 /* A snapshot from a leader whose history differs from our stored suffix:
  * even when the batch after the snapshot never reaches the disk, the old
  * suffix must not come back next to the new snapshot. */
@@ -887,6 +1011,60 @@ static void test_fifo_in_data_dir_is_refused(void)
 	EL_CHECK(unlink(path) == 0); /* the refused opens made it */
 	EL_CHECK(mkfifo(path, 0600) == 0);
 	EL_CHECK(in_child(lock_not_held));
+	pt_rmrf(dir);
+}
+
+/* A snapshot with the entries 1..5 it covers, as the Raft core persists one. */
+static int put_snapshot(struct el_storage *st, uint64_t index)
+{
+	static struct el_snapshot_meta meta;
+	static uint8_t data[512];
+	pt_fill_snapshot(&meta, data, index, 1);
+	const struct el_storage_batch b = { .snapshot = &meta, .snapshot_data = data,
+					    .first = index + 1, .last = index };
+	return el_storage_persist(st, &b);
+}
+
+/* DIR/snapshot.tmp is where a snapshot is written before its rename; a
+ * crash leaves a file there, which the open removes. A directory by that
+ * name (never left by a crash: made by hand, or a restore gone wrong) made
+ * every later snapshot fail (its create: EISDIR), and a failed snapshot
+ * stops the node, over and over at each restart, hours after a start that
+ * looked fine. An empty one is removed at the open; one with something in
+ * it is not ours to delete: the open refuses, naming it. */
+static void test_snapshot_tmp_directory(void)
+{
+	const struct el_hard_state hs = { 1, 0, 0 };
+	struct el_storage *st;
+	struct pt_model got;
+	char tmp[PATH_MAX + 16], inner[PATH_MAX + 32];
+
+	fresh_dir("snaptmp");
+	snprintf(tmp, sizeof tmp, "%s/" EL_SNAPSHOT_TMP, dir);
+	snprintf(inner, sizeof inner, "%s/keep", tmp);
+	EL_CHECK_EQ(el_storage_open(&st, dir, NULL), EL_OK);
+	EL_CHECK_EQ(put(st, 1, 5, 1, &hs), EL_OK);
+	el_storage_close(st);
+	EL_CHECK(mkdir(tmp, 0700) == 0);
+	EL_CHECK_EQ(el_storage_open(&st, dir, NULL), EL_OK);
+	EL_CHECK_EQ(pt_file_size(tmp), -1); /* removed at the open */
+	EL_CHECK_EQ(put_snapshot(st, 5), EL_OK);
+	EL_CHECK_EQ(put(st, 6, 7, 1, NULL), EL_OK);
+	el_storage_close(st);
+	EL_CHECK_EQ(pt_open_load(dir, 0, &got), EL_OK);
+	EL_CHECK(got.have_snap && got.snap_index == 5 && got.last == 7);
+	/* Not empty: kept as it is, and the start refused. */
+	EL_CHECK(mkdir(tmp, 0700) == 0);
+	int fd = open(inner, O_WRONLY | O_CREAT, 0600);
+	EL_CHECK(fd >= 0);
+	close(fd);
+	const unsigned long errors = el_log_count(EL_LOG_ERROR);
+	EL_CHECK_EQ(el_storage_open(&st, dir, NULL), EL_ECORRUPT);
+	EL_CHECK(el_log_count(EL_LOG_ERROR) > errors);
+	EL_CHECK_EQ(pt_file_size(inner), 0);
+	EL_CHECK(unlink(inner) == 0 && rmdir(tmp) == 0);
+	EL_CHECK_EQ(pt_open_load(dir, 0, &got), EL_OK);
+	EL_CHECK(got.have_snap && got.snap_index == 5 && got.last == 7);
 	pt_rmrf(dir);
 }
 
@@ -1054,8 +1232,11 @@ int main(int argc, char **argv)
 	EL_RUN(test_snapshot_without_wal_refuses_start);
 	EL_RUN(test_deleted_snapshot_is_named);
 	EL_RUN(test_corrupt_newest_segment_before_synced_batches);
+	EL_RUN(test_zero_run_in_newest_segment);
+	EL_RUN(test_zeroed_tail_of_sealed_segment);
 	EL_RUN(test_installed_snapshot_drops_conflicting_suffix);
 	EL_RUN(test_fifo_in_data_dir_is_refused);
+	EL_RUN(test_snapshot_tmp_directory);
 	EL_RUN(test_dir_lock);
 	EL_RUN(test_platform_services);
 	EL_RUN(test_log_escapes_control_bytes);
