@@ -669,6 +669,7 @@ static void log_role(struct el_daemon *d)
 	el_log(EL_LOG_INFO, "node %u: %s, term %llu, leader %u", d->cfg.id,
 	       names[el_raft_state(r) & 3], (unsigned long long)el_raft_term(r), el_raft_leader(r));
 	el_d_diag_role(d); /* why, at warning when it is trouble */
+	el_d_events_leader(d); /* no longer leading: the attached sessions' GAP */
 }
 
 /* A node removed from the configuration stops by itself once it knows the

@@ -295,6 +295,7 @@ struct el_daemon {
 	uint64_t stop_deadline_ms;
 	uint64_t role_key; /* last role/term/leader logged */
 	uint32_t expiring_cursor; /* next attach slot el_d_expiring looks at */
+	bool events_leader; /* led at the last look: d->attach is a leader's (serve.c) */
 	uint32_t proof_cursor;    /* next client slot el_d_clients_unproven looks at */
 	uint64_t proof_sweep_ms;  /* when it looks next (auth.c) */
 	uint64_t ring_released_at; /* snapshot index of the last el_log_ring_release */
@@ -443,6 +444,9 @@ void el_d_client_closed(struct el_daemon *d, uint64_t conn);
 void el_d_reply(struct el_daemon *d, const struct el_node_reply *r);
 void el_d_event(struct el_daemon *d, const struct el_lock_event *e);
 void el_d_gap(struct el_daemon *d);
+/* Does this node lead (and so push events)? Having just stopped leading,
+ * it sends each attached session a GAP and detaches them all. */
+bool el_d_events_leader(struct el_daemon *d);
 /* Before a batch's committed entries are applied: learn from them what
  * seen.c checks, and which attached sessions they end (d->ending). */
 void el_d_entries_ahead(struct el_daemon *d, const struct el_ready *rd);

@@ -11,7 +11,7 @@
  *
  * Events go to the connection that last sent a request for the session
  * (d->attach, indexed by the lock table's session slot; for a session the
- * batch ended, d->ending).
+ * batch ended, d->ending), and only from the leader (el_d_events_leader).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -268,6 +268,8 @@ static struct el_d_pending *pend_find(struct el_daemon *d, uint64_t req_id)
 
 static void attach(struct el_daemon *d, uint64_t session, uint64_t conn)
 {
+	if (!el_d_events_leader(d))
+		return; /* a follower pushes no events: see el_d_events_leader */
 	el_slot_t slot = el_lock_session_slot(el_node_table(d->node), session);
 	if (slot != EL_LOCK_NONE) {
 		if (d->attach[slot].session != session)
@@ -283,6 +285,61 @@ static uint64_t attached_conn(struct el_daemon *d, uint64_t session)
 	if (slot == EL_LOCK_NONE || d->attach[slot].session != session)
 		return 0;
 	return d->attach[slot].conn;
+}
+
+/* Is attach slot i's session still the one the lock table holds there, and
+ * attached? A session that ended keeps its slot's entry (conn included)
+ * until another session attaches there: the ids differ then. */
+static bool attached_live(const struct el_daemon *d, uint32_t i)
+{
+	const struct el_lock_table *t = el_node_table(d->node);
+	return d->attach[i].conn != 0 && d->attach[i].session != 0 &&
+	       t->sessions[i].id == d->attach[i].session;
+}
+
+static void send_gap(struct el_daemon *d, uint32_t i)
+{
+	memset(&d->rep, 0, sizeof d->rep);
+	d->rep.type = EL_CW_EVENT;
+	d->rep.kind = EL_CW_EV_GAP;
+	d->rep.session = d->attach[i].session;
+	el_d_send(d, d->attach[i].conn, &d->rep, false);
+}
+
+/*
+ * Events are the leader's, as a session is: only the leader serves its
+ * requests, and only its clock says when a lease runs low. A follower
+ * applies the same committed entries, later, and pushed their events too
+ * to any connection that had sent it a request for the session, one it
+ * answered ENOTLEADER: a client that kept that connection while it used
+ * the leader's got each event twice, and a follower's late ones after the
+ * leader's newer ones (protocol_test, test_events_leader_only). So a node
+ * attaches sessions only while it leads, and once it stops leading (a
+ * transfer, a newer term, its removal) it sends every attached session
+ * still open a GAP and detaches them all: the GAP says what to do (retry
+ * the last seq, QUERY), which here gets ENOTLEADER and the new leader, and
+ * the request there attaches the session (as ZooKeeper closes the
+ * sessions' connections of a server that lost its leader; etcd serves
+ * watches from any member, but its watches are not a session's). Called
+ * each turn after the role may have changed (daemon.c, log_role) and
+ * before anything attaches or sends an event.
+ */
+bool el_d_events_leader(struct el_daemon *d)
+{
+	const bool leads = el_raft_state(el_node_raft(d->node)) == EL_LEADER;
+	if (leads || !d->events_leader) {
+		d->events_leader = leads;
+		return leads;
+	}
+	d->events_leader = false;
+	for (uint32_t i = 0; i < EL_SESSIONS_MAX; i++) {
+		if (attached_live(d, i))
+			send_gap(d, i);
+		d->attach[i].conn = 0;
+	}
+	for (uint32_t i = 0; i < d->n_ending; i++)
+		d->ending[i].conn = 0;
+	return false;
 }
 
 /* ---- sessions ended by the batch being applied ----------------------------- */
@@ -1157,6 +1214,8 @@ void el_d_reply(struct el_daemon *d, const struct el_node_reply *r)
 
 void el_d_event(struct el_daemon *d, const struct el_lock_event *e)
 {
+	if (!el_d_events_leader(d))
+		return;
 	uint64_t conn = event_conn(d, e->session);
 	if (conn == 0 || e->kind == 0 || e->kind > EL_EV_VALUE_CHANGED)
 		return;
@@ -1171,18 +1230,17 @@ void el_d_event(struct el_daemon *d, const struct el_lock_event *e)
 	el_d_send(d, conn, &d->rep, false);
 }
 
-/* Events were lost in the core: every attached session hears of it. */
+/* Events were lost in the core: every attached session hears of it, but
+ * not one that has ended: its slot's entry stays until another session
+ * attaches there, and a GAP named it to its old connection, each time
+ * (protocol_test, test_gap_live_sessions). */
 void el_d_gap(struct el_daemon *d)
 {
-	for (uint32_t i = 0; i < EL_SESSIONS_MAX; i++) {
-		if (d->attach[i].conn == 0)
-			continue;
-		memset(&d->rep, 0, sizeof d->rep);
-		d->rep.type = EL_CW_EVENT;
-		d->rep.kind = EL_CW_EV_GAP;
-		d->rep.session = d->attach[i].session;
-		el_d_send(d, d->attach[i].conn, &d->rep, false);
-	}
+	if (!el_d_events_leader(d))
+		return;
+	for (uint32_t i = 0; i < EL_SESSIONS_MAX; i++)
+		if (attached_live(d, i))
+			send_gap(d, i);
 }
 
 /* Attach slots looked at per turn (a turn comes at least every 100 ms, so
@@ -1197,7 +1255,7 @@ void el_d_gap(struct el_daemon *d)
  */
 void el_d_expiring(struct el_daemon *d)
 {
-	if (el_raft_state(el_node_raft(d->node)) != EL_LEADER)
+	if (!el_d_events_leader(d))
 		return;
 	const struct el_lock_table *t = el_node_table(d->node);
 	for (uint32_t k = 0; k < EXPIRING_BATCH && k < EL_SESSIONS_MAX; k++) {

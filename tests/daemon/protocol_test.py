@@ -7,6 +7,12 @@ client's author):
   a session opened in the same batch (it may take the closed one's slot in
   the table) gets none of the closed session's events; a retry of the
   canceled seq gets EEXPIRED;
+- a batch that drops events sends a GAP to each open session attached on
+  the node, none naming a session that has ended;
+- only the leader pushes events: a follower answering ENOTLEADER attaches
+  nothing, and a leader that hands over (TRANSFER) sends each attached
+  session a GAP and then nothing, so a client re-attached at the new
+  leader gets each event once;
 - a PROOF (or first request) of another protocol version: ERROR EVERSION,
   and the connection is closed;
 - MEMBER_PROMOTE, TRANSFER and MEMBER_REMOVE of a node that is not a
@@ -32,7 +38,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from elcluster import Checks, Cluster, Conn, eventually, ident_proof  # noqa: E402
 
 EL_EINVAL, EL_ENOTFOUND, EL_EEXPIRED, EL_EVERSION = -1, -4, -7, -10
-EV_CANCELED, EV_SESSION_EXPIRING = 3, 7
+EL_ENOTLEADER = -3
+EV_CANCELED, EV_HOLDER_CHANGED, EV_GAP, EV_SESSION_EXPIRING = 3, 4, 6, 7
 QUEUE = 16  # [limits] client_queue, its least
 check = Checks()
 
@@ -154,6 +161,99 @@ def test_canceled_slot_reuse(c, leader, a, sa):
         n.close()
 
 
+def events_of(conn, session, secs):
+    """Every EVENT for session (None: any) that conn receives within secs
+    (those read meanwhile by call() included), other sessions' dropped."""
+    got = [m for m in conn.events if session is None or m.get(4) == session]
+    conn.events = []
+    deadline = time.time() + secs
+    while time.time() < deadline:
+        try:
+            m = conn.recv(max(0.05, deadline - time.time()))
+        except (socket.timeout, ssl.SSLError, OSError, EOFError):
+            break
+        if m.get(1) == 128 and (session is None or m.get(4) == session):
+            got.append(m)
+    return got
+
+
+def test_gap_live_sessions(c, leader):
+    """A batch that drops events sends a GAP to the sessions attached on
+    the node that are still open, never one naming a session that has
+    ended: x's closed session, still attached to its open connection (its
+    slot not reused), and
+    h, which ended in the very command whose events overflowed (70
+    watchers' HOLDER_CHANGED, 64 at most per command)."""
+    x, y = c.connect(leader), c.connect(leader)
+    sx = open_session(x)
+    h, w = open_session(y), open_session(y)
+    rep = x.call({1: 3, 4: sx})  # after the opens: none of them takes its slot
+    check("gap: a session closed on a connection that stays open", rep.get(3, 0) == 0, repr(rep))
+    for k in range(70):
+        y.call({1: 4, 4: h, 5: k + 1, 6: "gap-%d" % k})
+        y.call({1: 9, 4: w, 5: k + 1, 6: "gap-%d" % k})
+    rep = y.call({1: 3, 4: h})
+    got = events_of(y, None, 3.0)
+    changed = [m for m in got if m.get(4) == w and m.get(19) == EV_HOLDER_CHANGED]
+    check("gap: closing a session that held 70 watched names overflows its events (64 kept)",
+          len(changed) == 64 and rep.get(3, 0) == 0, "%d HOLDER_CHANGED, close %r"
+          % (len(changed), rep))
+    gaps = [m.get(4) for m in got if m.get(19) == EV_GAP]
+    check("gap: the open watcher's connection gets one GAP, for it alone (none for the "
+          "session that ended)", gaps == [w], "GAPs for %r (watcher %d, closed %d)"
+          % (gaps, w, h))
+    got = events_of(x, sx, 1.0)
+    check("gap: no GAP naming the session closed earlier reaches its connection",
+          not got, repr(got))
+    x.close()
+    y.close()
+
+
+def test_events_leader_only(c, leader):
+    """Events are the leader's to push (docs/protocol.md, "Events"): a
+    follower answering ENOTLEADER attaches nothing, and a leader that
+    hands leadership over (TRANSFER) sends each attached session a GAP and
+    then none of the events it applies as a follower; once the client
+    attached the session at the new leader, each event reaches it once."""
+    f_id = min(i for i in c.procs if i != leader)
+    a = c.connect(leader)
+    sa = open_session(a)
+    a.call({1: 9, 4: sa, 5: 1, 6: "moved"})
+    f = c.connect(f_id)
+    rep = f.call({1: 2, 4: sa})
+    check("leader only: a follower answers a KEEPALIVE ENOTLEADER", rep.get(3) == EL_ENOTLEADER,
+          repr(rep))
+    h = c.connect(leader)
+    sh = open_session(h)
+    token = h.call({1: 4, 4: sh, 5: 1, 6: "moved"}).get(11, 0)
+    got_a = [m for m in events_of(a, sa, 1.0) if m.get(19) == EV_HOLDER_CHANGED]
+    got_f = events_of(f, sa, 0.5)
+    check("leader only: the watcher's connection to the leader gets HOLDER_CHANGED",
+          len(got_a) == 1 and got_a[0].get(11) == token, repr(got_a))
+    check("leader only: the follower that answered ENOTLEADER pushes none of its events",
+          not got_f, repr(got_f))
+    rep = h.call({1: 17, 20: f_id})
+    new = c.wait_leader()
+    check("leader only: TRANSFER moves leadership to node %d" % f_id,
+          rep.get(3, 0) == 0 and new == f_id, "reply %r, leader %d" % (rep, new))
+    got = [m.get(19) for m in events_of(a, sa, 1.0)]
+    check("leader only: the former leader tells the attached session a GAP on stepping down",
+          EV_GAP in got and EV_HOLDER_CHANGED not in got, repr(got))
+    a2 = c.connect(new)
+    rep = a2.call({1: 2, 4: sa})  # attaches the session at the new leader
+    h2 = c.connect(new)
+    rel = h2.call({1: 5, 4: sh, 5: 2, 6: "moved", 11: token})
+    once = [(who, m.get(11, 0)) for who, conn in (("new leader", a2), ("former leader", a),
+                                               ("follower's connection", f))
+            for m in events_of(conn, sa, 1.0) if m.get(19) == EV_HOLDER_CHANGED]
+    # (a token of 0, free, is left out of the frame)
+    check("leader only: re-attached at the new leader, the release reaches the client once, "
+          "from the new leader", rep.get(3, 0) == 0 and rel.get(3, 0) == 0 and
+          once == [("new leader", 0)], "keepalive %r, release %r, events %r" % (rep, rel, once))
+    for conn in (a, f, h, a2, h2):
+        conn.close()
+
+
 def test_proof_version(c, leader):
     conn = Conn(c.client_port[leader], c.certs, prove=False)
     proof = cbor2.loads(ident_proof(os.path.join(c.certs, "client.pem"), conn.recv_frame()))
@@ -253,7 +353,8 @@ def main():
                 t(c, leader, a, sa)
             except Exception as e:  # a crashed step fails, the rest still run
                 check(t.__name__, False, "raised %r" % (e,))
-        for t in (test_proof_version, test_admin_not_member, test_send_queue_full):
+        for t in (test_gap_live_sessions, test_proof_version, test_admin_not_member,
+                  test_send_queue_full, test_events_leader_only):  # the last moves the leader
             try:
                 t(c, leader)
             except Exception as e:  # noqa: BLE001
