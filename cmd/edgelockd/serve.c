@@ -58,12 +58,14 @@ static const char *client_name(const struct el_d_client *cl)
 }
 
 /* A client that does not read what it is sent is closed by el_net once
- * [limits] client_queue frames wait for it (EL_EFULL, once per connection:
- * the connection is gone for every later send). Its sessions' events and
- * replies are lost with it, so the operator and the client's author must
- * be able to tell: a line, at most one a second (a flood of such clients
- * must not flood the log), the closes held back counted in the next one;
- * all are counted in client_drops_total. */
+ * [limits] client_queue frames or client_queue_bytes bytes wait for it
+ * (EL_EFULL, once per connection: the connection is gone for every later
+ * send), as Redis closes a client past its output buffer's hard limit.
+ * Its sessions' events and replies are lost with it, so the operator and
+ * the client's author must be able to tell: a line saying what waited, at
+ * most one a second (a flood of such clients must not flood the log), the
+ * closes held back counted in the next one; all are counted in
+ * client_drops_total. */
 static void queue_full(struct el_daemon *d, uint64_t conn)
 {
 	if (d->queue_full_ms != 0 && d->now_ms - d->queue_full_ms < 1000) {
@@ -76,9 +78,13 @@ static void queue_full(struct el_daemon *d, uint64_t conn)
 			 (unsigned long long)d->queue_full_held);
 	d->queue_full_ms = d->now_ms;
 	d->queue_full_held = 0;
-	el_log(EL_LOG_WARN, "client %s conn %llu: send queue full ([limits] client_queue = %u "
-	       "frames not read): closed%s", client_name(el_d_client_of(d, conn)),
-	       (unsigned long long)conn, d->cfg.client_queue, held);
+	uint32_t frames = 0;
+	size_t bytes = 0;
+	el_net_queued(d->net, conn, &frames, &bytes);
+	el_log(EL_LOG_WARN, "client %s conn %llu: send queue full (%u frames, %zu bytes not read; "
+	       "[limits] client_queue = %u frames, client_queue_bytes = %u bytes): closed%s",
+	       client_name(el_d_client_of(d, conn)), (unsigned long long)conn, frames, bytes,
+	       d->cfg.client_queue, d->cfg.client_queue_bytes, held);
 }
 
 void el_d_send(struct el_daemon *d, uint64_t conn, const struct el_cw_msg *m, bool close_after)
@@ -1108,8 +1114,9 @@ void el_d_serve_turn(struct el_daemon *d)
 {
 	if (d->queue_full_held > 0 && (d->stopping || d->now_ms - d->queue_full_ms >= 1000)) {
 		el_log(EL_LOG_WARN, "%llu more client connection(s) closed for a full send queue "
-		       "([limits] client_queue = %u frames not read) in the last second",
-		       (unsigned long long)d->queue_full_held, d->cfg.client_queue);
+		       "([limits] client_queue = %u frames, client_queue_bytes = %u bytes not "
+		       "read) in the last second", (unsigned long long)d->queue_full_held,
+		       d->cfg.client_queue, d->cfg.client_queue_bytes);
 		d->queue_full_held = 0;
 		d->queue_full_ms = d->now_ms;
 	}
