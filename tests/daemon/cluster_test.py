@@ -873,8 +873,25 @@ def test_membership(c):
         rep = conn.call({1: 14, 20: 9, 21: peer, 22: client})
         check("members add: refused with a bad address (%s, %s)" % (peer, client),
               rep.get(3, 0) == -1 and 9 not in members(c, S.leader), repr(rep))
+    # one address for both ports (the node could not listen on both, its
+    # peers would dial its client port), however spelled; a client address
+    # without a peer address (the leader dropped it without a word)
+    for peer, client, why in [
+            (peer_addr(c, 4), peer_addr(c, 4), "PEER_ADDR and CLIENT_ADDR are one address"),
+            (peer_addr(c, 4), peer_addr(c, 4).replace("127.0.0.1", "localhost"),
+             "PEER_ADDR and CLIENT_ADDR are one address"),
+            ("", c.addr(4), "a client address without a peer address")]:
+        start = len(log_text(c, S.leader))
+        rep = conn.call({1: 14, 20: 9, 21: peer, 22: client})
+        check("members add: refused, nothing proposed: %s (%s, %s)" % (why, peer, client),
+              rep.get(3, 0) == EL_EINVAL and rep.get(27, 0) == 0 and
+              9 not in members(c, S.leader), repr(rep))
+        check("members add: the leader's log says why: %s" % why,
+              re.search(r"admin member-add for node 9: [^(]*\(%s" % why,
+                        log_text(c, S.leader)[start:]), log_text(c, S.leader)[start:][-400:])
     other = 1 if S.leader != 1 else 2
     for peer, client in [(peer_addr(c, other), c.addr(4)), (peer_addr(c, 4), c.addr(other)),
+                         (c.addr(other), c.addr(4)), (peer_addr(c, 4), peer_addr(c, other)),
                          (peer_addr(c, S.leader), c.addr(S.leader)),
                          # another spelling of one address (it was let in)
                          (peer_addr(c, other).replace("127.0.0.1", "LocalHost"), c.addr(4))]:
