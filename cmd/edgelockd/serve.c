@@ -929,8 +929,8 @@ void el_d_admin_answer(struct el_daemon *d, const struct el_d_admin_wait *w, int
  * and its peers would dial its client port, so it would be a learner no
  * one reaches: an outside tester), and a client address without a peer
  * address, which the leader had nowhere to keep (its book holds a node's
- * addresses once it can dial it) and dropped without a word. Neither
- * address is taken as before: both come from the node's hello. */
+ * addresses once it can dial it) and dropped without a word. An add with
+ * neither address is still taken: both then come from the node's hello. */
 static bool add_refused(struct el_daemon *d, const struct el_cw_msg *q, char *why, size_t cap)
 {
 	char peer[EL_CW_ADDR_MAX + 1], swapped[4 * EL_CW_ADDR_MAX + 240];
