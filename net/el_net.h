@@ -18,7 +18,8 @@
  * thread hand-off, and a slow or dead peer or client never stalls the
  * node's turn:
  *   - a peer whose send queue is full loses the frame (Raft retransmits);
- *   - a client whose send queue is full is disconnected (it reconnects and
+ *   - a client whose send queue is full (client_sendq_max frames or
+ *     client_sendq_bytes_max bytes) is disconnected (it reconnects and
  *     resynchronises: every reply is retrievable by retrying its seq);
  *   - a connection with inq_per_conn_max items not yet freed is not read
  *     until the owner frees half of them (TCP holds the rest back).
@@ -68,6 +69,9 @@ struct el_net_config {
 	uint32_t peer_frame_max;   /* largest frame from/to a peer */
 	uint32_t client_frame_max; /* largest frame from a client */
 	uint32_t client_sendq_max; /* frames queued to one client before it is dropped */
+	/* bytes queued to one client before it is dropped (each frame counted
+	 * with its length prefix and queue header); 0: no bound */
+	uint32_t client_sendq_bytes_max;
 	uint32_t peer_sendq_max;   /* frames queued to one peer before frames are dropped */
 	uint32_t inq_per_conn_max; /* frames of one connection waiting in the input queue */
 	/* A peer connection whose sent bytes stay unacknowledged this long is
@@ -159,6 +163,10 @@ void el_net_close(struct el_net *net, uint64_t conn);
  * (gone, or getpeername failed). For refusal lines: an operator under a
  * flood must see where it comes from. */
 void el_net_conn_name(struct el_net *net, uint64_t conn, char *out, size_t cap);
+/* What waits in conn's send queue (frames, and bytes as client_sendq_bytes_max
+ * counts them); a connection closed this turn still says what it held,
+ * one gone says 0 and 0. For the line that says why a client was dropped. */
+void el_net_queued(struct el_net *net, uint64_t conn, uint32_t *frames, size_t *bytes);
 
 void el_net_stats(struct el_net *net, struct el_net_stats *st);
 

@@ -288,6 +288,14 @@ static void sent(struct conn *c, bool close_after)
 	}
 }
 
+/* What a frame of len bytes (prefix included) costs while it waits: its
+ * allocation, header and all, so that a queue of small frames counts
+ * toward client_sendq_bytes_max as the memory it pins. */
+static size_t frame_cost(uint32_t len)
+{
+	return sizeof(struct frame) + len;
+}
+
 /* Write the queued frames the socket takes (EPOLLOUT). */
 static void conn_flush(struct conn *c)
 {
@@ -303,6 +311,8 @@ static void conn_flush(struct conn *c)
 		if (c->q_head == NULL)
 			c->q_tail = NULL;
 		c->q_n--;
+		EL_ASSERT(c->q_bytes >= frame_cost(f->len));
+		c->q_bytes -= frame_cost(f->len);
 		const bool close_after = f->close_after;
 		free(f);
 		sent(c, close_after);
@@ -332,13 +342,19 @@ static void frame_prefix(uint8_t *b, uint32_t len)
 }
 
 /* Send a frame body on c: at once when nothing waits before it, else (or
- * for what the socket did not take) in c's queue of at most max frames.
- * EL_EFULL when the queue is full (or memory is out); the frame is lost. */
+ * for what the socket did not take) in c's queue of at most max frames
+ * and, when max_bytes is not 0, max_bytes bytes (frame_cost). EL_EFULL
+ * when the queue is full (or memory is out); the frame is lost. The bytes
+ * are bounded as well as the frames: 1,024 replies of 2.4 KiB (a LIST of
+ * 32 locks) that a client pipelined and never read pinned 2.4 MiB of the
+ * daemon each, past the kernel's socket buffers, so four such connections
+ * took the node from 3.5 to 12.8 MiB resident. */
 static int conn_send(struct conn *c, const uint8_t *body, uint32_t len, bool close_after,
-		     uint32_t max)
+		     uint32_t max, uint32_t max_bytes)
 {
 	struct el_net *net = c->net;
-	if (c->q_n >= max)
+	if (c->q_n >= max ||
+	    (max_bytes != 0 && c->q_head != NULL && c->q_bytes + frame_cost(4 + len) > max_bytes))
 		return EL_EFULL;
 	const uint32_t total = 4 + len;
 	uint8_t *b = total <= SCRATCH_BYTES ? net->scratch : malloc(total);
@@ -369,6 +385,7 @@ static int conn_send(struct conn *c, const uint8_t *body, uint32_t len, bool clo
 				c->q_head = f;
 			c->q_tail = f;
 			c->q_n++;
+			c->q_bytes += frame_cost(total);
 			conn_watch(c);
 		}
 	}
@@ -477,7 +494,7 @@ int el_net_peer_send(struct el_net *net, el_id_t id, const uint8_t *body, uint32
 {
 	struct conn *c = peer_link(net, id);
 	const int rc = c == NULL ? EL_ENOTFOUND
-				 : conn_send(c, body, len, false, net->cfg.peer_sendq_max);
+				 : conn_send(c, body, len, false, net->cfg.peer_sendq_max, 0);
 	if (rc != EL_OK)
 		net->st.peer_frames_dropped++;
 	return rc;
@@ -496,7 +513,8 @@ int el_net_client_send(struct el_net *net, uint64_t conn, const uint8_t *body, u
 	struct conn *c = conn_find(net, conn);
 	if (c == NULL)
 		return EL_ENOTFOUND;
-	const int rc = conn_send(c, body, len, close_after, net->cfg.client_sendq_max);
+	const int rc = conn_send(c, body, len, close_after, net->cfg.client_sendq_max,
+				 net->cfg.client_sendq_bytes_max);
 	if (rc != EL_OK) {
 		net->st.client_drops++;
 		conn_fail(c);
@@ -509,9 +527,10 @@ int el_net_conn_send(struct el_net *net, uint64_t conn, const uint8_t *body, uin
 	struct conn *c = conn_find(net, conn);
 	if (c == NULL)
 		return EL_ENOTFOUND;
-	const uint32_t max = c->kind == C_CLIENT ? net->cfg.client_sendq_max
-						 : net->cfg.peer_sendq_max;
-	const int rc = conn_send(c, body, len, false, max);
+	const bool client = c->kind == C_CLIENT;
+	const int rc = conn_send(c, body, len, false,
+				 client ? net->cfg.client_sendq_max : net->cfg.peer_sendq_max,
+				 client ? net->cfg.client_sendq_bytes_max : 0);
 	if (rc != EL_OK)
 		conn_fail(c);
 	return rc;
@@ -547,6 +566,14 @@ void el_net_conn_name(struct el_net *net, uint64_t conn, char *out, size_t cap)
 			if (net->gone[g].id == conn && conn != 0)
 				snprintf(out, cap, "%s", net->gone[g].from);
 	}
+}
+
+void el_net_queued(struct el_net *net, uint64_t conn, uint32_t *frames, size_t *bytes)
+{
+	const struct conn *c = net->slots[conn & (net->n_slots - 1)]; /* closing ones too */
+	const bool ours = c != NULL && c->id == conn;
+	*frames = ours ? c->q_n : 0;
+	*bytes = ours ? c->q_bytes : 0;
 }
 
 /* ---- the owner's turn ---------------------------------------------------------------- */

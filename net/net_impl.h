@@ -116,6 +116,7 @@ struct conn {
 	/* sending */
 	struct frame *q_head, *q_tail;
 	uint32_t q_n;
+	size_t q_bytes; /* of the queued frames, their headers included (frame_cost) */
 	struct conn *next;       /* the list it is on (hand-off, handshakes, dead) */
 	struct conn *next_again; /* the owner's again list */
 };

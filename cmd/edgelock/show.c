@@ -902,8 +902,8 @@ static const char *admin_hint(uint8_t type, int32_t err)
 	switch (type) {
 	case EL_CW_MEMBER_ADD:
 		return " (already a member, an address another member has, PEER_ADDR and "
-		       "CLIENT_ADDR swapped (the node's hello says), or one the leader refuses: "
-		       "its log says which)";
+		       "CLIENT_ADDR one address or swapped (the node's hello says), or one the "
+		       "leader refuses: its log says which)";
 	case EL_CW_MEMBER_PROMOTE: return " (not a learner of this cluster)";
 	case EL_CW_MEMBER_REMOVE: return " (it would leave no voter)";
 	case EL_CW_TRANSFER: return " (not another voter)";
@@ -1011,6 +1011,27 @@ static bool member_addr(const char *what, const char *a, char *dst, uint8_t *len
 	return true;
 }
 
+/* The two addresses as the leader takes them (add_refused in
+ * cmd/edgelockd/serve.c): a port each, and no client address without a
+ * peer address; said here, since the leader's EL_EINVAL cannot say which.
+ * One address spelled two ways (localhost, 127.0.0.1) is the leader's to
+ * tell (its log says so). */
+static bool member_addrs_apart(const char *peer, const char *client)
+{
+	char shown[4 * EL_CW_ADDR_MAX + 1]; /* both checked by member_addr: short */
+	if (peer[0] == '\0' && client[0] != '\0')
+		fprintf(stderr, "edgelock: add member: CLIENT_ADDR %s without PEER_ADDR: give both, "
+			"or neither (\"\" \"\": the node's hello gives them)\n",
+			el_cli_text(client, strlen(client), shown, sizeof shown));
+	else if (peer[0] != '\0' && strcasecmp(peer, client) == 0)
+		fprintf(stderr, "edgelock: add member: PEER_ADDR and CLIENT_ADDR are one address, "
+			"%s: a node needs a port for each (its [node] peer_addr and client_addr)\n",
+			el_cli_text(peer, strlen(peer), shown, sizeof shown));
+	else
+		return true;
+	return false;
+}
+
 static const char MEMBERS_USAGE[] =
 	"usage: edgelock members list\n"
 	"       edgelock members add ID PEER_ADDR CLIENT_ADDR [--learner]\n"
@@ -1073,7 +1094,7 @@ static int add_args(int argc, char **argv, struct el_cw_msg *m)
 	/* an address says why itself; the usage text would bury it */
 	if (!member_addr("PEER_ADDR", at[1], m->peer_addr, &m->peer_addr_len, sizeof m->peer_addr) ||
 	    !member_addr("CLIENT_ADDR", at[2], m->client_addr, &m->client_addr_len,
-			 sizeof m->client_addr))
+			 sizeof m->client_addr) || !member_addrs_apart(at[1], at[2]))
 		return EL_EXIT_USAGE;
 	m->type = EL_CW_MEMBER_ADD;
 	return 0;

@@ -49,6 +49,12 @@ void el_dcfg_defaults(struct el_dcfg *c)
 	c->check_quorum = true;
 	c->max_clients = 1024;
 	c->client_queue = 1024;
+	/* 1,024 frames of an event with a long name (about 120 bytes queued
+	 * each): the frame bound still binds first for small frames, this one
+	 * for big replies (a LIST of 32 locks is 2.4 KiB). With it, a
+	 * connection that never reads pins about as much as its TLS buffers
+	 * (65 KiB), not 2.4 MiB (cmd/edgelockd/README.md, "Limits"). */
+	c->client_queue_bytes = 131072;
 	c->peer_queue = 1024;
 	c->sessions_per_client = 64;
 	c->connections_per_client = 64;
@@ -277,6 +283,9 @@ int el_dcfg_set(struct el_dcfg *c, const char *section, const char *key, const c
 		rc = set_u32(&c->max_clients, v, 1, 65000), why = "must be 1..65000";
 	else if (IS("limits", "client_queue"))
 		rc = set_u32(&c->client_queue, v, 16, 1000000), why = "must be 16..1000000";
+	else if (IS("limits", "client_queue_bytes"))
+		rc = set_u32(&c->client_queue_bytes, v, 16384, UINT32_MAX),
+		why = "must be 16384..4294967295";
 	else if (IS("limits", "peer_queue"))
 		rc = set_u32(&c->peer_queue, v, 16, 1000000), why = "must be 16..1000000";
 	else if (IS("limits", "connections_per_client"))

@@ -399,6 +399,7 @@ static int open_net(struct el_daemon *d)
 		.peer_frame_max = EL_WIRE_MSG_MAX,
 		.client_frame_max = EL_CW_FRAME_MAX,
 		.client_sendq_max = d->cfg.client_queue,
+		.client_sendq_bytes_max = d->cfg.client_queue_bytes,
 		.peer_sendq_max = d->cfg.peer_queue,
 		.inq_per_conn_max = 256,
 		.peer_user_timeout_ms = peer_user_timeout_ms(d->cfg.election_ms),

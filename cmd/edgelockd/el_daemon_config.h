@@ -6,7 +6,8 @@
  *   [tls]     ca_file, cert_key_file, crl_file, client_auth = required | optional
  *   [peers]   <id> = <peer address>    every initial member, this node too
  *   [timing]  election_ms, heartbeat_ms, check_quorum
- *   [limits]  max_clients, client_queue, peer_queue, sessions_per_client,
+ *   [limits]  max_clients, client_queue, client_queue_bytes, peer_queue,
+ *             sessions_per_client,
  *             connections_per_client,
  *             requests_per_client, claims_per_client, watches_per_client,
  *             max_session_ttl_ms, net_threads
@@ -57,6 +58,7 @@ struct el_dcfg {
 	bool check_quorum;
 	uint32_t max_clients;
 	uint32_t client_queue;
+	uint32_t client_queue_bytes; /* bytes queued to one client before it is dropped */
 	uint32_t peer_queue;
 	uint32_t sessions_per_client; /* live sessions of one identity; 0: no limit */
 	uint32_t connections_per_client; /* client connections of one identity here; 0: none */

@@ -290,7 +290,7 @@ static void render_net(struct el_d_metrics *m, struct el_daemon *d)
 	counter(m, "clients_refused_total", "Client connections refused over max_clients, or cut in their TLS handshake "
 		"to make room for newer ones.",
 		ns.clients_refused);
-	counter(m, "client_drops_total", "Clients disconnected for a full send queue.",
+	counter(m, "client_drops_total", "Clients disconnected for a full send queue (frames or bytes).",
 		ns.client_drops);
 	counter(m, "peer_frames_dropped_total", "Frames to peers dropped.", ns.peer_frames_dropped);
 	counter(m, "input_frames_dropped_total", "Input frames over a connection's share.",

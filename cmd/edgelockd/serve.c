@@ -58,12 +58,14 @@ static const char *client_name(const struct el_d_client *cl)
 }
 
 /* A client that does not read what it is sent is closed by el_net once
- * [limits] client_queue frames wait for it (EL_EFULL, once per connection:
- * the connection is gone for every later send). Its sessions' events and
- * replies are lost with it, so the operator and the client's author must
- * be able to tell: a line, at most one a second (a flood of such clients
- * must not flood the log), the closes held back counted in the next one;
- * all are counted in client_drops_total. */
+ * [limits] client_queue frames or client_queue_bytes bytes wait for it
+ * (EL_EFULL, once per connection: the connection is gone for every later
+ * send), as Redis closes a client past its output buffer's hard limit.
+ * Its sessions' events and replies are lost with it, so the operator and
+ * the client's author must be able to tell: a line saying what waited, at
+ * most one a second (a flood of such clients must not flood the log), the
+ * closes held back counted in the next one; all are counted in
+ * client_drops_total. */
 static void queue_full(struct el_daemon *d, uint64_t conn)
 {
 	if (d->queue_full_ms != 0 && d->now_ms - d->queue_full_ms < 1000) {
@@ -76,9 +78,13 @@ static void queue_full(struct el_daemon *d, uint64_t conn)
 			 (unsigned long long)d->queue_full_held);
 	d->queue_full_ms = d->now_ms;
 	d->queue_full_held = 0;
-	el_log(EL_LOG_WARN, "client %s conn %llu: send queue full ([limits] client_queue = %u "
-	       "frames not read): closed%s", client_name(el_d_client_of(d, conn)),
-	       (unsigned long long)conn, d->cfg.client_queue, held);
+	uint32_t frames = 0;
+	size_t bytes = 0;
+	el_net_queued(d->net, conn, &frames, &bytes);
+	el_log(EL_LOG_WARN, "client %s conn %llu: send queue full (%u frames, %zu bytes not read; "
+	       "[limits] client_queue = %u frames, client_queue_bytes = %u bytes): closed%s",
+	       client_name(el_d_client_of(d, conn)), (unsigned long long)conn, frames, bytes,
+	       d->cfg.client_queue, d->cfg.client_queue_bytes, held);
 }
 
 void el_d_send(struct el_daemon *d, uint64_t conn, const struct el_cw_msg *m, bool close_after)
@@ -974,24 +980,48 @@ void el_d_admin_answer(struct el_daemon *d, const struct el_d_admin_wait *w, int
 	admin_reply(d, w->conn, w->type, w->id, rc, w->node, w->index);
 }
 
+/* Why the addresses of MEMBER_ADD q are refused, into why (cap bytes), or
+ * false when they may be taken. Besides a bad address and one a member
+ * has: one address for both (the new node cannot listen twice on one port,
+ * and its peers would dial its client port, so it would be a learner no
+ * one reaches: an outside tester), and a client address without a peer
+ * address, which the leader had nowhere to keep (its book holds a node's
+ * addresses once it can dial it) and dropped without a word. An add with
+ * neither address is still taken: both then come from the node's hello. */
+static bool add_refused(struct el_daemon *d, const struct el_cw_msg *q, char *why, size_t cap)
+{
+	char peer[EL_CW_ADDR_MAX + 1], swapped[4 * EL_CW_ADDR_MAX + 240];
+	EL_ASSERT(q->peer_addr_len <= EL_CW_ADDR_MAX);
+	memcpy(peer, q->peer_addr, q->peer_addr_len);
+	peer[q->peer_addr_len] = '\0';
+	const el_id_t taken = addr_taken(d, q);
+	if (!member_addr_ok(q->peer_addr, q->peer_addr_len) ||
+	    !member_addr_ok(q->client_addr, q->client_addr_len))
+		snprintf(why, cap, " (an address not tls+tcp://HOST:PORT, or 0.0.0.0/[::]: "
+			 "give the node's LAN address)");
+	else if (q->peer_addr_len == 0 && q->client_addr_len > 0)
+		snprintf(why, cap, " (a client address without a peer address: give both, or "
+			 "neither to take them from the node's hello)");
+	else if (q->peer_addr_len > 0 && same_addr(peer, q->client_addr, q->client_addr_len))
+		snprintf(why, cap, " (PEER_ADDR and CLIENT_ADDR are one address, %s: a node "
+			 "needs a port for each)", peer);
+	else if (taken != 0)
+		snprintf(why, cap, " (an address of member %u)", taken);
+	else if (el_d_joiner_swapped(d, q->node, q->peer_addr, q->peer_addr_len, q->client_addr,
+				     q->client_addr_len, swapped, sizeof swapped))
+		snprintf(why, cap, " (%s)", swapped); /* its hello said so just now */
+	else
+		return false;
+	return true;
+}
+
 static void admin(struct el_daemon *d, uint64_t conn, const struct el_cw_msg *q)
 {
 	struct el_raft *r = el_node_raft(d->node);
 	uint64_t index = 0;
-	char why[4 * EL_CW_ADDR_MAX + 280] = "", swapped[4 * EL_CW_ADDR_MAX + 240];
+	char why[4 * EL_CW_ADDR_MAX + 280] = "";
 	const bool add = q->type == EL_CW_MEMBER_ADD;
-	const el_id_t taken = add ? addr_taken(d, q) : 0;
-	if (add && (!member_addr_ok(q->peer_addr, q->peer_addr_len) ||
-		    !member_addr_ok(q->client_addr, q->client_addr_len)))
-		snprintf(why, sizeof why, " (an address not tls+tcp://HOST:PORT, or 0.0.0.0/[::]: "
-			 "give the node's LAN address)");
-	else if (taken != 0)
-		snprintf(why, sizeof why, " (an address of member %u)", taken);
-	else if (add && el_d_joiner_swapped(d, q->node, q->peer_addr, q->peer_addr_len,
-					    q->client_addr, q->client_addr_len, swapped,
-					    sizeof swapped))
-		snprintf(why, sizeof why, " (%s)", swapped); /* its hello said so just now */
-	const bool addr_bad = why[0] != '\0';
+	const bool addr_bad = add && add_refused(d, q, why, sizeof why);
 	int rc = addr_bad ? EL_EINVAL : EL_OK;
 	el_id_t target = q->node;
 	if (rc != EL_OK) {
@@ -1165,8 +1195,9 @@ void el_d_serve_turn(struct el_daemon *d)
 {
 	if (d->queue_full_held > 0 && (d->stopping || d->now_ms - d->queue_full_ms >= 1000)) {
 		el_log(EL_LOG_WARN, "%llu more client connection(s) closed for a full send queue "
-		       "([limits] client_queue = %u frames not read) in the last second",
-		       (unsigned long long)d->queue_full_held, d->cfg.client_queue);
+		       "([limits] client_queue = %u frames, client_queue_bytes = %u bytes not "
+		       "read) in the last second", (unsigned long long)d->queue_full_held,
+		       d->cfg.client_queue, d->cfg.client_queue_bytes);
 		d->queue_full_held = 0;
 		d->queue_full_ms = d->now_ms;
 	}

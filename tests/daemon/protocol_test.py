@@ -321,8 +321,9 @@ def test_send_queue_full(c, leader):
     # Wait for the close without reading: closed() reads the replies, and
     # started before a loaded daemon had worked through enough requests to
     # fill the queue, its reading kept the queue from ever filling (CI, twice).
-    pattern = (r"client client conn \d+: send queue full \(\[limits\] client_queue = %d frames "
-               r"not read\): closed" % QUEUE)
+    pattern = (r"client client conn \d+: send queue full \(%d frames, \d+ bytes not read; "
+               r"\[limits\] client_queue = %d frames, client_queue_bytes = 131072 bytes\): "
+               r"closed" % (QUEUE, QUEUE))
     ok = eventually(lambda: re.search(pattern, log_text(c, leader)[len(before):]), timeout=60)
     check("send queue: the client that does not read is disconnected", closed(slow, 10.0),
           "sent %d" % sent)

@@ -84,6 +84,7 @@ static void check_numbers(const struct el_dcfg *c)
 	expect_in(c->heartbeat_ms, 5, 10000);
 	expect_in(c->max_clients, 1, 65000);
 	expect_in(c->client_queue, 16, 1000000);
+	expect_in(c->client_queue_bytes, 16384, UINT32_MAX);
 	expect_in(c->peer_queue, 16, 1000000);
 	expect_in(c->sessions_per_client, 0, 1000000);
 	expect_in(c->connections_per_client, 0, 65000);

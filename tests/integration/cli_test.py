@@ -2067,6 +2067,11 @@ def test_usage_named():
                         (["members", "add", "99999999999999999999", "a", "b"],
                          "not 99999999999999999999"),
                         (["members", "add", "4", "a"], "CLIENT_ADDR is missing"),
+                        (["members", "add", "4", "tls+tcp://a:1", "tls+tcp://A:1"],
+                         "PEER_ADDR and CLIENT_ADDR are one address, tls+tcp://a:1: a node "
+                         "needs a port for each"),
+                        (["members", "add", "4", "", "tls+tcp://a:2"],
+                         "CLIENT_ADDR tls+tcp://a:2 without PEER_ADDR: give both, or neither"),
                         (["members", "add", "4", "tls+tcp://a:1", "tls+tcp://a:2", "--bogus"],
                          "unknown option --bogus"),
                         (["members", "remove", "x"], "not x"),

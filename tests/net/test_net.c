@@ -821,6 +821,40 @@ static void test_full_client_queue_drops_client(void)
 	EL_CHECK_EQ(el_net_client_send(node_a.net, conn, big, 10, false), EL_ENOTFOUND);
 }
 
+/* A client that never reads, sent frames far under client_sendq_max: its
+ * queue is bounded in bytes too (the daemon's client_queue_bytes), so it
+ * is dropped with fewer than SENDQ frames queued, never more than BYTES
+ * of them (the frame count alone let 1,000 such frames, 2 MiB, wait). */
+static void test_client_queue_bytes_bound(void)
+{
+	enum { SENDQ = 1000, BYTES = 64 * 1024, FRAME = 2048, BOUND = 100000 };
+	uint64_t conn;
+	node_init(&node_a, "node1", "net-node1.pem");
+	node_a.cfg.client_sendq_max = SENDQ;
+	node_a.cfg.client_sendq_bytes_max = BYTES;
+	EL_CHECK(node_start(&node_a));
+	EL_CHECK(client_connect(&cli[0], &node_a, &conn));
+	static uint8_t frame[FRAME];
+	fill(frame, FRAME, 81);
+	int rc = EL_OK;
+	unsigned sent = 0;
+	while (sent < BOUND &&
+	       (rc = el_net_client_send(node_a.net, conn, frame, FRAME, false)) == EL_OK)
+		sent++;
+	uint32_t frames = 0;
+	size_t bytes = 0;
+	el_net_queued(node_a.net, conn, &frames, &bytes); /* closed, not reaped yet */
+	printf("  %u frames of %u bytes sent, %u (%zu bytes) queued at EL_EFULL\n", sent,
+	       (unsigned)FRAME, frames, bytes);
+	EL_CHECK_EQ(rc, EL_EFULL);
+	EL_CHECK(frames > 0 && frames < SENDQ);
+	EL_CHECK(bytes <= BYTES && bytes > BYTES - 2 * (FRAME + 4 + 64));
+	EL_CHECK(expect(&node_a, EL_NET_CLIENT_CLOSED, conn, NULL));
+	EL_CHECK_EQ(stats_of(&node_a).client_drops, 1);
+	el_net_queued(node_a.net, conn, &frames, &bytes); /* reaped: gone */
+	EL_CHECK(frames == 0 && bytes == 0);
+}
+
 /* ---- Tests: peers -------------------------------------------------------- */
 
 /* a dials b as peer id: the connection a dialed and the one b accepted. */
@@ -1371,6 +1405,7 @@ int main(int argc, char **argv)
 	RUN(test_handshakes_counted);
 	RUN(test_input_paused_not_lost);
 	RUN(test_full_client_queue_drops_client);
+	RUN(test_client_queue_bytes_bound);
 	RUN(test_peer_dial_handshake_ready);
 	RUN(test_peer_frames_in_order);
 	RUN(test_peer_large_frames);
