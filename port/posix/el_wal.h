@@ -18,6 +18,10 @@
  * batch, which is still cut off in the newest segment and refused in a
  * sealed one. Sealing a segment cuts its zeros off (synced), so sealed
  * segments hold only batches, as before.
+ *
+ * DIR/wal-newest names the newest segment (wal_newest.c), written at each
+ * roll before the new segment's first batch: recovery refuses to start when
+ * the segment it names is gone (deleted, not a crash).
  */
 #ifndef EL_WAL_H
 #define EL_WAL_H
@@ -43,7 +47,6 @@ struct el_wal {
 	int fd;               /* the last segment, open for appending; -1: none */
 	uint64_t segment_bytes;
 	uint64_t extend_bytes; /* zeros written ahead: segment_bytes, at most EL_WAL_EXTEND_BYTES */
-	bool dir_dirty;       /* a segment was created: fsync the directory */
 	struct el_wal_segment *segs; /* on disk, oldest first; the last is fd's */
 	size_t n_segs, cap_segs;
 	uint8_t *buf;         /* the batch being built */
@@ -66,11 +69,12 @@ int el_wal_add_segment(struct el_wal *w, uint64_t seq, uint64_t max_index, uint6
 int el_wal_open_last(struct el_wal *w);
 /* True when the next batch must go to a new segment (none yet, or full). */
 bool el_wal_wants_segment(const struct el_wal *w);
-/* Seal the current segment and create the next one (empty). */
+/* Seal the current segment and create the next one (empty), its directory
+ * entry synced, and DIR/wal-newest naming it before any batch goes there. */
 int el_wal_new_segment(struct el_wal *w);
 /* Append one record to the batch in memory. */
 int el_wal_add(struct el_wal *w, const struct el_rec *rec);
-/* Write the batch and fdatasync it (and the directory after a new segment).
+/* Write the batch and fdatasync it.
  * Returns 0, EL_ENOSPC or EL_EIO; on error the batch is not acknowledged,
  * and it is cut off the file again (wal.c: a failed fdatasync leaves it
  * readable in the page cache, unwritten). */
@@ -80,5 +84,19 @@ int el_wal_commit(struct el_wal *w);
  * logged and harmless: recovery ignores covered entries). */
 void el_wal_drop_covered(struct el_wal *w, uint64_t index);
 void el_wal_close(struct el_wal *w);
+
+/* DIR/wal-newest: "newest wal-<16 hex>.log crc32c CHECK\n" (wal_newest.c). */
+#define EL_WAL_NEWEST_FILE "wal-newest"
+#define EL_WAL_NEWEST_TMP "wal-newest.tmp"
+#define EL_WAL_NEWEST_LINE_MAX 64
+/* The file's line naming segment seq in out, its length; EL_EINVAL. */
+int el_wal_newest_line(uint64_t seq, char *out, size_t cap);
+/* Replace DIR/wal-newest durably (temp file, fsync, rename, directory
+ * fsync) with the line naming segment seq. 0, EL_ENOSPC or EL_EIO. */
+int el_wal_newest_write(const char *dir, int dir_fd, uint64_t seq);
+/* Read it: *found false when there is none; EL_ECORRUPT when it is not
+ * exactly such a line (or not a regular file), EL_EIO when unreadable.
+ * Logs nothing: the caller says what it means. */
+int el_wal_newest_read(const char *dir, uint64_t *seq, bool *found);
 
 #endif /* EL_WAL_H */

@@ -13,7 +13,9 @@
  * batches later follows the damage (synced_batch_after): a torn write spoils
  * only the one batch being written when the power went. And batch numbers
  * run on across segments (check_batch_seq): a jump is synced batches lost.
- * A leftover snapshot.tmp is removed first (remove_snapshot_tmp).
+ * The newest segment deleted leaves whole older ones and no jump: DIR/
+ * wal-newest names it (check_newest_segment). A leftover snapshot.tmp or
+ * wal-newest.tmp is removed first (remove_tmp_files).
  *
  * el_storage_holds_nothing tells, without opening, a directory whose files
  * never made anything durable (a first write that failed) from one with
@@ -330,15 +332,20 @@ static void reconcile_hard_state(struct el_storage *st)
 }
 
 /* DIR/snapshot.tmp is a snapshot being written before its rename: a file
- * there is what a crash left, garbage. A directory by that name no crash
- * leaves (made by hand, a restore gone wrong), but it makes every snapshot
- * fail (its create: EISDIR) and stop the node, at each restart again, long
- * after a start that looked fine. An empty one is removed; one with
- * something in it is not ours to delete (etcd refuses the same way when an
- * orphaned temp file will not go): the start is refused, naming it. */
-static int remove_snapshot_tmp(const struct el_storage *st)
+ * there is what a crash left, garbage (so is wal-newest.tmp, removed too).
+ * A directory by that name no crash leaves (made by hand, a restore gone
+ * wrong), but it makes every snapshot fail (its create: EISDIR) and stop
+ * the node, at each restart again, long after a start that looked fine. An
+ * empty one is removed; one with something in it is not ours to delete
+ * (etcd refuses the same way when an orphaned temp file will not go): the
+ * start is refused, naming it. */
+static int remove_tmp_files(const struct el_storage *st)
 {
 	char tmp[PATH_MAX];
+	/* wal-newest.tmp: a crash in its write, garbage (wal_newest.c) */
+	if (snprintf(tmp, sizeof tmp, "%s/" EL_WAL_NEWEST_TMP, st->dir) >= (int)sizeof tmp)
+		return EL_EINVAL;
+	(void)unlink(tmp);
 	if (snprintf(tmp, sizeof tmp, "%s/" EL_SNAPSHOT_TMP, st->dir) >= (int)sizeof tmp)
 		return EL_EINVAL;
 	if (unlink(tmp) == 0) {
@@ -360,25 +367,67 @@ static int remove_snapshot_tmp(const struct el_storage *st)
 	return EL_ECORRUPT;
 }
 
-int el_storage__recover(struct el_storage *st)
+/*
+ * DIR/wal-newest names the newest segment, written before that segment's
+ * first batch (wal_newest.c). Naming one newer than the newest here (or
+ * any, with none here) means a segment that may hold batches, and with them
+ * acknowledged entries and this node's newest term and vote, is gone: no
+ * crash leaves that (the new segment's entry is synced before the file
+ * names it; compaction deletes only older segments). Starting on the older
+ * ones would let the node vote twice in one term and forget entries it
+ * told the leader it stored, so the start is refused. Naming an older one
+ * is a crash between a roll and its file's rename (the newest is then
+ * empty), or a release before this one rolled: *stale, and the open brings
+ * the file up to the newest, as it writes it where there is none (a
+ * directory of the release before), before any batch goes there.
+ */
+static int check_newest_segment(const struct el_storage *st, uint64_t newest, size_t n,
+				bool *stale)
+{
+	char path[PATH_MAX];
+	uint64_t marked = 0;
+	bool found = false;
+	if (snprintf(path, sizeof path, "%s/" EL_WAL_NEWEST_FILE, st->dir) >= (int)sizeof path)
+		return EL_EINVAL;
+	const int rc = el_wal_newest_read(st->dir, &marked, &found);
+	if (rc == EL_EIO)
+		el_log(EL_LOG_ERROR, "wal: cannot read %s: %s", path, strerror(errno));
+	if (rc == EL_ECORRUPT)
+		el_log(EL_LOG_ERROR, "wal: %s is damaged (not the one line \"newest "
+		       "wal-<16 hex>.log crc32c CHECK\", or not a regular file): it names the "
+		       "newest WAL segment, so that a deleted one is seen; refusing to start. If no "
+		       "wal-*.log file was removed, remove it and start again (it is written anew)",
+		       path);
+	if (rc != EL_OK)
+		return rc;
+	if (found && (n == 0 || marked > newest)) {
+		char seg[PATH_MAX];
+		if (el_wal_segment_path(st->dir, marked, seg, sizeof seg) != EL_OK)
+			snprintf(seg, sizeof seg, "segment %llu", (unsigned long long)marked);
+		el_log(EL_LOG_ERROR, "wal: %s is missing (%s names it as the newest WAL segment; "
+		       "%s): it was deleted (a crash never leaves this), and it may hold "
+		       "acknowledged entries and this node's newest term and vote; starting on "
+		       "what is left would forget them (a vote given twice in one term, entries "
+		       "lost): refusing to start. Wipe this node's data directory and add it "
+		       "back as a new member (docs/operations.md, \"A damaged data directory\")",
+		       seg, path, n == 0 ? "no segment is left" : "older ones are there");
+		return EL_ECORRUPT;
+	}
+	*stale = n > 0 && (!found || marked < newest);
+	if (n > 0 && !found)
+		el_log(EL_LOG_INFO, "wal: %s written, naming the newest segment (none there: a "
+		       "directory of an earlier release, or a crash in its first roll)", path);
+	return EL_OK;
+}
+
+static int recover_segments(struct el_storage *st, bool *stale, uint64_t *newest)
 {
 	uint64_t *seqs = NULL;
 	size_t n = 0;
-	int rc;
-
-	st->snap_data = malloc(EL_SNAPSHOT_MAX);
-	if (!st->snap_data)
-		return EL_EIO;
-	rc = remove_snapshot_tmp(st);
-	if (rc != EL_OK)
-		return rc;
-	rc = el_snapshot_file_read(st->dir, &st->snap, st->snap_data, &st->have_snap);
-	if (rc != EL_OK)
-		return rc;
-	st->last = el_storage__base(st);
-	rc = list_segments(st->dir, &seqs, &n);
+	int rc = list_segments(st->dir, &seqs, &n);
 	for (size_t i = 0; rc == EL_OK && i < n; i++)
 		rc = recover_segment(st, seqs[i], i + 1 == n);
+	*newest = n > 0 ? seqs[n - 1] : 0;
 	free(seqs);
 	if (rc != EL_OK)
 		return rc;
@@ -390,12 +439,37 @@ int el_storage__recover(struct el_storage *st)
 		       (unsigned long long)st->snap.index);
 		return EL_ECORRUPT;
 	}
+	return check_newest_segment(st, *newest, n, stale);
+}
+
+int el_storage__recover(struct el_storage *st)
+{
+	uint64_t newest = 0;
+	bool stale = false;
+	int rc;
+
+	st->snap_data = malloc(EL_SNAPSHOT_MAX);
+	if (!st->snap_data)
+		return EL_EIO;
+	rc = remove_tmp_files(st);
+	if (rc != EL_OK)
+		return rc;
+	rc = el_snapshot_file_read(st->dir, &st->snap, st->snap_data, &st->have_snap);
+	if (rc != EL_OK)
+		return rc;
+	st->last = el_storage__base(st);
+	rc = recover_segments(st, &stale, &newest);
+	if (rc != EL_OK)
+		return rc;
 	reconcile_hard_state(st);
 	st->recovered = true;
 	el_log(EL_LOG_INFO, "storage %s: snapshot at %llu, log to %llu, term %llu, %zu segment(s)",
 	       st->dir, (unsigned long long)el_storage__base(st), (unsigned long long)st->last,
-	       (unsigned long long)st->hs.term, n);
-	return el_wal_open_last(&st->wal);
+	       (unsigned long long)st->hs.term, st->wal.n_segs);
+	rc = el_wal_open_last(&st->wal);
+	if (rc == EL_OK && stale)
+		rc = el_wal_newest_write(st->dir, st->dir_fd, newest);
+	return rc;
 }
 
 /* Does the segment at path hold nothing: its whole batches only hard
@@ -433,7 +507,8 @@ static bool segment_holds_nothing(const char *path)
  * crash before the first snapshot leaves. Recovery would start it as term
  * 0 with an empty log and no configuration, as an empty directory.
  * Anything else (a snapshot, a second segment, a segment whose number is
- * not 1, any other record, a file that cannot be read) is taken as state.
+ * not 1, any other record, a file that cannot be read, a wal-newest that
+ * names a segment not there or is damaged) is taken as state.
  */
 bool el_storage_holds_nothing(const char *dir)
 {
@@ -447,7 +522,15 @@ bool el_storage_holds_nothing(const char *dir)
 	if (list_segments(dir, &seqs, &n) != EL_OK)
 		return errno == ENOENT; /* no directory: nothing */
 	const bool first_only = n == 1 && seqs[0] == 1;
+	uint64_t marked = 0;
+	bool found = false;
+	/* DIR/wal-newest naming a segment that is gone (or damaged): segments
+	 * were deleted, state */
+	const bool deleted = el_wal_newest_read(dir, &marked, &found) != EL_OK ||
+			     (found && (n == 0 || marked > seqs[n - 1]));
 	free(seqs);
+	if (deleted)
+		return false;
 	if (n == 0)
 		return true;
 	return first_only && el_wal_segment_path(dir, 1, path, sizeof path) == EL_OK &&

@@ -127,6 +127,17 @@ static int seal(struct el_wal *w)
 	return EL_OK;
 }
 
+/*
+ * The new segment's directory entry is synced before DIR/wal-newest names
+ * it, and that before the segment's first batch (wal_newest.c): once the
+ * segment may hold an acknowledged batch, the file names it, so deleting
+ * it is seen. The directory is synced twice: once the segment exists
+ * (a file system may make a rename durable before an earlier create when
+ * one sync covers both: the file would then name a segment a crash lost,
+ * and the start be refused for nothing), and by the file's rename. So the
+ * first batch no longer syncs the directory. Per roll: a directory fsync
+ * and the file's write, fsync, rename and directory fsync.
+ */
 int el_wal_new_segment(struct el_wal *w)
 {
 	uint64_t seq = w->n_segs ? w->segs[w->n_segs - 1].seq + 1 : 1;
@@ -139,8 +150,9 @@ int el_wal_new_segment(struct el_wal *w)
 		rc = open_segment(w, seq, O_CREAT | O_EXCL);
 	if (rc != EL_OK)
 		return rc;
-	w->dir_dirty = true;
-	return EL_OK;
+	if (el_io.fsync(w->dir_fd) != 0)
+		return el_io_failure("fsync", w->dir, errno);
+	return el_wal_newest_write(w->dir, w->dir_fd, seq);
 }
 
 int el_wal_add(struct el_wal *w, const struct el_rec *rec)
@@ -229,8 +241,6 @@ static int write_and_sync(struct el_wal *w, struct el_wal_segment *seg, uint64_t
 	/* fdatasync also makes a new file length durable, which reading needs. */
 	if (el_io.fdatasync(w->fd) != 0)
 		return fail(w, "fdatasync", errno);
-	if (w->dir_dirty && el_io.fsync(w->dir_fd) != 0)
-		return el_io_failure("fsync", w->dir, errno);
 	return EL_OK;
 }
 
@@ -244,7 +254,6 @@ int el_wal_commit(struct el_wal *w)
 		cut_failed_batch(w, seg);
 		return rc;
 	}
-	w->dir_dirty = false;
 	seg->size += w->len;
 	seg->alloc = alloc;
 	if (w->batch_max_index > seg->max_index)

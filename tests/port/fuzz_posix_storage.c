@@ -8,7 +8,10 @@
  * el_storage_holds_nothing says holds nothing must recover as empty.
  *
  * Input: flags u8 | [snapshot length u16, snapshot bytes] if flags & 2 |
- *        [split u16] if flags & 4 | WAL bytes (split in two segments).
+ *        [split u16] if flags & 4 | [newest u8 (, bytes)] if flags & 8 |
+ *        WAL bytes (split in two segments).
+ * newest < 0x80 writes wal-newest naming that segment number, as the port
+ * writes it; else the file is the next (newest & 0x7f) bytes, raw.
  * flags & 1 repairs every checksum first, so the fuzzer reaches the replay
  * logic (truncations, hard state, odd indices) instead of stopping at CRCs.
  */
@@ -94,6 +97,25 @@ static void put_file(const char *name, const uint8_t *b, size_t n)
 	close(fd);
 }
 
+/* wal-newest from data[off]: a line naming a segment, or raw bytes. */
+static size_t put_newest(const uint8_t *data, size_t size, size_t off)
+{
+	char line[EL_WAL_NEWEST_LINE_MAX];
+	const uint8_t k = data[off++];
+	if (k < 0x80) {
+		const int n = el_wal_newest_line(k, line, sizeof line);
+		if (n < 0)
+			abort();
+		put_file(EL_WAL_NEWEST_FILE, (const uint8_t *)line, (size_t)n);
+		return off;
+	}
+	size_t n = k & 0x7fu;
+	if (n > size - off)
+		n = size - off;
+	put_file(EL_WAL_NEWEST_FILE, data + off, n);
+	return off + n;
+}
+
 static int open_load(struct seen *s)
 {
 	struct el_storage *st;
@@ -128,6 +150,8 @@ static void layout(const uint8_t *data, size_t size, uint8_t *buf)
 		split = el_get16(data + off);
 		off += 2;
 	}
+	if ((flags & 8) && size - off >= 1)
+		off = put_newest(data, size, off);
 	size_t n = size - off;
 	memcpy(buf, data + off, n);
 	if (flags & 1)

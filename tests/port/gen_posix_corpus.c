@@ -1,7 +1,8 @@
 /*
  * gen_posix_corpus.c - seed inputs for fuzz_posix_storage: directories
  * written by the real storage (appends, truncations, hard states, a
- * snapshot), packed in the fuzz input layout. usage: gen_posix_corpus OUTDIR
+ * snapshot, wal-newest), packed in the fuzz input layout. usage:
+ * gen_posix_corpus OUTDIR
  */
 #include <limits.h>
 #include <stdio.h>
@@ -49,12 +50,14 @@ static void seed(const char *out, int k, bool snapshots)
 	el_wal_segment_path(dir, 1, path, sizeof path);
 	size_t wn = slurp(path, wal, sizeof wal);
 	size_t n = 0;
-	input[n++] = sn ? 2 : 0;
+	input[n++] = (uint8_t)((sn ? 2 : 0) | (k >= 4 ? 8 : 0));
 	if (sn) {
 		el_put16(input + n, (uint16_t)sn);
 		memcpy(input + n + 2, snap, sn);
 		n += 2 + sn;
 	}
+	if (k >= 4) /* wal-newest naming segment 1 (there), or 2 (gone: refused) */
+		input[n++] = (uint8_t)(k - 3);
 	memcpy(input + n, wal, wn);
 	n += wn;
 	if (k == 0) { /* seed 0 ends in a zero-length record whose CRC matches */

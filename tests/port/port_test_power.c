@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "el_io.h"
+#include "el_wal.h"
 #include "port_test_util.h"
 
 #define FILES_MAX 256
@@ -480,7 +481,8 @@ static uint8_t *torn_image(const struct pw_file *f, const char *real_path, size_
 	const size_t n = 1 + (size_t)(pt_rand(rng) % (e - d < 512 ? e - d : 512));
 	*img_len = d + n > f->dur_len ? d + n : f->dur_len;
 	uint8_t *img = calloc(1, *img_len);
-	memcpy(img, f->dur, f->dur_len);
+	if (f->dur_len > 0) /* none: a segment whose entry is synced, its data never */
+		memcpy(img, f->dur, f->dur_len);
 	memcpy(img + d, cur + d, n);
 	free(cur);
 	return img;
@@ -516,8 +518,10 @@ int pt_power_image(const char *out, bool torn, uint64_t *rng)
 		uint8_t *img = NULL;
 		size_t img_len = 0;
 		/* Only log segments are written in place; every other file is
-		 * written whole and renamed, or rewritten (the lock file). */
-		if (torn && f != NULL && strncmp(data_dir.ent[i].name, "wal-", 4) == 0)
+		 * written whole and renamed (wal-newest too, whose name now
+		 * may be a newer file's), or rewritten (the lock file). */
+		uint64_t seq;
+		if (torn && f != NULL && el_wal_segment_name(data_dir.ent[i].name, &seq))
 			img = torn_image(f, src, &img_len, rng);
 		bool ok = img != NULL ? write_file(dst, img, img_len)
 			  : f != NULL ? write_file(dst, f->dur, f->dur_len) : write_file(dst, NULL, 0);

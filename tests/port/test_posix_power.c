@@ -8,7 +8,12 @@
  * unsynced append kept), recovers each with the real port, and requires the
  * state after the last acknowledged batch, or one that batch in flight may
  * leave (its conflicting suffix dropped, its snapshot in place, or all of
- * it). Votes are in that state, so a forgotten vote fails too.
+ * it). Votes are in that state, so a forgotten vote fails too. No image
+ * may be refused: every call of a segment roll (the seal, the new file,
+ * wal-newest's write, sync, rename) is a cut point. A third image has its
+ * newest segment deleted: its open must be refused (wal-newest names the
+ * segment) unless what is left holds every acknowledged batch
+ * (check_deleted_newest).
  *
  * The runs cover the first start (the data directory created and synced
  * into its parent; or made before, unsynced, and synced by the open),
@@ -24,6 +29,7 @@
  *
  * usage: test_posix_power SCRATCH_DIR
  */
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -43,6 +49,8 @@ EL_TEST_MAIN_DEFINITIONS
 
 #define BATCHES 60
 #define SEEDS 20
+#define DELETION_SEEDS 5 /* check_deleted_newest in the first runs from scratch (time),
+			   * and in every run after them */
 #define SEGMENT_BYTES 700 /* small: rotation and deletion in every run */
 
 struct run {
@@ -53,6 +61,8 @@ struct run {
 	char img[PATH_MAX];      /* where images are built */
 	uint64_t rng;
 	unsigned checked, torn, failures;
+	bool deletions;   /* check_deleted_newest at each cut */
+	unsigned deleted, refused; /* images with the newest segment deleted; their opens refused */
 	char saved_torn[PATH_MAX]; /* a torn image kept for the restart run */
 	bool want_saved;
 };
@@ -93,11 +103,16 @@ static void check_image(struct run *r, bool torn)
 	if (torn && torn_files <= 0)
 		return; /* nothing unsynced to tear: the clean image covers it */
 	/* Keep one torn image, as it is before recovery cuts it, for the
-	 * restart run. */
-	if (torn && r->want_saved && r->acked > 2)
+	 * restart run: one whose recovery cuts a tail (warns), as a torn
+	 * sector that ends on a whole batch leaves nothing to cut. */
+	const bool keep = torn && r->want_saved && r->acked > 2;
+	const unsigned long warns = el_log_count(EL_LOG_WARN);
+	if (keep)
 		keep_for_restart(r);
 	struct pt_model got;
 	const int rc = pt_open_load(r->img, SEGMENT_BYTES, &got);
+	if (keep && el_log_count(EL_LOG_WARN) == warns)
+		r->want_saved = true; /* the next one */
 	r->checked++;
 	r->torn += torn;
 	if (rc != EL_OK || !acceptable(r, &got)) {
@@ -119,11 +134,51 @@ static void check_image(struct run *r, bool torn)
 	}
 }
 
+/* The newest segment in dir, in path; false when there is none. */
+static bool newest_segment(const char *dir, char *path, size_t cap)
+{
+	uint64_t newest = 0, seq;
+	DIR *d = opendir(dir);
+	for (struct dirent *e; d != NULL && (e = readdir(d)) != NULL;)
+		if (el_wal_segment_name(e->d_name, &seq) && seq > newest)
+			newest = seq;
+	if (d != NULL)
+		closedir(d);
+	return newest > 0 && el_wal_segment_path(dir, newest, path, cap) == EL_OK;
+}
+
+/* The power goes now, and then someone deletes the newest segment (an
+ * operator freeing space, a bad restore script): the start must be
+ * refused (wal-newest names the segment), unless what is left still holds
+ * every acknowledged batch (the segment held none: new, or only the batch
+ * in flight), when starting is fine too. Never a start on less. */
+static void check_deleted_newest(struct run *r)
+{
+	char path[PATH_MAX + 40];
+	struct pt_model got;
+	if (pt_power_image(r->img, false, &r->rng) < 0 || !newest_segment(r->img, path, sizeof path))
+		return;
+	EL_CHECK(unlink(path) == 0);
+	const int rc = pt_open_load(r->img, SEGMENT_BYTES, &got);
+	r->deleted++;
+	r->refused += rc == EL_ECORRUPT;
+	if (rc == EL_ECORRUPT || (rc == EL_OK && acceptable(r, &got)))
+		return;
+	if (r->failures++ < 3) {
+		printf("  cut %u (%d batches acknowledged): %s deleted, yet the open returned %d\n",
+		       pt_power_cuts(), r->acked, path, rc);
+		pt_model_print("want", &r->models[r->acked]);
+		pt_model_print("got ", &got);
+	}
+}
+
 static void on_cut(void *ctx)
 {
 	struct run *r = ctx;
 	check_image(r, false);
 	check_image(r, true);
+	if (r->deletions)
+		check_deleted_newest(r);
 }
 
 static void run_init(struct run *r, const char *tag)
@@ -133,6 +188,7 @@ static void run_init(struct run *r, const char *tag)
 	r->batches = calloc(BATCHES + 1, sizeof *r->batches);
 	pt_tmpdir(scratch, tag, r->img, sizeof r->img);
 	r->rng = 12345;
+	r->deletions = true;
 	pt_model_init(&r->models[0]);
 }
 
@@ -169,12 +225,17 @@ static void finish(const char *what, struct run *r, unsigned least)
 {
 	const char *v;
 	const unsigned nv = pt_power_violations(&v);
-	printf("  %s: %u cut points, %u images recovered (%u with a torn sector), %u wrong, "
-	       "%u rule violations%s%s\n", what, pt_power_cuts(), r->checked, r->torn, r->failures,
-	       nv, nv ? ", first: " : "", nv ? v : "");
+	char deleted[96] = "";
+	if (r->deletions)
+		snprintf(deleted, sizeof deleted, ", %u with the newest segment then deleted "
+			 "(%u refused)", r->deleted, r->refused);
+	printf("  %s: %u cut points, %u images recovered (%u with a torn sector)%s, %u wrong, "
+	       "%u rule violations%s%s\n", what, pt_power_cuts(), r->checked, r->torn, deleted,
+	       r->failures, nv, nv ? ", first: " : "", nv ? v : "");
 	EL_CHECK(nv == 0);
 	EL_CHECK(r->failures == 0);
 	EL_CHECK(r->checked > least);
+	EL_CHECK(r->refused > 0 || !r->deletions);
 	total_checked += r->checked;
 	pt_power_end();
 }
@@ -189,6 +250,7 @@ static void power_run_from_scratch(uint64_t seed, const char *saved, bool made)
 	char parent[PATH_MAX], dir[PATH_MAX + 8];
 	struct el_storage *st = NULL;
 	run_init(&r, "power-img");
+	r.deletions = seed <= DELETION_SEEDS;
 	snprintf(r.saved_torn, sizeof r.saved_torn, "%s", saved);
 	r.want_saved = saved[0] != '\0';
 	pt_tmpdir(scratch, "power", parent, sizeof parent);

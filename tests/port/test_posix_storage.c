@@ -466,6 +466,177 @@ static void test_deleted_snapshot_is_named(void)
 	pt_rmrf(dir);
 }
 
+/* DIR/wal-newest (port/posix/wal_newest.c), spelled out here so that these
+ * tests build on the tree before it, to show they fail there. */
+#define NEWEST_FILE "wal-newest"
+
+static void newest_path(char *out, size_t cap)
+{
+	snprintf(out, cap, "%s/" NEWEST_FILE, dir);
+}
+
+/* The line wal-newest holds for segment seq, built here from its format
+ * ("newest wal-<16 hex>.log crc32c CHECK\n", CHECK the CRC-32C of what
+ * comes before " crc32c"), not by the port's own code. */
+static void newest_line(uint64_t seq, char *line, size_t cap)
+{
+	char head[40];
+	snprintf(head, sizeof head, "newest wal-%016llx.log", (unsigned long long)seq);
+	snprintf(line, cap, "%s crc32c %08x\n", head, (unsigned)el_crc32c(0, head, strlen(head)));
+}
+
+static void put_newest(const char *text)
+{
+	char path[PATH_MAX + 16];
+	newest_path(path, sizeof path);
+	FILE *f = fopen(path, "w");
+	const bool ok = f != NULL && fputs(text, f) >= 0;
+	if (f != NULL)
+		fclose(f);
+	EL_CHECK(ok);
+}
+
+static bool newest_names(uint64_t seq)
+{
+	char path[PATH_MAX + 16], want[80], text[128] = "";
+	newest_path(path, sizeof path);
+	newest_line(seq, want, sizeof want);
+	FILE *f = fopen(path, "r");
+	const size_t n = f != NULL ? fread(text, 1, sizeof text - 1, f) : 0;
+	if (f != NULL)
+		fclose(f);
+	text[n] = '\0';
+	return strcmp(text, want) == 0;
+}
+
+/* The newest segment deleted while older ones remain (an operator freeing
+ * space, a bad restore script, file system damage): the older segments are
+ * whole and their batch numbers run on, so nothing else sees it, and the
+ * node started on a shorter log and an older term and vote than it
+ * acknowledged (it could vote twice in one term, drop entries it told the
+ * leader it stored). Refused, naming the missing file. Every segment
+ * deleted, with no snapshot: refused too (it started as a new, empty node)
+ * and not taken for a directory that holds nothing (the daemon would let
+ * --bootstrap or --join run over it). */
+static void test_deleted_newest_segment_refuses_start(void)
+{
+	const struct el_storage_options opt = { .segment_bytes = 1024 };
+	struct el_storage *st;
+	char path[PATH_MAX], want[PATH_MAX + 16];
+
+	fresh_dir("newestgone");
+	EL_CHECK_EQ(el_storage_open(&st, dir, &opt), EL_OK);
+	write_log(st, 100);
+	const unsigned segs = el_storage_segments(st);
+	el_storage_close(st);
+	EL_CHECK(segs > 3);
+	EL_CHECK_EQ(el_wal_segment_path(dir, segs, path, sizeof path), EL_OK);
+	EL_CHECK(pt_file_size(path) > 0);
+	EL_CHECK(unlink(path) == 0);
+	snprintf(want, sizeof want, "%s is missing", path);
+	EL_CHECK(open_refused_saying(&opt, want));
+	EL_CHECK(!el_storage_holds_nothing(dir));
+	for (uint64_t seq = 1; seq < segs; seq++) {
+		EL_CHECK_EQ(el_wal_segment_path(dir, seq, path, sizeof path), EL_OK);
+		EL_CHECK(unlink(path) == 0);
+	}
+	EL_CHECK(open_refused_saying(&opt, want));
+	EL_CHECK(!el_storage_holds_nothing(dir));
+	pt_rmrf(dir);
+}
+
+/* A crash in a roll after the new segment was created, before wal-newest
+ * named it, leaves the file naming the one before, and the new segment
+ * empty: the start goes on (no false refusal), and brings the file up to
+ * the new segment before the next batch goes there, or deleting that
+ * segment, batches and all, would go unseen. A directory of the release
+ * before has no wal-newest: it starts, and gets one. */
+static void test_newest_segment_file_behind_or_missing(void)
+{
+	const struct el_storage_options opt = { .segment_bytes = 1024 };
+	struct el_storage *st;
+	struct pt_model got;
+	char path[PATH_MAX], want[PATH_MAX + 16];
+
+	fresh_dir("newestbehind");
+	EL_CHECK_EQ(el_storage_open(&st, dir, &opt), EL_OK);
+	write_log(st, 100);
+	const unsigned segs = el_storage_segments(st);
+	el_storage_close(st);
+	EL_CHECK(newest_names(segs));
+	EL_CHECK_EQ(el_wal_segment_path(dir, segs + 1, path, sizeof path), EL_OK);
+	const int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	EL_CHECK(fd >= 0);
+	close(fd);
+	st = NULL;
+	EL_CHECK_EQ(el_storage_open(&st, dir, &opt), EL_OK);
+	EL_CHECK(newest_names(segs + 1));
+	if (st == NULL)
+		return;
+	EL_CHECK_EQ(el_storage_last_index(st), 100);
+	EL_CHECK_EQ(put(st, 101, 101, 5, NULL), EL_OK);
+	EL_CHECK_EQ(el_storage_segments(st), segs + 1);
+	el_storage_close(st);
+	EL_CHECK(unlink(path) == 0);
+	snprintf(want, sizeof want, "%s is missing", path);
+	EL_CHECK(open_refused_saying(&opt, want));
+
+	pt_rmrf(dir);
+	fresh_dir("newestupgrade");
+	EL_CHECK_EQ(el_storage_open(&st, dir, &opt), EL_OK);
+	write_log(st, 100);
+	EL_CHECK_EQ(el_storage_segments(st), segs);
+	el_storage_close(st);
+	newest_path(want, sizeof want);
+	EL_CHECK(unlink(want) == 0); /* as the release before left it */
+	EL_CHECK_EQ(pt_open_load(dir, 1024, &got), EL_OK);
+	EL_CHECK(got.last == 100 && got.hs.term == 5 && got.hs.vote == 2);
+	EL_CHECK(newest_names(segs));
+	EL_CHECK_EQ(el_wal_segment_path(dir, segs, path, sizeof path), EL_OK);
+	EL_CHECK(unlink(path) == 0);
+	snprintf(want, sizeof want, "%s is missing", path);
+	EL_CHECK(open_refused_saying(&opt, want));
+	pt_rmrf(dir);
+}
+
+/* wal-newest damaged (a flipped bit, garbage, not a regular file) is not
+ * read as some number: refused, naming it; removed, the start goes on and
+ * writes it anew. */
+static void test_newest_segment_file_damaged(void)
+{
+	const struct el_storage_options opt = { .segment_bytes = 1024 };
+	struct el_storage *st;
+	char line[80], path[PATH_MAX + 16], want[PATH_MAX + 32];
+
+	fresh_dir("newestdamaged");
+	EL_CHECK_EQ(el_storage_open(&st, dir, &opt), EL_OK);
+	write_log(st, 20);
+	const unsigned segs = el_storage_segments(st);
+	el_storage_close(st);
+	newest_path(path, sizeof path);
+	snprintf(want, sizeof want, "%s is damaged", path);
+	newest_line(segs, line, sizeof line);
+	line[strlen(line) - 2] ^= 1; /* the checksum's last digit */
+	put_newest(line);
+	EL_CHECK(open_refused_saying(&opt, want));
+	EL_CHECK(!el_storage_holds_nothing(dir));
+	newest_line(segs, line, sizeof line);
+	line[21] = line[21] == '0' ? '1' : '0'; /* a digit of the number */
+	put_newest(line);
+	EL_CHECK(open_refused_saying(&opt, want));
+	newest_line(segs, line, sizeof line);
+	line[strlen(line) - 1] = '\0'; /* no newline */
+	put_newest(line);
+	EL_CHECK(open_refused_saying(&opt, want));
+	EL_CHECK(unlink(path) == 0 && mkdir(path, 0700) == 0);
+	EL_CHECK(open_refused_saying(&opt, want));
+	EL_CHECK(rmdir(path) == 0);
+	EL_CHECK_EQ(el_storage_open(&st, dir, &opt), EL_OK);
+	el_storage_close(st);
+	EL_CHECK(newest_names(segs));
+	pt_rmrf(dir);
+}
+
 /* A snapshot one below a sealed segment's last index still needs that
  * segment (it holds the entry right after the snapshot): it must stay. */
 static void test_snapshot_below_sealed_segment_keeps_it(void)
@@ -518,9 +689,10 @@ static void test_zero_length_record_at_buffer_end(void)
 }
 
 /* Group commit: a whole batch (hard state, truncation, 64 entries) costs one
- * write and one fdatasync; a new segment adds one directory fsync, and a
- * batch past the file's end one write of the zeros ahead (el_wal.h); an
- * empty batch touches nothing. */
+ * write and one fdatasync; a new segment adds two directory fsyncs and the
+ * wal-newest file (its write, fsync and rename: per roll, never per batch),
+ * and a batch past the file's end one write of the zeros ahead (el_wal.h);
+ * an empty batch touches nothing. */
 static void test_one_sync_per_batch(void)
 {
 	const struct el_storage_options opt = { .segment_bytes = 8192 };
@@ -533,13 +705,16 @@ static void test_one_sync_per_batch(void)
 	EL_CHECK_EQ(put(st, 1, 64, 1, &hs), EL_OK); /* creates segment 1 */
 	EL_CHECK_EQ(pt_fault_calls(PT_OP_PWRITE), 2); /* the zeros ahead, the batch */
 	EL_CHECK_EQ(pt_fault_calls(PT_OP_FDATASYNC), 1);
-	EL_CHECK_EQ(pt_fault_calls(PT_OP_FSYNC), 1);
+	EL_CHECK_EQ(pt_fault_calls(PT_OP_FSYNC), 3); /* directory, wal-newest.tmp, directory */
+	EL_CHECK_EQ(pt_fault_calls(PT_OP_WRITE), 1); /* wal-newest's line */
+	EL_CHECK_EQ(pt_fault_calls(PT_OP_RENAME), 1);
 	pt_fault_count_only();
 	hs = (struct el_hard_state){ 2, 0, 59 };
 	EL_CHECK_EQ(put(st, 60, 62, 2, &hs), EL_OK); /* truncate + append + hard state */
 	EL_CHECK_EQ(pt_fault_calls(PT_OP_PWRITE), 1); /* within the zeros written ahead */
 	EL_CHECK_EQ(pt_fault_calls(PT_OP_FDATASYNC), 1);
-	EL_CHECK_EQ(pt_fault_calls(PT_OP_FSYNC), 0);
+	EL_CHECK_EQ(pt_fault_calls(PT_OP_FSYNC) + pt_fault_calls(PT_OP_WRITE) +
+		    pt_fault_calls(PT_OP_RENAME) + pt_fault_calls(PT_OP_OPEN), 0);
 	pt_fault_count_only();
 	EL_CHECK_EQ(put(st, 63, 62, 2, NULL), EL_OK);
 	EL_CHECK_EQ(pt_fault_calls(PT_OP_PWRITE) + pt_fault_calls(PT_OP_FDATASYNC) +
@@ -1231,6 +1406,9 @@ int main(int argc, char **argv)
 	EL_RUN(test_corrupt_sealed_segment_refuses_start);
 	EL_RUN(test_snapshot_without_wal_refuses_start);
 	EL_RUN(test_deleted_snapshot_is_named);
+	EL_RUN(test_deleted_newest_segment_refuses_start);
+	EL_RUN(test_newest_segment_file_behind_or_missing);
+	EL_RUN(test_newest_segment_file_damaged);
 	EL_RUN(test_corrupt_newest_segment_before_synced_batches);
 	EL_RUN(test_zero_run_in_newest_segment);
 	EL_RUN(test_zeroed_tail_of_sealed_segment);
