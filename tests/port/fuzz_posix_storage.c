@@ -100,9 +100,9 @@ static void put_file(const char *name, const uint8_t *b, size_t n)
 /* wal-newest from data[off]: a line naming a segment, or raw bytes. */
 static size_t put_newest(const uint8_t *data, size_t size, size_t off)
 {
-	char line[EL_WAL_NEWEST_LINE_MAX];
 	const uint8_t k = data[off++];
 	if (k < 0x80) {
+		char line[EL_WAL_NEWEST_LINE_MAX];
 		const int n = el_wal_newest_line(k, line, sizeof line);
 		if (n < 0)
 			abort();

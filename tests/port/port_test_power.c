@@ -179,8 +179,8 @@ static void rewrite_pages(struct pw_file *f, off_t off, size_t len)
 /* The real entries of a directory (regular files and directories). */
 static void list_dir(const char *path, struct pw_dir *out)
 {
+	memset(out, 0, sizeof *out);
 	snprintf(out->path, sizeof out->path, "%s", path);
-	out->n = 0;
 	DIR *d = opendir(path);
 	if (d == NULL)
 		return;

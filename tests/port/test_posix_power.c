@@ -349,19 +349,21 @@ static void test_power_cut_after_torn_tail_restart(void)
 static void first_batch_a_snapshot(const char *what, bool leftover)
 {
 	struct run r;
-	char parent[PATH_MAX], dir[PATH_MAX + 8], seg[PATH_MAX];
+	char parent[PATH_MAX], dir[PATH_MAX + 8];
 	struct el_storage *st = NULL;
 	run_init(&r, "power-img3");
 	pt_tmpdir(scratch, "power3", parent, sizeof parent);
 	snprintf(dir, sizeof dir, "%s/data", parent);
 	if (leftover) { /* already there: durable */
 		static const uint8_t zeros[4096];
+		char seg[PATH_MAX];
 		EL_CHECK(mkdir(dir, 0700) == 0);
 		EL_CHECK_EQ(el_wal_segment_path(dir, 1, seg, sizeof seg), EL_OK);
 		FILE *f = fopen(seg, "wb");
-		EL_CHECK(f != NULL && fwrite(zeros, 1, sizeof zeros, f) == sizeof zeros);
-		if (f != NULL)
-			fclose(f);
+		EL_CHECK(f != NULL); /* returns when not */
+		const size_t wrote = fwrite(zeros, 1, sizeof zeros, f);
+		fclose(f);
+		EL_CHECK(wrote == sizeof zeros);
 		EL_CHECK(el_storage_holds_nothing(dir));
 	}
 	pt_power_begin(parent, dir, on_cut, &r);
