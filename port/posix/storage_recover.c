@@ -331,40 +331,42 @@ static void reconcile_hard_state(struct el_storage *st)
 		st->hs.commit = st->snap.index;
 }
 
-/* DIR/snapshot.tmp is a snapshot being written before its rename: a file
- * there is what a crash left, garbage (so is wal-newest.tmp, removed too).
- * A directory by that name no crash leaves (made by hand, a restore gone
- * wrong), but it makes every snapshot fail (its create: EISDIR) and stop
- * the node, at each restart again, long after a start that looked fine. An
- * empty one is removed; one with something in it is not ours to delete
- * (etcd refuses the same way when an orphaned temp file will not go): the
- * start is refused, naming it. */
-static int remove_tmp_files(const struct el_storage *st)
+/* DIR/snapshot.tmp and DIR/wal-newest.tmp are files being written before
+ * their rename (snapshot_file.c, wal_newest.c): a file there is what a
+ * crash left, garbage. A directory by such a name no crash leaves (made by
+ * hand, a restore gone wrong), but it makes every write of that file fail
+ * (its create: EISDIR) and stop the node, at each restart again, long
+ * after a start that looked fine. An empty one is removed; one with
+ * something in it is not ours to delete (etcd refuses the same way when an
+ * orphaned temp file will not go): the start is refused, naming it. */
+static int remove_tmp(const struct el_storage *st, const char *name, const char *what)
 {
 	char tmp[PATH_MAX];
-	/* wal-newest.tmp: a crash in its write, garbage (wal_newest.c) */
-	if (snprintf(tmp, sizeof tmp, "%s/" EL_WAL_NEWEST_TMP, st->dir) >= (int)sizeof tmp)
-		return EL_EINVAL;
-	(void)unlink(tmp);
-	if (snprintf(tmp, sizeof tmp, "%s/" EL_SNAPSHOT_TMP, st->dir) >= (int)sizeof tmp)
+	if (snprintf(tmp, sizeof tmp, "%s/%s", st->dir, name) >= (int)sizeof tmp)
 		return EL_EINVAL;
 	if (unlink(tmp) == 0) {
-		el_log(EL_LOG_INFO, "removed %s left by an interrupted snapshot", tmp);
+		el_log(EL_LOG_INFO, "removed %s left by an interrupted write of %s", tmp, what);
 		return EL_OK;
 	}
 	if (errno != EISDIR && errno != EPERM) /* EPERM: POSIX's unlink of a directory */
-		return EL_OK; /* none; or a read-only disk, where no snapshot is written */
+		return EL_OK; /* none; or a read-only disk, where nothing is written */
 	if (rmdir(tmp) == 0) {
-		el_log(EL_LOG_WARN, "removed the empty directory %s: snapshots are written there "
-		       "before their rename", tmp);
+		el_log(EL_LOG_WARN, "removed the empty directory %s: %s is written there "
+		       "before its rename", tmp, what);
 		return EL_OK;
 	}
 	if (errno == ENOTDIR)
 		return EL_OK; /* a file after all, which this user may not delete */
-	el_log(EL_LOG_ERROR, "%s is a directory that cannot be removed (%s): snapshots are "
-	       "written there before their rename, so every snapshot would fail; move it out of "
-	       "the data directory; refusing to start", tmp, strerror(errno));
+	el_log(EL_LOG_ERROR, "%s is a directory that cannot be removed (%s): %s is written "
+	       "there before its rename, so every write of it would fail; move it out of the "
+	       "data directory; refusing to start", tmp, strerror(errno), what);
 	return EL_ECORRUPT;
+}
+
+static int remove_tmp_files(const struct el_storage *st)
+{
+	const int rc = remove_tmp(st, EL_SNAPSHOT_TMP, "the snapshot");
+	return rc != EL_OK ? rc : remove_tmp(st, EL_WAL_NEWEST_TMP, "wal-newest");
 }
 
 /*
