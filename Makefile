@@ -69,6 +69,30 @@ $(REVISION_O): $(REVISION_C)
 .PHONY: FORCE
 FORCE:
 
+# A libFuzzer target's two rules, for a parser with its own fuzz target:
+# test-fuzz-NAME (in make test: a fixed, seeded run of RUNS inputs, started
+# from the seeds in the folder SEEDS when given, in a fresh work folder so
+# the run is the same every time) and fuzz-NAME (FUZZ_SECONDS of fuzzing,
+# part of `make fuzz`; what it finds stays in the work folder, never in
+# tests/fuzz/corpus). SUITE names the suite in the results.
+#   $(eval $(call fuzz_suite,NAME,BINARY,SUITE,RUNS[,SEEDS]))
+define fuzz_suite
+.PHONY: test-fuzz-$(1) fuzz-$(1)
+test-fuzz-$(1): $(2)
+	@rm -rf $$(BUILD)/fuzz/work/$(1) && mkdir -p $$(BUILD)/fuzz/work/$(1)/corpus
+	$(if $(5),@cp $(5)/* $$(BUILD)/fuzz/work/$(1)/corpus/)
+	@tests/run-suite.sh $$(BUILD)/results $(3) bash -c '$(2) -seed=1 -runs=$(4) \
+		-artifact_prefix=$$(BUILD)/fuzz/work/$(1)/ $$(BUILD)/fuzz/work/$(1)/corpus \
+		>$$(BUILD)/fuzz/work/$(1)/fuzz.log 2>&1 && echo "1 passed, 0 failed" || \
+		{ tail -n 30 $$(BUILD)/fuzz/work/$(1)/fuzz.log; echo "0 passed, 1 failed"; exit 1; }'
+fuzz-$(1): $(2)
+	@mkdir -p $$(BUILD)/fuzz/work/$(1)/corpus
+	$(2) -max_total_time=$$(FUZZ_SECONDS) -artifact_prefix=$$(BUILD)/fuzz/work/$(1)/ \
+		$$(BUILD)/fuzz/work/$(1)/corpus $(5)
+fuzz: fuzz-$(1)
+TESTS += test-fuzz-$(1)
+endef
+
 include $(sort $(wildcard mk/*.mk))
 
 .PHONY: all deps test test-suites test-parallel test-serial test-serial-daemon test-serial-rest \

@@ -143,18 +143,8 @@ test-lib-fence: $(LIB_FENCE_TEST) $(LIB_CXX_TEST)
 	@tests/run-suite.sh $(BUILD)/results lib-cxx $(LIB_CXX_TEST)
 TESTS += test-lib-fence
 
-.PHONY: test-link test-fuzz-link-url fuzz-link-url
+.PHONY: test-link
 test-link: $(BUILD)/san/test_link $$(IDENT_CERTS)/ca.crt
 	@tests/run-suite.sh $(BUILD)/results client-link $(BUILD)/san/test_link $(IDENT_CERTS)
-test-fuzz-link-url: $(BUILD)/fuzz/fuzz_link_url
-	@mkdir -p $(BUILD)/fuzz/work/link_url
-	@tests/run-suite.sh $(BUILD)/results fuzz-link-url bash -c '$(BUILD)/fuzz/fuzz_link_url -seed=1 \
-		-runs=200000 -artifact_prefix=$(BUILD)/fuzz/work/link_url/ $(BUILD)/fuzz/work/link_url \
-		>$(BUILD)/fuzz/work/link_url/fuzz.log 2>&1 && echo "1 passed, 0 failed" || \
-		{ tail -n 30 $(BUILD)/fuzz/work/link_url/fuzz.log; echo "0 passed, 1 failed"; exit 1; }'
-fuzz-link-url: $(BUILD)/fuzz/fuzz_link_url
-	@mkdir -p $(BUILD)/fuzz/work/link_url
-	$(BUILD)/fuzz/fuzz_link_url -max_total_time=$(FUZZ_SECONDS) \
-		-artifact_prefix=$(BUILD)/fuzz/work/link_url/ $(BUILD)/fuzz/work/link_url
-fuzz: fuzz-link-url
-TESTS += test-link test-fuzz-link-url
+TESTS += test-link
+$(eval $(call fuzz_suite,link-url,$(BUILD)/fuzz/fuzz_link_url,fuzz-link-url,200000))

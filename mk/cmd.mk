@@ -145,20 +145,11 @@ $(BUILD)/fuzz/fuzz_sd_env: tests/fuzz/fuzz_sd_env.c cmd/edgelockd/sd_notify.c cm
 	$(call say,FUZZCC,$@)
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -D_DEFAULT_SOURCE -Icmd/edgelockd $< cmd/edgelockd/sd_notify.c -o $@
 
-.PHONY: test-sd-notify test-fuzz-sd-env fuzz-sd-env
+.PHONY: test-sd-notify
 test-sd-notify: $(BUILD)/san/test_sd_notify
 	@tests/run-suite.sh $(BUILD)/results sd-notify $(BUILD)/san/test_sd_notify
-test-fuzz-sd-env: $(BUILD)/fuzz/fuzz_sd_env
-	@mkdir -p $(BUILD)/fuzz/work/sd_env
-	@tests/run-suite.sh $(BUILD)/results fuzz-sd-env bash -c '$(BUILD)/fuzz/fuzz_sd_env -seed=1 -runs=100000 \
-		-artifact_prefix=$(BUILD)/fuzz/work/sd_env/ $(BUILD)/fuzz/work/sd_env >$(BUILD)/fuzz/work/sd_env/fuzz.log 2>&1 \
-		&& echo "1 passed, 0 failed" || { tail -n 30 $(BUILD)/fuzz/work/sd_env/fuzz.log; echo "0 passed, 1 failed"; exit 1; }'
-fuzz-sd-env: $(BUILD)/fuzz/fuzz_sd_env
-	@mkdir -p $(BUILD)/fuzz/work/sd_env
-	$(BUILD)/fuzz/fuzz_sd_env -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=$(BUILD)/fuzz/work/sd_env/ \
-		$(BUILD)/fuzz/work/sd_env
-fuzz: fuzz-sd-env
-TESTS += test-sd-notify test-fuzz-sd-env
+TESTS += test-sd-notify
+$(eval $(call fuzz_suite,sd-env,$(BUILD)/fuzz/fuzz_sd_env,fuzz-sd-env,100000))
 
 # The metrics server's request parser (cmd/edgelockd/http_request.c): unit
 # tests under ASan/UBSan, and a fuzz target of any bytes as a request head
@@ -173,20 +164,11 @@ $(BUILD)/fuzz/fuzz_http: tests/fuzz/fuzz_http.c cmd/edgelockd/http_request.c cmd
 	$(call say,FUZZCC,$@)
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -D_GNU_SOURCE -Icmd/edgelockd $< cmd/edgelockd/http_request.c -o $@
 
-.PHONY: test-http-request test-fuzz-http fuzz-http
+.PHONY: test-http-request
 test-http-request: $(BUILD)/san/test_http_request
 	@tests/run-suite.sh $(BUILD)/results http-request $(BUILD)/san/test_http_request
-test-fuzz-http: $(BUILD)/fuzz/fuzz_http
-	@rm -rf $(BUILD)/fuzz/work/http && mkdir -p $(BUILD)/fuzz/work/http && cp tests/fuzz/corpus/http/* $(BUILD)/fuzz/work/http/
-	@tests/run-suite.sh $(BUILD)/results fuzz-http bash -c '$(BUILD)/fuzz/fuzz_http -seed=1 -runs=200000 \
-		-artifact_prefix=$(BUILD)/fuzz/work/ $(BUILD)/fuzz/work/http >$(BUILD)/fuzz/work/http.log 2>&1 \
-		&& echo "1 passed, 0 failed" || { tail -n 30 $(BUILD)/fuzz/work/http.log; echo "0 passed, 1 failed"; exit 1; }'
-fuzz-http: $(BUILD)/fuzz/fuzz_http
-	@mkdir -p $(BUILD)/fuzz/work/http
-	$(BUILD)/fuzz/fuzz_http -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=$(BUILD)/fuzz/work/ \
-		$(BUILD)/fuzz/work/http tests/fuzz/corpus/http
-fuzz: fuzz-http
-TESTS += test-http-request test-fuzz-http
+TESTS += test-http-request
+$(eval $(call fuzz_suite,http,$(BUILD)/fuzz/fuzz_http,fuzz-http,200000,tests/fuzz/corpus/http))
 
 # The data directory's small files edgelockd reads at every start
 # (incarnation.c, owner.c): any bytes as each; seeds in tests/fuzz/corpus/datadir
@@ -208,18 +190,7 @@ test-daemon-lost-state: $(EDGELOCKD) certs
 		tests/daemon/lost_state_test.py $(BUILD)
 TESTS += test-daemon-lost-state
 
-.PHONY: test-fuzz-datadir fuzz-datadir
-test-fuzz-datadir: $(BUILD)/fuzz/fuzz_datadir
-	@rm -rf $(BUILD)/fuzz/work/datadir && mkdir -p $(BUILD)/fuzz/work && cp -r tests/fuzz/corpus/datadir $(BUILD)/fuzz/work/datadir
-	@tests/run-suite.sh $(BUILD)/results fuzz-datadir bash -c '$(BUILD)/fuzz/fuzz_datadir -seed=1 -runs=20000 \
-		-artifact_prefix=$(BUILD)/fuzz/work/ $(BUILD)/fuzz/work/datadir >$(BUILD)/fuzz/work/datadir.log 2>&1 \
-		&& echo "1 passed, 0 failed" || { tail -n 30 $(BUILD)/fuzz/work/datadir.log; echo "0 passed, 1 failed"; exit 1; }'
-fuzz-datadir: $(BUILD)/fuzz/fuzz_datadir
-	@mkdir -p $(BUILD)/fuzz/work/datadir
-	$(BUILD)/fuzz/fuzz_datadir -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=$(BUILD)/fuzz/work/ \
-		$(BUILD)/fuzz/work/datadir tests/fuzz/corpus/datadir
-fuzz: fuzz-datadir
-TESTS += test-fuzz-datadir
+$(eval $(call fuzz_suite,datadir,$(BUILD)/fuzz/fuzz_datadir,fuzz-datadir,20000,tests/fuzz/corpus/datadir))
 
 # edgelockd's config file reader (config.c on libinih, with the [acl] parser):
 # any bytes as a file; seeds in tests/fuzz/corpus/dcfg
@@ -230,15 +201,4 @@ $(BUILD)/fuzz/fuzz_dcfg: tests/fuzz/fuzz_dcfg.c $(DCFG_FUZZ_SRCS) cmd/edgelockd/
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -D_DEFAULT_SOURCE -Icmd/edgelockd -Inet -Icore -Iport/posix $< \
 		$(DCFG_FUZZ_SRCS) -linih -o $@
 
-.PHONY: test-fuzz-dcfg fuzz-dcfg
-test-fuzz-dcfg: $(BUILD)/fuzz/fuzz_dcfg
-	@rm -rf $(BUILD)/fuzz/work/dcfg && mkdir -p $(BUILD)/fuzz/work && cp -r tests/fuzz/corpus/dcfg $(BUILD)/fuzz/work/dcfg
-	@tests/run-suite.sh $(BUILD)/results fuzz-config bash -c '$(BUILD)/fuzz/fuzz_dcfg -seed=1 -runs=100000 \
-		-artifact_prefix=$(BUILD)/fuzz/work/ $(BUILD)/fuzz/work/dcfg >$(BUILD)/fuzz/work/dcfg.log 2>&1 \
-		&& echo "1 passed, 0 failed" || { tail -n 30 $(BUILD)/fuzz/work/dcfg.log; echo "0 passed, 1 failed"; exit 1; }'
-fuzz-dcfg: $(BUILD)/fuzz/fuzz_dcfg
-	@mkdir -p $(BUILD)/fuzz/work/dcfg
-	$(BUILD)/fuzz/fuzz_dcfg -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=$(BUILD)/fuzz/work/ \
-		$(BUILD)/fuzz/work/dcfg tests/fuzz/corpus/dcfg
-fuzz: fuzz-dcfg
-TESTS += test-fuzz-dcfg
+$(eval $(call fuzz_suite,dcfg,$(BUILD)/fuzz/fuzz_dcfg,fuzz-config,100000,tests/fuzz/corpus/dcfg))

@@ -56,15 +56,8 @@ $(BUILD)/fuzz/fuzz_acl: tests/fuzz/fuzz_acl.c net/acl.c net/el_acl.h
 	$(call say,FUZZCC,$@)
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -D_DEFAULT_SOURCE -Icore -Inet $< net/acl.c core/error.c -o $@
 
-.PHONY: test-acl test-fuzz-acl
+.PHONY: test-acl
 test-acl: $(BUILD)/san/test_acl
 	@tests/run-suite.sh $(BUILD)/results acl $(BUILD)/san/test_acl
-test-fuzz-acl: $(BUILD)/fuzz/fuzz_acl
-	@mkdir -p $(BUILD)/fuzz/work/acl
-	@tests/run-suite.sh $(BUILD)/results fuzz-acl bash -c '$(BUILD)/fuzz/fuzz_acl -seed=1 -runs=100000 \
-		-artifact_prefix=$(BUILD)/fuzz/work/acl/ $(BUILD)/fuzz/work/acl >$(BUILD)/fuzz/work/acl/fuzz.log 2>&1 \
-		&& echo "1 passed, 0 failed" || { tail -n 30 $(BUILD)/fuzz/work/acl/fuzz.log; echo "0 passed, 1 failed"; exit 1; }'
-fuzz-acl: $(BUILD)/fuzz/fuzz_acl
-	@mkdir -p $(BUILD)/fuzz/work/acl
-	$(BUILD)/fuzz/fuzz_acl -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=$(BUILD)/fuzz/work/acl/ $(BUILD)/fuzz/work/acl
-TESTS += test-acl test-fuzz-acl
+TESTS += test-acl
+$(eval $(call fuzz_suite,acl,$(BUILD)/fuzz/fuzz_acl,fuzz-acl,100000))
