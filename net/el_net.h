@@ -21,6 +21,9 @@
  *   - a client whose send queue is full (client_sendq_max frames or
  *     client_sendq_bytes_max bytes) is disconnected (it reconnects and
  *     resynchronises: every reply is retrievable by retrying its seq);
+ *   - when the client queues together would pass client_sendq_total_max
+ *     bytes, the client with the largest queue is disconnected (the
+ *     sender or another), as Redis's maxmemory-clients evicts;
  *   - a connection with inq_per_conn_max items not yet freed is not read
  *     until the owner frees half of them (TCP holds the rest back).
  *
@@ -72,6 +75,9 @@ struct el_net_config {
 	/* bytes queued to one client before it is dropped (each frame counted
 	 * with its length prefix and queue header); 0: no bound */
 	uint32_t client_sendq_bytes_max;
+	/* bytes queued to all clients together (counted so) before the one
+	 * with the largest queue is dropped; 0: no bound. Peers not counted. */
+	uint32_t client_sendq_total_max;
 	uint32_t peer_sendq_max;   /* frames queued to one peer before frames are dropped */
 	uint32_t inq_per_conn_max; /* frames of one connection waiting in the input queue */
 	/* A peer connection whose sent bytes stay unacknowledged this long is
@@ -106,6 +112,10 @@ struct el_net_item {
 struct el_net_stats {
 	uint64_t peer_frames_dropped;   /* peer send queue full or not connected */
 	uint64_t client_drops;          /* clients disconnected for a full queue */
+	uint64_t client_evictions;      /* clients disconnected as the largest queue
+					 * over client_sendq_total_max */
+	uint64_t client_queued_bytes;   /* in all client send queues now, as
+					 * client_sendq_total_max counts them */
 	uint64_t input_dropped;         /* frames over a connection's input share */
 	uint64_t clients_refused;       /* over max_clients */
 	uint32_t clients;               /* client connections now, their handshake done */
@@ -148,12 +158,16 @@ int el_net_peer_send(struct el_net *net, el_id_t id, const uint8_t *body, uint32
 bool el_net_peer_up(struct el_net *net, el_id_t id);
 
 /* Queue a frame body to client connection conn; close_after ends the
- * connection once it is sent. EL_ENOTFOUND (gone), EL_EFULL (dropped and
- * the connection closed). */
+ * connection once it is sent. EL_ENOTFOUND (gone, or closed now as the
+ * largest of the client queues over client_sendq_total_max: el_net counts
+ * that in client_evictions and logs it), EL_EFULL (its own queue full:
+ * dropped and the connection closed; counted in client_drops, the caller
+ * says why). A send may close another client (the largest queue). */
 int el_net_client_send(struct el_net *net, uint64_t conn, const uint8_t *body, uint32_t len,
 		       bool close_after);
 /* Queue a frame on any connection (the handshake of a new one): EL_OK,
- * EL_ENOTFOUND, EL_EFULL (the connection is then closed). */
+ * EL_ENOTFOUND (as for el_net_client_send), EL_EFULL (the connection is
+ * then closed). */
 int el_net_conn_send(struct el_net *net, uint64_t conn, const uint8_t *body, uint32_t len);
 /* A dialed connection has done its handshake: el_net_peer_send may use it. */
 void el_net_peer_ready(struct el_net *net, uint64_t conn);

@@ -67,6 +67,10 @@ static void conn_fail(struct conn *c)
 	if (c->closing)
 		return;
 	c->closing = true;
+	if (c->kind == C_CLIENT) { /* its queue goes at the reap: not counted from now */
+		EL_ASSERT(c->net->client_q_bytes >= c->q_bytes);
+		c->net->client_q_bytes -= c->q_bytes;
+	}
 	(void)epoll_ctl(c->net->ep, EPOLL_CTL_DEL, c->fd, NULL);
 	(void)shutdown(c->fd, SHUT_RDWR);
 	c->next = c->net->dead;
@@ -296,6 +300,119 @@ static size_t frame_cost(uint32_t len)
 	return sizeof(struct frame) + len;
 }
 
+/* A frame of cost bytes joins or leaves c's queue; a client's counts
+ * toward the total of all client queues too. */
+static void q_grow(struct conn *c, size_t cost)
+{
+	c->q_bytes += cost;
+	if (c->kind == C_CLIENT)
+		c->net->client_q_bytes += cost;
+}
+
+static void q_shrink(struct conn *c, size_t cost)
+{
+	EL_ASSERT(c->q_bytes >= cost);
+	c->q_bytes -= cost;
+	if (c->kind == C_CLIENT) {
+		EL_ASSERT(c->net->client_q_bytes >= cost);
+		c->net->client_q_bytes -= cost;
+	}
+}
+
+/* ---- the bound on all client queues together ----------------------------------- */
+
+/* The client connection (not closing) with the largest queue, c's counted
+ * with the need bytes it is about to queue; c itself only when its queue
+ * is not empty. NULL: none but c, and c's queue is empty. A walk over
+ * every slot, so it runs only when the total is over its bound (a close
+ * follows each walk), never on an ordinary send. */
+static struct conn *largest_client(struct el_net *net, const struct conn *c, size_t need)
+{
+	struct conn *big = NULL;
+	size_t big_bytes = 0, sum = 0;
+	for (uint32_t i = 0; i < net->n_slots; i++) {
+		struct conn *o = net->slots[i];
+		if (o == NULL || o->kind != C_CLIENT || o->closing)
+			continue;
+		sum += o->q_bytes;
+		const size_t b = o == c ? o->q_bytes + need : o->q_bytes;
+		/* c wins a tie: the sender goes before a client it did not touch */
+		if ((o == c && o->q_head != NULL && b >= big_bytes) ||
+		    (o != c && o->q_bytes > 0 && b > big_bytes)) {
+			big = o;
+			big_bytes = b;
+		}
+	}
+	EL_ASSERT(sum == net->client_q_bytes);
+	return big;
+}
+
+/* The warning about such closes goes at most once a second (a flood of
+ * clients that do not read must not flood the log): true when one may go
+ * now. The closes held back are told once their second is over. */
+static bool evict_may_say(struct el_net *net, uint64_t now)
+{
+	return net->evict_said_ms == 0 || now - net->evict_said_ms >= 1000 || net->stopping;
+}
+
+/* The closes held back, in a line of their own (el_net_drain, and before
+ * the next close's line). */
+static void evicted_say_held(struct el_net *net)
+{
+	const uint64_t now = el_now_ms();
+	if (net->evict_held == 0 || !evict_may_say(net, now))
+		return;
+	el_log(EL_LOG_WARN, "net: %llu more client connection(s) closed as the largest send "
+	       "queue ([limits] client_queues_total_bytes = %u) in the last second",
+	       (unsigned long long)net->evict_held, net->cfg.client_sendq_total_max);
+	net->evict_said_ms = now;
+	net->evict_held = 0;
+}
+
+static void evicted_say(struct el_net *net, const struct conn *big, size_t need)
+{
+	const uint64_t now = el_now_ms();
+	if (!evict_may_say(net, now)) {
+		net->evict_held++;
+		return;
+	}
+	evicted_say_held(net);
+	net->evict_said_ms = now;
+	el_log(EL_LOG_WARN, "net: client conn %llu from %s closed: its send queue (%u frames, "
+	       "%zu bytes not read) was the largest when the client send queues, %zu bytes in "
+	       "all, were to take %zu more ([limits] client_queues_total_bytes = %u)",
+	       (unsigned long long)big->id, big->from[0] != '\0' ? big->from : "?", big->q_n,
+	       big->q_bytes, net->client_q_bytes, need, net->cfg.client_sendq_total_max);
+}
+
+/* Room for need more bytes on client c's queue within client_sendq_total_max:
+ * close the client with the largest queue (c's counted with the frame)
+ * until they fit, as Redis's maxmemory-clients evicts the biggest client
+ * first. Without it max_clients connections that never read could each
+ * pin client_sendq_bytes_max (1,024 of 128 KiB: 128 MiB, on a board
+ * whose daemon has 16 MiB). A connection whose queue is empty is never the one closed: its
+ * first frame always goes, as under client_sendq_bytes_max (the total then
+ * passes the bound only when no other queue is left, by that one frame).
+ * False when c was closed. O(1) while under the bound. */
+static bool clients_room(struct conn *c, size_t need)
+{
+	struct el_net *net = c->net;
+	const size_t max = net->cfg.client_sendq_total_max;
+	if (c->kind != C_CLIENT)
+		return true;
+	while (max != 0 && net->client_q_bytes + need > max) {
+		struct conn *big = largest_client(net, c, need);
+		if (big == NULL)
+			return true;
+		evicted_say(net, big, need);
+		net->st.client_evictions++;
+		conn_fail(big);
+		if (big == c)
+			return false;
+	}
+	return true;
+}
+
 /* Write the queued frames the socket takes (EPOLLOUT). */
 static void conn_flush(struct conn *c)
 {
@@ -311,8 +428,7 @@ static void conn_flush(struct conn *c)
 		if (c->q_head == NULL)
 			c->q_tail = NULL;
 		c->q_n--;
-		EL_ASSERT(c->q_bytes >= frame_cost(f->len));
-		c->q_bytes -= frame_cost(f->len);
+		q_shrink(c, frame_cost(f->len));
 		const bool close_after = f->close_after;
 		free(f);
 		sent(c, close_after);
@@ -343,8 +459,10 @@ static void frame_prefix(uint8_t *b, uint32_t len)
 
 /* Send a frame body on c: at once when nothing waits before it, else (or
  * for what the socket did not take) in c's queue of at most max frames
- * and, when max_bytes is not 0, max_bytes bytes (frame_cost). EL_EFULL
- * when the queue is full (or memory is out); the frame is lost. The bytes
+ * and, when max_bytes is not 0, max_bytes bytes (frame_cost); a client's
+ * within the bound on all client queues too (clients_room). EL_EFULL
+ * when the queue is full (or memory is out), EL_ENOTFOUND when c was
+ * closed as the largest client queue; the frame is lost. The bytes
  * are bounded as well as the frames: 1,024 replies of 2.4 KiB (a LIST of
  * 32 locks) that a client pipelined and never read pinned 2.4 MiB of the
  * daemon each, past the kernel's socket buffers, so four such connections
@@ -353,10 +471,12 @@ static int conn_send(struct conn *c, const uint8_t *body, uint32_t len, bool clo
 		     uint32_t max, uint32_t max_bytes)
 {
 	struct el_net *net = c->net;
-	if (c->q_n >= max ||
-	    (max_bytes != 0 && c->q_head != NULL && c->q_bytes + frame_cost(4 + len) > max_bytes))
-		return EL_EFULL;
 	const uint32_t total = 4 + len;
+	if (c->q_n >= max ||
+	    (max_bytes != 0 && c->q_head != NULL && c->q_bytes + frame_cost(total) > max_bytes))
+		return EL_EFULL;
+	if (c->q_head != NULL && !clients_room(c, frame_cost(total)))
+		return EL_ENOTFOUND; /* the whole frame would wait: room first */
 	uint8_t *b = total <= SCRATCH_BYTES ? net->scratch : malloc(total);
 	if (b == NULL)
 		return EL_EFULL;
@@ -370,6 +490,10 @@ static int conn_send(struct conn *c, const uint8_t *body, uint32_t len, bool clo
 	} else if (off == total) {
 		sent(c, close_after);
 	} else {
+		/* what the socket did not take waits: c's queue was empty, so
+		 * only others are closed for it (its first frame goes) */
+		const bool room = !direct || clients_room(c, frame_cost(total));
+		EL_ASSERT(room);
 		struct frame *f = frame_new(b, total, off, close_after);
 		if (f == NULL) {
 			/* Written in part, or held by mbedtls (WANT_WRITE): the
@@ -385,7 +509,7 @@ static int conn_send(struct conn *c, const uint8_t *body, uint32_t len, bool clo
 				c->q_head = f;
 			c->q_tail = f;
 			c->q_n++;
-			c->q_bytes += frame_cost(total);
+			q_grow(c, frame_cost(total));
 			conn_watch(c);
 		}
 	}
@@ -515,7 +639,7 @@ int el_net_client_send(struct el_net *net, uint64_t conn, const uint8_t *body, u
 		return EL_ENOTFOUND;
 	const int rc = conn_send(c, body, len, close_after, net->cfg.client_sendq_max,
 				 net->cfg.client_sendq_bytes_max);
-	if (rc != EL_OK) {
+	if (rc == EL_EFULL) { /* EL_ENOTFOUND: closed and counted as the largest queue */
 		net->st.client_drops++;
 		conn_fail(c);
 	}
@@ -776,6 +900,8 @@ struct el_net_item *el_net_drain(struct el_net *net)
 		handoff = next;
 	}
 	serve_events(net);
+	if (net->evict_held != 0)
+		evicted_say_held(net);
 	struct conn *again = net->again;
 	net->again = NULL;
 	while (again != NULL) {
@@ -827,6 +953,7 @@ void el_net_stats(struct el_net *net, struct el_net_stats *st)
 	 * st.clients (the owner's: the caller) from its hand-over */
 	st->client_handshakes = net->client_conns > st->clients ? net->client_conns - st->clients : 0;
 	pthread_mutex_unlock(&net->mu);
+	st->client_queued_bytes = net->client_q_bytes; /* the owner's, as the caller is */
 }
 
 /* Peer-port connections in their handshake; the dialed link of each peer

@@ -165,6 +165,11 @@ struct el_net {
 	struct el_net_item *in_head, *in_tail;
 	struct conn *dead, *again;
 	uint8_t *scratch; /* one frame being written */
+	/* the q_bytes of every client connection not closing: what
+	 * client_sendq_total_max bounds (owner) */
+	size_t client_q_bytes;
+	uint64_t evict_said_ms; /* the last "largest client queue closed" line */
+	uint64_t evict_held;    /* such closes since, not yet said */
 	/* handed over by the handshake thread (mu) */
 	struct conn *handoff;
 	/* the handshake thread */

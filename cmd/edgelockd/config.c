@@ -55,6 +55,15 @@ void el_dcfg_defaults(struct el_dcfg *c)
 	 * connection that never reads pins about as much as its TLS buffers
 	 * (65 KiB), not 2.4 MiB (cmd/edgelockd/README.md, "Limits"). */
 	c->client_queue_bytes = 131072;
+	/* All client queues together: without a bound, max_clients (1,024)
+	 * connections that never read pinned 128 KiB each, 128 MiB (and
+	 * their TLS buffers), on a board whose daemon has 16 MiB. 4 MiB is 32
+	 * connections at client_queue_bytes: a client that reads holds
+	 * nothing here (the kernel's socket buffer takes its replies), so
+	 * only many that do not read at once reach it; and it leaves a
+	 * daemon's 16 MiB room for its 3.5 MiB idle, the live log and the
+	 * connections' TLS buffers (README.md, "Limits"). */
+	c->client_queues_total_bytes = EL_DCFG_CLIENT_QUEUES_TOTAL;
 	c->peer_queue = 1024;
 	c->sessions_per_client = 64;
 	c->connections_per_client = 64;
@@ -204,6 +213,8 @@ static uint32_t bad_bit(const char *section, const char *key)
 		{ "tls", "cert_key_file", EL_DCFG_BAD_CERT_KEY_FILE },
 		{ "timing", "election_ms", EL_DCFG_BAD_TIMING },
 		{ "timing", "heartbeat_ms", EL_DCFG_BAD_TIMING },
+		{ "limits", "client_queue_bytes", EL_DCFG_BAD_QUEUE_BYTES },
+		{ "limits", "client_queues_total_bytes", EL_DCFG_BAD_QUEUE_BYTES },
 	};
 	for (size_t i = 0; i < sizeof bits / sizeof bits[0]; i++)
 		if (!strcmp(section, bits[i].section) && !strcmp(key, bits[i].key))
@@ -286,6 +297,10 @@ int el_dcfg_set(struct el_dcfg *c, const char *section, const char *key, const c
 	else if (IS("limits", "client_queue_bytes"))
 		rc = set_u32(&c->client_queue_bytes, v, 16384, UINT32_MAX),
 		why = "must be 16384..4294967295";
+	else if (IS("limits", "client_queues_total_bytes"))
+		rc = set_u32(&c->client_queues_total_bytes, v, 0, UINT32_MAX),
+		c->client_queues_total_given = rc == EL_OK,
+		why = "must be 0 (no bound) or client_queue_bytes..4294967295";
 	else if (IS("limits", "peer_queue"))
 		rc = set_u32(&c->peer_queue, v, 16, 1000000), why = "must be 16..1000000";
 	else if (IS("limits", "connections_per_client"))
@@ -404,6 +419,16 @@ int el_dcfg_load(struct el_dcfg *c, const char *file)
 	return r.errors == 0 && rc >= 0 ? EL_OK : EL_EINVAL;
 }
 
+uint32_t el_dcfg_client_queues_total(const struct el_dcfg *c)
+{
+	/* an older config that raised client_queue_bytes past the default
+	 * total still starts, with a total that lets one such queue fill */
+	if (c->client_queues_total_given)
+		return c->client_queues_total_bytes;
+	return c->client_queue_bytes > EL_DCFG_CLIENT_QUEUES_TOTAL ? c->client_queue_bytes
+								   : EL_DCFG_CLIENT_QUEUES_TOTAL;
+}
+
 /* A [tls] file named but not readable (unset ones are "missing" above). */
 static int readable(const char *where, const char *key, const char *path)
 {
@@ -439,6 +464,16 @@ int el_dcfg_check(const struct el_dcfg *c, const char *where)
 	if (c->heartbeat_ms * 3 > c->election_ms && !(c->bad & EL_DCFG_BAD_TIMING)) {
 		fprintf(stderr, "edgelockd: %s: [timing] heartbeat_ms (%u) must be at most a third "
 			"of election_ms (%u)\n", where, c->heartbeat_ms, c->election_ms);
+		rc = EL_EINVAL;
+	}
+	/* Under one connection's own bound, the total would close a client
+	 * before that bound, as the largest queue: a mistake, said so. */
+	if (c->client_queues_total_given && c->client_queues_total_bytes != 0 &&
+	    c->client_queues_total_bytes < c->client_queue_bytes &&
+	    !(c->bad & EL_DCFG_BAD_QUEUE_BYTES)) {
+		fprintf(stderr, "edgelockd: %s: [limits] client_queues_total_bytes (%u) must be 0 "
+			"(no bound) or at least client_queue_bytes (%u)\n", where,
+			c->client_queues_total_bytes, c->client_queue_bytes);
 		rc = EL_EINVAL;
 	}
 	if (c->peer_addr[0] != '\0' && !strcmp(c->peer_addr, c->client_addr)) {

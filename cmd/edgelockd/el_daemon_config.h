@@ -6,7 +6,8 @@
  *   [tls]     ca_file, cert_key_file, crl_file, client_auth = required | optional
  *   [peers]   <id> = <peer address>    every initial member, this node too
  *   [timing]  election_ms, heartbeat_ms, check_quorum
- *   [limits]  max_clients, client_queue, client_queue_bytes, peer_queue,
+ *   [limits]  max_clients, client_queue, client_queue_bytes,
+ *             client_queues_total_bytes, peer_queue,
  *             sessions_per_client,
  *             connections_per_client,
  *             requests_per_client, claims_per_client, watches_per_client,
@@ -59,6 +60,11 @@ struct el_dcfg {
 	uint32_t max_clients;
 	uint32_t client_queue;
 	uint32_t client_queue_bytes; /* bytes queued to one client before it is dropped */
+	/* bytes queued to all clients together before the one with the
+	 * largest queue is dropped; 0: no bound. Read it through
+	 * el_dcfg_client_queues_total(): unset, it follows client_queue_bytes */
+	uint32_t client_queues_total_bytes;
+	bool client_queues_total_given;
 	uint32_t peer_queue;
 	uint32_t sessions_per_client; /* live sessions of one identity; 0: no limit */
 	uint32_t connections_per_client; /* client connections of one identity here; 0: none */
@@ -83,6 +89,11 @@ struct el_dcfg {
 #define EL_DCFG_BAD_CA_FILE 0x10u
 #define EL_DCFG_BAD_CERT_KEY_FILE 0x20u
 #define EL_DCFG_BAD_TIMING 0x40u
+#define EL_DCFG_BAD_QUEUE_BYTES 0x80u
+
+/* [limits] client_queues_total_bytes when not given: 32 queues at the
+ * default client_queue_bytes (cmd/edgelockd/README.md, "Limits"). */
+#define EL_DCFG_CLIENT_QUEUES_TOTAL (4u * 1024u * 1024u)
 
 /* Defaults for everything that has one, into a ZEROED c (main's static
  * struct el_daemon): the keys without a default stay zero. */
@@ -97,6 +108,10 @@ int el_dcfg_set(struct el_dcfg *c, const char *section, const char *key, const c
 		const char *where);
 /* Cross-field checks (required keys, heartbeat < election, ...). */
 int el_dcfg_check(const struct el_dcfg *c, const char *where);
+/* The bound on all client send queues together: [limits]
+ * client_queues_total_bytes as given (0: none), else
+ * EL_DCFG_CLIENT_QUEUES_TOTAL or client_queue_bytes if that is larger. */
+uint32_t el_dcfg_client_queues_total(const struct el_dcfg *c);
 /* What only this machine can tell, as the start would find it
  * (config_host.c): peer_addr and client_addr resolving to one port, two
  * [peers] at one address, a data_dir that is not a directory or cannot be

@@ -292,6 +292,11 @@ static void render_net(struct el_d_metrics *m, struct el_daemon *d)
 		ns.clients_refused);
 	counter(m, "client_drops_total", "Clients disconnected for a full send queue (frames or bytes).",
 		ns.client_drops);
+	gauge(m, "client_queued_bytes", "Bytes waiting in client send queues, headers included "
+	      "(what client_queues_total_bytes bounds).", ns.client_queued_bytes);
+	counter(m, "client_evictions_total", "Clients disconnected as the largest send queue when "
+		"all client send queues together reached client_queues_total_bytes.",
+		ns.client_evictions);
 	counter(m, "peer_frames_dropped_total", "Frames to peers dropped.", ns.peer_frames_dropped);
 	counter(m, "input_frames_dropped_total", "Input frames over a connection's share.",
 		ns.input_dropped);

@@ -65,7 +65,10 @@ static const char *client_name(const struct el_d_client *cl)
  * the client's author must be able to tell: a line saying what waited, at
  * most one a second (a flood of such clients must not flood the log), the
  * closes held back counted in the next one; all are counted in
- * client_drops_total. */
+ * client_drops_total. A client closed as the largest queue over
+ * client_queues_total_bytes is another limit: el_net says it (naming that
+ * bound) and counts it in client_evictions_total, and the send that
+ * closed it, when it was this client's own, answers EL_ENOTFOUND. */
 static void queue_full(struct el_daemon *d, uint64_t conn)
 {
 	if (d->queue_full_ms != 0 && d->now_ms - d->queue_full_ms < 1000) {

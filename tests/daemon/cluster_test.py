@@ -714,13 +714,14 @@ def vm_kib(pid, key):
         return next(int(ln.split()[1]) for ln in f if ln.startswith(key + ":"))
 
 
-def unread_lists(c, n, per_round, most, other):
-    """n connections pipelining LISTs (a 2.4 KiB reply each) in rounds of
-    per_round (within requests_per_client), never reading, until the
-    leader closes them or `most` went on each, and a PING on `other` each
-    round; (requests sent on each, connections the leader closed, PINGs
-    answered, rounds)."""
-    conns = [Conn(c.client_port[S.leader], c.certs, rcvbuf=4096) for _ in range(n)]
+def unread_lists(c, n, per_round, most, other, node=None):
+    """n connections to node (the leader) pipelining LISTs (a 2.4 KiB reply
+    each) in rounds of per_round (within requests_per_client), never
+    reading, until the node closes them or `most` went on each, and a PING
+    on `other` each round; (requests sent on each, connections the node
+    closed, PINGs answered, rounds)."""
+    node = S.leader if node is None else node
+    conns = [Conn(c.client_port[node], c.certs, rcvbuf=4096) for _ in range(n)]
     sent, shut, pings, rounds = [0] * n, [False] * n, 0, 0
     while not all(shut) and min(sent) < most:
         rounds += 1
@@ -782,6 +783,67 @@ def test_unread_replies(c):
           "%d of %d PINGs answered, then %r" % (pings, rounds, rep))
     conn.call({1: 3, 4: s})
     conn.close()
+
+
+def unread_many(c, leader, n, per_conn, total):
+    """unread_lists on node `leader` of c with n connections; (sent, shut,
+    pings, rounds, peak growth in KiB, the total-bound lines)."""
+    conn = c.connect(leader)
+    s, _ = open_session(conn, client="unread-many")
+    for k in range(32):  # a LIST page of 32 long names: a 2.4 KiB reply
+        conn.call({1: 4, 4: s, 5: k + 1, 6: "unread-%02d-%s" % (k, "x" * 50)})
+    pid = c.procs[leader].pid
+    with open("/proc/%d/clear_refs" % pid, "w") as f:
+        f.write("5")
+    base = vm_kib(pid, "VmRSS")
+    sent, shut, pings, rounds = unread_lists(c, n, 40, 8000, conn, leader)
+    peak = vm_kib(pid, "VmHWM")
+    print("unread replies, many: %d connections sent %d LISTs, %d closed; leader VmRSS %d "
+          "KiB, peak %d KiB (+%d); per connection %d KiB, in all %d KiB"
+          % (n, sum(sent), shut, base, peak, peak - base, per_conn // 1024, total // 1024),
+          flush=True)
+    said = re.findall(r"its send queue \((\d+) frames, (\d+) bytes not read\) was the largest "
+                      r"when the client send queues, (\d+) bytes in all, were to take (\d+) "
+                      r"more \(\[limits\] client_queues_total_bytes = %d\)" % total,
+                      log_text(c, leader))
+    rep = conn.call({1: 4, 4: s, 5: 100, 6: "unread-many-after"})
+    conn.call({1: 3, 4: s})
+    conn.close()
+    return sent, shut, pings == rounds and rep.get(3, 0) == 0, peak - base, said
+
+
+def test_unread_replies_many(c):
+    """Connections that never read, more of them than client_queues_total_bytes
+    has room for at client_queue_bytes each: the node closes the one with
+    the largest queue whenever all client queues together would pass the
+    total, says so, and its memory grows by the total and the connections'
+    TLS buffers, not by a full queue per connection, while another client
+    keeps locking. A cluster of its own where one connection may queue 1 MiB
+    and all of them 1 MiB: without the total its 16 connections grew the
+    leader by about 7 MiB (about 2 MiB with it), and could have pinned 16."""
+    n, per_conn, total = 16, 1024 * 1024, 1024 * 1024
+    other = Cluster(c.build, 3, tmp=os.path.join(c.build, "tmp", "unread-%d" % os.getpid()),
+                    extra="[limits]\nclient_queue_bytes = %d\nclient_queues_total_bytes = %d\n"
+                    % (per_conn, total))
+    try:
+        other.start_all(bootstrap=True)
+        leader = other.wait_leader()
+        _, shut, served, grew, said = unread_many(other, leader, n, per_conn, total)
+    finally:
+        other.stop_all()
+        check.no_sanitizer_reports(other)
+    check("unread replies, many: every connection that never reads is closed", shut == n,
+          "%d of %d" % (shut, n))
+    check("unread replies, many: the largest closed at client_queues_total_bytes, logged so",
+          said and all(int(t) <= total < int(t) + int(more) and int(b) <= per_conn
+                       for _, b, t, more in said), repr(said[:3]))
+    if "/san/" in c.bin:
+        print("unread replies, many: resident memory not checked under ASan", flush=True)
+    else:  # the queues' total, the TLS buffers of each connection, the rest
+        bound = total // 1024 + n * 80 + 1536
+        check("unread replies, many: the leader's peak resident memory grew by less than "
+              "%d KiB" % bound, grew < bound, "+%d KiB" % grew)
+    check("unread replies, many: another client is served meanwhile and after", served)
 
 
 def members(c, i):
@@ -1450,6 +1512,7 @@ def test_check_config_lines(c, cfg):
                                    timeout=10)
             check("start: refused as check-config refuses it (%s)" % name,
                   start.returncode == 1 and start.stderr == out.stderr, start.stderr)
+    check_config_queues_total(c, good)
     # The lines say "warning:", and so may the config (journalctl's name too).
     for level, rc in (("warning", 0), ("WARN", 0), ("loud", 1)):
         path = os.path.join(c.dir, "level-%s.conf" % level)
@@ -1501,6 +1564,34 @@ def test_check_config_lines(c, cfg):
         check("edgelockd %s: exit 1 saying only %r" % (" ".join(args), want),
               out.returncode == 1 and want in out.stderr and
               len(out.stderr.strip().splitlines()) == 1, out.stderr)
+
+
+def check_config_queues_total(c, good):
+    """[limits] client_queues_total_bytes: 0 (no bound) or at least
+    client_queue_bytes, whichever order the two keys come in; under it a
+    client would be closed as the largest queue before its own bound."""
+    for name, limits, want in [
+            ("0", "client_queues_total_bytes = 0", None),
+            ("one queue", "client_queues_total_bytes = 131072", None),
+            ("under one queue", "client_queues_total_bytes = 65536",
+             "[limits] client_queues_total_bytes (65536) must be 0 (no bound) or at least "
+             "client_queue_bytes (131072)"),
+            ("under a raised queue", "client_queues_total_bytes = 4194304\n"
+             "client_queue_bytes = 8388608", "(4194304) must be 0 (no bound) or at least "
+             "client_queue_bytes (8388608)"),
+            ("not a number", "client_queues_total_bytes = 4M",
+             "must be 0 (no bound) or client_queue_bytes..4294967295"),
+            # unset, it follows a raised client_queue_bytes: an older config starts
+            ("unset", "client_queue_bytes = 8388608", None)]:
+        path = os.path.join(c.dir, "queues-total.conf")
+        with open(path, "w") as f:
+            f.write(good + "\n[limits]\n" + limits + "\n")
+        out = subprocess.run([c.bin, "--check-config", path], capture_output=True,
+                             text=True, timeout=10)
+        check("check-config: client_queues_total_bytes %s %s" % (
+            name, "accepted" if want is None else "refused"),
+            out.returncode == 0 if want is None else out.returncode == 1 and
+            want in out.stderr and len(out.stderr.strip().splitlines()) == 1, out.stderr)
 
 
 def host_cases(c, good, peer, client):
@@ -1824,7 +1915,8 @@ def main():
         for t in (test_election_and_redirect, test_lock_round_trip, test_session_expiring,
                   test_bad_client_input, test_refusal_log, test_frame_boundaries,
                   test_bad_peer_input, test_peer_identity, test_unproven_peer_slots,
-                  test_many_clients, test_unread_replies, test_two_threads,
+                  test_many_clients, test_unread_replies, test_unread_replies_many,
+                  test_two_threads,
                   test_waiting_joiner, test_membership, test_sigterm_leader,
                   test_sigkill_leader_waiter_granted, test_no_redirect_to_dead_leader,
                   test_why_leader_changed, test_handover_skips_silent,

@@ -175,6 +175,13 @@ def test_scrape(c, urls, leader):
           repr(val(s, "stale_replies_total")))
     check("leader: client connections gauge present",
           val(s, "client_connections") is not None)
+    types = parse(res[leader][1])[1]
+    check("leader: client_queued_bytes (a gauge) and client_evictions_total (a counter), "
+          "0 with clients that read",
+          val(s, "client_queued_bytes") == 0 and val(s, "client_evictions_total") == 0 and
+          types.get("edgelock_client_queued_bytes") == "gauge" and
+          types.get("edgelock_client_evictions_total") == "counter",
+          repr((val(s, "client_queued_bytes"), val(s, "client_evictions_total"))))
     ages = {i: val(r[2], "loop_turn_age_seconds") for i, r in res.items()}
     check("every node: edgelock_loop_turn_age_seconds, a gauge, under 1 s when healthy",
           all(a is not None and 0 <= a < 1.0 for a in ages.values()) and

@@ -85,6 +85,9 @@ static void check_numbers(const struct el_dcfg *c)
 	expect_in(c->max_clients, 1, 65000);
 	expect_in(c->client_queue, 16, 1000000);
 	expect_in(c->client_queue_bytes, 16384, UINT32_MAX);
+	/* unset, the bound on all client queues lets one full queue fit */
+	expect(c->client_queues_total_given ||
+	       el_dcfg_client_queues_total(c) >= c->client_queue_bytes);
 	expect_in(c->peer_queue, 16, 1000000);
 	expect_in(c->sessions_per_client, 0, 1000000);
 	expect_in(c->connections_per_client, 0, 65000);
@@ -155,7 +158,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check_strings(&cfg);
 	check_numbers(&cfg);
 	check_peers(&cfg);
-	(void)el_dcfg_check(&cfg, "fuzz");
+	/* a bound on all client queues under one queue's is refused */
+	const uint32_t total = el_dcfg_client_queues_total(&cfg);
+	expect(el_dcfg_check(&cfg, "fuzz") != EL_OK || total == 0 ||
+	       total >= cfg.client_queue_bytes);
 	expect(load(&again) == rc);
 	expect(memcmp(&cfg, &again, sizeof cfg) == 0);
 	check_commented(data, size);

@@ -15,7 +15,8 @@
  * record), bad lengths, closes from either side, max_clients, peers dialing
  * and accepting with the "node<N>" name and the cluster CA checked, the
  * handshake before el_net_peer_ready(), order, link loss and redial, peer
- * removal, input pausing, a client's full send queue, reloading the TLS
+ * removal, input pausing, a client's full send queue, the bound on all
+ * client queues together (the largest closed), reloading the TLS
  * files, a peer whose name DNS does not answer (stalled_dns.c), a peer
  * whose name does not resolve or that nobody answers for said once at
  * warning (not per redial) and its recovery at info, a peer whose packets
@@ -855,6 +856,126 @@ static void test_client_queue_bytes_bound(void)
 	EL_CHECK(frames == 0 && bytes == 0);
 }
 
+/* Send frames of len bytes of test frame seed to conn until at least want
+ * bytes wait in its queue (the kernel's socket buffers take theirs first),
+ * counting them in *sent; after each, the client queues together hold at
+ * most total (*peak: the most seen). The first refused send's code, or
+ * EL_OK. */
+static int queue_to(struct node *n, uint64_t conn, size_t want, uint32_t len, uint32_t seed,
+		    unsigned *sent, size_t total, size_t *peak)
+{
+	static uint8_t frame[4096];
+	fill(frame, len, seed);
+	for (unsigned i = 0; i < 100000; i++) {
+		uint32_t frames = 0;
+		size_t bytes = 0;
+		el_net_queued(n->net, conn, &frames, &bytes);
+		if (bytes >= want)
+			return EL_OK;
+		const int rc = el_net_client_send(n->net, conn, frame, len, false);
+		const size_t now = (size_t)stats_of(n).client_queued_bytes;
+		*peak = now > *peak ? now : *peak;
+		if (now > total)
+			printf("  %zu bytes in client queues after a send, over %zu\n", now, total);
+		if (rc != EL_OK)
+			return rc;
+		(*sent)++;
+	}
+	return EL_ETIMEDOUT;
+}
+
+/* Client c reads n frames of len bytes of test frame seed, in order, while
+ * node nd is pumped (its queue for c goes as c's socket drains). */
+static bool client_reads_all(struct client *c, struct node *nd, unsigned n, uint32_t len,
+			     uint32_t seed)
+{
+	static uint8_t b[4 + 4096];
+	const uint64_t deadline = now_ms() + 4 * WAIT_MS;
+	size_t have = 0;
+	unsigned got = 0;
+	while (got < n && now_ms() < deadline) {
+		pump(nd, now_ms() + 1);
+		const int r = el_link_read(&c->l, b + have, 4 + len - have, now_ms() + 10);
+		if (r == EL_ETIMEDOUT)
+			continue;
+		if (r < 0)
+			break;
+		have += (size_t)r;
+		if (have < 4 + len)
+			continue;
+		if (get_be32(b) != len || !same(b + 4, len, seed))
+			break;
+		have = 0;
+		got++;
+	}
+	if (got < n)
+		printf("  client read %u of %u frames\n", got, n);
+	return got == n;
+}
+
+/* Clients that never read, each under its own client_sendq_bytes_max: all
+ * their queues together stay within client_sendq_total_max. Past it the
+ * client with the largest queue is closed: another than the sender when
+ * that one's is larger, the sender when its own is; each counted in
+ * client_evictions (not client_drops), and the others keep every frame.
+ * Without the bound max_clients such connections (1,024 of 128 KiB) could
+ * pin 128 MiB. */
+static void test_client_queues_total_bound(void)
+{
+	enum { BYTES = 96 * 1024, TOTAL = 160 * 1024, FRAME = 2048, N = 4, KIB = 1024 };
+	uint64_t conn[N];
+	unsigned sent[N] = { 0 };
+	size_t peak = 0;
+	node_init(&node_a, "node1", "net-node1.pem");
+	node_a.cfg.client_sendq_max = 1000;
+	node_a.cfg.client_sendq_bytes_max = BYTES;
+	node_a.cfg.client_sendq_total_max = TOTAL;
+	EL_CHECK(node_start(&node_a));
+	for (int k = 0; k < N; k++)
+		EL_CHECK(client_connect(&cli[k], &node_a, &conn[k]));
+	/* 80 + 30 + 20 KiB: under the total, nobody closed */
+	EL_CHECK_EQ(queue_to(&node_a, conn[0], 80 * KIB, FRAME, 90, &sent[0], TOTAL, &peak), EL_OK);
+	EL_CHECK_EQ(queue_to(&node_a, conn[1], 30 * KIB, FRAME, 91, &sent[1], TOTAL, &peak), EL_OK);
+	EL_CHECK_EQ(queue_to(&node_a, conn[2], 20 * KIB, FRAME, 92, &sent[2], TOTAL, &peak), EL_OK);
+	EL_CHECK_EQ(stats_of(&node_a).client_evictions, 0);
+	/* the fourth, empty at first, passes the total at about 30 KiB: the
+	 * first (80 KiB) is closed, not the sender, whose sends all go */
+	log_catch();
+	EL_CHECK_EQ(queue_to(&node_a, conn[3], 40 * KIB, FRAME, 93, &sent[3], TOTAL, &peak), EL_OK);
+	EL_CHECK_EQ(stats_of(&node_a).client_evictions, 1);
+	char text[2048], want[64];
+	log_release(text, sizeof text);
+	snprintf(want, sizeof want, "client conn %llu from ", (unsigned long long)conn[0]);
+	const char *said[] = { "warning: net: ", want, "was the largest", "bytes not read",
+			       "client_queues_total_bytes = 163840", NULL };
+	for (int i = 0; said[i] != NULL; i++)
+		EL_CHECK(strstr(text, said[i]) != NULL);
+	EL_CHECK(expect(&node_a, EL_NET_CLIENT_CLOSED, conn[0], NULL));
+	EL_CHECK(client_sees_end(&cli[0]));
+	EL_CHECK_EQ(el_net_client_send(node_a.net, conn[0], (const uint8_t *)"x", 1, false),
+		    EL_ENOTFOUND);
+	/* now 60 + 20 + 40: the fourth grows past the second and passes the
+	 * total at about 80 KiB, under its own 96: the sender is the largest */
+	EL_CHECK_EQ(queue_to(&node_a, conn[1], 60 * KIB, FRAME, 91, &sent[1], TOTAL, &peak), EL_OK);
+	EL_CHECK_EQ(queue_to(&node_a, conn[3], BYTES, FRAME, 93, &sent[3], TOTAL, &peak),
+		    EL_ENOTFOUND);
+	EL_CHECK(expect(&node_a, EL_NET_CLIENT_CLOSED, conn[3], NULL));
+	const struct el_net_stats st = stats_of(&node_a);
+	printf("  %u, %u, %u, %u frames of %u bytes sent; client queues at most %zu bytes "
+	       "(bound %u); %llu closed as the largest\n", sent[0], sent[1], sent[2], sent[3],
+	       (unsigned)FRAME, peak, (unsigned)TOTAL, (unsigned long long)st.client_evictions);
+	EL_CHECK(peak <= TOTAL && peak > TOTAL - 2 * (FRAME + 4 + 64));
+	EL_CHECK_EQ(st.client_evictions, 2);
+	EL_CHECK_EQ(st.client_drops, 0);
+	EL_CHECK_EQ(st.clients, 2);
+	/* the other two were never closed: every frame sent reaches them */
+	EL_CHECK(client_reads_all(&cli[1], &node_a, sent[1], FRAME, 91));
+	EL_CHECK(client_reads_all(&cli[2], &node_a, sent[2], FRAME, 92));
+	EL_CHECK_EQ(stats_of(&node_a).client_queued_bytes, 0);
+	EL_CHECK(round_trip(&cli[1], &node_a, conn[1], 10, 94));
+	EL_CHECK(round_trip(&cli[2], &node_a, conn[2], 10, 95));
+}
+
 /* ---- Tests: peers -------------------------------------------------------- */
 
 /* a dials b as peer id: the connection a dialed and the one b accepted. */
@@ -1406,6 +1527,7 @@ int main(int argc, char **argv)
 	RUN(test_input_paused_not_lost);
 	RUN(test_full_client_queue_drops_client);
 	RUN(test_client_queue_bytes_bound);
+	RUN(test_client_queues_total_bound);
 	RUN(test_peer_dial_handshake_ready);
 	RUN(test_peer_frames_in_order);
 	RUN(test_peer_large_frames);
