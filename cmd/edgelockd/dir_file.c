@@ -2,6 +2,12 @@
  * dir_file.c - a small file of data_dir written whole: to a temp file,
  * synced, renamed over the old one, the directory synced. A crash leaves
  * the old file or the new one, never a part (incarnation.c, owner.c).
+ *
+ * The steps of port/posix's el_io_replace_file, kept apart on purpose:
+ * that one goes through the storage's I/O seam (whose fault schedules count
+ * the storage's calls) and records its failure as the storage's own
+ * (el_io_last_failure); and it leaves its temp file for the storage's open
+ * to remove, while nothing removes owner.tmp or incarnation.tmp but this.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -6,6 +6,7 @@
 #ifndef EL_IO_H
 #define EL_IO_H
 
+#include <stddef.h>
 #include <sys/types.h>
 
 struct el_io {
@@ -41,5 +42,23 @@ const char *el_io_last_failure(void);
 /* That failure's errno (0: none), so that a message can say what to do
  * about it: a full disk, the open-files limit, an I/O error. */
 int el_io_last_errno(void);
+
+/* One piece of a file's contents. */
+struct el_io_buf {
+	const void *p;
+	size_t len;
+};
+
+/* replace_file.c: DIR/NAME replaced whole by the n pieces of bufs, one
+ * after the other: written to DIR/TMP_NAME (created or truncated, 0600),
+ * fsynced, closed, renamed over DIR/NAME, then dir_fd (DIR's) fsynced. A
+ * crash at any point leaves the old file or the new one under NAME, never
+ * a mix, and perhaps TMP_NAME, garbage the open removes (storage_recover.c:
+ * remove_tmp). 0; EL_EINVAL (a path too long, nothing done); or the code of
+ * the step that failed, recorded with el_io_failure ("create", "write",
+ * "fsync", "rename" of DIR/TMP_NAME, "directory fsync" of DIR), not retried,
+ * nothing done after it, TMP_NAME left. */
+int el_io_replace_file(const char *dir, int dir_fd, const char *tmp_name, const char *name,
+		       const struct el_io_buf *bufs, size_t n);
 
 #endif /* EL_IO_H */

@@ -1,7 +1,9 @@
 /*
- * snapshot_file.c - write-then-rename snapshot files and their checked
- * reading. A crash at any point leaves either the old snapshot or the new
- * one under DIR/snapshot, never a mix; a leftover snapshot.tmp is garbage.
+ * snapshot_file.c - snapshot files, written whole through
+ * el_io_replace_file (snapshot.tmp, fsync, rename, directory fsync), and
+ * their checked reading. A crash at any point leaves either the old
+ * snapshot or the new one under DIR/snapshot, never a mix; a leftover
+ * snapshot.tmp is garbage.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -39,53 +41,19 @@ static size_t head_encode(const struct el_snapshot_meta *meta, uint8_t *p)
 	return off + 4;
 }
 
-static int write_fail(const char *what, const char *path, int err)
-{
-	return el_io_failure(what, path, err);
-}
-
-/* Write, fsync and close the temporary file. */
-static int write_tmp(const char *tmp, const uint8_t *head, size_t head_len,
-		     const uint8_t *data, uint32_t len)
-{
-	uint8_t crc_buf[4];
-	int fd, rc = EL_OK;
-
-	el_put32(crc_buf, el_crc32c(el_crc32c(0, head, head_len), data, len));
-	fd = el_io.open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	if (fd < 0)
-		return write_fail("create", tmp, errno);
-	if (el_io_write_all(fd, head, head_len) != 0 || el_io_write_all(fd, data, len) != 0 ||
-	    el_io_write_all(fd, crc_buf, 4) != 0)
-		rc = write_fail("write", tmp, errno);
-	else if (el_io.fsync(fd) != 0)
-		rc = write_fail("fsync", tmp, errno);
-	close(fd);
-	return rc;
-}
-
 int el_snapshot_file_write(const char *dir, int dir_fd, const struct el_snapshot_meta *meta,
 			   const uint8_t *data)
 {
-	char tmp[PATH_MAX], path[PATH_MAX];
-	uint8_t head[SNAP_HEAD_MAX];
-	int rc;
+	uint8_t head[SNAP_HEAD_MAX], crc[4];
 
 	if (meta->conf.n > EL_NODES_MAX || meta->len > EL_SNAPSHOT_MAX ||
 	    (meta->len > 0 && data == NULL))
 		return EL_EINVAL;
-	if (snprintf(tmp, sizeof tmp, "%s/" EL_SNAPSHOT_TMP, dir) >= (int)sizeof tmp ||
-	    snprintf(path, sizeof path, "%s/" EL_SNAPSHOT_FILE, dir) >= (int)sizeof path)
-		return EL_EINVAL;
-	rc = write_tmp(tmp, head, head_encode(meta, head), data, meta->len);
-	if (rc != EL_OK)
-		return rc;
-	if (el_io.rename(tmp, path) != 0)
-		return write_fail("rename", tmp, errno);
-	/* The rename is durable only once the directory is. */
-	if (el_io.fsync(dir_fd) != 0)
-		return write_fail("directory fsync", dir, errno);
-	return EL_OK;
+	const size_t head_len = head_encode(meta, head);
+	el_put32(crc, el_crc32c(el_crc32c(0, head, head_len), data, meta->len));
+	const struct el_io_buf bufs[] = { { head, head_len }, { data, meta->len }, { crc, 4 } };
+	return el_io_replace_file(dir, dir_fd, EL_SNAPSHOT_TMP, EL_SNAPSHOT_FILE, bufs,
+				  sizeof bufs / sizeof bufs[0]);
 }
 
 static int corrupt(const char *path, const char *why)

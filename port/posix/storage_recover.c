@@ -332,8 +332,8 @@ static void reconcile_hard_state(struct el_storage *st)
 }
 
 /* DIR/snapshot.tmp and DIR/wal-newest.tmp are files being written before
- * their rename (snapshot_file.c, wal_newest.c): a file there is what a
- * crash left, garbage. A directory by such a name no crash leaves (made by
+ * their rename (el_io_replace_file): a file there is what a crash left,
+ * garbage. A directory by such a name no crash leaves (made by
  * hand, a restore gone wrong), but it makes every write of that file fail
  * (its create: EISDIR) and stop the node, at each restart again, long
  * after a start that looked fine. An empty one is removed; one with

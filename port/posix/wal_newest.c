@@ -10,9 +10,9 @@
  * One line, "newest wal-<16 hex>.log crc32c CHECK\n", CHECK the CRC-32C of
  * what comes before " crc32c" (as cmd/edgelockd's owner file), so an
  * operator can read it and a flipped bit is not taken for another number.
- * Replaced whole: written to wal-newest.tmp, fsynced, renamed over, the
- * directory fsynced (as the snapshot file), so a crash leaves the old line
- * or the new one.
+ * Replaced whole, as the snapshot file (el_io_replace_file): written to
+ * wal-newest.tmp, fsynced, renamed over, the directory fsynced, so a crash
+ * leaves the old line or the new one.
  *
  * When: at each segment roll (wal.c: el_wal_new_segment), after the new
  * segment's directory entry is durable and before its first batch is
@@ -49,28 +49,12 @@ int el_wal_newest_line(uint64_t seq, char *out, size_t cap)
 
 int el_wal_newest_write(const char *dir, int dir_fd, uint64_t seq)
 {
-	char tmp[PATH_MAX], path[PATH_MAX], line[EL_WAL_NEWEST_LINE_MAX];
+	char line[EL_WAL_NEWEST_LINE_MAX];
 	const int n = el_wal_newest_line(seq, line, sizeof line);
-	if (n < 0 || snprintf(tmp, sizeof tmp, "%s/" EL_WAL_NEWEST_TMP, dir) >= (int)sizeof tmp ||
-	    snprintf(path, sizeof path, "%s/" EL_WAL_NEWEST_FILE, dir) >= (int)sizeof path)
+	if (n < 0)
 		return EL_EINVAL;
-	const int fd = el_io.open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	if (fd < 0)
-		return el_io_failure("create", tmp, errno);
-	int rc = EL_OK;
-	if (el_io_write_all(fd, line, (size_t)n) != 0)
-		rc = el_io_failure("write", tmp, errno);
-	else if (el_io.fsync(fd) != 0)
-		rc = el_io_failure("fsync", tmp, errno);
-	close(fd);
-	if (rc != EL_OK)
-		return rc;
-	if (el_io.rename(tmp, path) != 0)
-		return el_io_failure("rename", tmp, errno);
-	/* The rename is durable only once the directory is. */
-	if (el_io.fsync(dir_fd) != 0)
-		return el_io_failure("directory fsync", dir, errno);
-	return EL_OK;
+	const struct el_io_buf buf = { line, (size_t)n };
+	return el_io_replace_file(dir, dir_fd, EL_WAL_NEWEST_TMP, EL_WAL_NEWEST_FILE, &buf, 1);
 }
 
 /* Exactly the line el_wal_newest_line writes for the number it names. */

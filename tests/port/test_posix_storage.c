@@ -1,7 +1,8 @@
 /*
  * test_posix_storage.c - unit tests of port/posix: CRC-32C vectors, WAL
- * records, snapshot files, the storage round trip, hard state, truncation,
- * segment rotation and deletion (also over an empty newest segment), a
+ * records, snapshot files, the steps of a file replaced whole (snapshot,
+ * wal-newest: the order of the calls, each one failing), the storage round
+ * trip, hard state, truncation, segment rotation and deletion (also over an empty newest segment), a
  * damaged sealed segment, FIFOs under the data directory's names (refused,
  * never waited on), a directory left at snapshot.tmp, what holds nothing of a cluster
  * (el_storage_holds_nothing), the directory lock, and the clock/seed/log
@@ -192,6 +193,178 @@ static void test_snapshot_file_round_trip_and_damage(void)
 	EL_CHECK(el_log_count(EL_LOG_ERROR) > errors);
 	EL_CHECK(truncate(path, 0) == 0);
 	EL_CHECK_EQ(pt_open_load(dir, 0, &model), EL_ECORRUPT);
+	pt_rmrf(dir);
+}
+
+/* The el_io calls of a file replaced whole, one word each in one line
+ * ("open snapshot.tmp", "fsync-dir"), and an error planted at the Nth of
+ * them: a write's ENOSPC, any other's EIO. */
+static struct el_io trace_real;
+static char trace[512];
+static int trace_dir_fd, trace_calls, trace_fail_at;
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash ? slash + 1 : path;
+}
+
+static bool trace_call(const char *what, const char *a, const char *b)
+{
+	const size_t used = strlen(trace);
+	snprintf(trace + used, sizeof trace - used, "%s%s%s%s%s%s", used ? ", " : "", what,
+		 a ? " " : "", a ? base_name(a) : "", b ? " " : "", b ? base_name(b) : "");
+	if (++trace_calls != trace_fail_at)
+		return false;
+	errno = strcmp(what, "write") == 0 ? ENOSPC : EIO;
+	return true;
+}
+
+static int tr_open(const char *path, int flags, mode_t mode)
+{
+	return trace_call("open", path, NULL) ? -1 : trace_real.open(path, flags, mode);
+}
+static ssize_t tr_write(int fd, const void *buf, size_t len)
+{
+	return trace_call("write", NULL, NULL) ? -1 : trace_real.write(fd, buf, len);
+}
+static ssize_t tr_pwrite(int fd, const void *buf, size_t len, off_t off)
+{
+	return trace_call("pwrite", NULL, NULL) ? -1 : trace_real.pwrite(fd, buf, len, off);
+}
+static int tr_fsync(int fd)
+{
+	const bool fail = trace_call(fd == trace_dir_fd ? "fsync-dir" : "fsync", NULL, NULL);
+	return fail ? -1 : trace_real.fsync(fd);
+}
+static int tr_fdatasync(int fd)
+{
+	return trace_call("fdatasync", NULL, NULL) ? -1 : trace_real.fdatasync(fd);
+}
+static int tr_rename(const char *from, const char *to)
+{
+	return trace_call("rename", from, to) ? -1 : trace_real.rename(from, to);
+}
+static int tr_ftruncate(int fd, off_t len)
+{
+	return trace_call("ftruncate", NULL, NULL) ? -1 : trace_real.ftruncate(fd, len);
+}
+static int tr_unlink(const char *path)
+{
+	return trace_call("unlink", path, NULL) ? -1 : trace_real.unlink(path);
+}
+
+/* Writes the older (newer = 0) or the newer contents of one file. */
+typedef int (*replace_fn)(int dir_fd, int newer);
+/* 1: the file holds the newer contents, 0: the older, -1: neither. */
+typedef int (*holds_fn)(void);
+
+/* A file replaced with each of its calls failing in turn. The calls come in
+ * the order want says; a failed one is neither retried nor followed by
+ * another (the storage fails for good, README); code and line say what
+ * failed; the file holds the older contents until the rename, and the temp
+ * file is left as it is (the open removes it). */
+static void check_replace_steps(const char *tmp_name, replace_fn replace, holds_fn holds,
+				const char *want, const char *const *failures)
+{
+	char tmp[PATH_MAX + 32];
+	snprintf(tmp, sizeof tmp, "%s/%s", dir, tmp_name);
+	trace_dir_fd = open(dir, O_RDONLY | O_DIRECTORY);
+	EL_CHECK(trace_dir_fd >= 0);
+	trace_real = el_io;
+	for (int fail_at = 0, calls = 1; fail_at <= calls; fail_at++) {
+		EL_CHECK_EQ(replace(trace_dir_fd, 0), EL_OK);
+		trace[0] = '\0';
+		trace_calls = 0;
+		trace_fail_at = fail_at;
+		el_io = (struct el_io){ tr_open, tr_write, tr_pwrite, tr_fsync, tr_fdatasync,
+					tr_rename, tr_ftruncate, tr_unlink };
+		const int rc = replace(trace_dir_fd, 1);
+		el_io = trace_real;
+		if (fail_at == 0) {
+			EL_CHECK_EQ(rc, EL_OK);
+			EL_CHECK_EQ(strcmp(trace, want), 0);
+			EL_CHECK_EQ(holds(), 1);
+			calls = trace_calls;
+			continue;
+		}
+		EL_CHECK_EQ(trace_calls, fail_at);
+		EL_CHECK_EQ(strncmp(trace, want, strlen(trace)), 0);
+		const char *line = failures[fail_at - 1];
+		EL_CHECK_EQ(rc, strstr(line, strerror(ENOSPC)) ? EL_ENOSPC : EL_EIO);
+		EL_CHECK_EQ(strcmp(el_io_last_failure(), line), 0);
+		EL_CHECK_EQ(holds(), fail_at == calls ? 1 : 0); /* the directory fsync failed */
+		EL_CHECK_EQ(pt_file_size(tmp) >= 0, fail_at > 1 && fail_at < calls);
+	}
+	close(trace_dir_fd);
+}
+
+static int snapshot_replace(int dir_fd, int newer)
+{
+	static uint8_t data[512];
+	struct el_snapshot_meta m;
+	pt_fill_snapshot(&m, data, newer ? 20 : 10, 2);
+	return el_snapshot_file_write(dir, dir_fd, &m, data);
+}
+
+static int snapshot_holds(void)
+{
+	static uint8_t out[EL_SNAPSHOT_MAX];
+	struct el_snapshot_meta m;
+	bool found;
+	if (el_snapshot_file_read(dir, &m, out, &found) != EL_OK || !found)
+		return -1;
+	return m.index == 20 ? 1 : m.index == 10 ? 0 : -1;
+}
+
+static int newest_replace(int dir_fd, int newer)
+{
+	return el_wal_newest_write(dir, dir_fd, newer ? 7 : 3);
+}
+
+static int newest_holds(void)
+{
+	uint64_t seq;
+	bool found;
+	if (el_wal_newest_read(dir, &seq, &found) != EL_OK || !found)
+		return -1;
+	return seq == 7 ? 1 : seq == 3 ? 0 : -1;
+}
+
+/* The line el_io_last_failure gives when each step of what fails. */
+static void failure_lines(const char *const *what, int n, const char *tmp_name,
+			  char (*lines)[PATH_MAX + 64], const char **out)
+{
+	for (int i = 0; i < n; i++) {
+		const bool dir_sync = strcmp(what[i], "directory fsync") == 0;
+		snprintf(lines[i], sizeof lines[i], "%s of %s%s%s: %s", what[i], dir,
+			 dir_sync ? "" : "/", dir_sync ? "" : tmp_name,
+			 strerror(strcmp(what[i], "write") == 0 ? ENOSPC : EIO));
+		out[i] = lines[i];
+	}
+}
+
+/* DIR/snapshot and DIR/wal-newest are replaced the same way, step for step
+ * (el_io_replace_file): the order of the calls and what each failure
+ * returns and says, for every call. */
+static void test_replace_file_steps(void)
+{
+	static const char *const snap[7] = { "create", "write", "write", "write", "fsync",
+					     "rename", "directory fsync" };
+	static const char *const newest[5] = { "create", "write", "fsync", "rename",
+					       "directory fsync" };
+	char lines[7][PATH_MAX + 64];
+	const char *failures[7];
+
+	fresh_dir("replace");
+	failure_lines(snap, 7, EL_SNAPSHOT_TMP, lines, failures);
+	check_replace_steps(EL_SNAPSHOT_TMP, snapshot_replace, snapshot_holds,
+			    "open snapshot.tmp, write, write, write, fsync, "
+			    "rename snapshot.tmp snapshot, fsync-dir", failures);
+	failure_lines(newest, 5, EL_WAL_NEWEST_TMP, lines, failures);
+	check_replace_steps(EL_WAL_NEWEST_TMP, newest_replace, newest_holds,
+			    "open wal-newest.tmp, write, fsync, rename wal-newest.tmp wal-newest, "
+			    "fsync-dir", failures);
 	pt_rmrf(dir);
 }
 
@@ -1392,6 +1565,7 @@ int main(int argc, char **argv)
 	EL_RUN(test_valid_end_stops_at_incomplete_batch);
 	EL_RUN(test_segment_names);
 	EL_RUN(test_snapshot_file_round_trip_and_damage);
+	EL_RUN(test_replace_file_steps);
 	EL_RUN(test_storage_round_trip);
 	EL_RUN(test_truncation_and_hard_state);
 	EL_RUN(test_rotation_and_deletion_keep_hard_state);
