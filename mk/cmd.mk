@@ -192,6 +192,19 @@ TESTS += test-daemon-lost-state
 
 $(eval $(call fuzz_suite,datadir,$(BUILD)/fuzz/fuzz_datadir,fuzz-datadir,20000,tests/fuzz/corpus/datadir))
 
+# el_d_replace_file (dir_file.c), how data_dir's small files are written:
+# whole or not at all, and a failure's reason (unit tests, ASan/UBSan)
+$(BUILD)/san/test_dir_file: tests/daemon/test_dir_file.c cmd/edgelockd/dir_file.c \
+		cmd/edgelockd/el_daemon.h $(TEST_LIB_SRCS) tests/lib/el_test.h
+	@mkdir -p $(@D)
+	$(call say,LD,$@)
+	$(Q)$(CC) $(HOST_CFLAGS) -O1 $(SANFLAGS) -Icore -Icmd/edgelockd -Inet -Iport/posix -Itests/lib $< \
+		cmd/edgelockd/dir_file.c $(TEST_LIB_SRCS) -o $@
+.PHONY: test-dir-file
+test-dir-file: $(BUILD)/san/test_dir_file
+	@tests/run-suite.sh $(BUILD)/results dir-file $(BUILD)/san/test_dir_file
+TESTS += test-dir-file
+
 # edgelockd's config file reader (config.c on libinih, with the [acl] parser):
 # any bytes as a file; seeds in tests/fuzz/corpus/dcfg
 DCFG_FUZZ_SRCS := cmd/edgelockd/config.c net/acl.c net/url.c net/ini_line.c
