@@ -181,12 +181,19 @@ int el_cli_fail(struct el_cli *cli, const char *what, int err)
 	const char *why = cli->why != NULL      ? cli->why
 			  : cli->client != NULL ? el_client_last_error(cli->client)
 						: el_strerror(err);
-	const size_t n = strlen(what);
+	const size_t n = strlen(what), w = strlen(why), perm = strlen(el_strerror(EL_EPERM));
+	/* a server's bare refusal ("lock x: permission denied") is its [acl]'s
+	 * (the CLI uses only its own sessions): say so, as status does */
+	const char *acl = err == EL_EPERM && w >= perm &&
+					  strcmp(why + w - perm, el_strerror(EL_EPERM)) == 0
+				  ? " (not allowed by the server's [acl] for this client's "
+				    "certificate: docs/security.md)"
+				  : "";
 	/* "lock NAME: ..." or "open session: ...": said once */
 	if (strncmp(why, what, n) == 0 && (why[n] == ' ' || why[n] == ':'))
-		fprintf(stderr, "edgelock: %s\n", why);
+		fprintf(stderr, "edgelock: %s%s\n", why, acl);
 	else
-		fprintf(stderr, "edgelock: %s: %s\n", what, why);
+		fprintf(stderr, "edgelock: %s: %s%s\n", what, why, acl);
 	switch (err) {
 	case EL_ETIMEDOUT: /* the library's "no leader reachable" too */
 		if (el_cli_untrusted(why))

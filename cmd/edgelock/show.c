@@ -897,6 +897,10 @@ static const char *admin_hint(uint8_t type, int32_t err)
 		return " (the member table or the uncommitted log is full; try again later)";
 	if (err == EL_ETIMEDOUT && type != EL_CW_TRANSFER)
 		return UNSURE_CHANGE;
+	/* a bare "permission denied" left the operator to guess which rule is
+	 * missing; snapshot save says so too */
+	if (err == EL_EPERM)
+		return " (needs the admin operation in the server's [acl]: docs/security.md)";
 	if (err != EL_EINVAL)
 		return "";
 	switch (type) {
@@ -951,9 +955,13 @@ static int admin(struct el_cli *cli, struct el_cw_msg *m, const char *what)
 	rc = el_client_request(cli->client, m, m + 1);
 	if (rc == EL_OK && m->type == EL_CW_TRANSFER && m[1].err == EL_ENOTFOUND)
 		return transfer_unfound(cli, m, what);
-	if (rc == EL_OK && m[1].err != EL_OK) {
+	if (rc == EL_OK && m[1].err == EL_ENOTFOUND) /* a bare "not found" named nothing */
+		fprintf(stderr, "edgelock: %s: %s (node %u is not a member: `edgelock members "
+			"list` shows them)\n", what, el_strerror(m[1].err), (unsigned)m->node);
+	else if (rc == EL_OK && m[1].err != EL_OK)
 		fprintf(stderr, "edgelock: %s: %s%s\n", what, el_strerror(m[1].err),
 			admin_hint(m->type, m[1].err));
+	if (rc == EL_OK && m[1].err != EL_OK) {
 		return m[1].err == EL_EPERM	   ? EL_EXIT_NOPERM
 		       : m[1].err == EL_ETIMEDOUT ? EL_EXIT_UNAVAILABLE /* as the library's */
 						  : EL_EXIT_FAILED;

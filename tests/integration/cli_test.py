@@ -339,6 +339,18 @@ def test_members_list(e):
           % (len(far), lines))
 
 
+def test_member_unknown(e):
+    """`members remove` and `members promote` of an id no member has: exit 1
+    naming the id as no member's and where to look, not a bare "not found"
+    that left a newcomer to guess what was not found."""
+    for cmd in ("remove", "promote"):
+        r = e.run("members", cmd, "99")
+        check(r.returncode == 1 and "node 99 is not a member" in r.stderr and
+              "members list" in r.stderr,
+              "members %s 99: exit 1, says node 99 is not a member (rc %d, %r)"
+              % (cmd, r.returncode, r.stderr.strip()))
+
+
 def second_columns(lines):
     """Where the second field starts in each line (a set: one value when
     the lines are in line)."""
@@ -2230,7 +2242,7 @@ def main():
         e = Env(cluster)
         test_locks_json_lines(e)  # first: on a cluster without locks
         test_watched_not_listed(e)
-        for t in (test_basics, test_json_escaped, test_operator_output, test_members_list,
+        for t in (test_basics, test_json_escaped, test_operator_output, test_members_list, test_member_unknown,
                   test_node_id_max, test_wrong_ca, test_peer_port, test_undecodable_reply,
                   test_open_key_warned, test_args_after_command, test_fifo_handoff, test_shared, test_counter,
                   test_election_observe, test_observe_delayed, test_signal_while_waiting, test_killed_client, test_granted_while_stopped,
