@@ -205,7 +205,7 @@ int el_cli_fail(struct el_cli *cli, const char *what, int err)
 	case EL_EEXPIRED: /* the lease ran out: no leader answered for it */
 		return EL_EXIT_UNAVAILABLE;
 	case EL_EPERM:
-		return EL_EXIT_NOPERM;
+		return el_cli_nocert_hint(cli);
 	case EL_EBUSY:
 	case EL_EDELAYED:
 		return EL_EXIT_NOT_ACQUIRED;
@@ -224,6 +224,15 @@ int el_cli_fail(struct el_cli *cli, const char *what, int err)
 	default:
 		return EL_EXIT_FAILED;
 	}
+}
+
+int el_cli_nocert_hint(const struct el_cli *cli)
+{
+	/* the library names its own option (cert_key_file), not the CLI's */
+	if (cli->cert_key_file == NULL || cli->cert_key_file[0] == '\0')
+		fprintf(stderr, "edgelock: no client certificate was given: give --cert, set "
+				"EDGELOCK_CERT, or cert_key_file in the [client] config\n");
+	return EL_EXIT_NOPERM;
 }
 
 bool el_cli_untrusted(const char *why)

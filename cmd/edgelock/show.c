@@ -442,7 +442,9 @@ static int asked_rc(const struct el_cli *cli, const char *command, const struct 
 		return EL_EXIT_UNAVAILABLE;
 	if (a->up > 0 && false_followers(command, a) > 0)
 		return EL_EXIT_FAILED;
-	return a->up > 0 ? EL_EXIT_OK : a->refused > 0 ? EL_EXIT_NOPERM : EL_EXIT_UNAVAILABLE;
+	if (a->up == 0 && a->refused > 0)
+		return el_cli_nocert_hint(cli);
+	return a->up > 0 ? EL_EXIT_OK : EL_EXIT_UNAVAILABLE;
 }
 
 /* status and members list: ask, print (the members table, by print_view,
@@ -962,7 +964,7 @@ static int admin(struct el_cli *cli, struct el_cw_msg *m, const char *what)
 		fprintf(stderr, "edgelock: %s: %s%s\n", what, el_strerror(m[1].err),
 			admin_hint(m->type, m[1].err));
 	if (rc == EL_OK && m[1].err != EL_OK) {
-		return m[1].err == EL_EPERM	   ? EL_EXIT_NOPERM
+		return m[1].err == EL_EPERM	   ? el_cli_nocert_hint(cli)
 		       : m[1].err == EL_ETIMEDOUT ? EL_EXIT_UNAVAILABLE /* as the library's */
 						  : EL_EXIT_FAILED;
 	}

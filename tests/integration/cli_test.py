@@ -351,6 +351,32 @@ def test_member_unknown(e):
               % (cmd, r.returncode, r.stderr.strip()))
 
 
+def test_refused_identity(e):
+    """A refusal at the connection is said as such, not blamed on an [acl]
+    this cluster does not have: `snapshot save` with a node's certificate
+    said "needs the admin operation in the server's [acl]"; with no client
+    certificate at all every command says how to give one (the library's
+    words name its own cert_key_file, not --cert)."""
+    f = e.path("refused.snap")
+    r = e.run("--cert", os.path.join(e.c.certs, "node1.pem"), "snapshot", "save", f)
+    check(r.returncode == 77 and "refused our identity" in r.stderr and "[acl]" not in r.stderr
+          and not os.path.exists(f),
+          "snapshot save with a node's certificate: exit 77, the identity refused, no "
+          "[acl] blamed (rc %d, %r)" % (r.returncode, r.stderr.strip()))
+    conf = e.path("nocert.conf")
+    with open(conf, "w") as fh:
+        fh.write("[client]\nendpoints = %s\nca_file = %s\n"
+                 % (e.env["EDGELOCK_ENDPOINTS"], e.env["EDGELOCK_CA"]))
+    env = {k: v for k, v in e.env.items() if not k.startswith("EDGELOCK_")}
+    for cmd in (["status"], ["locks"], ["lock", "x", "--", "true"], ["snapshot", "save", f],
+                ["transfer-leader"]):
+        r = subprocess.run([CLI, "--config", conf] + cmd, env=env, capture_output=True,
+                           text=True, timeout=60)
+        check(r.returncode == 77 and "--cert" in r.stderr and "[acl]" not in r.stderr,
+              "%s without a client certificate: exit 77, says to give --cert (rc %d, %r)"
+              % (" ".join(cmd), r.returncode, r.stderr.strip()[-300:]))
+
+
 def second_columns(lines):
     """Where the second field starts in each line (a set: one value when
     the lines are in line)."""
@@ -2243,6 +2269,7 @@ def main():
         test_locks_json_lines(e)  # first: on a cluster without locks
         test_watched_not_listed(e)
         for t in (test_basics, test_json_escaped, test_operator_output, test_members_list, test_member_unknown,
+                  test_refused_identity,
                   test_node_id_max, test_wrong_ca, test_peer_port, test_undecodable_reply,
                   test_open_key_warned, test_args_after_command, test_fifo_handoff, test_shared, test_counter,
                   test_election_observe, test_observe_delayed, test_signal_while_waiting, test_killed_client, test_granted_while_stopped,
