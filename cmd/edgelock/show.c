@@ -1153,8 +1153,10 @@ int el_cli_transfer(struct el_cli *cli, int argc, char **argv)
 {
 	static const char text[] = "usage: edgelock transfer-leader [ID]\n"
 				   "Hand leadership to node ID, or to the most caught-up voter.\n"
-				   "Exit 0 when the leader took it, 1 refused (the message says\n"
-				   "why), 69 no leader reachable (no quorum); no --json.\n";
+				   "Exit 0 once the leader has begun the handover (it answers at\n"
+				   "once; `edgelock status` shows when the new leader leads), 1\n"
+				   "refused (the message says why), 69 no leader reachable (no\n"
+				   "quorum); no --json.\n";
 	if (help(argc, argv, text))
 		return EL_EXIT_OK;
 	if (argc > 2)
