@@ -183,19 +183,25 @@ int el_cli_fail(struct el_cli *cli, const char *what, int err)
 	const char *why = cli->why != NULL      ? cli->why
 			  : cli->client != NULL ? el_client_last_error(cli->client)
 						: el_strerror(err);
-	const size_t n = strlen(what), w = strlen(why), perm = strlen(el_strerror(EL_EPERM));
-	/* a server's bare refusal ("lock x: permission denied") is its [acl]'s
-	 * (the CLI uses only its own sessions): say so, as status does */
-	const char *acl = err == EL_EPERM && w >= perm &&
-					  strcmp(why + w - perm, el_strerror(EL_EPERM)) == 0
-				  ? " (not allowed by the server's [acl] for this client's "
-				    "certificate: docs/security.md)"
-				  : "";
+	const size_t n = strlen(what), w = strlen(why), e = strlen(el_strerror(err));
+	const bool bare = w >= e && strcmp(why + w - e, el_strerror(err)) == 0;
+	/* A server's bare refusal, said in the operator's terms. EPERM ("lock
+	 * x: permission denied") is its [acl]'s: the CLI uses only its own
+	 * sessions. EDECODE of a request the CLI's own limits passed is a
+	 * cluster of a smaller profile (a mixed cluster's: docs/mixed-cluster.md) */
+	const char *hint = !bare ? ""
+			   : err == EL_EPERM ? " (not allowed by the server's [acl] for this client's "
+					       "certificate: docs/security.md)"
+			   : err == EL_EDECODE ? " (out of the cluster's range: its capacity profile "
+						 "takes less than this CLI, as a mixed cluster's does: "
+						 "names of at most 16 bytes, election values of 8, "
+						 "lock -n 2; docs/mixed-cluster.md)"
+					       : "";
 	/* "lock NAME: ..." or "open session: ...": said once */
 	if (strncmp(why, what, n) == 0 && (why[n] == ' ' || why[n] == ':'))
-		fprintf(stderr, "edgelock: %s%s\n", why, acl);
+		fprintf(stderr, "edgelock: %s%s\n", why, hint);
 	else
-		fprintf(stderr, "edgelock: %s: %s%s\n", what, why, acl);
+		fprintf(stderr, "edgelock: %s: %s%s\n", what, why, hint);
 	switch (err) {
 	case EL_ETIMEDOUT: /* the library's "no leader reachable" too */
 		if (el_cli_untrusted(why))
