@@ -397,6 +397,15 @@ static void warn_key_mode(const char *path)
 		(unsigned)(st.st_mode & 07777));
 }
 
+/* An EDGELOCK_* variable, NULL when unset or empty: `EDGELOCK_CERT=` is
+ * unset as a shell user means it, as EDGELOCK_CONFIG= is (it was a
+ * certificate file named "", refused as unreadable). */
+static const char *env_value(const char *name)
+{
+	const char *v = getenv(name);
+	return v != NULL && v[0] != '\0' ? v : NULL;
+}
+
 int el_cli_connect(struct el_cli *cli)
 {
 	int rc = load_config(cli);
@@ -404,14 +413,14 @@ int el_cli_connect(struct el_cli *cli)
 		return rc;
 	const char *env;
 	if (cli->endpoints == NULL)
-		cli->endpoints = (env = getenv("EDGELOCK_ENDPOINTS")) ? env : cfg_endpoints;
+		cli->endpoints = (env = env_value("EDGELOCK_ENDPOINTS")) ? env : cfg_endpoints;
 	if (cli->ca_file == NULL) {
-		env = getenv("EDGELOCK_CA");
+		env = env_value("EDGELOCK_CA");
 		cli->ca_file = env != NULL ? env : cfg_ca;
 		cli->ca_from = env != NULL ? "EDGELOCK_CA" : cfg_path;
 	}
 	if (cli->cert_key_file == NULL)
-		cli->cert_key_file = (env = getenv("EDGELOCK_CERT")) ? env : (cfg_cert[0] ? cfg_cert : NULL);
+		cli->cert_key_file = (env = env_value("EDGELOCK_CERT")) ? env : (cfg_cert[0] ? cfg_cert : NULL);
 	if (cli->endpoints[0] == '\0' && cli->ca_file[0] == '\0') {
 		fprintf(stderr, "edgelock: where is the cluster? give --endpoints and --ca, set "
 				"EDGELOCK_ENDPOINTS and EDGELOCK_CA, or run `make run` first\n");
@@ -434,7 +443,15 @@ int el_cli_connect(struct el_cli *cli)
 					     .timeout_ms = cli->timeout_ms };
 	rc = el_client_open(&cli->client, &o);
 	if (rc != EL_OK) {
-		fprintf(stderr, "edgelock: %s\n", el_client_last_error(NULL));
+		const char *why = el_client_last_error(NULL);
+		fprintf(stderr, "edgelock: %s\n", why);
+		/* the client's certificate is checked against the CA at load: the
+		 * line blamed the certificate when the CA given was the wrong one
+		 * (a CA of another cluster, in a test run after `make run`) */
+		if (strstr(why, "not accepted by the cluster CA") != NULL)
+			fprintf(stderr, "edgelock: check that %s (from %s) is the cluster's CA and %s "
+				"a client certificate it signed\n", cli->ca_file, cli->ca_from,
+				cli->cert_key_file);
 		return EL_EXIT_CONFIG;
 	}
 	warn_key_mode(cli->cert_key_file);

@@ -436,6 +436,17 @@ def test_wrong_ca(e):
               os.path.join(other, "ca.pem") in r.stderr,
               "%s with the wrong --ca: exit %d (want 78), saying to check it (%s)"
               % (" ".join(args), r.returncode, r.stderr.strip()[-300:]))
+    # With a client certificate (of the real CA) the CLI refuses it at load,
+    # before any endpoint is asked: that line blamed the certificate alone.
+    # (Without one given, a checkout where `make run` wrote
+    # build/edgelock.conf gave the loop above that certificate, and it failed.)
+    r = subprocess.run([CLI, "--ca", os.path.join(other, "ca.pem"), "--cert",
+                        e.env["EDGELOCK_CERT"], "status"], env=env, capture_output=True,
+                       text=True, timeout=60)
+    check(r.returncode == 78 and "is the cluster's CA" in r.stderr and
+          os.path.join(other, "ca.pem") + " (from --ca)" in r.stderr,
+          "status with the wrong --ca and a client certificate: exit %d (want 78), saying to "
+          "check the CA, from --ca (%s)" % (r.returncode, r.stderr.strip()[-300:]))
 
 
 def test_peer_port(e):
@@ -2157,7 +2168,8 @@ def test_usage_named():
 
 def test_client_config():
     """Where the cluster is: the endpoints without a CA say the CA is
-    missing; EDGELOCK_CONFIG= (empty) is unset; a [client] key given twice
+    missing; EDGELOCK_CONFIG= (empty) is unset, and so are EDGELOCK_CERT=,
+    EDGELOCK_CA= and EDGELOCK_ENDPOINTS=; a [client] key given twice
     is refused naming both lines, as the daemon's config does."""
     tmp = tempfile.mkdtemp(prefix="cli-conf-")
     try:
@@ -2177,6 +2189,20 @@ def test_client_config():
         check(r.returncode == 69 and "cannot open" not in r.stderr,
               "EDGELOCK_CONFIG= (empty) acts as unset: exit %d (%s)"
               % (r.returncode, r.stderr.strip()))
+        # EDGELOCK_CERT= and EDGELOCK_CA= (empty) are unset too: the config's
+        # files are used (they were files named "", exit 78)
+        full = os.path.join(tmp, "full.conf")
+        with open(full, "w") as f:
+            f.write("[client]\nendpoints = tls+tcp://127.0.0.1:1\nca_file = %s\n"
+                    "cert_key_file = %s\n" % (os.path.join(BUILD, "certs", "ca.pem"),
+                                               os.path.join(BUILD, "certs", "client.pem")))
+        for var in ("EDGELOCK_CERT", "EDGELOCK_CA", "EDGELOCK_ENDPOINTS"):
+            env = dict(os.environ, **{var: ""})
+            r = subprocess.run([CLI, "--config", full, "--timeout", "300ms", "status"], env=env,
+                               capture_output=True, text=True)
+            check(r.returncode == 69 and "127.0.0.1:1" in r.stdout + r.stderr,
+                  "%s= (empty) acts as unset, the config's value used: exit %d (%s)"
+                  % (var, r.returncode, r.stderr.strip()))
         twice = os.path.join(tmp, "twice.conf")
         with open(twice, "w") as f:
             f.write("[client]\nendpoints = tls+tcp://127.0.0.1:1\nca_file = /x\n"
