@@ -156,7 +156,7 @@ SERIAL_PREREQS += $(SMALL_EDGELOCKD) $(UART_RELAY_SAN) $(MIXED_FW) $(MIXED_FW_JO
 # (tests/daemon/table_full_test.py, about 3 s): the small profile's 16
 # locks fill at once where the gateway's 32,768 would take a while.
 .PHONY: test-daemon-table-full
-test-daemon-table-full: $(SMALL_EDGELOCKD) certs
+test-daemon-table-full: $(SMALL_EDGELOCKD) $(EDGELOCK_CLI) certs
 	@tests/run-suite.sh $(BUILD)/results daemon-table-full /usr/bin/python3 \
 		tests/daemon/table_full_test.py $(BUILD)
 TESTS += test-daemon-table-full

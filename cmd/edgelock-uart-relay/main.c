@@ -30,14 +30,19 @@ static void on_signal(int sig)
 	stop = 1;
 }
 
-static int usage(void)
+static const char USAGE[] =
+	"usage: edgelock-uart-relay --id N --cluster NAME --ca CA.pem --cert NODE.pem\n"
+	"         --listen tls+tcp://HOST:PORT --peer ID=tls+tcp://HOST:PORT ...\n"
+	"         --uart unix:PATH | tcp:HOST:PORT | /dev/ttyX [--crl CRL]\n"
+	"Joins the peer network as node N (NODE.pem: its certificate and key) and\n"
+	"relays Raft messages to and from that node's board over its UART.\n"
+	"Exit: 0 stopped (SIGINT, SIGTERM) or --help; 1 usage; 2 a start failure.\n";
+
+/* A usage error, named (a bare usage text left one guessing which flag was
+ * wrong or missing), then the usage: exit 1, as edgelockd's. */
+static int usage(const char *why, const char *what)
 {
-	fprintf(stderr,
-		"usage: edgelock-uart-relay --id N --cluster NAME --ca CA.pem --cert NODE.pem\n"
-		"         --listen tls+tcp://HOST:PORT --peer ID=tls+tcp://HOST:PORT ...\n"
-		"         --uart unix:PATH | tcp:HOST:PORT | /dev/ttyX [--crl CRL]\n"
-		"Joins the peer network as node N (NODE.pem: its certificate and key) and\n"
-		"relays Raft messages to and from that node's board over its UART.\n");
+	fprintf(stderr, "edgelock-uart-relay: %s%s\n%s", why, what, USAGE);
 	return 1;
 }
 
@@ -45,35 +50,55 @@ struct args {
 	const char *ca, *cert, *cluster, *crl;
 };
 
+/* One flag and its value into relay or a; 0, or a usage error's exit. */
+static int flag(const char *k, const char *v, struct args *a)
+{
+	if (strcmp(k, "--id") == 0)
+		relay.id = (el_id_t)strtoul(v, NULL, 10);
+	else if (strcmp(k, "--cluster") == 0)
+		a->cluster = v;
+	else if (strcmp(k, "--ca") == 0)
+		a->ca = v;
+	else if (strcmp(k, "--cert") == 0)
+		a->cert = v;
+	else if (strcmp(k, "--crl") == 0)
+		a->crl = v;
+	else if (strcmp(k, "--listen") == 0)
+		relay.peer_addr = v;
+	else if (strcmp(k, "--uart") == 0)
+		relay.uart = v;
+	else if (strcmp(k, "--peer") != 0)
+		return usage("unknown option ", k);
+	else if (strchr(v, '=') == NULL)
+		return usage("--peer takes ID=tls+tcp://HOST:PORT, not ", v);
+	else if (relay.n_peers == EL_RELAY_PEERS_MAX)
+		return usage("too many --peer (at most the cluster's other members): ", v);
+	else {
+		relay.peer_id[relay.n_peers] = (el_id_t)strtoul(v, NULL, 10);
+		relay.peer_dial[relay.n_peers++] = strchr(v, '=') + 1;
+	}
+	return 0;
+}
+
+/* The flags; 0, -1 for --help (said on stdout), or a usage error's exit. */
 static int parse(int argc, char **argv, struct args *a)
 {
-	for (int i = 1; i + 1 < argc; i += 2) {
-		const char *k = argv[i], *v = argv[i + 1];
-		if (strcmp(k, "--id") == 0)
-			relay.id = (el_id_t)strtoul(v, NULL, 10);
-		else if (strcmp(k, "--cluster") == 0)
-			a->cluster = v;
-		else if (strcmp(k, "--ca") == 0)
-			a->ca = v;
-		else if (strcmp(k, "--cert") == 0)
-			a->cert = v;
-		else if (strcmp(k, "--crl") == 0)
-			a->crl = v;
-		else if (strcmp(k, "--listen") == 0)
-			relay.peer_addr = v;
-		else if (strcmp(k, "--uart") == 0)
-			relay.uart = v;
-		else if (strcmp(k, "--peer") == 0 && relay.n_peers < EL_RELAY_PEERS_MAX &&
-			 strchr(v, '=') != NULL) {
-			relay.peer_id[relay.n_peers] = (el_id_t)strtoul(v, NULL, 10);
-			relay.peer_dial[relay.n_peers++] = strchr(v, '=') + 1;
-		} else
+	for (int i = 1; i < argc; i += 2) {
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			fputs(USAGE, stdout);
 			return -1;
+		}
+		if (i + 1 == argc)
+			return usage("a value is missing after ", argv[i]);
+		const int rc = flag(argv[i], argv[i + 1], a);
+		if (rc != 0)
+			return rc;
 	}
-	if (argc % 2 == 0 || relay.id == 0 || a->cluster == NULL || a->ca == NULL ||
-	    a->cert == NULL || relay.peer_addr == NULL || relay.uart == NULL || relay.n_peers == 0)
-		return -1;
-	return 0;
+	const char *missing = relay.id == 0 ? "--id (1 or more)" : a->cluster == NULL ? "--cluster"
+			      : a->ca == NULL ? "--ca" : a->cert == NULL ? "--cert"
+			      : relay.peer_addr == NULL ? "--listen" : relay.uart == NULL ? "--uart"
+			      : relay.n_peers == 0 ? "--peer" : NULL;
+	return missing != NULL ? usage("missing ", missing) : 0;
 }
 
 static int start(const struct args *a)
@@ -153,9 +178,10 @@ static void turn(uint64_t *retry_ms, uint64_t *stats_ms)
 int main(int argc, char **argv)
 {
 	struct args a = { 0 };
-	if (parse(argc, argv, &a) != 0)
-		return usage();
-	int rc = start(&a);
+	int rc = parse(argc, argv, &a);
+	if (rc != 0)
+		return rc < 0 ? 0 : rc;
+	rc = start(&a);
 	if (rc != 0)
 		return rc;
 	struct sigaction sa = { .sa_handler = on_signal };

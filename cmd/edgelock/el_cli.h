@@ -48,6 +48,10 @@ struct el_cli {
 int el_cli_connect(struct el_cli *cli);
 /* An exit code for a library error, after printing "edgelock: what: why". */
 int el_cli_fail(struct el_cli *cli, const char *what, int err);
+/* Refused (EPERM) with no client certificate given: say how to give one
+ * (the cluster may require one, or grant anonymous clients nothing);
+ * EL_EXIT_NOPERM. */
+int el_cli_nocert_hint(const struct el_cli *cli);
 /* Did every endpoint named in why (the library's message: one endpoint's,
  * or "no leader reachable ... (tried URL: WHY; ...)") refuse for a server
  * certificate our CA did not sign (EL_LINK_UNTRUSTED, net/client/el_link.h)?

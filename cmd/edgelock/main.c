@@ -27,7 +27,7 @@ static const char USAGE[] =
 	"A client of an edgelock cluster: locks with fencing tokens, elections, status.\n"
 	"\n"
 	"commands:\n"
-	"  lock [-n N] NAME [--ttl D] [--wait D] [--grace D] [--shared] [--lock-delay D]\n"
+	"  lock [-n N] NAME [--ttl D] [--wait D] [--shared] [--lock-delay D] [--grace D]\n"
 	"       -- CMD [ARGS]    run CMD while holding the lock NAME (-n N: one of\n"
 	"                         the N permits of the semaphore NAME)\n"
 	"  elect NAME VALUE [--ttl D] [--wait D] [--grace D] [-- CMD [ARGS]]\n"
@@ -66,14 +66,16 @@ static const char USAGE[] =
 	"  1         refused (the message says why)\n"
 	"  64        usage\n"
 	"  69        no leader reachable (`status`: none of the nodes that answered\n"
-	"            is or knows the leader)\n"
+	"            is or knows the leader; `lock`, `elect`: the session's lease\n"
+	"            ran out while waiting, no grant made)\n"
 	"  70        internal error\n"
 	"  74        writing the output (stdout) failed, e.g. a full disk, or a\n"
 	"            pipe whose reader left (`edgelock locks | head -1`) (not\n"
 	"            `snapshot save`: its result is FILE, so a report line that\n"
 	"            could not be written is only warned of)\n"
 	"  75        lock held or not granted within --wait\n"
-	"  76        lock lost while CMD ran (CMD was killed)\n"
+	"  76        lock lost while CMD ran (CMD was killed), or before CMD could\n"
+	"            start (CMD not run)\n"
 	"  77        permission denied or certificate rejected\n"
 	"  78        bad configuration or certificate files; also when no endpoint's\n"
 	"            certificate is signed by the CA given (a wrong --ca)\n"
@@ -181,12 +183,25 @@ int el_cli_fail(struct el_cli *cli, const char *what, int err)
 	const char *why = cli->why != NULL      ? cli->why
 			  : cli->client != NULL ? el_client_last_error(cli->client)
 						: el_strerror(err);
-	const size_t n = strlen(what);
+	const size_t n = strlen(what), w = strlen(why), e = strlen(el_strerror(err));
+	const bool bare = w >= e && strcmp(why + w - e, el_strerror(err)) == 0;
+	/* A server's bare refusal, said in the operator's terms. EPERM ("lock
+	 * x: permission denied") is its [acl]'s: the CLI uses only its own
+	 * sessions. EDECODE of a request the CLI's own limits passed is a
+	 * cluster of a smaller profile (a mixed cluster's: docs/mixed-cluster.md) */
+	const char *hint = !bare ? ""
+			   : err == EL_EPERM ? " (not allowed by the server's [acl] for this client's "
+					       "certificate: docs/security.md)"
+			   : err == EL_EDECODE ? " (out of the cluster's range: its capacity profile "
+						 "takes less than this CLI, as a mixed cluster's does: "
+						 "names of at most 16 bytes, election values of 8, "
+						 "lock -n 2; docs/mixed-cluster.md)"
+					       : "";
 	/* "lock NAME: ..." or "open session: ...": said once */
 	if (strncmp(why, what, n) == 0 && (why[n] == ' ' || why[n] == ':'))
-		fprintf(stderr, "edgelock: %s\n", why);
+		fprintf(stderr, "edgelock: %s%s\n", why, hint);
 	else
-		fprintf(stderr, "edgelock: %s: %s\n", what, why);
+		fprintf(stderr, "edgelock: %s: %s%s\n", what, why, hint);
 	switch (err) {
 	case EL_ETIMEDOUT: /* the library's "no leader reachable" too */
 		if (el_cli_untrusted(why))
@@ -198,7 +213,7 @@ int el_cli_fail(struct el_cli *cli, const char *what, int err)
 	case EL_EEXPIRED: /* the lease ran out: no leader answered for it */
 		return EL_EXIT_UNAVAILABLE;
 	case EL_EPERM:
-		return EL_EXIT_NOPERM;
+		return el_cli_nocert_hint(cli);
 	case EL_EBUSY:
 	case EL_EDELAYED:
 		return EL_EXIT_NOT_ACQUIRED;
@@ -217,6 +232,15 @@ int el_cli_fail(struct el_cli *cli, const char *what, int err)
 	default:
 		return EL_EXIT_FAILED;
 	}
+}
+
+int el_cli_nocert_hint(const struct el_cli *cli)
+{
+	/* the library names its own option (cert_key_file), not the CLI's */
+	if (cli->cert_key_file == NULL || cli->cert_key_file[0] == '\0')
+		fprintf(stderr, "edgelock: no client certificate was given: give --cert, set "
+				"EDGELOCK_CERT, or cert_key_file in the [client] config\n");
+	return EL_EXIT_NOPERM;
 }
 
 bool el_cli_untrusted(const char *why)
@@ -373,6 +397,15 @@ static void warn_key_mode(const char *path)
 		(unsigned)(st.st_mode & 07777));
 }
 
+/* An EDGELOCK_* variable, NULL when unset or empty: `EDGELOCK_CERT=` is
+ * unset as a shell user means it, as EDGELOCK_CONFIG= is (it was a
+ * certificate file named "", refused as unreadable). */
+static const char *env_value(const char *name)
+{
+	const char *v = getenv(name);
+	return v != NULL && v[0] != '\0' ? v : NULL;
+}
+
 int el_cli_connect(struct el_cli *cli)
 {
 	int rc = load_config(cli);
@@ -380,14 +413,14 @@ int el_cli_connect(struct el_cli *cli)
 		return rc;
 	const char *env;
 	if (cli->endpoints == NULL)
-		cli->endpoints = (env = getenv("EDGELOCK_ENDPOINTS")) ? env : cfg_endpoints;
+		cli->endpoints = (env = env_value("EDGELOCK_ENDPOINTS")) ? env : cfg_endpoints;
 	if (cli->ca_file == NULL) {
-		env = getenv("EDGELOCK_CA");
+		env = env_value("EDGELOCK_CA");
 		cli->ca_file = env != NULL ? env : cfg_ca;
 		cli->ca_from = env != NULL ? "EDGELOCK_CA" : cfg_path;
 	}
 	if (cli->cert_key_file == NULL)
-		cli->cert_key_file = (env = getenv("EDGELOCK_CERT")) ? env : (cfg_cert[0] ? cfg_cert : NULL);
+		cli->cert_key_file = (env = env_value("EDGELOCK_CERT")) ? env : (cfg_cert[0] ? cfg_cert : NULL);
 	if (cli->endpoints[0] == '\0' && cli->ca_file[0] == '\0') {
 		fprintf(stderr, "edgelock: where is the cluster? give --endpoints and --ca, set "
 				"EDGELOCK_ENDPOINTS and EDGELOCK_CA, or run `make run` first\n");
@@ -410,7 +443,15 @@ int el_cli_connect(struct el_cli *cli)
 					     .timeout_ms = cli->timeout_ms };
 	rc = el_client_open(&cli->client, &o);
 	if (rc != EL_OK) {
-		fprintf(stderr, "edgelock: %s\n", el_client_last_error(NULL));
+		const char *why = el_client_last_error(NULL);
+		fprintf(stderr, "edgelock: %s\n", why);
+		/* the client's certificate is checked against the CA at load: the
+		 * line blamed the certificate when the CA given was the wrong one
+		 * (a CA of another cluster, in a test run after `make run`) */
+		if (strstr(why, "not accepted by the cluster CA") != NULL)
+			fprintf(stderr, "edgelock: check that %s (from %s) is the cluster's CA and %s "
+				"a client certificate it signed\n", cli->ca_file, cli->ca_from,
+				cli->cert_key_file);
 		return EL_EXIT_CONFIG;
 	}
 	warn_key_mode(cli->cert_key_file);

@@ -442,7 +442,9 @@ static int asked_rc(const struct el_cli *cli, const char *command, const struct 
 		return EL_EXIT_UNAVAILABLE;
 	if (a->up > 0 && false_followers(command, a) > 0)
 		return EL_EXIT_FAILED;
-	return a->up > 0 ? EL_EXIT_OK : a->refused > 0 ? EL_EXIT_NOPERM : EL_EXIT_UNAVAILABLE;
+	if (a->up == 0 && a->refused > 0)
+		return el_cli_nocert_hint(cli);
+	return a->up > 0 ? EL_EXIT_OK : EL_EXIT_UNAVAILABLE;
 }
 
 /* status and members list: ask, print (the members table, by print_view,
@@ -897,6 +899,10 @@ static const char *admin_hint(uint8_t type, int32_t err)
 		return " (the member table or the uncommitted log is full; try again later)";
 	if (err == EL_ETIMEDOUT && type != EL_CW_TRANSFER)
 		return UNSURE_CHANGE;
+	/* a bare "permission denied" left the operator to guess which rule is
+	 * missing; snapshot save says so too */
+	if (err == EL_EPERM)
+		return " (needs the admin operation in the server's [acl]: docs/security.md)";
 	if (err != EL_EINVAL)
 		return "";
 	switch (type) {
@@ -951,10 +957,14 @@ static int admin(struct el_cli *cli, struct el_cw_msg *m, const char *what)
 	rc = el_client_request(cli->client, m, m + 1);
 	if (rc == EL_OK && m->type == EL_CW_TRANSFER && m[1].err == EL_ENOTFOUND)
 		return transfer_unfound(cli, m, what);
-	if (rc == EL_OK && m[1].err != EL_OK) {
+	if (rc == EL_OK && m[1].err == EL_ENOTFOUND) /* a bare "not found" named nothing */
+		fprintf(stderr, "edgelock: %s: %s (node %u is not a member: `edgelock members "
+			"list` shows them)\n", what, el_strerror(m[1].err), (unsigned)m->node);
+	else if (rc == EL_OK && m[1].err != EL_OK)
 		fprintf(stderr, "edgelock: %s: %s%s\n", what, el_strerror(m[1].err),
 			admin_hint(m->type, m[1].err));
-		return m[1].err == EL_EPERM	   ? EL_EXIT_NOPERM
+	if (rc == EL_OK && m[1].err != EL_OK) {
+		return m[1].err == EL_EPERM	   ? el_cli_nocert_hint(cli)
 		       : m[1].err == EL_ETIMEDOUT ? EL_EXIT_UNAVAILABLE /* as the library's */
 						  : EL_EXIT_FAILED;
 	}
@@ -1143,8 +1153,10 @@ int el_cli_transfer(struct el_cli *cli, int argc, char **argv)
 {
 	static const char text[] = "usage: edgelock transfer-leader [ID]\n"
 				   "Hand leadership to node ID, or to the most caught-up voter.\n"
-				   "Exit 0 when the leader took it, 1 refused (the message says\n"
-				   "why), 69 no leader reachable (no quorum); no --json.\n";
+				   "Exit 0 once the leader has begun the handover (it answers at\n"
+				   "once; `edgelock status` shows when the new leader leads), 1\n"
+				   "refused (the message says why), 69 no leader reachable (no\n"
+				   "quorum); no --json.\n";
 	if (help(argc, argv, text))
 		return EL_EXIT_OK;
 	if (argc > 2)

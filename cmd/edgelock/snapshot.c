@@ -65,6 +65,10 @@ static int fetch(struct el_cli *cli, struct el_cw_msg *m, int fd, uint64_t *inde
 		int rc = el_client_request(cli->client, m, m + 1);
 		if (rc == EL_OK)
 			rc = m[1].err;
+		/* the leader's refusal is its [acl]'s; a refusal at the connection
+		 * (a revoked certificate, none given) keeps the library's words */
+		if (rc == EL_EPERM && m[1].err == EL_EPERM)
+			cli->why = "not allowed: needs the admin operation in the server's [acl]";
 		if (rc != EL_OK)
 			return rc;
 		if (m[1].offset != offset || (*index != 0 && m[1].index != *index) ||
@@ -150,11 +154,6 @@ static int save_failed(struct el_cli *cli, const char *file, int rc, int err)
 		fprintf(stderr, "edgelock: snapshot save: the leader's snapshot changed %d times "
 			"during the copy (a leader change, another backup); try again\n", ATTEMPTS);
 		return EL_EXIT_FAILED;
-	}
-	if (rc == EL_EPERM) {
-		fprintf(stderr, "edgelock: snapshot save: not allowed: needs the admin "
-				"operation in the server's [acl]\n");
-		return EL_EXIT_NOPERM;
 	}
 	return el_cli_fail(cli, "snapshot save", rc);
 }

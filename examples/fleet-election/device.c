@@ -179,7 +179,7 @@ static const char *lead(el_session *s, const char *log, uint64_t token)
 static void refused(const char *what, const char *err)
 {
 	fprintf(stderr,
-		"%s: %s refused (EL_EPERM): %s\n"
+		"%s: %s: refused (EL_EPERM): %s\n"
 		"%s: the cluster will refuse it again: give this device's certificate (its CN, "
 		"EDGELOCK_CERT) elect on %s in the daemons' [acl] (e.g. sensor-* = lock, elect, "
 		"observe : %s), or use a certificate the cluster accepts (not revoked, OU=client); "

@@ -140,6 +140,12 @@ static int open_on_server(el_client *c, el_session *s)
 					"max_session_ttl_ms, or this certificate's CN longer than "
 					"a session's owner holds (7 bytes on a mixed cluster)?",
 					el_strerror(rc));
+		else if (rc == EL_EPERM) /* the [acl] (auth.c); a bare "permission denied" named nothing */
+			el_client__fail("open session: %s: the server's [acl] grants %s%s none of "
+					"lock, elect and observe, one of which a session needs "
+					"(docs/security.md)", el_strerror(rc),
+					c->ident != NULL ? "this client's CN " : "an anonymous client",
+					c->ident != NULL ? el_ident_name(c->ident) : "");
 		else
 			el_client__fail("open session: %s", el_strerror(rc));
 	}

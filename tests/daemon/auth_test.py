@@ -553,20 +553,31 @@ def test_client_cert_as_node(c, leader):
           "not a node's" in p.stdout + p.stderr, "rc %d: %r" % (p.returncode, p.stderr[-300:]))
 
 
-def test_cli_refused(c):
-    """A client the [acl] gives nothing: `status` and `locks` say the server
-    refused it (exit 77, documented for "not allowed"), not that every node
-    is unreachable (69) or "no error" (found by testing from outside)."""
+def test_cli_refused(c, pems):
+    """A client the [acl] gives nothing: every command says the server's
+    [acl] refused it (exit 77, documented for "not allowed"), not that every
+    node is unreachable (69), "no error", or a bare "permission denied"
+    that leaves the operator to guess why (`lock`, `elect`, `observe`,
+    `transfer-leader`, `members`: found by a newcomer); so does sensor-1
+    locking a name outside its prefixes (an ACQUIRE refused)."""
     d = os.path.join(c.dir, "certs")
     stranger = mint(d, os.path.join(c.certs, "ca.pem"), os.path.join(c.certs, "ca.key"),
                     "stranger")
     eps = ",".join(c.addr(i) for i in sorted(c.procs))
-    for cmd in ("status", "locks"):
+    runs = [(stranger, cmd) for cmd in (["status"], ["locks"], ["lock", "fleet/x", "--", "true"],
+                                        ["elect", "fleet/leader", "v", "--", "true"],
+                                        ["observe", "fleet/x"], ["transfer-leader"],
+                                        ["members", "remove", "9"],
+                                        ["members", "add", "9", "tls+tcp://127.0.0.1:9",
+                                         "tls+tcp://127.0.0.1:10"])]
+    runs.append((pems["sensor-1"], ["lock", "other/x", "--", "true"]))
+    for cert, cmd in runs:
         p = subprocess.run([os.path.join(c.build, "bin", "edgelock"), "--ca",
-                            os.path.join(c.certs, "ca.pem"), "--cert", stranger, "--timeout", "3s",
-                            "--endpoints", eps, cmd], capture_output=True, text=True, timeout=30)
+                            os.path.join(c.certs, "ca.pem"), "--cert", cert, "--timeout", "3s",
+                            "--endpoints", eps] + cmd, capture_output=True, text=True, timeout=30)
         out = p.stdout + p.stderr
-        check("cli refused by [acl]: %s exits 77 and says [acl] (rc %d)" % (cmd, p.returncode),
+        check("cli refused by [acl]: %s as %s exits 77 and says [acl] (rc %d)"
+              % (" ".join(cmd), os.path.basename(cert), p.returncode),
               p.returncode == 77 and "[acl]" in out and "no error" not in out and
               "unreachable" not in out, out[-300:])
 
@@ -663,7 +674,7 @@ def main():
         test_refused_certs(c, pems, leader)
         test_client_relay(c, pems, leader)
         test_client_cert_as_node(c, leader)
-        test_cli_refused(c)
+        test_cli_refused(c, pems)
         test_long_identity(c, leader)
         test_connections_per_client(c, pems, leader)
         leader = test_ownership(c, pems, leader, s1c, s1, ops)

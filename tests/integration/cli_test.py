@@ -339,6 +339,44 @@ def test_members_list(e):
           % (len(far), lines))
 
 
+def test_member_unknown(e):
+    """`members remove` and `members promote` of an id no member has: exit 1
+    naming the id as no member's and where to look, not a bare "not found"
+    that left a newcomer to guess what was not found."""
+    for cmd in ("remove", "promote"):
+        r = e.run("members", cmd, "99")
+        check(r.returncode == 1 and "node 99 is not a member" in r.stderr and
+              "members list" in r.stderr,
+              "members %s 99: exit 1, says node 99 is not a member (rc %d, %r)"
+              % (cmd, r.returncode, r.stderr.strip()))
+
+
+def test_refused_identity(e):
+    """A refusal at the connection is said as such, not blamed on an [acl]
+    this cluster does not have: `snapshot save` with a node's certificate
+    said "needs the admin operation in the server's [acl]"; with no client
+    certificate at all every command says how to give one (the library's
+    words name its own cert_key_file, not --cert)."""
+    f = e.path("refused.snap")
+    r = e.run("--cert", os.path.join(e.c.certs, "node1.pem"), "snapshot", "save", f)
+    check(r.returncode == 77 and "refused our identity" in r.stderr and "[acl]" not in r.stderr
+          and not os.path.exists(f),
+          "snapshot save with a node's certificate: exit 77, the identity refused, no "
+          "[acl] blamed (rc %d, %r)" % (r.returncode, r.stderr.strip()))
+    conf = e.path("nocert.conf")
+    with open(conf, "w") as fh:
+        fh.write("[client]\nendpoints = %s\nca_file = %s\n"
+                 % (e.env["EDGELOCK_ENDPOINTS"], e.env["EDGELOCK_CA"]))
+    env = {k: v for k, v in e.env.items() if not k.startswith("EDGELOCK_")}
+    for cmd in (["status"], ["locks"], ["lock", "x", "--", "true"], ["snapshot", "save", f],
+                ["transfer-leader"]):
+        r = subprocess.run([CLI, "--config", conf] + cmd, env=env, capture_output=True,
+                           text=True, timeout=60)
+        check(r.returncode == 77 and "--cert" in r.stderr and "[acl]" not in r.stderr,
+              "%s without a client certificate: exit 77, says to give --cert (rc %d, %r)"
+              % (" ".join(cmd), r.returncode, r.stderr.strip()[-300:]))
+
+
 def second_columns(lines):
     """Where the second field starts in each line (a set: one value when
     the lines are in line)."""
@@ -398,6 +436,17 @@ def test_wrong_ca(e):
               os.path.join(other, "ca.pem") in r.stderr,
               "%s with the wrong --ca: exit %d (want 78), saying to check it (%s)"
               % (" ".join(args), r.returncode, r.stderr.strip()[-300:]))
+    # With a client certificate (of the real CA) the CLI refuses it at load,
+    # before any endpoint is asked: that line blamed the certificate alone.
+    # (Without one given, a checkout where `make run` wrote
+    # build/edgelock.conf gave the loop above that certificate, and it failed.)
+    r = subprocess.run([CLI, "--ca", os.path.join(other, "ca.pem"), "--cert",
+                        e.env["EDGELOCK_CERT"], "status"], env=env, capture_output=True,
+                       text=True, timeout=60)
+    check(r.returncode == 78 and "is the cluster's CA" in r.stderr and
+          os.path.join(other, "ca.pem") + " (from --ca)" in r.stderr,
+          "status with the wrong --ca and a client certificate: exit %d (want 78), saying to "
+          "check the CA, from --ca (%s)" % (r.returncode, r.stderr.strip()[-300:]))
 
 
 def test_peer_port(e):
@@ -2119,7 +2168,8 @@ def test_usage_named():
 
 def test_client_config():
     """Where the cluster is: the endpoints without a CA say the CA is
-    missing; EDGELOCK_CONFIG= (empty) is unset; a [client] key given twice
+    missing; EDGELOCK_CONFIG= (empty) is unset, and so are EDGELOCK_CERT=,
+    EDGELOCK_CA= and EDGELOCK_ENDPOINTS=; a [client] key given twice
     is refused naming both lines, as the daemon's config does."""
     tmp = tempfile.mkdtemp(prefix="cli-conf-")
     try:
@@ -2139,6 +2189,20 @@ def test_client_config():
         check(r.returncode == 69 and "cannot open" not in r.stderr,
               "EDGELOCK_CONFIG= (empty) acts as unset: exit %d (%s)"
               % (r.returncode, r.stderr.strip()))
+        # EDGELOCK_CERT= and EDGELOCK_CA= (empty) are unset too: the config's
+        # files are used (they were files named "", exit 78)
+        full = os.path.join(tmp, "full.conf")
+        with open(full, "w") as f:
+            f.write("[client]\nendpoints = tls+tcp://127.0.0.1:1\nca_file = %s\n"
+                    "cert_key_file = %s\n" % (os.path.join(BUILD, "certs", "ca.pem"),
+                                               os.path.join(BUILD, "certs", "client.pem")))
+        for var in ("EDGELOCK_CERT", "EDGELOCK_CA", "EDGELOCK_ENDPOINTS"):
+            env = dict(os.environ, **{var: ""})
+            r = subprocess.run([CLI, "--config", full, "--timeout", "300ms", "status"], env=env,
+                               capture_output=True, text=True)
+            check(r.returncode == 69 and "127.0.0.1:1" in r.stdout + r.stderr,
+                  "%s= (empty) acts as unset, the config's value used: exit %d (%s)"
+                  % (var, r.returncode, r.stderr.strip()))
         twice = os.path.join(tmp, "twice.conf")
         with open(twice, "w") as f:
             f.write("[client]\nendpoints = tls+tcp://127.0.0.1:1\nca_file = /x\n"
@@ -2230,7 +2294,8 @@ def main():
         e = Env(cluster)
         test_locks_json_lines(e)  # first: on a cluster without locks
         test_watched_not_listed(e)
-        for t in (test_basics, test_json_escaped, test_operator_output, test_members_list,
+        for t in (test_basics, test_json_escaped, test_operator_output, test_members_list, test_member_unknown,
+                  test_refused_identity,
                   test_node_id_max, test_wrong_ca, test_peer_port, test_undecodable_reply,
                   test_open_key_warned, test_args_after_command, test_fifo_handoff, test_shared, test_counter,
                   test_election_observe, test_observe_delayed, test_signal_while_waiting, test_killed_client, test_granted_while_stopped,

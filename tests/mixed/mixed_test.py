@@ -360,7 +360,8 @@ def test_relay_setup(m):
     node's certificate for --id exits 2 at once, naming both (the peers
     refused every link, for ever, while the relay said "board connected");
     a --uart that cannot be opened is said, not retried in silence; a
-    SIGTERM is a stop, not "UART closed ... until it is back"."""
+    SIGTERM is a stop, not "UART closed ... until it is back"; --help exits
+    0 on stdout, and a usage error names the flag."""
     c = m.c
     relay = os.environ.get("UART_RELAY") or os.path.join(m.build, "small", "bin",
                                                          "edgelock-uart-relay")
@@ -381,6 +382,19 @@ def test_relay_setup(m):
     check("relay: a --uart it cannot open is said once (retried quietly), and SIGTERM exits 0",
           p.returncode == 0 and out.count("cannot open the board's UART unix:") == 1 and
           "No such file or directory" in out, out[-400:])
+    # `--help` printed the usage on stderr and exited 1, and a wrong or
+    # missing flag got the same bare usage, naming nothing (a newcomer
+    # following cmd/edgelock-uart-relay/README.md)
+    r = subprocess.run([relay, "--help"], capture_output=True, text=True, timeout=10)
+    check("relay: --help prints the usage on stdout and exits 0",
+          r.returncode == 0 and r.stdout.startswith("usage: edgelock-uart-relay"),
+          "%d %r" % (r.returncode, r.stderr[-200:]))
+    for args, said in ((["--bogus", "x"], "unknown option --bogus"),
+                       (base[1:] + ["--cert", c.certs + "/node3.pem"], "missing --uart"),
+                       (["--id"], "a value is missing after --id")):
+        r = subprocess.run([relay] + args, capture_output=True, text=True, timeout=10)
+        check("relay: %s exits 1 saying %r" % (" ".join(args[-2:]), said),
+              r.returncode == 1 and said in r.stderr, "%d %r" % (r.returncode, r.stderr[-300:]))
 
 
 def main():
