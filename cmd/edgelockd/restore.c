@@ -64,11 +64,12 @@ static int read_backup(const char *file, uint8_t **out, size_t *len)
 	return EL_OK;
 }
 
-/* The snapshot bytes of the backup file's bytes, once its checksum held. */
+/* The snapshot bytes of the backup file's bytes, once its checksum held;
+ * *checked 0 for a file without the header (an older release's bare
+ * snapshot, or not a backup at all: the snapshot's decoder tells). */
 static int unwrap(const char *file, const uint8_t *buf, size_t n, const uint8_t **data,
-		  uint32_t *len)
+		  uint32_t *len, int *checked)
 {
-	int checked = 0;
 	const char *why = NULL;
 	uint32_t v = EL_BACKUP_VERSION;
 	if (el_backup_version(buf, n, &v) && v != EL_BACKUP_VERSION) {
@@ -85,7 +86,7 @@ static int unwrap(const char *file, const uint8_t *buf, size_t n, const uint8_t 
 			       "nothing was changed", file, (unsigned)v, EL_BACKUP_VERSION);
 		return EL_EINVAL;
 	}
-	if (el_backup_payload(buf, n, data, len, &checked, &why) != EL_OK) {
+	if (el_backup_payload(buf, n, data, len, checked, &why) != EL_OK) {
 		el_log(EL_LOG_ERROR, "restore: %s is damaged (%s); nothing was changed", file, why);
 		return EL_EINVAL;
 	}
@@ -93,14 +94,14 @@ static int unwrap(const char *file, const uint8_t *buf, size_t n, const uint8_t 
 		el_log(EL_LOG_ERROR, "restore: %s: larger than a snapshot of this profile", file);
 		return EL_EINVAL;
 	}
-	if (!checked)
-		el_log(EL_LOG_WARN, "restore: %s has no checksum (a backup of an older release): "
-		       "only the snapshot's own decoder checks it", file);
 	return EL_OK;
 }
 
-/* The backup's lock table, after a full restore into a new table. */
-static int load_backup(const char *file, const uint8_t *buf, uint32_t len,
+/* The backup's lock table, after a full restore into a new table.
+ * checked: its checksum held (0: a file without the backup header, said
+ * to be an older release's backup only once its snapshot decodes, so that
+ * any other file is not first taken for one). */
+static int load_backup(const char *file, const uint8_t *buf, uint32_t len, int checked,
 		       struct el_lock_table **out)
 {
 	struct el_lock_table *t = calloc(1, sizeof(*t));
@@ -114,12 +115,22 @@ static int load_backup(const char *file, const uint8_t *buf, uint32_t len,
 		t->last_index = 1; /* a new cluster's table, no entry yet: the Raft
 				    * snapshot needs an index, and no token of it is
 				    * to be passed */
+	if ((rc != EL_OK || t->last_index == 0) && !checked) {
+		el_log(EL_LOG_ERROR, "restore: %s is not an edgelock backup: no backup header, "
+		       "nor an older release's snapshot (%s); nothing was changed", file,
+		       rc != EL_OK ? el_strerror(rc) : "no index");
+		free(t);
+		return EL_EINVAL;
+	}
 	if (rc != EL_OK || t->last_index == 0) {
 		el_log(EL_LOG_ERROR, "restore: %s is damaged, or not a backup of this version and "
 		       "profile (%s)", file, rc != EL_OK ? el_strerror(rc) : "no index");
 		free(t);
 		return EL_EINVAL;
 	}
+	if (!checked)
+		el_log(EL_LOG_WARN, "restore: %s has no checksum (a backup of an older release): "
+		       "only the snapshot's own decoder checked it", file);
 	el_log(EL_LOG_INFO, "restore: %s holds the lock table at index %llu: %u sessions, "
 	       "%u locks, %u holds, %u waiters", file, (unsigned long long)t->last_index,
 	       u.sessions, u.locks, u.holds, u.waits);
@@ -314,14 +325,15 @@ int el_d_restore(const struct el_dcfg *cfg, const char *file, uint64_t token_flo
 	const uint8_t *data = NULL;
 	size_t n = 0;
 	uint32_t len = 0;
+	int checked = 0;
 	int rc = el_d_conf_of(cfg, &meta.conf, "restore");
 	if (rc == EL_OK)
 		rc = read_backup(file, &buf, &n);
 	if (rc == EL_OK)
-		rc = unwrap(file, buf, n, &data, &len);
+		rc = unwrap(file, buf, n, &data, &len, &checked);
 	meta.len = len;
 	if (rc == EL_OK)
-		rc = load_backup(file, data, len, &t);
+		rc = load_backup(file, data, len, checked, &t);
 	if (rc == EL_OK)
 		rc = end_sessions(t, &meta, &ended);
 	if (rc == EL_OK)

@@ -437,6 +437,18 @@ def test_backup_checksum(backup, empty, legacy_dir):
                          capture_output=True, text=True, timeout=30)
     check("restore: an older release's backup (no header) still restores, with a warning",
           out.returncode == 0 and "no checksum" in out.stderr, out.stderr[-300:])
+    # Any other file (a hostname file, say): refused as not a backup, not
+    # first warned of as an older release's backup (an outside tester saw
+    # `restore /etc/hostname` say both).
+    other = os.path.join(os.path.dirname(backup), "hostname")
+    with open(other, "w") as f:
+        f.write("board-7\n")
+    out = subprocess.run([empty.bin, "restore", other, "-c", empty.config(1)],
+                         capture_output=True, text=True, timeout=30)
+    check("restore: a file that is no backup is refused as such, with no warning of an "
+          "older release", out.returncode == 2 and "is not an edgelock backup" in out.stderr
+          and "older release" not in out.stderr.replace("nor an older release", "") and
+          not os.path.exists(os.path.join(empty.data(1), "snapshot")), out.stderr[-300:])
 
 
 def test_force_new_cluster(c):
