@@ -318,7 +318,13 @@ _Static_assert(EL_COMPACT_THRESHOLD >= 1, "EL_COMPACT_THRESHOLD must be at least
  * in its term, with the previous change committed and last - commit at most
  * EL_UNCOMMITTED_MAX (so at most one rides above it), and a follower's commit
  * is the leader's commit at sending time, which was at most
- * EL_UNCOMMITTED_MAX + 1 below the entries it carried. After each ready round
+ * EL_UNCOMMITTED_MAX + 1 below the entries it carried. A node that missed
+ * that commit (the leader's message lost, then the leader deposed) and is
+ * elected learns it from its followers' heartbeat replies (learn_commit in
+ * raft_replication.c: the entries up to it are in its log, Leader
+ * Completeness); without that, its window could hold only entries of
+ * earlier terms and no slot for its no-op (the configuration matrix,
+ * window 8). After each ready round
  * the node has applied everything committed and compacted once more than
  * EL_COMPACT_THRESHOLD applied entries sat above the snapshot, so a node
  * elected leader holds at most

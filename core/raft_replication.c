@@ -289,8 +289,10 @@ void el_raft__handle_heartbeat(struct el_raft *r, const struct el_msg *m)
 	/* The leader caps a heartbeat's commit at what it knows we match. */
 	el_raft__commit_to(r, m->commit < r->last_index ? m->commit : r->last_index);
 	struct el_msg *out = el_raft__msg(r, EL_MSG_HEARTBEAT_RESP, m->from);
-	if (out != NULL)
+	if (out != NULL) {
 		out->ctx = m->ctx;
+		out->commit = r->commit; /* for a leader that has not learnt it */
+	}
 }
 
 /* ---- Leader: responses -------------------------------------------------- */
@@ -299,22 +301,31 @@ static bool maybe_decrease(struct el_raft *r, struct el_progress *pr, const stru
 {
 	EL_ASSERT(m->flags & EL_MSG_REJECT);
 	EL_ASSERT(m->index <= r->last_index);
-	/* A hint below match: the follower no longer holds entries it
-	 * acknowledged (its data wiped, or a disk that lost synced writes), as
-	 * an honest follower's hint never is (it holds the leader's entries up
-	 * to match). Taken as stale, every reply kept it empty, counted
-	 * reachable, for good (an outside tester). Replicate to it from its
-	 * hint; commit never goes back. The daemon says so (diag.c). */
-	if (m->hint_index < pr->match)
-		pr->match = m->hint_index;
+	/* A hint below match: the follower either no longer holds entries it
+	 * acknowledged (its data wiped, or a disk that lost synced writes) or
+	 * the rejection is stale, sent before the acknowledgement that raised
+	 * match and delivered after it (a fresh one from an honest follower
+	 * never is below match: it holds the leader's entries up to there).
+	 * Taking every such reply as stale kept a wiped follower empty,
+	 * counted reachable, for good (an outside tester); lowering match on
+	 * any of them sent snapshots for entries the follower held, so often,
+	 * under reordering and frequent compaction, that sessions ran out (the
+	 * simulator's configuration matrix, compaction at every entry). So:
+	 * probe at match, and lower match only when the probe itself is
+	 * refused (below), which an honest follower never does. */
+	const bool below_match = m->hint_index < pr->match;
 	if (pr->state == EL_PR_REPLICATE) {
-		if (m->index <= pr->match)
+		if (m->index <= pr->match && !below_match)
 			return false; /* stale */
 		become_probe(pr);
 		return true;
 	}
 	if (pr->state != EL_PR_PROBE || m->index != pr->next - 1)
 		return false; /* stale */
+	/* The probe at match refused: replicate from the follower's hint; commit
+	 * never goes back. The daemon says so (diag.c). */
+	if (below_match)
+		pr->match = m->hint_index;
 	uint64_t hint = m->hint_index;
 	if (m->hint_term > 0)
 		hint = find_conflict_by_term(r, m->hint_index, m->hint_term);
@@ -358,6 +369,27 @@ static void on_ack(struct el_raft *r, struct el_progress *pr, uint64_t index)
 	el_raft__send_append(r, pr, false);
 	el_raft__maybe_finish_transfer(r, pr);
 	el_raft__maybe_promote(r, pr);
+}
+
+/* A commit index a follower learnt from an earlier leader, told with its
+ * heartbeat reply (within heartbeat_ms; not on appends' replies too: flash
+ * on the smallest boards), taken as ours:
+ * a leader holds every entry committed in an earlier term, at the same
+ * index and term (Leader Completeness, Raft paper 5.4.3), so the entries up
+ * to it are committed here too. Without it, a leader elected with a window
+ * full of earlier terms' entries, committed by a leader it never heard
+ * commit them, had no slot for its no-op and so could commit nothing, for
+ * good: a run of leaders deposed in turn (the simulator's configuration
+ * matrix, window 8). An index of our own term commits by counting only, and
+ * one beyond our log is no follower's honest word: both are ignored. */
+static void learn_commit(struct el_raft *r, const struct el_msg *m)
+{
+	EL_ASSERT(r->state == EL_LEADER);
+	if (m->commit <= r->commit || m->commit > r->last_index ||
+	    el_raft_term_at(r, m->commit) >= r->term)
+		return;
+	/* and no further than our own durable log, as a commit by counting */
+	el_raft__commit_to(r, m->commit < r->persisted_index ? m->commit : r->persisted_index);
 }
 
 void el_raft__handle_append_resp(struct el_raft *r, const struct el_msg *m)
@@ -408,6 +440,7 @@ void el_raft__handle_heartbeat_resp(struct el_raft *r, const struct el_msg *m)
 	if (r->state != EL_LEADER || (pr = el_raft__progress(r, m->from)) == NULL)
 		return;
 	pr->active = true;
+	learn_commit(r, m);
 	if (m->ctx > pr->read_acked && m->ctx <= r->read_round)
 		pr->read_acked = m->ctx;
 	confirm_reads(r);

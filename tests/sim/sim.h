@@ -122,6 +122,8 @@ struct sim_node {
 	uint64_t seen_applied;
 	uint64_t seen_term;
 	bool was_leader;
+	uint64_t ever_commit; /* the highest commit index it held, any life: what it
+			       * may have told a leader (learn_commit) */
 	uint32_t links_lost; /* bit i: the link from node i+1 closed; told at its next turn */
 };
 

@@ -107,6 +107,15 @@ static void check_leader_completeness(struct sim *s, struct sim_node *n)
 	}
 }
 
+/* Whether a node other than n ever held a commit index of at least at. */
+static bool commit_told(const struct sim *s, const struct sim_node *n, uint64_t at)
+{
+	for (uint32_t i = 0; i < s->p.n_nodes; i++)
+		if (&s->nodes[i] != n && s->nodes[i].ever_commit >= at)
+			return true;
+	return false;
+}
+
 void sim_check_node(struct sim *s, struct sim_node *n)
 {
 	const struct el_raft *r = &n->node.raft;
@@ -117,9 +126,12 @@ void sim_check_node(struct sim *s, struct sim_node *n)
 		sim_fail(s, "node %u: applied <= commit <= last broken", n->id);
 	/* The commitment rule (Raft paper 5.4.2): a leader moves its commit
 	 * index only to an entry of its own term, found on a quorum; earlier
-	 * entries commit with it, never by counting their own replicas. */
+	 * entries commit with it, never by counting their own replicas. Or to
+	 * a commit index another node held, which it told the leader
+	 * (learn_commit, raft_replication.c). */
 	if (el_raft_state(r) == EL_LEADER && n->was_leader && n->seen_term == r->term &&
-	    r->commit > n->seen_commit && el_raft_term_at(r, r->commit) != r->term)
+	    r->commit > n->seen_commit && el_raft_term_at(r, r->commit) != r->term &&
+	    !commit_told(s, n, r->commit))
 		sim_fail(s, "commitment: leader %u of term %llu committed entry %llu of term %llu",
 			 n->id, (unsigned long long)r->term, (unsigned long long)r->commit,
 			 (unsigned long long)el_raft_term_at(r, r->commit));
@@ -131,6 +143,8 @@ void sim_check_node(struct sim *s, struct sim_node *n)
 			 (unsigned long long)r->commit, (unsigned long long)n->disk.last);
 	n->seen_term = r->term;
 	n->seen_commit = r->commit;
+	if (r->commit > n->ever_commit)
+		n->ever_commit = r->commit;
 	n->seen_applied = r->applied;
 	bool leader = el_raft_state(r) == EL_LEADER;
 	if (leader) {

@@ -394,6 +394,98 @@ static void lost_log(bool bootstrapped, bool idle)
 	EL_CHECK_EQ(el_raft_commit(rn(f)), el_raft_commit(rn(l)));
 }
 
+/* A new leader that never heard the old one commit its last entries learns
+ * the commit index from its followers' replies (learn_commit): the entries
+ * of an earlier term it holds up to there are committed (Leader
+ * Completeness). The leader's no-op cannot commit here (its acknowledgements
+ * are lost), so only a follower's word can move its commit; with a window
+ * full of such entries that was the only way on (the simulator's
+ * configuration matrix, window 8). */
+static void test_leader_learns_commit(void)
+{
+	const el_id_t l = lstart3();
+	EL_CHECK(l != 0);
+	if (l == 0)
+		return;
+	const el_id_t f = l == 1 ? 2 : 1, g = 6 - l - f;
+	ltick(2 * L_HEARTBEAT_MS);
+	EL_CHECK_EQ(lpropose(l), 0);
+	ldrain(l);
+	ldeliver(2); /* the append reaches f and g; their acks are queued */
+	lcut[l][f] = true; /* f hears nothing more from l: no commit index */
+	ldeliver(2);
+	const uint64_t c = el_raft_commit(rn(l));
+	EL_CHECK_EQ(c, el_raft_last_index(rn(l)));
+	EL_CHECK(el_raft_commit(rn(f)) < c);
+	ltick(2 * L_HEARTBEAT_MS); /* g hears the commit with a heartbeat */
+	EL_CHECK_EQ(el_raft_commit(rn(g)), c);
+	EL_CHECK(el_raft_commit(rn(f)) < c);
+	/* l hands over to f, whose acknowledgements are lost from then on */
+	lcut[l][f] = false;
+	drop_acks_to = f;
+	EL_CHECK_EQ(el_raft_transfer(rn(l), f, lnow), 0);
+	ldrain(l);
+	ldeliver(100000);
+	EL_CHECK_EQ(lleader(), f);
+	EL_CHECK(el_raft_term_at(rn(f), c) < rn(f)->term);
+	ltick(3 * L_HEARTBEAT_MS);
+	EL_CHECK_EQ(lleader(), f);
+	EL_CHECK(el_raft_commit(rn(f)) >= c);
+	EL_CHECK(el_raft_commit(rn(f)) < el_raft_last_index(rn(f))); /* its no-op: not by counting */
+}
+
+/* f's progress at the leader l (el_raft.h keeps it in r->pr). */
+static const struct el_progress *lprogress(el_id_t l, el_id_t f)
+{
+	const struct el_raft *r = rn(l);
+	for (uint32_t i = 0; i < r->conf.n; i++)
+		if (r->pr[i].id == f)
+			return &r->pr[i];
+	return NULL;
+}
+
+/* A rejection sent before the acknowledgement that raised match and
+ * delivered after it (reordered) hints below match, as a follower that lost
+ * its log does. Taken as lost data it lowered match, and the leader sent the
+ * entries again (or, past a compaction, a whole snapshot) to a follower that
+ * held them: under reordering and compaction at every entry, so often that
+ * sessions ran out (the simulator's configuration matrix). It only probes at
+ * match now; the follower's answer to that probe says which it was. */
+static void test_stale_reject_keeps_match(void)
+{
+	const el_id_t l = lstart3();
+	EL_CHECK(l != 0);
+	if (l == 0)
+		return;
+	const el_id_t f = l == 1 ? 2 : 1;
+	for (int i = 0; i < 4; i++)
+		EL_CHECK_EQ(lpropose(l), 0);
+	ltick(2 * L_HEARTBEAT_MS);
+	const struct el_progress *pr = lprogress(l, f);
+	const uint64_t last = el_raft_last_index(rn(l));
+	EL_CHECK(pr != NULL && pr->match == last && last >= 4);
+	if (pr == NULL || last < 4)
+		return;
+	struct el_msg m;
+	memset(&m, 0, sizeof(m));
+	m.type = EL_MSG_APPEND_RESP;
+	m.from = f;
+	m.to = l;
+	m.term = rn(l)->term;
+	m.index = last;
+	m.flags = EL_MSG_REJECT;
+	m.hint_index = last - 2;
+	m.hint_term = el_raft_term_at(rn(l), last - 2);
+	EL_CHECK_EQ(el_raft_step(rn(l), &m, lnow), 0);
+	EL_CHECK_EQ(pr->match, last); /* not lowered by a stale reply */
+	ldrain(l);
+	ldeliver(100000); /* the probe at match: f holds it, and says so */
+	ltick(2 * L_HEARTBEAT_MS);
+	EL_CHECK_EQ(pr->match, el_raft_last_index(rn(l)));
+	EL_CHECK_EQ(pr->state, EL_PR_REPLICATE);
+	EL_CHECK_EQ(el_raft_commit(rn(f)), el_raft_commit(rn(l)));
+}
+
 static void test_lost_log_bootstrapped(void) { lost_log(true, false); }
 static void test_lost_log_empty(void) { lost_log(false, false); }
 static void test_lost_log_idle(void) { lost_log(false, true); }
@@ -403,6 +495,8 @@ void el_suite_raft_liveness(void)
 	EL_RUN(test_lost_log_bootstrapped);
 	EL_RUN(test_lost_log_empty);
 	EL_RUN(test_lost_log_idle);
+	EL_RUN(test_leader_learns_commit);
+	EL_RUN(test_stale_reject_keeps_match);
 	EL_RUN(test_full_window_leader_commits);
 	EL_RUN(test_admission_bound);
 	EL_RUN(test_quiet_after_snapshot);
