@@ -156,6 +156,9 @@ bool el_net_peer_retire(struct el_net *net, el_id_t id);
  * connected), EL_EFULL (queue full: dropped). */
 int el_net_peer_send(struct el_net *net, el_id_t id, const uint8_t *body, uint32_t len);
 bool el_net_peer_up(struct el_net *net, el_id_t id);
+/* What waits in the send queue of the link to peer id (frames, and bytes
+ * counted as for a client); 0 and 0 when no link is up. */
+void el_net_peer_queued(struct el_net *net, el_id_t id, uint32_t *frames, size_t *bytes);
 
 /* Queue a frame body to client connection conn; close_after ends the
  * connection once it is sent. EL_ENOTFOUND (gone, or closed now as the

@@ -629,6 +629,13 @@ bool el_net_peer_up(struct el_net *net, el_id_t id)
 	return peer_link(net, id) != NULL;
 }
 
+void el_net_peer_queued(struct el_net *net, el_id_t id, uint32_t *frames, size_t *bytes)
+{
+	const struct conn *c = peer_link(net, id);
+	*frames = c != NULL ? c->q_n : 0;
+	*bytes = c != NULL ? c->q_bytes : 0;
+}
+
 /* ---- clients and any connection ------------------------------------------------- */
 
 int el_net_client_send(struct el_net *net, uint64_t conn, const uint8_t *body, uint32_t len,
