@@ -315,7 +315,7 @@ static void render_net(struct el_d_metrics *m, struct el_daemon *d)
 			put(m, "edgelock_peer_up{peer=\"%u\"} %d\n", c->m[i].id,
 			    el_net_peer_up(d->net, c->m[i].id));
 	head(m, "peer_queued_bytes", "gauge", "Bytes waiting in the send queue of the link to "
-	     "the peer, headers included.");
+	     "the peer, headers included (what peer_queue_bytes bounds).");
 	for (uint32_t i = 0; i < c->n; i++) {
 		uint32_t frames;
 		size_t bytes;
