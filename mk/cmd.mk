@@ -14,6 +14,8 @@
 #   make test-daemon-ops      idle-connection floods under an open-files limit of 1024, a
 #                             full disk, a slow disk, a removed node started again, a
 #                             removed LOCK file, a node on another node's data_dir (ops_test.py)
+#   make test-daemon-peer-queue  a follower stopped mid-snapshot under load: the
+#                             leader's queue to it within peer_queue_bytes (peer_queue_test.py)
 #   make test-daemon-limits   [limits]: sessions per identity, a connection flood past
 #                         max_clients, requests in flight per connection, claims and
 #                         watches per identity, the lease bound (limits_test.py)
@@ -112,6 +114,10 @@ $(eval $(call daemon_suite,daemon-systemd,systemd_test.py))
 
 # [limits] under a flood of connections while another client keeps locking
 $(eval $(call daemon_suite,daemon-limits,limits_test.py))
+
+# A follower SIGSTOPped while the leader sends it a snapshot, under writes and
+# reads: the leader's queue to it stays within peer_queue_bytes (peer_queue_test.py)
+$(eval $(call daemon_suite,daemon-peer-queue,peer_queue_test.py))
 
 # What an operator meets: connection floods under a low open-files limit, a
 # full disk, a read-only one, a slow disk (an LD_PRELOAD shim delays

@@ -17,7 +17,8 @@
  * a bounded queue per connection, for the next drain. So a frame costs no
  * thread hand-off, and a slow or dead peer or client never stalls the
  * node's turn:
- *   - a peer whose send queue is full loses the frame (Raft retransmits);
+ *   - a peer whose send queue is full (peer_sendq_max frames or
+ *     peer_sendq_bytes_max bytes) loses the frame (Raft retransmits);
  *   - a client whose send queue is full (client_sendq_max frames or
  *     client_sendq_bytes_max bytes) is disconnected (it reconnects and
  *     resynchronises: every reply is retrievable by retrying its seq);
@@ -79,6 +80,9 @@ struct el_net_config {
 	 * with the largest queue is dropped; 0: no bound. Peers not counted. */
 	uint32_t client_sendq_total_max;
 	uint32_t peer_sendq_max;   /* frames queued to one peer before frames are dropped */
+	/* bytes queued to one peer (counted as for a client) before frames
+	 * are dropped; 0: no bound */
+	uint32_t peer_sendq_bytes_max;
 	uint32_t inq_per_conn_max; /* frames of one connection waiting in the input queue */
 	/* A peer connection whose sent bytes stay unacknowledged this long is
 	 * closed (TCP_USER_TIMEOUT) and redialed; 0: the kernel's default
@@ -153,9 +157,13 @@ void el_net_peer_remove(struct el_net *net, el_id_t id);
  * el_net_peer_set of it undoes this. */
 bool el_net_peer_retire(struct el_net *net, el_id_t id);
 /* Queue a frame body to peer id: EL_OK, EL_ENOTFOUND (no such peer or not
- * connected), EL_EFULL (queue full: dropped). */
+ * connected), EL_EFULL (queue full, in frames or bytes: dropped; the link
+ * stays). */
 int el_net_peer_send(struct el_net *net, el_id_t id, const uint8_t *body, uint32_t len);
 bool el_net_peer_up(struct el_net *net, el_id_t id);
+/* What waits in the send queue of the link to peer id (frames, and bytes
+ * counted as for a client); 0 and 0 when no link is up. */
+void el_net_peer_queued(struct el_net *net, el_id_t id, uint32_t *frames, size_t *bytes);
 
 /* Queue a frame body to client connection conn; close_after ends the
  * connection once it is sent. EL_ENOTFOUND (gone, or closed now as the

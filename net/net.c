@@ -614,11 +614,22 @@ static struct conn *peer_link(struct el_net *net, el_id_t id)
 	return c != NULL && !c->closing && c->ready ? c : NULL;
 }
 
+/* A peer's queue past peer_sendq_max frames or peer_sendq_bytes_max bytes
+ * loses the frame and keeps the link, as etcd's rafthttp drops a message
+ * when a peer's buffer is full: Raft sends again what matters (an append
+ * when the peer answers a heartbeat, a snapshot chunk at the next
+ * heartbeat), while closing would throw away what the kernel holds for
+ * the peer and cost it a handshake when it reads again. A peer that stays
+ * stopped has its link cut by TCP_USER_TIMEOUT once its receive window
+ * stays shut that long (net_hs.c). The bytes bound what the frame count
+ * did not: snapshot chunks of 32 KiB resent to a stopped follower at every
+ * heartbeat and read round filled 1,024 frames, 31 MB, within a second. */
 int el_net_peer_send(struct el_net *net, el_id_t id, const uint8_t *body, uint32_t len)
 {
 	struct conn *c = peer_link(net, id);
 	const int rc = c == NULL ? EL_ENOTFOUND
-				 : conn_send(c, body, len, false, net->cfg.peer_sendq_max, 0);
+				 : conn_send(c, body, len, false, net->cfg.peer_sendq_max,
+					     net->cfg.peer_sendq_bytes_max);
 	if (rc != EL_OK)
 		net->st.peer_frames_dropped++;
 	return rc;
@@ -627,6 +638,13 @@ int el_net_peer_send(struct el_net *net, el_id_t id, const uint8_t *body, uint32
 bool el_net_peer_up(struct el_net *net, el_id_t id)
 {
 	return peer_link(net, id) != NULL;
+}
+
+void el_net_peer_queued(struct el_net *net, el_id_t id, uint32_t *frames, size_t *bytes)
+{
+	const struct conn *c = peer_link(net, id);
+	*frames = c != NULL ? c->q_n : 0;
+	*bytes = c != NULL ? c->q_bytes : 0;
 }
 
 /* ---- clients and any connection ------------------------------------------------- */
@@ -654,7 +672,8 @@ int el_net_conn_send(struct el_net *net, uint64_t conn, const uint8_t *body, uin
 	const bool client = c->kind == C_CLIENT;
 	const int rc = conn_send(c, body, len, false,
 				 client ? net->cfg.client_sendq_max : net->cfg.peer_sendq_max,
-				 client ? net->cfg.client_sendq_bytes_max : 0);
+				 client ? net->cfg.client_sendq_bytes_max
+					: net->cfg.peer_sendq_bytes_max);
 	if (rc != EL_OK)
 		conn_fail(c);
 	return rc;

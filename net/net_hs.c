@@ -76,7 +76,12 @@ void net_conn_uncount(struct el_net *net, const struct conn *c)
  * talk at every heartbeat, so bytes unacknowledged for this long mean the
  * link is gone: the kernel closes it (SYN retries included) and the dialer
  * redials within its backoff. A process that is stopped still acknowledges
- * (the kernel does), so a paused peer does not trip it. */
+ * (the kernel does), so a paused peer does not trip it while its socket's
+ * receive buffer has room; once that is full and its window stays shut
+ * this long, Linux closes the link too (measured on 6.18: a
+ * stopped follower sent snapshot chunks faster than its buffer took them
+ * lost its link about 2 s after; one sent only heartbeats and appends
+ * kept it through 40 s). */
 static void peer_user_timeout(int fd, uint32_t ms)
 {
 	const unsigned int t = ms;

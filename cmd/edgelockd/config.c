@@ -65,6 +65,14 @@ void el_dcfg_defaults(struct el_dcfg *c)
 	 * connections' TLS buffers (README.md, "Limits"). */
 	c->client_queues_total_bytes = EL_DCFG_CLIENT_QUEUES_TOTAL;
 	c->peer_queue = 1024;
+	/* A peer's queue by bytes too: Raft bounds what a follower that stops
+	 * reading is sent in appends (EL_INFLIGHT_MAX of them, 290 KiB at
+	 * most, and the kernel's socket buffers take those), not the snapshot
+	 * chunks resent to it (32 KiB each, one per heartbeat and per read
+	 * round): 1,024 of those took a leader from 7 to 40 MiB resident
+	 * within a second (README.md, "Limits"). 1 MiB holds the whole
+	 * inflight window three times over. */
+	c->peer_queue_bytes = 1048576;
 	c->sessions_per_client = 64;
 	c->connections_per_client = 64;
 	c->requests_per_client = 64;
@@ -303,6 +311,9 @@ int el_dcfg_set(struct el_dcfg *c, const char *section, const char *key, const c
 		why = "must be 0 (no bound) or client_queue_bytes..4294967295";
 	else if (IS("limits", "peer_queue"))
 		rc = set_u32(&c->peer_queue, v, 16, 1000000), why = "must be 16..1000000";
+	else if (IS("limits", "peer_queue_bytes"))
+		rc = set_u32(&c->peer_queue_bytes, v, 65536, UINT32_MAX),
+		why = "must be 65536..4294967295";
 	else if (IS("limits", "connections_per_client"))
 		rc = set_u32(&c->connections_per_client, v, 0, 65000), why = "must be 0..65000";
 	else if (IS("limits", "sessions_per_client"))

@@ -402,6 +402,7 @@ static int open_net(struct el_daemon *d)
 		.client_sendq_bytes_max = d->cfg.client_queue_bytes,
 		.client_sendq_total_max = el_dcfg_client_queues_total(&d->cfg),
 		.peer_sendq_max = d->cfg.peer_queue,
+		.peer_sendq_bytes_max = d->cfg.peer_queue_bytes,
 		.inq_per_conn_max = 256,
 		.peer_user_timeout_ms = peer_user_timeout_ms(d->cfg.election_ms),
 	};

@@ -8,6 +8,7 @@
  *   [timing]  election_ms, heartbeat_ms, check_quorum
  *   [limits]  max_clients, client_queue, client_queue_bytes,
  *             client_queues_total_bytes, peer_queue,
+ *             peer_queue_bytes,
  *             sessions_per_client,
  *             connections_per_client,
  *             requests_per_client, claims_per_client, watches_per_client,
@@ -66,6 +67,7 @@ struct el_dcfg {
 	uint32_t client_queues_total_bytes;
 	bool client_queues_total_given;
 	uint32_t peer_queue;
+	uint32_t peer_queue_bytes; /* bytes queued to one peer before frames are dropped */
 	uint32_t sessions_per_client; /* live sessions of one identity; 0: no limit */
 	uint32_t connections_per_client; /* client connections of one identity here; 0: none */
 	uint32_t requests_per_client; /* requests in flight of one connection */

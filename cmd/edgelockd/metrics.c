@@ -314,6 +314,16 @@ static void render_net(struct el_d_metrics *m, struct el_daemon *d)
 		if (c->m[i].id != d->cfg.id)
 			put(m, "edgelock_peer_up{peer=\"%u\"} %d\n", c->m[i].id,
 			    el_net_peer_up(d->net, c->m[i].id));
+	head(m, "peer_queued_bytes", "gauge", "Bytes waiting in the send queue of the link to "
+	     "the peer, headers included (what peer_queue_bytes bounds).");
+	for (uint32_t i = 0; i < c->n; i++) {
+		uint32_t frames;
+		size_t bytes;
+		if (c->m[i].id == d->cfg.id)
+			continue;
+		el_net_peer_queued(d->net, c->m[i].id, &frames, &bytes);
+		put(m, "edgelock_peer_queued_bytes{peer=\"%u\"} %zu\n", c->m[i].id, bytes);
+	}
 	head(m, "peer_rtt_seconds", "gauge",
 	     "Round trip of the last heartbeat answered by the peer (leader only).");
 	for (uint32_t i = 0; i < EL_NODES_MAX; i++)

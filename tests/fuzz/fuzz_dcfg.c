@@ -89,6 +89,7 @@ static void check_numbers(const struct el_dcfg *c)
 	expect(c->client_queues_total_given ||
 	       el_dcfg_client_queues_total(c) >= c->client_queue_bytes);
 	expect_in(c->peer_queue, 16, 1000000);
+	expect_in(c->peer_queue_bytes, 65536, UINT32_MAX);
 	expect_in(c->sessions_per_client, 0, 1000000);
 	expect_in(c->connections_per_client, 0, 65000);
 	expect_in(c->requests_per_client, 1, 65000);

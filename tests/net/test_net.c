@@ -1091,6 +1091,59 @@ static void test_peer_large_frames(void)
 	EL_CHECK(expect_frame(&node_b, EL_NET_PEER_FRAME, accepted, 17000, 112));
 }
 
+/* A peer that stops reading (b's owner never drains: a stopped follower)
+ * while a keeps sending it big frames (snapshot chunks): a's queue is
+ * bounded in bytes (the daemon's peer_queue_bytes), far under
+ * peer_sendq_max frames; past it frames are dropped and counted, the link
+ * stays, and what was queued arrives in order once b reads again (the
+ * frame count alone let 1,100 such frames, 35 MiB, wait). */
+static void test_peer_queue_bytes_bound(void)
+{
+	enum { BYTES = 256 * 1024, FRAME = 32 * 1024, BOUND = 100000 };
+	uint64_t dialed, accepted;
+	node_init(&node_a, "node1", "net-node1.pem");
+	node_init(&node_b, "node2", "net-node2.pem");
+	node_a.cfg.peer_sendq_bytes_max = BYTES;
+	EL_CHECK(node_start(&node_a) && node_start(&node_b) &&
+		 dial_peer(&node_a, &node_b, 2, &dialed, &accepted) &&
+		 handshake(&node_a, &node_b, 2, dialed, accepted));
+	static uint8_t frame[FRAME];
+	fill(frame, FRAME, 130);
+	int rc = EL_OK;
+	unsigned sent = 0;
+	while (sent < BOUND && (rc = el_net_peer_send(node_a.net, 2, frame, FRAME)) == EL_OK)
+		sent++;
+	uint32_t frames = 0;
+	size_t bytes = 0;
+	el_net_peer_queued(node_a.net, 2, &frames, &bytes);
+	printf("  %u frames of %u bytes sent, %u (%zu bytes) queued at EL_EFULL\n", sent,
+	       (unsigned)FRAME, frames, bytes);
+	EL_CHECK_EQ(rc, EL_EFULL);
+	EL_CHECK(frames > 0 && frames < node_a.cfg.peer_sendq_max);
+	EL_CHECK(bytes <= BYTES && bytes > BYTES - 2 * (FRAME + 4 + 64));
+	EL_CHECK_EQ(stats_of(&node_a).peer_frames_dropped, 1);
+	EL_CHECK(el_net_peer_up(node_a.net, 2)); /* dropped, not closed */
+	unsigned got = 0;
+	bool in_order = true;
+	const uint64_t end = now_ms() + 10 * WAIT_MS;
+	while (got < sent && now_ms() < end) {
+		pump(&node_a, now_ms() + 1); /* a writes its queue as b reads */
+		struct el_net_item *it = take(&node_b, EL_NET_PEER_FRAME, accepted, 5);
+		if (it != NULL) {
+			in_order = in_order && it->len == FRAME && same(it->data, FRAME, 130);
+			got++;
+			el_net_item_free(node_b.net, it);
+		}
+		node_release(&node_a);
+	}
+	EL_CHECK_EQ(got, sent);
+	EL_CHECK(in_order);
+	el_net_peer_queued(node_a.net, 2, &frames, &bytes);
+	EL_CHECK(frames == 0 && bytes == 0);
+	EL_CHECK_EQ(el_net_peer_send(node_a.net, 2, frame, FRAME), EL_OK);
+	EL_CHECK(expect_frame(&node_b, EL_NET_PEER_FRAME, accepted, FRAME, 130));
+}
+
 /* The link breaks (b closes its side): a says so and redials by itself. */
 static void test_link_lost_redials(void)
 {
@@ -1531,6 +1584,7 @@ int main(int argc, char **argv)
 	RUN(test_peer_dial_handshake_ready);
 	RUN(test_peer_frames_in_order);
 	RUN(test_peer_large_frames);
+	RUN(test_peer_queue_bytes_bound);
 	RUN(test_link_lost_redials);
 	RUN(test_restarted_peer_redialed);
 	RUN(test_peer_port_bounded);
