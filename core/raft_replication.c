@@ -126,7 +126,12 @@ void el_raft__broadcast_heartbeat(struct el_raft *r)
 		if (pr->id == r->cfg.id)
 			continue;
 		if (pr->state == EL_PR_SNAPSHOT) {
-			el_raft__send_snapshot_chunk(r, pr); /* resend a lost chunk */
+			/* Resend a chunk lost on the way, once it has been out a
+			 * heartbeat interval: not at every read round (each sends
+			 * heartbeats), which to a follower that had stopped
+			 * reading queued a 32 KiB chunk per read at the leader. */
+			if (r->now_ms - pr->snap_sent_ms >= r->cfg.heartbeat_ms)
+				el_raft__send_snapshot_chunk(r, pr);
 			continue;
 		}
 		struct el_msg *m = el_raft__msg(r, EL_MSG_HEARTBEAT, pr->id);

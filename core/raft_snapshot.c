@@ -226,11 +226,19 @@ void el_raft__handle_snapshot_resp(struct el_raft *r, const struct el_msg *m)
 		pr->next = pr->match + 1;
 		return;
 	}
-	pr->snap_offset = m->offset;
 	if (m->offset < r->snap.len) {
-		el_raft__send_snapshot_chunk(r, pr);
+		/* The chunk at snap_offset went when snap_offset was set: a reply
+		 * naming it again answers a duplicate or an out-of-order chunk.
+		 * Sent again for it, each duplicate chunk in flight stayed in
+		 * flight for the whole transfer; a lost one goes again on the
+		 * heartbeat (el_raft__broadcast_heartbeat). */
+		if (m->offset != pr->snap_offset) {
+			pr->snap_offset = m->offset;
+			el_raft__send_snapshot_chunk(r, pr);
+		}
 		return;
 	}
+	pr->snap_offset = m->offset;
 	/* Done: the follower holds everything up to the snapshot. */
 	if (pr->snap_index > pr->match)
 		pr->match = pr->snap_index;

@@ -1103,6 +1103,65 @@ static void test_snapshot_chunks_out_of_order(void)
 	EL_CHECK_EQ(el_raft_commit(r), 40);
 }
 
+static uint32_t chunks_sent_to(el_id_t to)
+{
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < n_sent; i++)
+		n += sent[i].type == EL_MSG_SNAPSHOT && sent[i].to == to;
+	return n;
+}
+
+/* The leader's snapshot chunks are paced: a chunk goes again only once it
+ * has been out a heartbeat interval (not at every read round, each of which
+ * sends heartbeats), and a reply that names the offset already sent (the
+ * answer to a duplicate or out-of-order chunk) sends nothing. A follower
+ * that stopped reading got a 32 KiB chunk per read round and heartbeat,
+ * 1,024 of them queued at the leader within a second (peer_queue_test.py),
+ * and every duplicate chunk stayed in flight for the whole transfer. */
+static void test_snapshot_chunks_paced(void)
+{
+	const el_id_t l = start_three(), f = l == 3 ? 2 : 3;
+	isolate(f, true);
+	for (int i = 0; i < 10; i++) {
+		EL_CHECK_EQ(propose_str(l, "entry", NULL), 0);
+		drain(l);
+		deliver_all();
+	}
+	tick_all(HEARTBEAT_MS);
+	uint32_t len = 3 * EL_SNAPSHOT_CHUNK + 5;
+	if (len > EL_SNAPSHOT_MAX)
+		len = EL_SNAPSHOT_MAX;
+	const uint64_t at = el_raft_applied(node(l));
+	EL_CHECK_EQ(el_raft_compact(node(l), at, write_state, &len), 0);
+	flush(node(l));
+	struct el_msg m;
+	memset(&m, 0, sizeof(m));
+	m.type = EL_MSG_HEARTBEAT_RESP;
+	m.from = f;
+	m.to = l;
+	m.term = el_raft_term(node(l));
+	EL_CHECK_EQ(el_raft_step(node(l), &m, now), 0); /* f is behind the snapshot */
+	flush(node(l));
+	EL_CHECK_EQ(chunks_sent_to(f), 1);
+	for (uint64_t ctx = 1; ctx <= 3; ctx++) /* read rounds: heartbeats, no chunk */
+		EL_CHECK_EQ(el_raft_read_index(node(l), ctx, now), 0);
+	flush(node(l));
+	EL_CHECK_EQ(chunks_sent_to(f), 0);
+	m.type = EL_MSG_SNAPSHOT_RESP;
+	m.index = at;
+	m.offset = EL_SNAPSHOT_CHUNK < len ? EL_SNAPSHOT_CHUNK : len;
+	EL_CHECK_EQ(el_raft_step(node(l), &m, now), 0); /* progress: the next chunk */
+	flush(node(l));
+	EL_CHECK_EQ(chunks_sent_to(f), m.offset < len ? 1u : 0u);
+	EL_CHECK_EQ(el_raft_step(node(l), &m, now), 0); /* the same offset again */
+	flush(node(l));
+	EL_CHECK_EQ(chunks_sent_to(f), 0);
+	now += HEARTBEAT_MS; /* the chunk out a heartbeat: lost, sent again */
+	el_raft_tick(node(l), now);
+	flush(node(l));
+	EL_CHECK_EQ(chunks_sent_to(f), m.offset < len ? 1u : 0u);
+}
+
 /* The outbox is bounded: once full, further messages are counted as
  * dropped, and nothing past the outbox is written. */
 static void test_outbox_full_drops_and_counts(void)
@@ -1183,6 +1242,7 @@ void el_suite_raft(void)
 	EL_RUN(test_follower_truncates_conflicting_suffix);
 	EL_RUN(test_malformed_messages_are_refused_without_change);
 	EL_RUN(test_lagging_follower_gets_chunked_snapshot);
+	EL_RUN(test_snapshot_chunks_paced);
 	EL_RUN(test_leader_regenerates_overwritten_snapshot_bytes);
 	EL_RUN(test_add_voter_joins_as_learner_then_promoted);
 	EL_RUN(test_removed_leader_steps_down);
