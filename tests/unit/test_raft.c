@@ -340,10 +340,10 @@ static int write_state(void *ctx, uint8_t *buf, uint32_t cap)
 	return (int)len;
 }
 
-static void test_lagging_follower_gets_chunked_snapshot(void)
+/* Follower f cut off while leader l commits ten entries, then compacts
+ * them into a snapshot of several chunks (*len bytes) at *at. */
+static void leave_behind_snapshot(el_id_t l, el_id_t f, uint32_t *len, uint64_t *at)
 {
-	el_id_t l = start_three();
-	el_id_t f = l == 3 ? 2 : 3;
 	isolate(f, true);
 	for (int i = 0; i < 10; i++) {
 		EL_CHECK_EQ(propose_str(l, "entry", NULL), 0);
@@ -351,11 +351,20 @@ static void test_lagging_follower_gets_chunked_snapshot(void)
 		deliver_all();
 	}
 	tick_all(HEARTBEAT_MS);
-	uint32_t len = 3 * EL_SNAPSHOT_CHUNK + 5; /* several chunks */
-	if (len > EL_SNAPSHOT_MAX)
-		len = EL_SNAPSHOT_MAX;
-	uint64_t at = el_raft_applied(node(l));
-	EL_CHECK_EQ(el_raft_compact(node(l), at, write_state, &len), 0);
+	*len = 3 * EL_SNAPSHOT_CHUNK + 5; /* several chunks */
+	if (*len > EL_SNAPSHOT_MAX)
+		*len = EL_SNAPSHOT_MAX;
+	*at = el_raft_applied(node(l));
+	EL_CHECK_EQ(el_raft_compact(node(l), *at, write_state, len), 0);
+}
+
+static void test_lagging_follower_gets_chunked_snapshot(void)
+{
+	el_id_t l = start_three();
+	el_id_t f = l == 3 ? 2 : 3;
+	uint32_t len = 0;
+	uint64_t at = 0;
+	leave_behind_snapshot(l, f, &len, &at);
 	drain(l);
 	EL_CHECK_EQ(el_raft_snapshot(node(l))->index, at);
 	EL_CHECK(el_raft_entry(node(l), at) == NULL); /* compacted */
@@ -1121,18 +1130,9 @@ static uint32_t chunks_sent_to(el_id_t to)
 static void test_snapshot_chunks_paced(void)
 {
 	const el_id_t l = start_three(), f = l == 3 ? 2 : 3;
-	isolate(f, true);
-	for (int i = 0; i < 10; i++) {
-		EL_CHECK_EQ(propose_str(l, "entry", NULL), 0);
-		drain(l);
-		deliver_all();
-	}
-	tick_all(HEARTBEAT_MS);
-	uint32_t len = 3 * EL_SNAPSHOT_CHUNK + 5;
-	if (len > EL_SNAPSHOT_MAX)
-		len = EL_SNAPSHOT_MAX;
-	const uint64_t at = el_raft_applied(node(l));
-	EL_CHECK_EQ(el_raft_compact(node(l), at, write_state, &len), 0);
+	uint32_t len = 0;
+	uint64_t at = 0;
+	leave_behind_snapshot(l, f, &len, &at);
 	flush(node(l));
 	struct el_msg m;
 	memset(&m, 0, sizeof(m));
