@@ -114,6 +114,17 @@
 		 : EL_LOG_WINDOW / 2 - EL_RAFT_RESERVE)
 #endif
 
+/* 1: followers tell their commit index in heartbeat replies and a leader
+ * that missed it takes it (learn_commit, raft_replication.c), so a leader
+ * whose window holds only earlier terms' entries, committed by a leader it
+ * never heard commit them, still finds a slot for its no-op (see "No-op
+ * room" below). It matters at small windows (the simulator's window 8);
+ * boards set 0 for its flash (boards/common/el_small_config.h). Nodes of
+ * one cluster may differ: a reply without a commit index teaches nothing. */
+#ifndef EL_LEARN_COMMIT
+#define EL_LEARN_COMMIT 1
+#endif
+
 /* Terms and log indexes stay far below 2^64: a message or a stored state
  * beyond these bounds is refused (EL_EDECODE / EL_ECORRUPT), a node never
  * campaigns once its term has reached EL_TERM_MAX, and a leader never appends
@@ -358,6 +369,7 @@ _Static_assert(EL_COMPACT_THRESHOLD >= 1 && EL_COMPACT_THRESHOLD < EL_LOG_WINDOW
 _Static_assert(EL_INDEXED == 0 || EL_INDEXED == 1, "EL_INDEXED is 0 or 1");
 _Static_assert(EL_LOCK_ARMED_DELAYS_MAX >= 1 && EL_LOCK_ARMED_DELAYS_MAX <= 255, "bad delays max");
 _Static_assert(EL_SEMAPHORES == 0 || EL_SEMAPHORES == 1, "EL_SEMAPHORES is 0 or 1");
+_Static_assert(EL_LEARN_COMMIT == 0 || EL_LEARN_COMMIT == 1, "EL_LEARN_COMMIT is 0 or 1");
 _Static_assert(EL_SEMAPHORES ? (EL_SEM_LIMIT_MAX >= 1 && EL_SEM_LIMIT_MAX <= EL_HOLDERS_MAX)
 			     : EL_SEM_LIMIT_MAX == 0,
 	       "EL_SEM_LIMIT_MAX is 1..EL_HOLDERS_MAX with semaphores, else 0");

@@ -296,7 +296,8 @@ void el_raft__handle_heartbeat(struct el_raft *r, const struct el_msg *m)
 	struct el_msg *out = el_raft__msg(r, EL_MSG_HEARTBEAT_RESP, m->from);
 	if (out != NULL) {
 		out->ctx = m->ctx;
-		out->commit = r->commit; /* for a leader that has not learnt it */
+		if (EL_LEARN_COMMIT)
+			out->commit = r->commit; /* for a leader that has not learnt it */
 	}
 }
 
@@ -385,16 +386,16 @@ static void on_ack(struct el_raft *r, struct el_progress *pr, uint64_t index)
  * full of earlier terms' entries, committed by a leader it never heard
  * commit them, had no slot for its no-op and so could commit nothing, for
  * good: a run of leaders deposed in turn (the simulator's configuration
- * matrix, window 8). An index of our own term commits by counting only, and
- * one beyond our log is no follower's honest word: both are ignored. */
+ * matrix, window 8). An index of our own term commits by counting only:
+ * ignored. */
 static void learn_commit(struct el_raft *r, const struct el_msg *m)
 {
 	EL_ASSERT(r->state == EL_LEADER);
-	if (m->commit <= r->commit || m->commit > r->last_index ||
-	    el_raft_term_at(r, m->commit) >= r->term)
-		return;
-	/* and no further than our own durable log, as a commit by counting */
-	el_raft__commit_to(r, m->commit < r->persisted_index ? m->commit : r->persisted_index);
+	/* no further than our own durable log (so never beyond our log), as a
+	 * commit by counting; el_raft__commit_to ignores one not above ours */
+	const uint64_t c = m->commit < r->persisted_index ? m->commit : r->persisted_index;
+	if (EL_LEARN_COMMIT && el_raft_term_at(r, c) < r->term)
+		el_raft__commit_to(r, c);
 }
 
 void el_raft__handle_append_resp(struct el_raft *r, const struct el_msg *m)

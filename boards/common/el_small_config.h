@@ -71,6 +71,13 @@
 #ifndef EL_COMPACT_THRESHOLD
 #define EL_COMPACT_THRESHOLD 16
 #endif
+/* A leader does not take its followers' commit index (core/el_config.h:
+ * EL_LEARN_COMMIT): 100 bytes the mixed-cluster image does not have, and at
+ * this window the no-op room rule already covers a run of 16 leaders
+ * deposed in a row. */
+#ifndef EL_LEARN_COMMIT
+#define EL_LEARN_COMMIT 0
+#endif
 /* Scans, not indexes, over pools of 16 (core/el_config.h: EL_INDEXED). */
 #ifndef EL_INDEXED
 #define EL_INDEXED 0

@@ -28,11 +28,14 @@ static void write_decimal(int v)
  * returns to; `addr2line -e node.elf ADDR` gives the file and line. */
 _Noreturn void el_panic_here(void)
 {
-	static const char hex[] = "0123456789abcdef";
 	const uintptr_t pc = (uintptr_t)__builtin_return_address(0);
 	char out[2 * sizeof(pc)];
-	for (unsigned i = 0; i < sizeof(out); i++)
-		out[i] = hex[(pc >> (4 * (sizeof(out) - 1 - i))) & 0xfu];
+	for (unsigned i = 0; i < sizeof(out); i++) {
+		/* a digit by arithmetic, not a second copy of the log's table:
+		 * the mixed-cluster image has bytes, not tens of them, to spare */
+		const unsigned d = (unsigned)(pc >> (4 * (sizeof(out) - 1 - i))) & 0xfu;
+		out[i] = (char)(d < 10u ? '0' + d : 'a' + d - 10u);
+	}
 	el_sh_write0("edgelock: assertion failed at pc 0x");
 	el_sh_write(out, sizeof(out));
 	el_sh_write0(" (addr2line -e the image names the check)\n");
