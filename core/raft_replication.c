@@ -378,8 +378,8 @@ static void on_ack(struct el_raft *r, struct el_progress *pr, uint64_t index)
 }
 
 /* A commit index a follower learnt from an earlier leader, told with its
- * heartbeat reply (within heartbeat_ms; not on appends' replies too: flash
- * on the smallest boards), taken as ours:
+ * heartbeat reply (within heartbeat_ms; EL_LEARN_COMMIT, off on boards),
+ * taken as ours:
  * a leader holds every entry committed in an earlier term, at the same
  * index and term (Leader Completeness, Raft paper 5.4.3), so the entries up
  * to it are committed here too. Without it, a leader elected with a window
