@@ -31,7 +31,7 @@ $(BUILD)/fuzz/fuzz_uart_frame: tests/fuzz/fuzz_uart_frame.c $(MIXED_FRAME_SRCS) 
 test-mixed-frame: $(BUILD)/host/test_uart_frame
 	@tests/run-suite.sh $(BUILD)/results mixed-frame $<
 test-fuzz-uart-frame: $(BUILD)/fuzz/fuzz_uart_frame
-	@FUZZ_TARGETS=uart_frame tests/run-suite.sh $(BUILD)/results fuzz-uart-frame \
+	@FUZZ_TARGETS=uart_frame FUZZ_RUNS=100000 tests/run-suite.sh $(BUILD)/results fuzz-uart-frame \
 		tests/fuzz/run.sh $(BUILD)/fuzz
 fuzz-uart-frame: $(BUILD)/fuzz/fuzz_uart_frame
 	@FUZZ_TARGETS=uart_frame tests/fuzz/run.sh $(BUILD)/fuzz $(FUZZ_SECONDS)

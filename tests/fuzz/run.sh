@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # run.sh FUZZ_DIR [SECONDS] - run the CBOR/wire fuzz targets built in FUZZ_DIR:
 # first over the committed seed corpus (regression), then fuzzing, either for
-# SECONDS per target (FUZZ_TARGETS picks the targets; default wire cbor oracle snapshot) or, without SECONDS, a fixed seeded number of runs (the
+# SECONDS per target (FUZZ_TARGETS picks the targets; default wire cbor oracle snapshot) or, without SECONDS, a fixed seeded number of runs (FUZZ_RUNS, 300,000 by default; the
 # bounded, repeatable run of `make test`). New inputs and crash artifacts go
 # under FUZZ_DIR/work, never into tests/fuzz/corpus. Ends with the harness
 # line "N passed, N failed".
@@ -18,7 +18,7 @@ for t in ${FUZZ_TARGETS:-wire cbor oracle snapshot}; do
 	else
 		fail=$((fail + 1)); echo "FAIL $t: seed corpus (see $work/regression.log)"; tail -n 20 "$work/regression.log"
 	fi
-	if [ -n "$secs" ]; then limit=(-max_total_time="$secs"); else limit=(-seed=1 -runs=300000); fi
+	if [ -n "$secs" ]; then limit=(-max_total_time="$secs"); else limit=(-seed=1 -runs="${FUZZ_RUNS:-300000}"); fi
 	if "$bin" "${limit[@]}" -max_len=12000 -artifact_prefix="$work/" "$work" "$corpus" \
 		>"$work/fuzz.log" 2>&1; then
 		pass=$((pass + 1)); echo "ok   $t: $(grep -aE '^Done [0-9]+ runs' "$work/fuzz.log" | tail -n 1)"
