@@ -114,10 +114,12 @@
 		 : EL_LOG_WINDOW / 2 - EL_RAFT_RESERVE)
 #endif
 
-/* 1: followers tell their commit index in heartbeat replies and a leader
- * that missed it takes it (learn_commit, raft_replication.c), so a leader
- * whose window holds only earlier terms' entries, committed by a leader it
- * never heard commit them, still finds a slot for its no-op (see "No-op
+/* 1: a leader commits entries of earlier terms without an entry of its own
+ * in two more ways (raft_replication.c): up to a commit index a follower
+ * tells in its heartbeat reply (learn_commit), and up to the last index
+ * durable on every voter while its configuration is committed
+ * (commit_on_every_voter). So a leader whose window holds only earlier
+ * terms' entries, and no slot for its no-op, still commits them (see "No-op
  * room" below). It matters at small windows (the simulator's window 8);
  * boards set 0 for its flash (boards/common/el_small_config.h). Nodes of
  * one cluster may differ: a reply without a commit index teaches nothing. */
@@ -335,7 +337,9 @@ _Static_assert(EL_COMPACT_THRESHOLD >= 1, "EL_COMPACT_THRESHOLD must be at least
  * raft_replication.c: the entries up to it are in its log, Leader
  * Completeness); without that, its window could hold only entries of
  * earlier terms and no slot for its no-op (the configuration matrix,
- * window 8). After each ready round
+ * window 8). When no survivor knows (the leader that committed them
+ * crashed before it said so), it commits them once every voter holds them
+ * (commit_on_every_voter, the Raft paper's own example in 5.4.2). After each ready round
  * the node has applied everything committed and compacted once more than
  * EL_COMPACT_THRESHOLD applied entries sat above the snapshot, so a node
  * elected leader holds at most
@@ -355,8 +359,11 @@ _Static_assert(EL_COMPACT_THRESHOLD >= 1, "EL_COMPACT_THRESHOLD must be at least
  * EL_UNCOMMITTED_MAX + 1: EL_LOG_WINDOW - EL_UNCOMMITTED_MAX - 2 leaders in a
  * row may fail that way (4 at the smallest window with the default
  * EL_UNCOMMITTED_MAX, 256 at the default window); the first of them whose
- * no-op commits ends the run. A board that lowers EL_UNCOMMITTED_MAX buys a
- * longer run. */
+ * no-op commits ends the run. A longer run fills the window, and with
+ * EL_LEARN_COMMIT the next leader commits it once every voter holds it
+ * (commit_on_every_voter): a stall until the last voter is back, not for
+ * ever, unless the window also holds an uncommitted configuration change
+ * (that rule then waits: a voter it removed might lack the entries). A board that lowers EL_UNCOMMITTED_MAX buys a longer run. */
 _Static_assert(EL_UNCOMMITTED_MAX >= 1, "EL_UNCOMMITTED_MAX must be at least 1");
 _Static_assert(EL_COMPACT_THRESHOLD <= EL_LOG_WINDOW / 2,
 	       "no-op room rule: EL_COMPACT_THRESHOLD may be at most half of EL_LOG_WINDOW");

@@ -145,6 +145,27 @@ void el_raft__broadcast_heartbeat(struct el_raft *r)
 
 /* ---- Leader: commit ----------------------------------------------------- */
 
+/* An entry durable on every voter commits whatever its term: the Raft paper
+ * (5.4.2) names it as the case where a leader may safely conclude that an
+ * older entry is committed. Counting a quorum cannot (its Figure 8: a voter
+ * without the entry, holding a later term's at that index, could still be
+ * elected and overwrite it); with every voter holding it, no voter has
+ * another entry there, and no leader creates one below its own log. Only
+ * with this leader's configuration committed, so that no voter of an older
+ * one (removed since, perhaps without the entry) can still be elected.
+ * This is what frees a leader elected with a window full of earlier terms'
+ * entries that no survivor knows committed (their leader crashed before
+ * saying so) and no slot for its no-op (the configuration matrix, window 8;
+ * learn_commit below covers a survivor that knows). all_index is the lowest
+ * durable index over the voters (their match, our persisted index). */
+static bool commit_on_every_voter(struct el_raft *r, uint64_t all_index)
+{
+	if (all_index <= r->commit || r->conf_index > r->commit)
+		return false;
+	el_raft__commit_to(r, all_index);
+	return true;
+}
+
 bool el_raft__maybe_commit(struct el_raft *r)
 {
 	uint64_t matches[EL_NODES_MAX];
@@ -167,7 +188,8 @@ bool el_raft__maybe_commit(struct el_raft *r)
 	EL_ASSERT(el_raft__quorum(&r->conf) <= n);
 	uint64_t index = matches[el_raft__quorum(&r->conf) - 1];
 	if (index <= r->commit || el_raft_term_at(r, index) != r->term)
-		return false; /* only current-term entries commit by counting */
+		/* only current-term entries commit by counting a quorum */
+		return EL_LEARN_COMMIT && commit_on_every_voter(r, matches[n - 1]);
 	el_raft__commit_to(r, index);
 	el_raft__start_reads(r);
 	return true;

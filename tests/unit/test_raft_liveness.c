@@ -36,6 +36,7 @@ static struct el_entry lrx[EL_MSG_ENTRIES_MAX];
 static bool lcut[LN + 1][LN + 1];
 static bool drop_timeout_now;
 static el_id_t drop_acks_to; /* APPEND_RESP messages to this node are lost */
+static bool drop_all_acks;   /* every APPEND_RESP is lost */
 static uint64_t lnow;
 static uint64_t sent_total;    /* messages the nodes handed out */
 static uint64_t sent_heartbeat; /* of which heartbeats and their replies */
@@ -53,7 +54,7 @@ static void lenqueue(const struct el_msg *m)
 		return; /* lost */
 	if (drop_timeout_now && m->type == EL_MSG_TIMEOUT_NOW)
 		return;
-	if (m->type == EL_MSG_APPEND_RESP && m->to == drop_acks_to)
+	if (m->type == EL_MSG_APPEND_RESP && (m->to == drop_acks_to || drop_all_acks))
 		return;
 	struct lq *q = &lqueue[lqueued++];
 	q->m = *m;
@@ -136,6 +137,7 @@ static void lsetup(uint32_t voters)
 	lpool_head = lpool_used = 0;
 	drop_timeout_now = false;
 	drop_acks_to = 0;
+	drop_all_acks = false;
 	lnow = 1000;
 	struct el_conf conf = { .n = (uint8_t)voters };
 	for (uint32_t i = 0; i < voters; i++) {
@@ -434,6 +436,63 @@ static void test_leader_learns_commit(void)
 	EL_CHECK(el_raft_commit(rn(f)) < el_raft_last_index(rn(f))); /* its no-op: not by counting */
 }
 
+/* A reply from node from to leader l's append, about index, in l's term. */
+static struct el_msg lresp(el_id_t l, el_id_t from, uint64_t index)
+{
+	struct el_msg m;
+	memset(&m, 0, sizeof(m));
+	m.type = EL_MSG_APPEND_RESP;
+	m.from = from;
+	m.to = l;
+	m.term = rn(l)->term;
+	m.index = index;
+	return m;
+}
+
+/* An acknowledgement from node from to leader l that it holds index. */
+static void lack(el_id_t l, el_id_t from, uint64_t index)
+{
+	const struct el_msg m = lresp(l, from, index);
+	EL_CHECK_EQ(el_raft_step(rn(l), &m, lnow), 0);
+	ldrain(l);
+}
+
+/* An entry of an earlier term commits once it is durable on every voter
+ * (commit_on_every_voter; the Raft paper's own example in 5.4.2), never by a
+ * quorum of its replicas (5.4.2, Figure 8). Here no node ever held a commit
+ * index covering it (its leader's acknowledgements were lost) and the new
+ * leader's no-op reaches no one: before, nothing could commit it. */
+static void test_commit_on_every_voter(void)
+{
+	const el_id_t l = lstart3();
+	EL_CHECK(l != 0);
+	if (l == 0)
+		return;
+	ltick(2 * L_HEARTBEAT_MS);
+	drop_acks_to = l;
+	EL_CHECK_EQ(lpropose(l), 0);
+	ldrain(l);
+	ltick(2 * L_HEARTBEAT_MS);
+	const uint64_t i = el_raft_last_index(rn(l));
+	EL_CHECK(el_raft_commit(rn(l)) < i);
+	drop_acks_to = 0;
+	drop_all_acks = true; /* the next leader's no-op is never acknowledged */
+	lisolate(l, true);
+	ltick(3 * L_ELECTION_MS);
+	const el_id_t n = lleader();
+	EL_CHECK(n != 0 && n != l);
+	if (n == 0 || n == l)
+		return;
+	const el_id_t o = 6 - l - n;
+	EL_CHECK(el_raft_term_at(rn(n), i) < rn(n)->term);
+	EL_CHECK(el_raft_last_index(rn(n)) > i); /* its no-op */
+	lack(n, o, i);
+	EL_CHECK(el_raft_commit(rn(n)) < i); /* a quorum holds it: not enough */
+	lack(n, l, i);
+	EL_CHECK_EQ(el_raft_commit(rn(n)), i); /* every voter holds it */
+	EL_CHECK_EQ(lleader(), n);
+}
+
 /* f's progress at the leader l (el_raft.h keeps it in r->pr). */
 static const struct el_progress *lprogress(el_id_t l, el_id_t f)
 {
@@ -466,13 +525,7 @@ static void test_stale_reject_keeps_match(void)
 	EL_CHECK(pr != NULL && pr->match == last && last >= 4);
 	if (pr == NULL || last < 4)
 		return;
-	struct el_msg m;
-	memset(&m, 0, sizeof(m));
-	m.type = EL_MSG_APPEND_RESP;
-	m.from = f;
-	m.to = l;
-	m.term = rn(l)->term;
-	m.index = last;
+	struct el_msg m = lresp(l, f, last);
 	m.flags = EL_MSG_REJECT;
 	m.hint_index = last - 2;
 	m.hint_term = el_raft_term_at(rn(l), last - 2);
@@ -496,6 +549,7 @@ void el_suite_raft_liveness(void)
 	EL_RUN(test_lost_log_empty);
 	EL_RUN(test_lost_log_idle);
 	EL_RUN(test_leader_learns_commit);
+	EL_RUN(test_commit_on_every_voter);
 	EL_RUN(test_stale_reject_keeps_match);
 	EL_RUN(test_full_window_leader_commits);
 	EL_RUN(test_admission_bound);
