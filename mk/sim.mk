@@ -133,8 +133,8 @@ test-sim-san: $(BUILD)/sim-san/sim
 test-sim-bugs: $(foreach b,$(SIM_BUGS),$(BUILD)/sim-bug/$(b)/sim)
 	@tests/run-suite.sh $(BUILD)/results sim-catches-bugs tests/sim/bugs.sh $(BUILD) $(SIM_BUGS)
 test-sim-matrix: $(foreach c,$(SIM_MATRIX),$(BUILD)/sim-matrix/$(c)/sim)
-	@tests/run-suite.sh $(BUILD)/results sim-matrix tests/sim/matrix.sh $(BUILD) 200001 \
-		$(SIM_MATRIX_SEEDS) $(SIM_MATRIX)
+	@SEEDS_FILE=tests/sim/matrix-seeds.txt tests/run-suite.sh $(BUILD)/results sim-matrix \
+		tests/sim/matrix.sh $(BUILD) 200001 $(SIM_MATRIX_SEEDS) $(SIM_MATRIX)
 test-sim-linear: $(BUILD)/sim-linear/sim
 	@tests/run-suite.sh $(BUILD)/results sim-linear $(BUILD)/sim-linear/sim --start 300001 \
 		--count $(SIM_LINEAR_SEEDS) --names $(SIM_NAMES)

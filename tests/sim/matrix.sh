@@ -5,6 +5,8 @@
 # BUILD/sim-matrix/CONFIG/sim) run COUNT seeds from START. Prints one line per
 # configuration with its failing seeds, then the seeds over all of them as
 # "N passed, N failed". JOBS (default 2) configurations run at once, niced.
+# SEEDS_FILE (optional): lines "CONFIG SEED  why", seeds that once failed
+# outside the range, replayed too (each counts as one seed).
 set -u
 build=$1 start=$2 count=$3; shift 3
 jobs=${JOBS:-2}
@@ -33,5 +35,17 @@ for cfg in "$@"; do
 		"$w" "$t" "$e" "$i" "$p" "$f"
 	grep '^FAIL seed' "$tmp/$cfg.out" | head -n 5 | sed 's/^/    /'
 done
+if [ -n "${SEEDS_FILE:-}" ]; then
+	while read -r cfg seed why; do
+		case "$cfg" in '' | '#'*) continue ;; esac
+		if "$build/sim-matrix/$cfg/sim" --seed "$seed" >"$tmp/replay.out" 2>&1; then
+			pass=$((pass + 1))
+		else
+			fail=$((fail + 1))
+			echo "    FAIL replay $cfg seed $seed ($why)"
+		fi
+	done <"$SEEDS_FILE"
+	echo "replayed the seeds of $SEEDS_FILE"
+fi
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
