@@ -81,6 +81,11 @@ int el_cli_name_ok(const char *command, const char *name);
  * "snapshot save: the backup"): rc, after "edgelock: REPORT is written; its
  * report line could not be (WHY)" when rc is 0. */
 int el_cli_flush(int rc, const char *report);
+/* output.c: from now on every write to stderr flushes stdout first, so
+ * both reach a pipe that takes both (`2>&1 | cat`) in the order written. */
+void el_cli_order_output(void);
+/* Why a flush of stdout before a stderr write failed (0: none did). */
+int el_cli_out_errno(void);
 /* s[0..n) as a JSON string on stdout, quoted and escaped (", \\, control
  * characters as \uXXXX). Names are UTF-8; a value that is not has each of
  * its bytes above 0x7f written as U+FFFD, so the output stays valid JSON. */

@@ -508,6 +508,70 @@ static const char *const GLOBAL_VALUED[] = {"--endpoints", "--ca", "--cert", "--
 					    "--timeout"};
 #define N_GLOBAL_VALUED (sizeof GLOBAL_VALUED / sizeof GLOBAL_VALUED[0])
 
+/* The options of a command, which follow its name. Only the global ones
+ * may come before it, as in git and consul (`git --amend commit` is refused
+ * too): `edgelock --ttl 5 lock x` is refused, but with what to type instead.
+ * Moving it after the command for the user would be a second grammar to
+ * document, and a guess when its value is missing (`--ttl lock x`). */
+static const struct command_opt {
+	const char *opt, *value; /* value: what the option takes (NULL: none) */
+	const char *commands[2]; /* the commands that take it (NULL: one) */
+} COMMAND_OPTS[] = {
+	{"--ttl", "D", {"lock", "elect"}},
+	{"--wait", "D", {"lock", "elect"}},
+	{"--grace", "D", {"lock", "elect"}},
+	{"--lock-delay", "D", {"lock", NULL}},
+	{"--shared", NULL, {"lock", NULL}},
+	{"-n", "N", {"lock", NULL}},
+	{"--learner", NULL, {"members add", NULL}},
+};
+
+/* The command of COMMAND_OPTS' c that word names ("members" for "members
+ * add"); NULL when it is none of them. */
+static const char *takes(const struct command_opt *c, const char *word)
+{
+	const size_t n = strlen(word);
+	for (unsigned k = 0; k < 2 && c->commands[k] != NULL; k++)
+		if (n > 0 && strncmp(c->commands[k], word, n) == 0 &&
+		    (c->commands[k][n] == '\0' || c->commands[k][n] == ' '))
+			return c->commands[k];
+	return NULL;
+}
+
+/* argv[i], an option before the command that is no global one: say which
+ * command takes it and how to write it there, else that it is unknown.
+ * EL_EXIT_USAGE. */
+static int not_global(int argc, char **argv, int i)
+{
+	const char *o = argv[i];
+	const struct command_opt *c = NULL;
+	for (size_t k = 0; k < sizeof COMMAND_OPTS / sizeof COMMAND_OPTS[0] && c == NULL; k++)
+		if (o[1] == '-' ? el_cli_opt_is(o, COMMAND_OPTS[k].opt) : strcmp(o, COMMAND_OPTS[k].opt) == 0)
+			c = &COMMAND_OPTS[k];
+	if (c == NULL) {
+		fprintf(stderr, "edgelock: unknown option %s (try edgelock --help)\n", o);
+		return EL_EXIT_USAGE;
+	}
+	/* its value as typed, unless it is missing (`--ttl lock x`) */
+	const char *v = c->value == NULL || strchr(o, '=') != NULL ? NULL
+			: i + 1 < argc && argv[i + 1][0] != '-' && !takes(c, argv[i + 1]) ? argv[i + 1]
+			: c->value;
+	const char *example = c->commands[0]; /* the command typed, when it takes it */
+	for (int j = i + 1; j < argc && strcmp(argv[j], "--") != 0; j++)
+		if (takes(c, argv[j]) != NULL) {
+			example = takes(c, argv[j]);
+			break;
+		}
+	char opt[4 * 32 + 1], val[4 * 32 + 1];
+	fprintf(stderr, "edgelock: %s is an option of `%s`%s%s%s: put it after the command, as in "
+		"edgelock %s %s%s%s ... (only --endpoints, --ca, --cert, --config, --timeout and "
+		"--json go before it)\n", c->opt, c->commands[0],
+		c->commands[1] != NULL ? " and `" : "", c->commands[1] != NULL ? c->commands[1] : "",
+		c->commands[1] != NULL ? "`" : "", example, el_cli_text(o, strnlen(o, 32), opt, sizeof opt),
+		v != NULL ? " " : "", v != NULL ? el_cli_text(v, strnlen(v, 32), val, sizeof val) : "");
+	return EL_EXIT_USAGE;
+}
+
 static int global_option(struct el_cli *cli, int argc, char **argv, int *i)
 {
 	const char *o = argv[*i];
@@ -524,10 +588,8 @@ static int global_option(struct el_cli *cli, int argc, char **argv, int *i)
 	unsigned k = 0;
 	while (k < N_GLOBAL_VALUED && !el_cli_opt_is(o, GLOBAL_VALUED[k]))
 		k++;
-	if (k == N_GLOBAL_VALUED) {
-		fprintf(stderr, "edgelock: unknown option %s (try edgelock --help)\n", o);
-		return EL_EXIT_USAGE;
-	}
+	if (k == N_GLOBAL_VALUED)
+		return not_global(argc, argv, *i);
 	const char *v = el_cli_opt_value(GLOBAL_VALUED[k], argc, argv, i);
 	if (v == NULL) {
 		fprintf(stderr, "edgelock: %s needs a value\n", GLOBAL_VALUED[k]);
@@ -617,7 +679,9 @@ int el_cli_flush(int rc, const char *report)
 	const bool flushed = fflush(stdout) == 0;
 	if (flushed && !ferror(stdout))
 		return rc;
-	const int err = !flushed && errno != 0 ? errno : EIO; /* an earlier write's errno is gone */
+	/* an earlier write's errno is gone, unless it was output.c's flush */
+	const int err = !flushed && errno != 0 ? errno
+			: el_cli_out_errno() != 0 ? el_cli_out_errno() : EIO;
 	if (report != NULL) { /* the result is a file: stdout was only about it */
 		if (rc == EL_EXIT_OK) /* else the failure is said already */
 			fprintf(stderr, "edgelock: %s is written; its report line could not be "
@@ -641,6 +705,7 @@ int el_cli_json_refused(const char *command)
 int main(int argc, char **argv)
 {
 	struct el_cli cli = { .timeout_ms = 5000, .ca_from = "--ca" };
+	el_cli_order_output(); /* first: before anything is written */
 	/* A write to a closed pipe (`edgelock status | head -1`) is then an
 	 * EPIPE, and exit 74 (el_cli_flush), not a death by SIGPIPE (141);
 	 * lock and elect give CMD the default back before it runs. */

@@ -1003,6 +1003,27 @@ static bool holder_query_until_signal(struct holder_query *q)
 	return job_until_signal(&j, 0);
 }
 
+/*
+ * A lock in its lock-delay (refused, or a --wait that ran out meanwhile):
+ * say so, and what bounds it. How much of it is left is not said: only the
+ * leader knows (its volatile timer, node_timer.c, counted again in full by
+ * a new leader), and no reply carries it; protocol version 1 has no field
+ * for it, and its decoders refuse a reply with a key they do not know
+ * (docs/protocol.md, "Encoding rules"), so adding one would break every
+ * older client's QUERY of a delayed lock. observe watches it end.
+ */
+static void say_delayed(const struct run_opts *o, const struct el_lock_info *info)
+{
+	char token[40] = "";
+	if (info->permits == 0)
+		snprintf(token, sizeof token, ", token %" PRIu64, info->token);
+	fprintf(stderr, "edgelock: %s is in its lock-delay (its holder's session expired%s): free "
+		"once the lock-delay that holder asked for has passed, at most %us after the expiry "
+		"(or after a new leader's election); how much is left the cluster does not say: "
+		"`edgelock observe %s` prints when it is free\n", o->name, token,
+		(unsigned)(EL_LOCK_DELAY_MAX_MS / 1000u), o->name);
+}
+
 /* Why the lock was not acquired, on stderr; the exit code. *asked: false
  * when a signal cut the question of who holds it short. */
 static int not_acquired(struct el_cli *cli, const struct run_opts *o, bool election, int rc,
@@ -1012,12 +1033,14 @@ static int not_acquired(struct el_cli *cli, const struct run_opts *o, bool elect
 	/* EL_ETIMEDOUT is also the library's "no leader reachable": exit 69, not 75 */
 	const bool waited = rc == EL_EBUSY ||
 			    (rc == EL_ETIMEDOUT && strstr(why, "no leader reachable") == NULL);
+	const bool refused = waited || rc == EL_EDELAYED;
 	/* static: a query cut short by a signal still writes into it, on its
 	 * thread, until the process _exits */
 	static struct holder_query q;
 	q = (struct holder_query){ .c = cli->client, .name = o->name, .rc = EL_EIO };
-	*asked = !waited || holder_query_until_signal(&q);
+	*asked = !refused || holder_query_until_signal(&q);
 	const bool busy = waited && *asked && q.rc == EL_OK && q.info.held;
+	const bool delayed = refused && *asked && q.rc == EL_OK && !q.info.held && q.info.delayed;
 	if (busy && q.info.permits > 0)
 		fprintf(stderr, "edgelock: %u/%u permits of %s are held (newest token %" PRIu64 ")\n",
 			q.info.n_holders, q.info.permits, o->name, q.info.token);
@@ -1025,8 +1048,9 @@ static int not_acquired(struct el_cli *cli, const struct run_opts *o, bool elect
 		fprintf(stderr, "edgelock: %s is held by %s (session %" PRIu64 ", token %" PRIu64 ")\n",
 			o->name, q.info.holder[0] ? q.info.holder : "a client", q.info.holder_session,
 			q.info.token);
-	const bool refused = waited || rc == EL_EDELAYED;
-	if (refused && !busy)
+	if (delayed)
+		say_delayed(o, &q.info);
+	else if (refused && !busy)
 		fprintf(stderr, "edgelock: %s\n", why);
 	/* any other error: el_cli_fail says it once, and picks the exit code */
 	return refused ? EL_EXIT_NOT_ACQUIRED : el_cli_fail(cli, election ? "elect" : "lock", rc);

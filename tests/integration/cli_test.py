@@ -20,8 +20,10 @@ SIGTERM/SIGINT/SIGHUP while the session opens towards an endpoint nobody
 listens on ends it at once (--timeout 1193h); stdout a pipe whose reader is
 gone: read commands exit 74 (Broken pipe), elect runs CMD with SIGPIPE's
 default and gives leadership back; elect's "elected" line is on stderr;
+stdout and stderr through one pipe (`2>&1 | cat`) keep the order written;
 --opt=value, --timeout 0, a value-taking option before --, --json where not
-taken, --grace not shorter than --ttl; transfer-leader with no quorum is 69;
+taken, --grace not shorter than --ttl, a command's option before the
+command (64, saying where it goes); transfer-leader with no quorum is 69;
 `locks --json` shows a lock in its lock-delay delayed, with its last token;
 the whole cluster SIGKILLed and restarted: the held lock is
 still there and the next token is higher; observe with every daemon stopped
@@ -231,7 +233,9 @@ def test_observe_delayed(e):
     is in its lock-delay, with the expired holder's token (the old CLI said
     "free" while `locks` said "delayed" and an acquire was refused), then
     "free" once the delay ends, which no event announces (it asks again
-    every second). --json: "delayed" true, then false."""
+    every second). --json: "delayed" true, then false. A try or a short
+    --wait meanwhile exits 75 saying the lock is in its lock-delay, with
+    the expired holder's token, its bound and `observe` to see its end."""
     name = "obs-delay"
     obs, obj = e.start("observe", name), e.start("--json", "observe", name)
     time.sleep(1.0)
@@ -245,6 +249,10 @@ def test_observe_delayed(e):
         return any(lock["name"] == name and lock["delayed"]
                    for lock in json_lines(e.run("locks", "--json").stdout) if lock)
     in_delay = eventually(delayed, 10.0)
+    # refused meanwhile (a try; a --wait that runs out): said to be the
+    # lock-delay, with its bound and where to see its end (the old CLI:
+    # "lock in lock-delay", and "timed out" after a --wait)
+    tries = [e.run("lock", name, "--wait", w, "--", "true") for w in ("0", "300ms")]
     ended = eventually(lambda: waiters_of(e, name) is None, 15.0)
     time.sleep(2.0)  # observe asks within a second of the end
     for p in (obs, obj):
@@ -257,6 +265,13 @@ def test_observe_delayed(e):
             "delay ends" % token, "obs-delay: free"]
     check(held and in_delay and ended and token is not None and text[-2:] == want,
           "observe: a lock in its lock-delay is not called free; its end is seen %r" % text)
+    for t, w in zip(tries, ("0", "300ms")):
+        check(t.returncode == 75 and token is not None and
+              ("obs-delay is in its lock-delay (its holder's session expired, token %s): free "
+               "once the lock-delay that holder asked for has passed, at most 60s" % token)
+              in t.stderr and "edgelock observe obs-delay` prints when" in t.stderr,
+              "lock --wait %s on a lock in its lock-delay: exit %d (want 75), says so, its "
+              "bound and how to see its end (%s)" % (w, t.returncode, t.stderr.strip()))
     states = [(o.get("held"), o.get("delayed"), o.get("token")) for o in seen]
     check(len(states) >= 3 and states[-3][0] and states[-2] == (False, True, states[-3][2])
           and states[-1] == (False, False, 0),
@@ -566,7 +581,9 @@ def test_args_after_command(e):
     """Global options after the command count as before it: status with an
     endpoint nothing listens on (and a short --timeout) finds no leader (69)
     instead of asking the cluster of the environment. Anything else the
-    command does not take is a usage error (64) naming it."""
+    command does not take is a usage error (64) naming it; a command's own
+    option before the command too, saying which command takes it and how
+    to write it after the command."""
     r = e.run("status", "--endpoints", "tls+tcp://127.0.0.1:1", "--timeout", "1s")
     check(r.returncode == 69 and "127.0.0.1:1" in r.stdout,
           "status --endpoints X (after the command) asks X: exit %d %r"
@@ -580,6 +597,22 @@ def test_args_after_command(e):
         check(r.returncode == 64 and bad in r.stderr and "--help" in r.stderr,
               "%s: exit %d (want 64), naming %s (%s)"
               % (" ".join(args), r.returncode, bad, r.stderr.strip()))
+    # a command's own option before the command (as etcdctl's and consul's
+    # global flags go): still 64, but saying whose it is and where it goes
+    # (the old CLI said "unknown option --ttl" alone)
+    for args, whose, fix in ((["--ttl", "5", "lock", "x", "--", "true"], "`lock` and `elect`",
+                              "edgelock lock --ttl 5 ..."),
+                             (["--wait=2s", "elect", "x", "v"], "`lock` and `elect`",
+                              "edgelock elect --wait=2s ..."),
+                             (["-n", "2", "lock", "x", "--", "true"], "`lock`", "edgelock lock -n 2 ..."),
+                             (["--learner", "members", "add", "4", "a", "b"], "`members add`",
+                              "edgelock members add --learner ...")):
+        r = e.run(*args)
+        opt = args[0].split("=")[0]
+        check(r.returncode == 64 and ("%s is an option of %s" % (opt, whose)) in r.stderr and
+              fix in r.stderr and "--endpoints" in r.stderr,
+              "%s: exit %d (want 64), says %s takes it and to write %s (%s)"
+              % (" ".join(args), r.returncode, whose, fix, r.stderr.strip()))
 
 
 def test_fifo_handoff(e):
@@ -1059,11 +1092,20 @@ def test_no_quorum(cluster, e):
         cluster.wait_leader()
 
 
+def merged_through_pipe(e, *args):
+    """The lines of `edgelock ARGS 2>&1 | cat`: stdout and stderr on one
+    pipe, in the order they reached it."""
+    r = subprocess.run(["sh", "-c", '"$@" 2>&1 | cat', "sh", CLI] + list(args), env=e.env,
+                       stdout=subprocess.PIPE, text=True, timeout=60)
+    return r.stdout.splitlines()
+
+
 def test_status_no_leader(cluster, e):
     """status is a health check: with two of three daemons SIGSTOPped the
     survivor answers (it says what it is) but no node is or knows the
     leader: exit 69 with a line saying so, as `locks` exits 69 then; 0
-    again once they are resumed."""
+    again once they are resumed. Through `2>&1 | cat`, status's and
+    members list's lines come in the order written: that line last."""
     cluster.wait_leader()
     stopped = sorted(cluster.procs)[:2]
     alone = sorted(cluster.procs)[2]
@@ -1073,6 +1115,14 @@ def test_status_no_leader(cluster, e):
         # the survivor loses its leader (or, leading, steps down: CheckQuorum)
         eventually(lambda: (status_of(e, alone) or {}).get("leader", -1) == 0, timeout=15)
         r = e.run("--timeout", "2s", "status")
+        piped = [merged_through_pipe(e, "--timeout", "2s", cmd, *rest)
+                 for cmd, *rest in (("status",), ("members", "list"))]
+        w = closed_pipe()
+        try:
+            gone = subprocess.run([CLI, "--timeout", "2s", "status"], env=e.env, stdout=w,
+                                  stderr=subprocess.PIPE, text=True, timeout=60)
+        finally:
+            os.close(w)
 
         def stopped_unreachable():
             row = status_of(e, alone) or {"members": []}
@@ -1087,6 +1137,20 @@ def test_status_no_leader(cluster, e):
           re.search(r"node %d " % alone, r.stdout) is not None,
           "status with two of three daemons stopped: exit %d (want 69), each node's answer "
           "still printed (%r, %s)" % (r.returncode, r.stdout, r.stderr.strip()))
+    # stdout lines first, then the "no leader" line on stderr, as written
+    # (the old CLI's stdout, fully buffered on the pipe, came out at exit,
+    # below its stderr)
+    for what, lines, first in (("status", piped[0], r"node %d " % alone),
+                               ("members list", piped[1], r"^ID +ROLE")):
+        at = [i for i, ln in enumerate(lines) if re.search(first, ln)]
+        late = [i for i, ln in enumerate(lines) if "no leader" in ln]
+        check(at and late and at[0] < late[0],
+              "%s 2>&1 | cat: stdout's lines before the stderr line written after them %r"
+              % (what, lines))
+    # stdout flushed before that line (and failing there): still "Broken pipe"
+    check(gone.returncode == 69 and "writing the output: Broken pipe" in gone.stderr,
+          "status with no leader, stdout a pipe whose reader is gone: exit %d (want 69), "
+          "saying why (%s)" % (gone.returncode, gone.stderr.strip()))
     check(cut, "status on the node left alone (no leader): the stopped members are "
           "unreachable, itself reachable (%s)" % status_of(e, alone))
     cluster.wait_leader()
