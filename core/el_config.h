@@ -339,10 +339,10 @@ _Static_assert(EL_COMPACT_THRESHOLD >= 1, "EL_COMPACT_THRESHOLD must be at least
  * earlier terms and no slot for its no-op (the configuration matrix,
  * window 8). When no survivor knows (the leader that committed them
  * crashed before it said so), it commits them once every voter holds them
- * (commit_on_every_voter, the Raft paper's own example in 5.4.2). After each ready round
- * the node has applied everything committed and compacted once more than
- * EL_COMPACT_THRESHOLD applied entries sat above the snapshot, so a node
- * elected leader holds at most
+ * (commit_on_every_voter, the Raft paper's own example in 5.4.2). After
+ * each ready round the node has applied everything committed and compacted
+ * once more than EL_COMPACT_THRESHOLD applied entries sat above the
+ * snapshot, so a node elected leader holds at most
  *
  *   EL_COMPACT_THRESHOLD + EL_UNCOMMITTED_MAX + 1 entries,
  *
@@ -363,7 +363,8 @@ _Static_assert(EL_COMPACT_THRESHOLD >= 1, "EL_COMPACT_THRESHOLD must be at least
  * EL_LEARN_COMMIT the next leader commits it once every voter holds it
  * (commit_on_every_voter): a stall until the last voter is back, not for
  * ever, unless the window also holds an uncommitted configuration change
- * (that rule then waits: a voter it removed might lack the entries). A board that lowers EL_UNCOMMITTED_MAX buys a longer run. */
+ * (that rule then waits: a voter it removed might lack the entries). A
+ * board that lowers EL_UNCOMMITTED_MAX buys a longer run. */
 _Static_assert(EL_UNCOMMITTED_MAX >= 1, "EL_UNCOMMITTED_MAX must be at least 1");
 _Static_assert(EL_COMPACT_THRESHOLD <= EL_LOG_WINDOW / 2,
 	       "no-op room rule: EL_COMPACT_THRESHOLD may be at most half of EL_LOG_WINDOW");
