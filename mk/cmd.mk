@@ -196,7 +196,7 @@ test-daemon-lost-state: $(EDGELOCKD) certs
 		tests/daemon/lost_state_test.py $(BUILD)
 TESTS += test-daemon-lost-state
 
-$(eval $(call fuzz_suite,datadir,$(BUILD)/fuzz/fuzz_datadir,fuzz-datadir,20000,tests/fuzz/corpus/datadir))
+$(eval $(call fuzz_suite,datadir,$(BUILD)/fuzz/fuzz_datadir,fuzz-datadir,10000,tests/fuzz/corpus/datadir))
 
 # el_d_replace_file (dir_file.c), how data_dir's small files are written:
 # whole or not at all, and a failure's reason (unit tests, ASan/UBSan)

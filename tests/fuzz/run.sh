@@ -12,6 +12,7 @@ pass=0 fail=0
 for t in ${FUZZ_TARGETS:-wire cbor oracle snapshot}; do
 	bin="$dir/fuzz_$t" work="$dir/work/$t" corpus="$here/corpus/$t"
 	[ "$t" = oracle ] && corpus="$here/corpus/cbor" # the oracle reads plain CBOR too
+	[ -n "$secs" ] || rm -rf "$work" # the seeded run: the same run every time
 	mkdir -p "$work"
 	if "$bin" -artifact_prefix="$work/" "$corpus"/* >"$work/regression.log" 2>&1; then
 		pass=$((pass + 1)); echo "ok   $t: seed corpus"

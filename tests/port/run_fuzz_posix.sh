@@ -6,6 +6,7 @@
 set -u
 build=$1 secs=${2:-}
 work="$build/fuzz/work/posix"
+[ -n "$secs" ] || rm -rf "$work" # the seeded run: the same run every time
 mkdir -p "$work/corpus" "$work/seeds" "$work/dirs"
 pass=0 fail=0
 if "$build/host/gen_posix_corpus" "$work/seeds"; then
@@ -13,7 +14,7 @@ if "$build/host/gen_posix_corpus" "$work/seeds"; then
 else
 	fail=$((fail + 1)); echo "FAIL gen_posix_corpus"
 fi
-if [ -n "$secs" ]; then limit=(-max_total_time="$secs"); else limit=(-seed=1 -runs=20000); fi
+if [ -n "$secs" ]; then limit=(-max_total_time="$secs"); else limit=(-seed=1 -runs=10000); fi
 if FUZZ_POSIX_DIR="$work/dirs" "$build/fuzz/fuzz_posix_storage" "${limit[@]}" -max_len=16384 \
 	-artifact_prefix="$work/" "$work/corpus" "$work/seeds" >"$work/fuzz.log" 2>&1; then
 	pass=$((pass + 1)); echo "ok   recovery: $(grep -E '^Done [0-9]+ runs' "$work/fuzz.log")"
