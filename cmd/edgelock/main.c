@@ -556,12 +556,11 @@ static int not_global(int argc, char **argv, int i)
 	const char *v = c->value == NULL || strchr(o, '=') != NULL ? NULL
 			: i + 1 < argc && argv[i + 1][0] != '-' && !takes(c, argv[i + 1]) ? argv[i + 1]
 			: c->value;
-	const char *example = c->commands[0]; /* the command typed, when it takes it */
-	for (int j = i + 1; j < argc && strcmp(argv[j], "--") != 0; j++)
-		if (takes(c, argv[j]) != NULL) {
-			example = takes(c, argv[j]);
-			break;
-		}
+	const char *example = NULL; /* the command typed, when it takes it */
+	for (int j = i + 1; j < argc && example == NULL && strcmp(argv[j], "--") != 0; j++)
+		example = takes(c, argv[j]);
+	if (example == NULL)
+		example = c->commands[0];
 	char opt[4 * 32 + 1], val[4 * 32 + 1];
 	fprintf(stderr, "edgelock: %s is an option of `%s`%s%s%s: put it after the command, as in "
 		"edgelock %s %s%s%s ... (only --endpoints, --ca, --cert, --config, --timeout and "

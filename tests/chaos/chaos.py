@@ -159,10 +159,14 @@ class Run:
                 out[st["node"]] = st
         return out
 
+    def leader_status(self):
+        """The status of the leader of the newest term that answered, or None."""
+        leaders = [s for s in self.status().values() if s["role"] == "leader"]
+        return max(leaders, key=lambda s: s["term"]) if leaders else None
+
     def leader(self):
-        st = self.status()
-        leaders = [s for s in st.values() if s["role"] == "leader"]
-        return max(leaders, key=lambda s: s["term"])["node"] if leaders else None
+        st = self.leader_status()
+        return st["node"] if st else None
 
     def wait_writes(self, timeout):
         """True once every resource accepted a write after this call."""

@@ -271,10 +271,8 @@ class Nemeses:
         on its own (exit 0) and was taken for a crash."""
         end = time.monotonic() + timeout
         while time.monotonic() < end:
-            st = self.run.status()
-            leads = [s for s in st.values() if s["role"] == "leader"]
-            if leads:
-                lead = max(leads, key=lambda s: s["term"])
+            lead = self.run.leader_status()
+            if lead is not None:
                 return all(m["node"] != i for m in lead.get("members", []))
             time.sleep(0.5)
         return False

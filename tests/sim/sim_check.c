@@ -123,14 +123,12 @@ static bool on_every_voter_disk(const struct sim *s, const struct sim_node *n, u
 	const struct el_raft *r = &n->node.raft;
 	const uint64_t term = el_raft_term_at(r, at);
 	for (uint32_t k = 0; k < r->conf.n; k++) {
+		const el_id_t id = r->conf.m[k].id;
 		if (r->conf.m[k].role != EL_MEMBER_VOTER)
 			continue;
-		const struct sim_disk *d = NULL;
-		for (uint32_t i = 0; i < s->p.n_nodes; i++)
-			if (s->nodes[i].id == r->conf.m[k].id)
-				d = &s->nodes[i].disk;
-		if (d == NULL)
+		if (id == 0 || id > s->p.n_nodes)
 			return false;
+		const struct sim_disk *d = &s->nodes[id - 1].disk; /* node id i is nodes[i - 1] */
 		if (d->has_snapshot && d->snap.index >= at)
 			continue;
 		const struct el_entry *e = &d->log[at & (EL_LOG_WINDOW - 1)];
